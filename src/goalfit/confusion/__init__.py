@@ -1,0 +1,23 @@
+"""Confusion statistics: cells (slices), label encoding and (expected) confusion matrices.
+
+This is the one place where predictions meet labels. Everything above it (goals, methods,
+reports) sees only stacked per-cell confusion tensors of shape ``(n_cells, n_classes, n_classes)``
+(rows: true class, columns: predicted class; Narasimhan et al., JMLR 2024, Def. 1 and Def. 2).
+"""
+from .cells import CellEncoder
+from .matrices import (
+    confusion_matrix,
+    confusion_tensor,
+    expected_confusion_matrix,
+    group_confusion_matrices,
+)
+from .space import ConfusionSpace
+
+__all__ = [
+    "CellEncoder",
+    "ConfusionSpace",
+    "confusion_matrix",
+    "confusion_tensor",
+    "expected_confusion_matrix",
+    "group_confusion_matrices",
+]

@@ -1,0 +1,164 @@
+"""Confusion matrices of deterministic and randomized classifiers, per cell.
+
+Convention (Narasimhan et al., JMLR 2024, Def. 1): rows index the **true** class, columns the
+**predicted** class, and entries are fractions of the whole (weighted) sample, so a tensor sums
+to 1. A randomized classifier is given by its per-example class distribution (an
+``(n_samples, n_classes)`` array with rows in the simplex); its *expected* confusion matrix is
+exact, with no sampling noise.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .cells import CellEncoder
+
+
+def confusion_tensor(y_codes, pred, cell_ids, n_classes: int, n_cells: int, sample_weight=None,
+                     normalize: bool = True) -> np.ndarray:
+    """Stacked per-cell confusion matrices from integer codes.
+
+    Parameters
+    ----------
+    y_codes : array of int, shape (n_samples,)
+        True class codes in ``0..n_classes-1``.
+    pred : array of int, shape (n_samples,), or array of float, shape (n_samples, n_classes)
+        Predicted class codes, or per-example predicted-class distributions (rows in the
+        simplex) for the expected confusion matrix of a randomized classifier.
+    cell_ids : array of int, shape (n_samples,), or None
+        Cell of each example (``None``: one cell).
+    n_classes, n_cells : int
+    sample_weight : array of shape (n_samples,), optional
+        Non-negative example weights.
+    normalize : bool, default True
+        Divide by the total weight, so the tensor sums to 1 (the paper's convention); else counts.
+
+    Returns
+    -------
+    ndarray of shape (n_cells, n_classes, n_classes)
+
+    Raises
+    ------
+    ValueError
+        On an empty sample or zero total weight.
+    """
+    y_codes = np.asarray(y_codes, dtype=np.intp)
+    n = y_codes.shape[0]
+    if n == 0:
+        raise ValueError("cannot compute a confusion matrix of zero examples")
+    cell_ids = np.zeros(n, dtype=np.intp) if cell_ids is None else np.asarray(cell_ids, dtype=np.intp)
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    row = cell_ids * n_classes + y_codes
+    pred = np.asarray(pred)
+    if pred.ndim == 1:
+        flat = np.bincount(row * n_classes + pred.astype(np.intp), weights=w,
+                           minlength=n_cells * n_classes * n_classes)
+        out = flat.reshape(n_cells, n_classes, n_classes)
+    else:
+        if pred.shape != (n, n_classes):
+            raise ValueError(f"predicted distributions must have shape ({n}, {n_classes}), got {pred.shape}")
+        out = np.zeros((n_cells * n_classes, n_classes))
+        np.add.at(out, row, pred * w[:, None])
+        out = out.reshape(n_cells, n_classes, n_classes)
+    if normalize:
+        total = w.sum()
+        if total <= 0:
+            raise ValueError("the sample weights sum to zero")
+        out = out / total
+    return out
+
+
+def _encode(y_true, y_pred, labels):
+    y_true = np.asarray(y_true)
+    y_pred = np.asarray(y_pred)
+    if labels is None:
+        labels = np.unique(np.concatenate([y_true.ravel(), y_pred.ravel()]) if y_pred.ndim == 1 else y_true)
+    labels = np.asarray(labels)
+    index = {v.item() if isinstance(v, np.generic) else v: k for k, v in enumerate(labels)}
+
+    def codes(values):
+        try:
+            return np.array([index[v.item() if isinstance(v, np.generic) else v] for v in values],
+                            dtype=np.intp)
+        except KeyError as err:
+            raise ValueError(f"label {err.args[0]!r} is not in labels {list(labels)}") from None
+
+    yt = codes(y_true)
+    yp = codes(y_pred) if y_pred.ndim == 1 else y_pred
+    return yt, yp, labels
+
+
+def confusion_matrix(y_true, y_pred, *, labels=None, sample_weight=None, normalize: bool = True):
+    """Confusion matrix of one slice (the whole sample).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,)
+    labels : array-like of shape (n_classes,), optional
+        Class order; default: sorted union of the labels seen.
+    sample_weight : array-like of shape (n_samples,), optional
+    normalize : bool, default True
+        Fractions of the total weight (sum 1) or counts (``False``, as scikit-learn's
+        ``confusion_matrix``).
+
+    Returns
+    -------
+    ndarray of shape (n_classes, n_classes); rows true class, columns predicted class.
+    """
+    yt, yp, labels = _encode(y_true, y_pred, labels)
+    return confusion_tensor(yt, yp, None, len(labels), 1, sample_weight, normalize)[0]
+
+
+def expected_confusion_matrix(y_true, pred_distribution, *, labels=None, sensitive_features=None,
+                              sample_weight=None):
+    """Exact expected confusion matrix of a randomized classifier.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+    pred_distribution : array of shape (n_samples, n_classes)
+        ``pred_distribution[l, j]`` is the probability that the classifier predicts class
+        ``labels[j]`` on example ``l`` (e.g. ``RandomizedClassifier.predict_proba``).
+    labels : array-like of shape (n_classes,), optional
+        Column order of ``pred_distribution``; default: sorted labels of ``y_true``.
+    sensitive_features : optional
+        If given, return the per-group matrices as :func:`group_confusion_matrices` does.
+    sample_weight : array-like of shape (n_samples,), optional
+
+    Returns
+    -------
+    ndarray of shape (n_classes, n_classes); with ``sensitive_features``, the pair
+    ``(matrices of shape (n_groups, n_classes, n_classes), groups DataFrame)``.
+    """
+    yt, _, labels = _encode(y_true, np.asarray(y_true), labels)
+    dist = np.asarray(pred_distribution, dtype=float)
+    if sensitive_features is None:
+        return confusion_tensor(yt, dist, None, len(labels), 1, sample_weight)[0]
+    enc = CellEncoder()
+    cells = enc.fit_transform(sensitive_features, len(yt))
+    return confusion_tensor(yt, dist, cells, len(labels), enc.n_cells, sample_weight), enc.cells_
+
+
+def group_confusion_matrices(y_true, y_pred, sensitive_features, *, labels=None, sample_weight=None):
+    """Group-specific confusion matrices (Narasimhan et al., JMLR 2024, Def. 2).
+
+    ``C[a, i, j]`` is the fraction of **all** examples that are in group ``a``, of true class
+    ``i`` and predicted ``j``; so ``C.sum(axis=0)`` is the overall confusion matrix.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,)
+    sensitive_features : array-like, Series, DataFrame or dict
+        Group membership; several columns give their intersections.
+    labels : array-like of shape (n_classes,), optional
+    sample_weight : array-like of shape (n_samples,), optional
+
+    Returns
+    -------
+    matrices : ndarray of shape (n_groups, n_classes, n_classes)
+    groups : pandas.DataFrame of shape (n_groups, n_columns)
+        The sensitive values of each group, in the order of ``matrices``.
+    """
+    yt, yp, labels = _encode(y_true, y_pred, labels)
+    enc = CellEncoder()
+    cells = enc.fit_transform(sensitive_features, len(yt))
+    return confusion_tensor(yt, yp, cells, len(labels), enc.n_cells, sample_weight), enc.cells_

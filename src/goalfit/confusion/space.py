@@ -1,0 +1,201 @@
+"""The confusion space of a problem: classes, cells and the label mass of each (cell, class)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .matrices import confusion_tensor
+
+
+@dataclass(frozen=True)
+class ConfusionSpace:
+    """Classes and cells that stacked confusion tensors are indexed by.
+
+    A confusion tensor ``C`` of this space has shape ``(n_cells, n_classes, n_classes)`` and
+    ``C[c, i, j]`` is the (weighted) fraction of *all* examples that are in cell ``c``, have true
+    class ``i`` and are predicted ``j`` (Narasimhan et al., JMLR 2024, Def. 2: normalized by the
+    whole population, so ``C.sum() == 1``). Row sums ``C[c, i, :].sum()`` do not depend on the
+    classifier: they are ``row_mass[c, i]``, the prior mass of (cell, class), which every goal
+    treats as a constant (Narasimhan et al. §2: pi is a property of the distribution).
+
+    Attributes
+    ----------
+    classes : ndarray of shape (n_classes,)
+        Class labels in code order (code ``k`` is ``classes[k]``).
+    cells : pandas.DataFrame of shape (n_cells, n_columns)
+        Attribute values of each cell (one column per slicing column; no column when there is a
+        single cell).
+    row_mass : ndarray of shape (n_cells, n_classes)
+        Fraction of examples in each (cell, true class); sums to 1.
+    """
+
+    classes: np.ndarray
+    cells: pd.DataFrame
+    row_mass: np.ndarray
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def n_cells(self) -> int:
+        return self.row_mass.shape[0]
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return (self.n_cells, self.n_classes, self.n_classes)
+
+    @property
+    def size(self) -> int:
+        return self.n_cells * self.n_classes * self.n_classes
+
+    @property
+    def priors(self) -> np.ndarray:
+        """Class priors pi, shape (n_classes,)."""
+        return self.row_mass.sum(axis=0)
+
+    @classmethod
+    def from_codes(cls, y_codes, cell_ids, classes, cells: pd.DataFrame, sample_weight=None):
+        """Build the space of labelled data.
+
+        Parameters
+        ----------
+        y_codes : array of int, shape (n_samples,)
+            True class codes in ``0..len(classes)-1``.
+        cell_ids : array of int, shape (n_samples,)
+            Cell of each example, in ``0..len(cells)-1``.
+        classes : array-like of shape (n_classes,)
+        cells : DataFrame of shape (n_cells, k)
+        sample_weight : array of shape (n_samples,), optional
+        """
+        classes = np.asarray(classes)
+        n_cells = max(len(cells), 1)
+        y_codes = np.asarray(y_codes)
+        tensor = confusion_tensor(y_codes, y_codes, cell_ids, len(classes), n_cells, sample_weight)
+        return cls(classes=classes, cells=cells, row_mass=tensor.sum(axis=2))
+
+    def class_code(self, label) -> int:
+        """Code of a class label.
+
+        Raises
+        ------
+        ValueError
+            If ``label`` is not one of the classes.
+        """
+        for k, c in enumerate(self.classes):
+            if _same(c, label):
+                return k
+        raise ValueError(f"label {label!r} is not one of the classes {list(self.classes)}")
+
+    def default_positive(self) -> int:
+        """Code of the positive class of a binary problem (the larger label, as scikit-learn).
+
+        Raises
+        ------
+        ValueError
+            For multiclass problems, where the class must be named.
+        """
+        if self.n_classes != 2:
+            raise ValueError(
+                f"this problem has {self.n_classes} classes: name the class (e.g. label=...)"
+            )
+        return 1
+
+    def cell_mask(self, group) -> np.ndarray:
+        """Boolean mask over cells selected by ``group``.
+
+        Parameters
+        ----------
+        group : None, scalar, dict or tuple (column, value)
+            ``None`` selects every cell. A scalar selects the cells where some slicing column
+            has that value (it must occur in exactly one column). A dict ``{column: value or
+            list of values}`` selects cells matching all items. A 2-tuple ``(column, value)``
+            is the same as ``{column: value}``.
+
+        Raises
+        ------
+        ValueError
+            If a column is unknown, the value never occurs (an empty group), or a scalar value
+            occurs in several columns.
+        """
+        mask = np.ones(self.n_cells, dtype=bool)
+        if group is None:
+            return mask
+        if isinstance(group, tuple) and len(group) == 2 and str(group[0]) in self.cells.columns:
+            group = {group[0]: group[1]}
+        if not isinstance(group, dict):
+            cols = [c for c in self.cells.columns if any(_same(v, group) for v in self.cells[c])]
+            if not cols:
+                raise ValueError(
+                    f"group {group!r} does not occur in the sensitive features "
+                    f"{list(self.cells.columns) or '(none given)'}: an empty group"
+                )
+            if len(cols) > 1:
+                raise ValueError(
+                    f"group {group!r} occurs in several sensitive features {cols}: "
+                    f"write group={{{cols[0]!r}: {group!r}}}"
+                )
+            group = {cols[0]: group}
+        for col, values in group.items():
+            col = str(col)
+            if col not in self.cells.columns:
+                raise ValueError(
+                    f"unknown sensitive feature {col!r}; known: {list(self.cells.columns)}"
+                )
+            values = list(values) if isinstance(values, (list, set, frozenset)) else [values]
+            hit = np.array([any(_same(v, w) for w in values) for v in self.cells[col]])
+            if not hit.any():
+                raise ValueError(
+                    f"no example has {col}={values if len(values) > 1 else values[0]!r}: an empty group"
+                )
+            mask &= hit
+        if not mask.any():
+            raise ValueError(f"no example falls in group {group!r}: an empty group")
+        return mask
+
+    def column_values(self, column: str) -> list:
+        """Distinct values of a slicing column, in cell order.
+
+        Raises
+        ------
+        ValueError
+            If the column is unknown.
+        """
+        column = str(column)
+        if column not in self.cells.columns:
+            raise ValueError(
+                f"unknown sensitive feature {column!r}; known: {list(self.cells.columns) or '(none given)'}"
+            )
+        seen = []
+        for v in self.cells[column]:
+            if not any(_same(v, s) for s in seen):
+                seen.append(v)
+        return seen
+
+    def single_column(self) -> str:
+        """The only slicing column (used when a fairness goal names none).
+
+        Raises
+        ------
+        ValueError
+            If there are zero or several slicing columns.
+        """
+        cols = list(self.cells.columns)
+        if len(cols) != 1:
+            raise ValueError(
+                f"name the sensitive feature: the data has {len(cols)} sensitive feature columns {cols}"
+            )
+        return cols[0]
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, np.generic):
+        a = a.item()
+    if isinstance(b, np.generic):
+        b = b.item()
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # pragma: no cover - exotic types
+        return False

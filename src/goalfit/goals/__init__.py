@@ -1,0 +1,101 @@
+"""The goal vocabulary: rates, named metrics, fairness disparities, constraints and problems.
+
+Goals are symbolic: they name classes and groups, not data, and bind to a
+:class:`goalfit.confusion.ConfusionSpace` when a method fits them. Example::
+
+    from goalfit.goals import *
+    problem = Problem("error", [
+        demographic_parity_difference("sex") <= 0.01,
+        true_positive_rate(group="Female") >= true_positive_rate() - 0.05,
+        precision(1) >= 0.8,
+    ])
+"""
+from .expressions import Constraint, Expression, LinearExpression, Rate
+from .fairness import (
+    GroupDisparity,
+    demographic_parity_difference,
+    demographic_parity_ratio,
+    equal_opportunity_difference,
+    equal_opportunity_ratio,
+    equalized_odds_difference,
+    equalized_odds_ratio,
+)
+from .metrics import (
+    BalancedErrorRate, CostSensitiveLoss, CoverageDeviation, ErrorRate, FBetaLoss, GMeanLoss,
+    HMeanLoss, KLQuantification, MacroF1Loss, MicroF1Loss, MinMaxRecallLoss, QMeanLoss,
+)
+from .parse import parse_constraint, parse_objective
+from .problem import OBJECTIVES, CompiledProblem, Problem, as_objective
+from .rates import (
+    accuracy, churn_rate, coverage, error_rate, false_negative_rate, false_positive_rate,
+    positive_prediction_rate, precision, rate, recall, selection_rate, true_negative_rate,
+    true_positive_rate,
+)
+
+
+def hmean():
+    """H-mean loss (see :class:`HMeanLoss`)."""
+    return HMeanLoss()
+
+
+def gmean():
+    """G-mean loss (see :class:`GMeanLoss`)."""
+    return GMeanLoss()
+
+
+def qmean():
+    """Q-mean loss (see :class:`QMeanLoss`)."""
+    return QMeanLoss()
+
+
+def minmax_recall():
+    """Min-max recall loss (see :class:`MinMaxRecallLoss`)."""
+    return MinMaxRecallLoss()
+
+
+def balanced_error():
+    """Balanced error (see :class:`BalancedErrorRate`)."""
+    return BalancedErrorRate()
+
+
+def fbeta(beta=1.0, label=None, *, group=None):
+    """F-beta loss of a class (see :class:`FBetaLoss`)."""
+    return FBetaLoss(beta, label, group=group)
+
+
+def f1(label=None, *, group=None):
+    """F1 loss of a class (see :class:`FBetaLoss`)."""
+    return FBetaLoss(1.0, label, group=group)
+
+
+def micro_f1(default_class=None):
+    """Micro-F1 loss (see :class:`MicroF1Loss`)."""
+    return MicroF1Loss(default_class)
+
+
+def macro_f1():
+    """Macro-F1 loss (see :class:`MacroF1Loss`)."""
+    return MacroF1Loss()
+
+
+def kl_quantification():
+    """KL quantification (see :class:`KLQuantification`)."""
+    return KLQuantification()
+
+
+def coverage_deviation(target=None, *, group=None):
+    """Max-abs coverage deviation (see :class:`CoverageDeviation`)."""
+    return CoverageDeviation(target, group=group)
+
+
+def cost_sensitive_loss(cost_matrix):
+    """Linear cost-sensitive loss (see :class:`CostSensitiveLoss`)."""
+    return CostSensitiveLoss(cost_matrix)
+
+
+def error():
+    """0-1 loss (see :class:`ErrorRate`)."""
+    return ErrorRate()
+
+
+__all__ = [n for n in dir() if not n.startswith("_")]

@@ -1,0 +1,374 @@
+"""Symbolic goals: events, rates, linear rate expressions and constraints.
+
+A *rate* is ``P(event | condition)`` over the (weighted) training sample, where event and
+condition are conjunctions of conditions on the true class, the predicted class and the cell
+(sensitive group, deployed model's prediction, ...). When the condition does not involve the
+prediction its mass is a constant of the data, so the rate is **linear** in the stacked confusion
+tensor; otherwise (precision) it is a **ratio** of linear forms (Narasimhan et al., JMLR 2024,
+§2 and §7.2; Goh et al., NIPS 2016, Eq. 1 and Table 2).
+
+Expressions stay symbolic (they hold class labels and group names, not data) until
+``bind(space)`` turns them into :mod:`goalfit.goals.functions` objects for a given
+:class:`~goalfit.confusion.ConfusionSpace`, so one goal can be handed to any method.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Real
+
+import numpy as np
+
+from .functions import BoundFunction, LinearFunction, RatioFunction, SumFunction
+
+
+def _freeze(spec):
+    """Hashable form of a group specification."""
+    if isinstance(spec, dict):
+        return ("__dict__",) + tuple(sorted((str(k), _freeze(v)) for k, v in spec.items()))
+    if isinstance(spec, (list, set, frozenset)):
+        return ("__list__",) + tuple(spec)
+    return spec
+
+
+def _thaw(spec):
+    if isinstance(spec, tuple) and spec and spec[0] == "__dict__":
+        return {k: _thaw(v) for k, v in spec[1:]}
+    if isinstance(spec, tuple) and spec and spec[0] == "__list__":
+        return list(spec[1:])
+    return spec
+
+
+def _fmt_group(spec) -> str:
+    return repr(_thaw(spec))
+
+
+# ----------------------------------------------------------------------------- conditions
+@dataclass(frozen=True)
+class Cond:
+    """One condition on (cell, true class i, predicted class j).
+
+    ``what`` is one of ``"y"`` (true class in ``labels``), ``"pred"`` (predicted class in
+    ``labels``), ``"correct"`` (i == j), ``"agree"`` (the predicted class equals the value of the
+    slicing column ``column`` of the cell; churn) or ``"group"`` (the cell is in ``group``).
+    ``labels=None`` means the positive class of a binary problem. ``negate`` flips it.
+    """
+
+    what: str
+    labels: tuple | None = None
+    group: object = None
+    column: str | None = None
+    negate: bool = False
+
+    @property
+    def on_prediction(self) -> bool:
+        return self.what in ("pred", "correct", "agree")
+
+    def mask(self, space) -> np.ndarray:
+        n_cells, n, _ = space.shape
+        if self.what == "group":
+            m = np.broadcast_to(space.cell_mask(_thaw(self.group))[:, None, None], space.shape)
+        elif self.what in ("y", "pred"):
+            codes = ([space.default_positive()] if self.labels is None
+                     else [space.class_code(v) for v in self.labels])
+            sel = np.zeros(n, dtype=bool)
+            sel[codes] = True
+            m = sel[None, :, None] if self.what == "y" else sel[None, None, :]
+            m = np.broadcast_to(m, space.shape)
+        elif self.what == "correct":
+            m = np.broadcast_to(np.eye(n, dtype=bool)[None], space.shape)
+        elif self.what == "agree":
+            col = space.cells[space_column(space, self.column)]
+            m = np.zeros(space.shape, dtype=bool)
+            for c, value in enumerate(col):
+                try:
+                    m[c, :, space.class_code(value)] = True
+                except ValueError:
+                    raise ValueError(
+                        f"column {self.column!r} holds {value!r}, which is not a class label: "
+                        "churn needs the deployed model's predicted labels"
+                    ) from None
+        else:  # pragma: no cover - guarded by constructors
+            raise ValueError(f"unknown condition {self.what!r}")
+        return ~m if self.negate else np.array(m)
+
+
+def space_column(space, column):
+    return space.single_column() if column is None else str(column)
+
+
+def _mask(conds, space) -> np.ndarray:
+    m = np.ones(space.shape, dtype=bool)
+    for c in conds:
+        m &= c.mask(space)
+    return m
+
+
+# ----------------------------------------------------------------------------- base
+class Expression:
+    """Base class of goal quantities (rates, linear rate expressions, named metrics).
+
+    Comparisons build constraints: ``expr <= 0.05``, ``expr >= other_expr - 0.05``.
+
+    Class attributes declare the structure used to choose a method:
+    ``is_linear``, ``is_ratio`` (ratio of linear forms), ``is_convex``, ``is_smooth``;
+    ``value_range`` is the interval the value lies in (used to reject out-of-range bounds).
+    """
+
+    is_linear = False
+    is_ratio = False
+    is_convex = False
+    is_smooth = False
+    lower_is_better = True
+    value_range: tuple[float, float] = (0.0, 1.0)
+    name = "expression"
+
+    def bind(self, space) -> BoundFunction:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __le__(self, other):
+        return Constraint(self, "<=", other)
+
+    def __ge__(self, other):
+        return Constraint(self, ">=", other)
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __hash__ = object.__hash__
+
+
+class Rate(Expression):
+    """``P(event | given)`` over the sample, possibly restricted to a group.
+
+    Parameters
+    ----------
+    event : tuple of Cond
+        Conditions of the event (intersected with ``given``).
+    given : tuple of Cond
+        Conditioning event. When none of its conditions involves the prediction the rate is
+        linear in the confusion tensor (constant denominator); otherwise it is a ratio.
+    name : str
+        Display name, e.g. ``"true_positive_rate(group='Female')"``.
+    """
+
+    is_smooth = True
+    is_convex = True
+
+    def __init__(self, event, given=(), name: str = "rate"):
+        self.event = tuple(event)
+        self.given = tuple(given)
+        self.name = name
+        self.is_ratio = any(c.on_prediction for c in self.given)
+        self.is_linear = not self.is_ratio
+        self.is_convex = self.is_linear
+
+    def masks(self, space):
+        given = _mask(self.given, space)
+        num = given & _mask(self.event, space)
+        return num, given
+
+    def bind(self, space) -> BoundFunction:
+        return LinearExpression.of(self).bind(space)
+
+    # arithmetic: rates combine into linear expressions
+    def __add__(self, other):
+        return LinearExpression.of(self) + other
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return LinearExpression.of(self) - other
+
+    def __rsub__(self, other):
+        return LinearExpression.of(other) - self
+
+    def __mul__(self, c):
+        return LinearExpression.of(self) * c
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, c):
+        return LinearExpression.of(self) / c
+
+    def __neg__(self):
+        return LinearExpression.of(self) * -1.0
+
+    def __eq__(self, other):
+        return isinstance(other, Rate) and (self.event, self.given) == (other.event, other.given)
+
+    def __hash__(self):
+        return hash((self.event, self.given))
+
+
+class LinearExpression(Expression):
+    """``sum_r c_r * rate_r + const``.
+
+    Linear in the confusion tensor when every rate has a constant denominator; a single ratio
+    (or ratios sharing one denominator, with no other term) binds to a ratio of linear forms.
+    """
+
+    is_smooth = True
+
+    def __init__(self, terms=(), const: float = 0.0):
+        merged: dict[Rate, float] = {}
+        for c, r in terms:
+            merged[r] = merged.get(r, 0.0) + float(c)
+        self.terms = tuple((c, r) for r, c in merged.items() if c != 0.0)
+        self.const = float(const)
+        ratio = [r for _, r in self.terms if r.is_ratio]
+        self.is_linear = not ratio
+        self.is_ratio = bool(ratio) and len({r.given for r in ratio}) == 1 and len(ratio) == len(self.terms)
+        self.is_convex = self.is_linear
+        lo = self.const + sum(min(c, 0.0) for c, _ in self.terms)
+        hi = self.const + sum(max(c, 0.0) for c, _ in self.terms)
+        self.value_range = (lo, hi)
+
+    @classmethod
+    def of(cls, x) -> "LinearExpression":
+        if isinstance(x, LinearExpression):
+            return x
+        if isinstance(x, Rate):
+            return cls(((1.0, x),))
+        if isinstance(x, Real):
+            return cls((), float(x))
+        raise TypeError(
+            f"cannot combine a rate with {type(x).__name__}: only rates and numbers add up "
+            "(named metrics such as hmean are used alone)"
+        )
+
+    @property
+    def name(self) -> str:
+        parts = []
+        for c, r in self.terms:
+            sign = "-" if c < 0 else "+"
+            mag = abs(c)
+            txt = r.name if mag == 1.0 else f"{mag:g} * {r.name}"
+            parts.append((sign, txt))
+        if self.const or not parts:
+            parts.append(("-" if self.const < 0 else "+", f"{abs(self.const):g}"))
+        out = ("-" if parts[0][0] == "-" else "") + parts[0][1]
+        for sign, txt in parts[1:]:
+            out += f" {sign} {txt}"
+        return out
+
+    def __add__(self, other):
+        o = LinearExpression.of(other)
+        return LinearExpression(self.terms + o.terms, self.const + o.const)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self + LinearExpression.of(other) * -1.0
+
+    def __rsub__(self, other):
+        return LinearExpression.of(other) - self
+
+    def __mul__(self, c):
+        if not isinstance(c, Real):
+            raise TypeError("rate expressions can only be multiplied by numbers")
+        return LinearExpression(tuple((a * c, r) for a, r in self.terms), self.const * c)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, c):
+        return self * (1.0 / c)
+
+    def __neg__(self):
+        return self * -1.0
+
+    def without_const(self) -> "LinearExpression":
+        return LinearExpression(self.terms, 0.0)
+
+    def bind(self, space) -> BoundFunction:
+        linear = np.zeros(space.shape)
+        ratios: list[tuple[float, np.ndarray, np.ndarray, Rate]] = []
+        for c, r in self.terms:
+            num, given = r.masks(space)
+            if r.is_ratio:
+                ratios.append((c, num, given, r))
+                continue
+            mass = float((given[:, :, 0] * space.row_mass).sum())
+            if mass <= 0:
+                raise ValueError(f"{r.name}: no example satisfies its condition (an empty slice)")
+            linear += c * num / mass
+        lin = LinearFunction(linear, self.const, self.name)
+        if not ratios:
+            return lin
+        if self.is_ratio:
+            den = LinearFunction(ratios[0][2].astype(float))
+            num = LinearFunction(sum(c * n for c, n, _, _ in ratios) + self.const * ratios[0][2], 0.0)
+            return RatioFunction(num, den, self.name, empty_value=self.const)
+        parts = [lin] + [
+            RatioFunction(LinearFunction(c * n), LinearFunction(g.astype(float)), r.name) for c, n, g, r in ratios
+        ]
+        return SumFunction(parts, self.name)
+
+
+# ----------------------------------------------------------------------------- constraints
+class Constraint:
+    """``lhs <sense> rhs`` with ``sense`` in ``{"<=", ">="}``.
+
+    Rate expressions on both sides are moved to the left: the constraint is stored as
+    ``expression <sense> bound`` with ``bound`` a number. Out-of-range bounds (a rate compared to
+    1.5, a disparity bounded by -0.1) raise ``ValueError`` at construction.
+
+    Attributes
+    ----------
+    expression : Expression
+    sense : str
+    bound : float
+    name : str
+        The constraint as written, e.g. ``"demographic_parity_difference('sex') <= 0.01"``.
+    """
+
+    def __init__(self, lhs, sense: str, rhs):
+        if sense not in ("<=", ">="):
+            raise ValueError(f"sense must be '<=' or '>=', got {sense!r}")
+        if isinstance(rhs, Real) and isinstance(lhs, Expression):
+            expr, bound = lhs, float(rhs)
+        elif isinstance(lhs, (Rate, LinearExpression)) and isinstance(rhs, (Rate, LinearExpression)):
+            diff = LinearExpression.of(lhs) - rhs
+            expr, bound = diff.without_const(), 0.0 - diff.const + 0.0
+        elif isinstance(lhs, Expression) and isinstance(rhs, Expression):
+            raise TypeError(
+                f"cannot compare {lhs.name} with {rhs.name}: only rate expressions can appear on "
+                "both sides; bound a named metric by a number"
+            )
+        else:
+            raise TypeError(f"a constraint compares a goal expression with a number, got {rhs!r}")
+        if not np.isfinite(bound):
+            raise ValueError(f"the bound of {expr.name} must be finite, got {bound}")
+        self.expression = expr
+        self.sense = sense
+        self.bound = bound
+        rhs_txt = rhs.name if isinstance(rhs, Expression) else f"{rhs:g}"
+        self.name = f"{lhs.name} {sense} {rhs_txt}"
+        lo, hi = expr.value_range
+        tol = 1e-12
+        if sense == "<=" and bound < lo - tol:
+            raise ValueError(
+                f"bound out of range: {self.name} asks {expr.name} <= {bound:g}, but its values "
+                f"lie in [{lo:g}, {hi:g}]: no classifier can meet it"
+            )
+        if sense == ">=" and bound > hi + tol:
+            raise ValueError(
+                f"bound out of range: {self.name} asks {expr.name} >= {bound:g}, but its values "
+                f"lie in [{lo:g}, {hi:g}]: no classifier can meet it"
+            )
+        if (sense == "<=" and bound > hi + tol) or (sense == ">=" and bound < lo - tol):
+            raise ValueError(
+                f"bound out of range: {self.name} bounds {expr.name} by {bound:g}, outside its "
+                f"range [{lo:g}, {hi:g}] (a constraint that cannot bind is probably a typo)"
+            )
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def violation(self, value: float) -> float:
+        """Amount by which ``value`` of the expression breaks the constraint (0 when met)."""
+        return max(0.0, value - self.bound) if self.sense == "<=" else max(0.0, self.bound - value)
+
+    def __bool__(self):
+        raise TypeError(
+            "a goalfit constraint has no truth value; pass it to a Problem or an estimator"
+        )

@@ -1,0 +1,211 @@
+"""Group-fairness goals: demographic parity, equal opportunity, equalized odds.
+
+Each is a disparity of a family of rates across the groups of one sensitive feature, in
+difference form (``max_f (max_a r_fa - min_a r_fa)``, fairlearn's ``method="between_groups"``,
+or ``max_f max_a |r_fa - r_f|`` with ``method="to_overall"``, Narasimhan et al. JMLR 2024
+Ex. 7-8 and Table 1) or ratio form (``min_f min_a r_fa / max_a r_fa``; ``ratio >= 0.8`` is the
+80% rule). Families: demographic parity ``P(h = k | A = a)``; equal opportunity
+``P(h = k | y = k, A = a)``; equalized odds ``P(h = j | y = i, A = a)`` (binary: TPR and FPR).
+For binary problems only the positive class is used (the negative class gives the same
+disparity); for multiclass problems every class (or the one named by ``label``).
+
+A difference bound expands into linear constraints ``r_fa - r_fb <= eps`` for every ordered
+pair of groups (or ``±(r_fa - r_f) <= eps``), a ratio bound ``>= kappa`` into
+``kappa r_fb - r_fa <= 0`` (Goh et al. NIPS 2016 Table 2 "fairness constraint"): exact
+polyhedral forms, the "K linear constraints" of Narasimhan §7.2.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from .expressions import Cond, Expression, Rate, _freeze, space_column
+from .functions import BoundFunction, LinearFunction, MaxOfLinear
+
+__all__ = [
+    "GroupDisparity",
+    "demographic_parity_difference", "demographic_parity_ratio",
+    "equal_opportunity_difference", "equal_opportunity_ratio",
+    "equalized_odds_difference", "equalized_odds_ratio",
+]
+
+_KINDS = ("demographic_parity", "equal_opportunity", "equalized_odds")
+
+
+class GroupDisparity(Expression):
+    """Disparity of a rate family across the groups of a sensitive feature.
+
+    Parameters
+    ----------
+    kind : {"demographic_parity", "equal_opportunity", "equalized_odds"}
+    sensitive : str, optional
+        Sensitive-feature column; default: the only one.
+    label : class label, optional
+        Restrict the family to one class (default: positive class if binary, all if multiclass).
+    method : {"between_groups", "to_overall"}
+    form : {"difference", "ratio"}
+    """
+
+    is_smooth = False
+
+    def __init__(self, kind: str, sensitive: str | None = None, *, label=None,
+                 method: str = "between_groups", form: str = "difference"):
+        if kind not in _KINDS:
+            raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
+        if method not in ("between_groups", "to_overall"):
+            raise ValueError(f"method must be 'between_groups' or 'to_overall', got {method!r}")
+        if form not in ("difference", "ratio"):
+            raise ValueError(f"form must be 'difference' or 'ratio', got {form!r}")
+        self.kind, self.sensitive, self.label, self.method, self.form = kind, sensitive, label, method, form
+        self.is_convex = form == "difference"
+        self.lower_is_better = form == "difference"
+        args = [] if sensitive is None else [repr(sensitive)]
+        if label is not None:
+            args.append(f"label={label!r}")
+        if method != "between_groups":
+            args.append(f"method={method!r}")
+        self.name = f"{kind}_{form}({', '.join(args)})"
+
+    # -- the rate family ---------------------------------------------------------------
+    def _families(self, space):
+        """List of (event conds, given conds) without the group condition."""
+        binary = space.n_classes == 2
+        if self.label is not None:
+            ks = [self.label]
+        elif binary:
+            ks = [space.classes[space.default_positive()]]
+        else:
+            ks = list(space.classes)
+        fam = []
+        if self.kind == "demographic_parity":
+            fam = [((Cond("pred", (k,)),), ()) for k in ks]
+        elif self.kind == "equal_opportunity":
+            fam = [((Cond("pred", (k,)),), (Cond("y", (k,)),)) for k in ks]
+        else:
+            fam = [((Cond("pred", (j,)),), (Cond("y", (i,)),)) for i in space.classes for j in ks]
+        return fam
+
+    def rate_table(self, space):
+        """Bound rates: ``(groups, overall, table)`` with ``table[f][a]`` a LinearFunction."""
+        col = space_column(space, self.sensitive)
+        groups = space.column_values(col)
+        if len(groups) < 2:
+            raise ValueError(f"{self.name}: sensitive feature {col!r} has a single group {groups}; "
+                             "a disparity needs at least two")
+        table, overall = [], []
+        for event, given in self._families(space):
+            row = []
+            for g in groups:
+                r = Rate(event, given + (_group_cond(col, g),), f"rate[{col}={g!r}]")
+                row.append(r.bind(space))
+            table.append(row)
+            overall.append(Rate(event, given, "overall").bind(space))
+        return groups, overall, table
+
+    def bind(self, space) -> BoundFunction:
+        groups, overall, table = self.rate_table(space)
+        if self.form == "difference":
+            pieces = []
+            for f, row in enumerate(table):
+                if self.method == "between_groups":
+                    for a, b in itertools.permutations(range(len(row)), 2):
+                        pieces.append(LinearFunction(row[a].coef - row[b].coef, 0.0))
+                else:
+                    for a in range(len(row)):
+                        d = row[a].coef - overall[f].coef
+                        pieces += [LinearFunction(d, 0.0), LinearFunction(-d, 0.0)]
+            return MaxOfLinear(pieces, self.name)
+        return _MinRatio(table, overall, self.method, self.name, space.shape)
+
+
+def _group_cond(col, value):
+    return Cond("group", group=_freeze({col: value}))
+
+
+class _MinRatio(BoundFunction):
+    """``min`` over families and group pairs of ``r_a / r_b`` (ratio form of a disparity)."""
+
+    kind = "nonconvex"
+    smooth = False
+
+    def __init__(self, table, overall, method, name, shape):
+        super().__init__(shape, name)
+        self.pairs = []  # (numerator LinearFunction, denominator LinearFunction)
+        for f, row in enumerate(table):
+            if method == "between_groups":
+                self.pairs += list(itertools.permutations(row, 2))
+            else:
+                for r in row:
+                    self.pairs += [(r, overall[f]), (overall[f], r)]
+        self.num = np.stack([p[0].coef.ravel() for p in self.pairs])
+        self.den = np.stack([p[1].coef.ravel() for p in self.pairs])
+
+    def _ratios(self, C):
+        c = np.asarray(C).ravel()
+        a, b = self.num @ c, self.den @ c
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(b > 0, a / np.where(b > 0, b, 1), np.where(a > 0, np.inf, 1.0))
+        return r, a, b
+
+    def value(self, C) -> float:
+        return float(min(1.0, self._ratios(C)[0].min()))
+
+    def gradient(self, C) -> np.ndarray:
+        r, a, b = self._ratios(C)
+        k = int(np.argmin(r))
+        if r[k] >= 1.0 or b[k] <= 0:
+            return np.zeros(self.shape)
+        return ((self.num[k] * b[k] - a[k] * self.den[k]) / b[k] ** 2).reshape(self.shape)
+
+    def constraint_rows(self, sense, bound):
+        if sense != ">=":
+            return None
+        # r_a / r_b >= kappa  <=>  kappa * r_b - r_a <= 0
+        return bound * self.den - self.num, np.zeros(len(self.pairs))
+
+
+def _maker(kind, form, doc):
+    def make(sensitive: str | None = None, *, label=None, method: str = "between_groups") -> GroupDisparity:
+        return GroupDisparity(kind, sensitive, label=label, method=method, form=form)
+
+    make.__name__ = f"{kind}_{form}"
+    make.__doc__ = doc + """
+
+    Parameters
+    ----------
+    sensitive : str, optional
+        Sensitive-feature column (default: the only one given at fit time).
+    label : class label, optional
+        Class whose rates are compared (default: the positive class of a binary problem, every
+        class of a multiclass problem).
+    method : {"between_groups", "to_overall"}, default "between_groups"
+        Compare groups with each other (fairlearn's default) or each group with the overall rate
+        (Narasimhan et al. Ex. 7-8).
+
+    Returns
+    -------
+    GroupDisparity
+        A symbolic goal; compare it with a number to make a constraint.
+    """
+    return make
+
+
+demographic_parity_difference = _maker(
+    "demographic_parity", "difference",
+    "Largest gap in ``P(h(x) = k | A = a)`` across groups (in [0, 1]; 0 is parity).")
+demographic_parity_ratio = _maker(
+    "demographic_parity", "ratio",
+    "Smallest ratio of ``P(h(x) = k | A = a)`` across groups (in [0, 1]; ``>= 0.8`` is the 80% rule).")
+equal_opportunity_difference = _maker(
+    "equal_opportunity", "difference",
+    "Largest gap in true positive rate ``P(h(x) = k | y = k, A = a)`` across groups.")
+equal_opportunity_ratio = _maker(
+    "equal_opportunity", "ratio",
+    "Smallest ratio of true positive rates across groups.")
+equalized_odds_difference = _maker(
+    "equalized_odds", "difference",
+    "Largest gap in ``P(h(x) = j | y = i, A = a)`` across groups (binary: max of TPR and FPR gaps).")
+equalized_odds_ratio = _maker(
+    "equalized_odds", "ratio",
+    "Smallest ratio of ``P(h(x) = j | y = i, A = a)`` across groups (binary: min of TPR and FPR ratios).")

@@ -1,0 +1,177 @@
+"""Goal quantities bound to a confusion space: values and (sub)gradients over stacked tensors.
+
+A *bound function* is a real function of a stacked confusion tensor ``C`` of shape
+``(n_cells, n_classes, n_classes)`` (see :class:`goalfit.confusion.ConfusionSpace`). Each one
+declares its structure, which is what the methods dispatch on (Narasimhan et al., JMLR 2024,
+Table 1 and §4-5):
+
+* ``kind == "linear"``: ``<coef, C> + const``;
+* ``kind == "ratio"``: ``(<a, C> + a0) / (<b, C> + b0)`` with a positive denominator on the
+  achievable set (bisection, Alg. 4);
+* ``kind == "convex"`` (``smooth`` tells whether it is differentiable: Frank-Wolfe, Alg. 1);
+* ``kind == "nonconvex"``: evaluation only, or heuristics.
+
+``constraint_rows(sense, bound)`` returns an equivalent system of linear inequalities
+``A @ C.ravel() <= b`` when the constraint ``f(C) <sense> bound`` is polyhedral on the achievable
+set (rates with constant denominators, ratio constraints multiplied out, max-abs disparities
+expanded into K linear constraints, Narasimhan §7.2), or ``None``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class BoundFunction:
+    """Base class. Subclasses define ``value``, ``gradient`` and their structure flags."""
+
+    kind: str = "nonconvex"
+    smooth: bool = False
+
+    def __init__(self, shape, name: str = ""):
+        self.shape = tuple(shape)
+        self.name = name
+
+    def value(self, C) -> float:
+        raise NotImplementedError
+
+    def gradient(self, C) -> np.ndarray:
+        raise NotImplementedError
+
+    def constraint_rows(self, sense: str, bound: float):
+        return None
+
+    def values(self, Cs) -> np.ndarray:
+        """Values at a stack of tensors, shape (T,)."""
+        return np.array([self.value(C) for C in Cs])
+
+
+class LinearFunction(BoundFunction):
+    """``<coef, C> + const``."""
+
+    kind = "linear"
+    smooth = True
+
+    def __init__(self, coef, const: float = 0.0, name: str = ""):
+        coef = np.asarray(coef, dtype=float)
+        super().__init__(coef.shape, name)
+        self.coef = coef
+        self.const = float(const)
+
+    def value(self, C) -> float:
+        return float(np.vdot(self.coef, C) + self.const)
+
+    def values(self, Cs) -> np.ndarray:
+        Cs = np.asarray(Cs)
+        return Cs.reshape(len(Cs), -1) @ self.coef.ravel() + self.const
+
+    def gradient(self, C) -> np.ndarray:
+        return self.coef
+
+    def constraint_rows(self, sense, bound):
+        if sense == "<=":
+            return self.coef.ravel()[None, :], np.array([bound - self.const])
+        return -self.coef.ravel()[None, :], np.array([self.const - bound])
+
+    def __add__(self, other: "LinearFunction") -> "LinearFunction":
+        return LinearFunction(self.coef + other.coef, self.const + other.const, self.name)
+
+    def scale(self, c: float) -> "LinearFunction":
+        return LinearFunction(c * self.coef, c * self.const, self.name)
+
+
+class RatioFunction(BoundFunction):
+    """``num(C) / den(C)`` for linear ``num`` and ``den`` with ``den > 0`` on the achievable set."""
+
+    kind = "ratio"
+    smooth = True
+
+    def __init__(self, num: LinearFunction, den: LinearFunction, name: str = "", empty_value: float = 0.0):
+        super().__init__(num.shape, name)
+        self.num = num
+        self.den = den
+        self.empty_value = float(empty_value)
+
+    def value(self, C) -> float:
+        d = self.den.value(C)
+        if d <= 1e-15:
+            return self.empty_value
+        return self.num.value(C) / d
+
+    def gradient(self, C) -> np.ndarray:
+        d = max(self.den.value(C), 1e-12)
+        return (self.num.coef * d - self.num.value(C) * self.den.coef) / d**2
+
+    def constraint_rows(self, sense, bound):
+        # num/den <= t  <=>  num - t*den <= 0   (den > 0)
+        diff = self.num + self.den.scale(-bound)
+        return diff.constraint_rows(sense, 0.0)
+
+
+class MaxOfLinear(BoundFunction):
+    """Pointwise maximum of linear pieces (convex, piecewise linear), e.g. max-abs disparities.
+
+    ``f(C) <= t`` is equivalent to every piece ``<= t``: the K linear constraints of
+    Narasimhan et al. (JMLR 2024), Table 1 caption and §7.2.
+    """
+
+    kind = "convex"
+    smooth = False
+
+    def __init__(self, pieces, name: str = "", labels=None):
+        pieces = list(pieces)
+        if not pieces:
+            raise ValueError(f"{name}: no pieces (empty family)")
+        super().__init__(pieces[0].shape, name)
+        self.coefs = np.stack([p.coef.ravel() for p in pieces])
+        self.consts = np.array([p.const for p in pieces])
+        self.labels = labels
+
+    def piece_values(self, C) -> np.ndarray:
+        return self.coefs @ np.asarray(C).ravel() + self.consts
+
+    def value(self, C) -> float:
+        return float(self.piece_values(C).max())
+
+    def gradient(self, C) -> np.ndarray:
+        k = int(np.argmax(self.piece_values(C)))
+        return self.coefs[k].reshape(self.shape)
+
+    def constraint_rows(self, sense, bound):
+        if sense != "<=":
+            return None
+        return self.coefs.copy(), bound - self.consts
+
+
+class SmoothFunction(BoundFunction):
+    """A function given by value and gradient callables, with declared structure."""
+
+    def __init__(self, shape, value, gradient, *, kind: str, smooth: bool, name: str = ""):
+        super().__init__(shape, name)
+        self._value = value
+        self._gradient = gradient
+        self.kind = kind
+        self.smooth = smooth
+
+    def value(self, C) -> float:
+        return float(self._value(np.asarray(C)))
+
+    def gradient(self, C) -> np.ndarray:
+        return np.asarray(self._gradient(np.asarray(C)), dtype=float)
+
+
+class SumFunction(BoundFunction):
+    """Sum of bound functions (e.g. a linear combination mixing ratio rates)."""
+
+    def __init__(self, parts, name: str = ""):
+        parts = list(parts)
+        super().__init__(parts[0].shape, name)
+        self.parts = parts
+        kinds = {p.kind for p in parts}
+        self.kind = "linear" if kinds == {"linear"} else "nonconvex"
+        self.smooth = all(p.smooth for p in parts)
+
+    def value(self, C) -> float:
+        return float(sum(p.value(C) for p in self.parts))
+
+    def gradient(self, C) -> np.ndarray:
+        return sum(p.gradient(C) for p in self.parts)

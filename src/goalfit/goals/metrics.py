@@ -1,0 +1,348 @@
+"""Named performance metrics as functions of the confusion tensor (loss form: lower is better).
+
+Definitions follow Narasimhan et al. (JMLR 2024), §2 Table 1 and Examples 1-6, with
+``r_k = C_kk / pi_k`` the recall of class ``k`` (summed over cells) and ``pi`` the class
+priors of the data the metric is bound to (a constant, as in the paper). Errata followed:
+binary balanced error is ``(FN/(TP+FN) + FP/(TN+FP)) / 2`` (Ex. 2 prints it swapped); the
+micro-F1 default class is a parameter (Table 1, Ex. 4 and §8.4 disagree) whose default is the
+most frequent class (the authors' code).
+
+Gradients treat ``pi`` as constant; where a recall is 0 the gradient uses ``max(r_k, EPS)``
+with ``EPS = 1e-7`` (documented numerical floor, Narasimhan §10.2 note 3).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .expressions import Expression, LinearExpression
+from .functions import LinearFunction, MaxOfLinear, RatioFunction, SmoothFunction
+from .rates import error_rate, false_negative_rate, positive_prediction_rate
+
+EPS = 1e-7
+
+__all__ = [
+    "ErrorRate", "BalancedErrorRate", "CostSensitiveLoss", "FBetaLoss", "MicroF1Loss",
+    "MacroF1Loss", "HMeanLoss", "GMeanLoss", "QMeanLoss", "MinMaxRecallLoss",
+    "KLQuantification", "CoverageDeviation",
+]
+
+
+class _Named(Expression):
+    """A named metric that expands into rates when bound."""
+
+    def __repr__(self):
+        return self.name
+
+
+class ErrorRate(_Named):
+    """0-1 loss ``1 - sum_k C_kk`` (linear; Narasimhan Table 1)."""
+
+    is_linear = is_convex = is_smooth = True
+    name = "error"
+
+    def bind(self, space):
+        f = error_rate().bind(space)
+        f.name = self.name
+        return f
+
+
+class BalancedErrorRate(_Named):
+    """Balanced 0-1 loss ``1 - (1/n) sum_k r_k`` (linear since pi is constant; Ex. 2 corrected)."""
+
+    is_linear = is_convex = is_smooth = True
+    name = "balanced_error"
+
+    def bind(self, space):
+        n = space.n_classes
+        expr = LinearExpression(tuple((1.0 / n, false_negative_rate(c)) for c in space.classes))
+        f = expr.bind(space)
+        f.name = self.name
+        return f
+
+
+class CostSensitiveLoss(_Named):
+    """``sum_ij L_ij C_ij`` for a cost matrix ``L`` (rows true class, columns prediction; Ex. 1).
+
+    Parameters
+    ----------
+    cost_matrix : array-like of shape (n_classes, n_classes)
+        Cost of predicting class j (column) when the truth is class i (row), in class order.
+    """
+
+    is_linear = is_convex = is_smooth = True
+
+    def __init__(self, cost_matrix):
+        self.cost_matrix = np.asarray(cost_matrix, dtype=float)
+        if self.cost_matrix.ndim != 2 or self.cost_matrix.shape[0] != self.cost_matrix.shape[1]:
+            raise ValueError(f"cost_matrix must be square, got shape {self.cost_matrix.shape}")
+        if not np.isfinite(self.cost_matrix).all():
+            raise ValueError("cost_matrix contains NaN or infinite values")
+        self.name = "cost_sensitive_loss"
+        self.value_range = (float(self.cost_matrix.min()), float(self.cost_matrix.max()))
+
+    def bind(self, space):
+        if self.cost_matrix.shape != (space.n_classes,) * 2:
+            raise ValueError(
+                f"cost_matrix has shape {self.cost_matrix.shape} but the problem has "
+                f"{space.n_classes} classes"
+            )
+        return LinearFunction(np.broadcast_to(self.cost_matrix, space.shape).copy(), 0.0, self.name)
+
+
+def _group_weights(space, group):
+    return space.cell_mask(group).astype(float)[:, None, None]
+
+
+class FBetaLoss(_Named):
+    """``1 - F_beta`` of one class: ``(beta^2 FN + FP) / ((1+beta^2) TP + beta^2 FN + FP)``.
+
+    A ratio of linear forms (Narasimhan Ex. 2), optimized by bisection. Value 1 when the class
+    is neither present nor predicted (scikit-learn's zero_division=0 for the F-score).
+
+    Parameters
+    ----------
+    beta : float, default 1
+    label : class label, default None (positive class of a binary problem)
+    group : optional slice
+    """
+
+    is_ratio = is_smooth = True
+
+    def __init__(self, beta: float = 1.0, label=None, *, group=None):
+        if not beta > 0:
+            raise ValueError(f"beta must be positive, got {beta}")
+        self.beta, self.label, self.group = float(beta), label, group
+        self.name = "f1" if beta == 1 and label is None else f"fbeta(beta={beta:g}, label={label!r})"
+
+    def bind(self, space):
+        k = space.default_positive() if self.label is None else space.class_code(self.label)
+        b2 = self.beta**2
+        n = space.n_classes
+        tp = np.zeros((n, n)); tp[k, k] = 1
+        fn = np.zeros((n, n)); fn[k, :] = 1; fn[k, k] = 0
+        fp = np.zeros((n, n)); fp[:, k] = 1; fp[k, k] = 0
+        g = _group_weights(space, self.group)
+        num = LinearFunction(g * (b2 * fn + fp))
+        den = LinearFunction(g * ((1 + b2) * tp + b2 * fn + fp))
+        return RatioFunction(num, den, self.name, empty_value=1.0)
+
+
+class MicroF1Loss(_Named):
+    """Micro-F1 loss with a default class ``d`` left out (Narasimhan Ex. 4, BioNLP variant).
+
+    ``1 - 2 sum_{i != d} C_ii / (2 - sum_i C_di - sum_i C_id)``; equals scikit-learn's
+    ``1 - f1_score(y, p, labels=[all but d], average="micro")``. A ratio of linear forms.
+
+    Parameters
+    ----------
+    default_class : class label, optional
+        Default: the most frequent class of the data bound to (the authors' code).
+    """
+
+    is_ratio = is_smooth = True
+
+    def __init__(self, default_class=None):
+        self.default_class = default_class
+        self.name = "micro_f1" if default_class is None else f"micro_f1(default_class={default_class!r})"
+
+    def bind(self, space):
+        d = int(np.argmax(space.priors)) if self.default_class is None else space.class_code(self.default_class)
+        n = space.n_classes
+        B = 2.0 - (np.arange(n)[:, None] == d) - (np.arange(n)[None, :] == d)
+        A = 2.0 * np.eye(n)
+        A[d, d] = 0.0
+        ones = np.ones((space.n_cells, 1, 1))
+        return RatioFunction(LinearFunction(ones * (B - A)), LinearFunction(ones * B), self.name,
+                             empty_value=1.0)
+
+
+class _RecallMetric(_Named):
+    """A function of the per-class recalls ``r`` (summed over cells)."""
+
+    def _psi(self, r):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _dpsi(self, r):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def bind(self, space):
+        pi = space.priors
+        if (pi <= 0).any():
+            missing = [space.classes[k] for k in np.flatnonzero(pi <= 0)]
+            raise ValueError(f"{self.name}: class(es) {missing} have no examples, so their recall is undefined")
+        n = space.n_classes
+        diag = np.arange(n)
+
+        def recalls(C):
+            return C[:, diag, diag].sum(axis=0) / pi
+
+        def value(C):
+            return self._psi(recalls(C))
+
+        def gradient(C):
+            g = np.zeros(space.shape)
+            g[:, diag, diag] = (self._dpsi(recalls(C)) / pi)[None, :]
+            return g
+
+        return SmoothFunction(space.shape, value, gradient, kind="convex", smooth=self.is_smooth,
+                              name=self.name)
+
+
+class HMeanLoss(_RecallMetric):
+    """``1 - n / sum_k (1 / r_k)``: one minus the harmonic mean of recalls (convex, smooth).
+
+    Value 1 when some recall is 0.
+    """
+
+    is_convex = is_smooth = True
+    name = "hmean"
+
+    def _psi(self, r):
+        if (r <= 0).any():
+            return 1.0
+        return float(1.0 - len(r) / np.sum(1.0 / r))
+
+    def _dpsi(self, r):
+        r = np.maximum(r, EPS)
+        s = np.sum(1.0 / r)
+        return -len(r) / (s**2 * r**2)
+
+
+class GMeanLoss(_RecallMetric):
+    """``1 - (prod_k r_k)^(1/n)``: one minus the geometric mean of recalls (convex; non-smooth at 0)."""
+
+    is_convex = True
+    is_smooth = False
+    name = "gmean"
+
+    def _psi(self, r):
+        return float(1.0 - np.prod(np.clip(r, 0, None)) ** (1.0 / len(r)))
+
+    def _dpsi(self, r):
+        r = np.maximum(r, EPS)
+        g = np.prod(r) ** (1.0 / len(r))
+        return -g / (len(r) * r)
+
+
+class QMeanLoss(_RecallMetric):
+    """``sqrt((1/n) sum_k (1 - r_k)^2)``: quadratic mean of per-class errors (convex, smooth off r = 1)."""
+
+    is_convex = is_smooth = True
+    name = "qmean"
+
+    def _psi(self, r):
+        return float(np.sqrt(np.mean((1.0 - r) ** 2)))
+
+    def _dpsi(self, r):
+        q = self._psi(r)
+        if q <= 0:
+            return np.zeros_like(r)
+        return -(1.0 - r) / (len(r) * q)
+
+
+class MinMaxRecallLoss(_Named):
+    """``max_k (1 - r_k)``: worst per-class error (convex, piecewise linear, non-smooth)."""
+
+    is_convex = True
+    name = "minmax_recall"
+
+    def bind(self, space):
+        pieces = [false_negative_rate(c).bind(space) for c in space.classes]
+        return MaxOfLinear(pieces, self.name, labels=list(space.classes))
+
+
+class MacroF1Loss(_Named):
+    """``1 - (1/n) sum_k 2 C_kk / (sum_j C_kj + sum_j C_jk)`` (neither convex nor ratio-of-linear).
+
+    Evaluation only for the plug-in methods (no guarantee in the paper); a class neither present
+    nor predicted contributes F1 = 0 (scikit-learn's zero_division=0).
+    """
+
+    name = "macro_f1"
+
+    def bind(self, space):
+        n = space.n_classes
+        diag = np.arange(n)
+
+        def parts(C):
+            M = C.sum(axis=0)
+            tp = M[diag, diag]
+            den = M.sum(axis=1) + M.sum(axis=0)
+            return tp, den
+
+        def value(C):
+            tp, den = parts(C)
+            f = np.where(den > 0, 2 * tp / np.where(den > 0, den, 1), 0.0)
+            return 1.0 - f.mean()
+
+        def gradient(C):
+            tp, den = parts(C)
+            den = np.maximum(den, EPS)
+            # d f_k / d M_ij: from tp (i=j=k) and den (row k or column k)
+            G = np.zeros((n, n))
+            for k in range(n):
+                G[k, :] += -2 * tp[k] / den[k] ** 2
+                G[:, k] += -2 * tp[k] / den[k] ** 2
+                G[k, k] += 2 / den[k]
+            return np.broadcast_to(-G / n, space.shape).copy()
+
+        return SmoothFunction(space.shape, value, gradient, kind="nonconvex", smooth=True, name=self.name)
+
+
+class KLQuantification(_Named):
+    """``sum_k pi_k log(pi_k / q_k)`` with ``q_k`` the coverage of class k (Narasimhan Ex. 6).
+
+    Convex and smooth in the column sums; ``+inf`` when a class with ``pi_k > 0`` is never
+    predicted (the gradient floors ``q_k`` at ``EPS``).
+    """
+
+    is_convex = is_smooth = True
+    name = "kl_quantification"
+    value_range = (0.0, float("inf"))
+
+    def bind(self, space):
+        pi = space.priors
+
+        def value(C):
+            q = C.sum(axis=(0, 1))
+            pos = pi > 0
+            if (q[pos] <= 0).any():
+                return float("inf")
+            return float(np.sum(pi[pos] * np.log(pi[pos] / q[pos])))
+
+        def gradient(C):
+            q = np.maximum(C.sum(axis=(0, 1)), EPS)
+            return np.broadcast_to((-pi / q)[None, None, :], space.shape).copy()
+
+        return SmoothFunction(space.shape, value, gradient, kind="convex", smooth=True, name=self.name)
+
+
+class CoverageDeviation(_Named):
+    """``max_k |cov_k - tau_k|``: distance of the predicted class distribution from a target.
+
+    Narasimhan Ex. 6 (coverage); ``<= eps`` expands into 2n linear constraints.
+
+    Parameters
+    ----------
+    target : array-like of shape (n_classes,), optional
+        Target class distribution; default the class priors of the data (the paper's choice).
+    group : optional slice
+    """
+
+    is_convex = True
+
+    def __init__(self, target=None, *, group=None):
+        self.target = None if target is None else np.asarray(target, dtype=float)
+        self.group = group
+        self.name = "coverage_deviation" + ("" if target is None else f"(target={list(self.target)})")
+
+    def bind(self, space):
+        target = space.priors if self.target is None else self.target
+        if target.shape != (space.n_classes,):
+            raise ValueError(f"coverage target needs {space.n_classes} entries, got {target.shape}")
+        pieces = []
+        for k, c in enumerate(space.classes):
+            cov = positive_prediction_rate(c, group=self.group).bind(space)
+            pieces.append(LinearFunction(cov.coef, cov.const - target[k]))
+            pieces.append(LinearFunction(-cov.coef, target[k] - cov.const))
+        return MaxOfLinear(pieces, self.name)

@@ -1,0 +1,193 @@
+"""A problem = one objective + constraints, and its compiled (numeric) form.
+
+``Problem.compile(space)`` binds every goal to a :class:`~goalfit.confusion.ConfusionSpace`
+and stacks the polyhedral constraints into ``A @ vec(C) <= b`` over the flattened stacked
+confusion tensor (row-major ``vec``, Narasimhan et al. JMLR 2024 §1 and §7.2). Methods read only
+the compiled form, so every method consumes the same goals.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .expressions import Constraint, Expression
+from .functions import BoundFunction
+from . import metrics as _m
+
+OBJECTIVES = {
+    "error": _m.ErrorRate,
+    "balanced_error": _m.BalancedErrorRate,
+    "hmean": _m.HMeanLoss,
+    "gmean": _m.GMeanLoss,
+    "qmean": _m.QMeanLoss,
+    "minmax_recall": _m.MinMaxRecallLoss,
+    "f1": _m.FBetaLoss,
+    "micro_f1": _m.MicroF1Loss,
+    "macro_f1": _m.MacroF1Loss,
+    "kl_quantification": _m.KLQuantification,
+}
+
+
+def as_objective(objective) -> Expression:
+    """Resolve an objective given by name or as an expression.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (the message lists the known ones).
+    TypeError
+        For anything that is neither a name nor a goal expression.
+    """
+    if isinstance(objective, Expression):
+        return objective
+    if isinstance(objective, str):
+        key = objective.strip().lower().replace("-", "_")
+        if key not in OBJECTIVES:
+            raise ValueError(f"unknown objective {objective!r}; known: {sorted(OBJECTIVES)}")
+        return OBJECTIVES[key]()
+    raise TypeError(f"objective must be a name or a goal expression, got {type(objective).__name__}")
+
+
+@dataclass
+class CompiledConstraint:
+    """One user constraint bound to a space.
+
+    Attributes
+    ----------
+    name : str
+    function : BoundFunction
+        Left-hand side (all rate terms moved left).
+    sense : str
+    bound : float
+    rows : slice or None
+        Rows of the stacked ``A, b`` that express it (None for a non-polyhedral constraint).
+    """
+
+    constraint: Constraint
+    function: BoundFunction
+    rows: slice | None
+
+    @property
+    def name(self) -> str:
+        return self.constraint.name
+
+    @property
+    def sense(self) -> str:
+        return self.constraint.sense
+
+    @property
+    def bound(self) -> float:
+        return self.constraint.bound
+
+    def value(self, C) -> float:
+        return self.function.value(C)
+
+    def violation(self, C) -> float:
+        return self.constraint.violation(self.value(C))
+
+
+@dataclass
+class CompiledProblem:
+    """Numeric form of a problem on one confusion space.
+
+    Attributes
+    ----------
+    space : ConfusionSpace
+    objective : BoundFunction
+    constraints : list of CompiledConstraint
+    A : ndarray of shape (K, D), b : ndarray of shape (K,)
+        Polyhedral constraints ``A @ C.ravel() <= b``; ``D = space.size``.
+    nonlinear : list of CompiledConstraint
+        Constraints without a polyhedral form (convex smooth ones such as KL quantification).
+    """
+
+    space: object
+    objective: BoundFunction
+    constraints: list = field(default_factory=list)
+    A: np.ndarray | None = None
+    b: np.ndarray | None = None
+    nonlinear: list = field(default_factory=list)
+
+    @property
+    def n_rows(self) -> int:
+        return 0 if self.A is None else self.A.shape[0]
+
+    def row_violations(self, C) -> np.ndarray:
+        """``A vec(C) - b`` (positive entries are violated rows), shape (K,)."""
+        if self.A is None:
+            return np.zeros(0)
+        return self.A @ np.asarray(C).ravel() - self.b
+
+    def max_violation(self, C) -> float:
+        """Largest violation over all constraints (0 when all are met)."""
+        v = [c.violation(C) for c in self.constraints]
+        return float(max(v)) if v else 0.0
+
+    def constraint_values(self, C) -> list[float]:
+        return [c.value(C) for c in self.constraints]
+
+
+class Problem:
+    """Minimize an objective subject to constraints, all stated as goals.
+
+    Parameters
+    ----------
+    objective : str or Expression, default "error"
+        A name from :data:`OBJECTIVES` or any goal expression (lower is better).
+    constraints : sequence of Constraint
+        E.g. ``[demographic_parity_difference("sex") <= 0.01, precision(1) >= 0.8]``.
+
+    Raises
+    ------
+    TypeError
+        If a constraint is not a :class:`Constraint` (e.g. a bare expression).
+    """
+
+    def __init__(self, objective="error", constraints=()):
+        self.objective = as_objective(objective)
+        if isinstance(constraints, Constraint):
+            constraints = [constraints]
+        self.constraints = list(constraints)
+        for c in self.constraints:
+            if not isinstance(c, Constraint):
+                raise TypeError(
+                    f"constraints must be comparisons such as `expr <= 0.01`, got {c!r}"
+                )
+
+    def __repr__(self) -> str:
+        cons = "".join(f"\n  s.t. {c.name}" for c in self.constraints)
+        return f"minimize {self.objective.name}{cons}"
+
+    def compile(self, space) -> CompiledProblem:
+        """Bind to a confusion space.
+
+        Raises
+        ------
+        ValueError
+            If a goal refers to unknown classes or groups, or to an empty slice.
+        """
+        objective = self.objective.bind(space)
+        compiled, rows_A, rows_b, nonlinear = [], [], [], []
+        k = 0
+        for c in self.constraints:
+            f = c.expression.bind(space)
+            rows = f.constraint_rows(c.sense, c.bound)
+            if rows is None:
+                if not (f.kind in ("linear", "convex") and c.sense == "<=" and f.smooth):
+                    raise ValueError(
+                        f"constraint {c.name!r} is neither polyhedral nor a smooth convex "
+                        "function bounded above; the plug-in methods cannot handle it"
+                    )
+                cc = CompiledConstraint(c, f, None)
+                nonlinear.append(cc)
+            else:
+                A, b = rows
+                cc = CompiledConstraint(c, f, slice(k, k + len(b)))
+                rows_A.append(A)
+                rows_b.append(b)
+                k += len(b)
+            compiled.append(cc)
+        A = np.vstack(rows_A) if rows_A else None
+        b = np.concatenate(rows_b) if rows_b else None
+        return CompiledProblem(space, objective, compiled, A, b, nonlinear)

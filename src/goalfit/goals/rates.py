@@ -1,0 +1,169 @@
+"""Rate constructors: the field's standard rates as symbolic :class:`Rate` objects.
+
+Every constructor takes ``group=`` to restrict the rate to a slice: ``None`` (all examples), a
+value of a sensitive feature (``"Female"``), a dict ``{"sex": "Female", "race": "Black"}`` or a
+pair ``("sex", "Female")``. ``label`` names a class; ``None`` means the positive class of a binary
+problem (the larger label, as in scikit-learn) and is an error for multiclass problems.
+
+Sources: Goh et al. (NIPS 2016) Table 2 (coverage, TP/FP/TN/FN rates, recall, churn);
+Narasimhan et al. (JMLR 2024) Table 1 (coverage as a column sum, precision, recalls).
+"""
+from __future__ import annotations
+
+from .expressions import Cond, Rate, _fmt_group, _freeze
+
+__all__ = [
+    "rate", "positive_prediction_rate", "selection_rate", "coverage", "true_positive_rate",
+    "recall", "false_positive_rate", "true_negative_rate", "false_negative_rate", "precision",
+    "error_rate", "accuracy", "churn_rate",
+]
+
+
+def _labels(label):
+    if label is None:
+        return None
+    if isinstance(label, (list, tuple, set, frozenset)):
+        return tuple(label)
+    return (label,)
+
+
+def _group(group):
+    return () if group is None else (Cond("group", group=_freeze(group)),)
+
+
+def _name(fn: str, label=None, group=None, **extra) -> str:
+    args = [] if label is None else [repr(label)]
+    args += [f"{k}={v!r}" for k, v in extra.items() if v is not None]
+    if group is not None:
+        args.append(f"group={_fmt_group(_freeze(group))}")
+    return f"{fn}({', '.join(args)})"
+
+
+def rate(*, y=None, pred=None, given_y=None, given_pred=None, correct=None, group=None,
+         name: str | None = None) -> Rate:
+    """General rate ``P(event | given, group)``.
+
+    Parameters
+    ----------
+    y, pred : label or list of labels, optional
+        Event conditions on the true and predicted class.
+    given_y, given_pred : label or list of labels, optional
+        Conditions on the true / predicted class in the conditioning event. A condition on the
+        prediction makes the rate a ratio of linear forms.
+    correct : bool, optional
+        Event "prediction is right" (True) or "wrong" (False).
+    group : optional
+        Slice (see module docstring).
+    name : str, optional
+
+    Returns
+    -------
+    Rate
+    """
+    event = []
+    if y is not None:
+        event.append(Cond("y", _labels(y)))
+    if pred is not None:
+        event.append(Cond("pred", _labels(pred)))
+    if correct is not None:
+        event.append(Cond("correct", negate=not correct))
+    given = list(_group(group))
+    if given_y is not None:
+        given.append(Cond("y", _labels(given_y)))
+    if given_pred is not None:
+        given.append(Cond("pred", _labels(given_pred)))
+    return Rate(event, given, name or "rate(...)")
+
+
+def positive_prediction_rate(label=None, *, group=None) -> Rate:
+    """``P(h(x) = label | group)``: selection rate / coverage of a class, in [0, 1].
+
+    Linear in the confusion tensor (a column sum, Narasimhan et al. Ex. 6; Goh et al.'s
+    coverage s_p(D)).
+    """
+    return Rate((Cond("pred", _labels(label)),), _group(group),
+                _name("positive_prediction_rate", label, group))
+
+
+def selection_rate(label=None, *, group=None) -> Rate:
+    """Alias of :func:`positive_prediction_rate` (fairlearn's name)."""
+    r = positive_prediction_rate(label, group=group)
+    r.name = _name("selection_rate", label, group)
+    return r
+
+
+def coverage(label=None, *, group=None) -> Rate:
+    """Coverage of a class: ``P(h(x) = label | group)`` (Narasimhan et al. Ex. 6; Goh et al. Table 2)."""
+    r = positive_prediction_rate(label, group=group)
+    r.name = _name("coverage", label, group)
+    return r
+
+
+def true_positive_rate(label=None, *, group=None) -> Rate:
+    """``P(h(x) = label | y = label, group)``: recall / TPR of a class (linear)."""
+    return Rate((Cond("pred", _labels(label)),), _group(group) + (Cond("y", _labels(label)),),
+                _name("true_positive_rate", label, group))
+
+
+def recall(label=None, *, group=None) -> Rate:
+    """Alias of :func:`true_positive_rate`."""
+    r = true_positive_rate(label, group=group)
+    r.name = _name("recall", label, group)
+    return r
+
+
+def false_negative_rate(label=None, *, group=None) -> Rate:
+    """``P(h(x) != label | y = label, group)`` (linear)."""
+    return Rate((Cond("pred", _labels(label), negate=True),), _group(group) + (Cond("y", _labels(label)),),
+                _name("false_negative_rate", label, group))
+
+
+def false_positive_rate(label=None, *, group=None) -> Rate:
+    """``P(h(x) = label | y != label, group)`` (linear)."""
+    return Rate((Cond("pred", _labels(label)),),
+                _group(group) + (Cond("y", _labels(label), negate=True),),
+                _name("false_positive_rate", label, group))
+
+
+def true_negative_rate(label=None, *, group=None) -> Rate:
+    """``P(h(x) != label | y != label, group)`` (linear)."""
+    return Rate((Cond("pred", _labels(label), negate=True),),
+                _group(group) + (Cond("y", _labels(label), negate=True),),
+                _name("true_negative_rate", label, group))
+
+
+def precision(label=None, *, group=None) -> Rate:
+    """``P(y = label | h(x) = label, group)``: a ratio of linear forms.
+
+    As a constraint ``precision(k) >= tau`` it is multiplied out into the linear constraint
+    ``C_kk - tau * sum_i C_ik >= 0`` (Narasimhan et al. Ex. 5, with the erratum: the paper's
+    formula enforces precision >= 1 - tau; here the bound is the precision itself). With no
+    prediction of the class the value is taken as 0 (scikit-learn's ``zero_division=0``).
+    """
+    return Rate((Cond("y", _labels(label)),), _group(group) + (Cond("pred", _labels(label)),),
+                _name("precision", label, group))
+
+
+def error_rate(*, group=None) -> Rate:
+    """``P(h(x) != y | group)``: 0-1 loss (linear)."""
+    return Rate((Cond("correct", negate=True),), _group(group), _name("error_rate", None, group))
+
+
+def accuracy(*, group=None) -> Rate:
+    """``P(h(x) = y | group)`` (linear; higher is better)."""
+    r = Rate((Cond("correct"),), _group(group), _name("accuracy", None, group))
+    r.lower_is_better = False
+    return r
+
+
+def churn_rate(column: str = "baseline", *, group=None) -> Rate:
+    """``P(h(x) != b(x) | group)``: disagreement with a deployed model's prediction ``b``.
+
+    ``b`` is a slicing column (pass the deployed model's predicted labels as the column
+    ``column`` of ``sensitive_features``), so churn is linear in the per-cell confusion tensor
+    (Goh et al., NIPS 2016, Table 2 "#Changes", with the extraction erratum corrected: the
+    count is s_n on baseline-positive plus s_p on baseline-negative examples; labels play no
+    role).
+    """
+    return Rate((Cond("agree", column=column, negate=True),), _group(group),
+                _name("churn_rate", None, group, column=column))
