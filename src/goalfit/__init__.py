@@ -7,6 +7,8 @@ classifier with a report.
 from .goals import *  # noqa: F401,F403
 from .goals import __all__ as _goals_all
 
+from .estimators import GoalClassifier
+
 __version__ = "0.1.0"
 
-__all__ = list(_goals_all) + ["__version__"]
+__all__ = list(_goals_all) + ["GoalClassifier", "__version__"]

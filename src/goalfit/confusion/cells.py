@@ -94,12 +94,16 @@ class CellEncoder:
                     np.lexsort([uniq[c].astype(str).to_numpy() for c in reversed(self.columns_)])
                 ]
             self.cells_ = uniq.reset_index(drop=True)
-        self._lookup = {self._key(row): i for i, row in enumerate(self.cells_.itertuples(index=False))}
+        self._values = [
+            {v: k for k, v in enumerate(dict.fromkeys(_normal(x) for x in self.cells_[c]))}
+            for c in self.columns_
+        ]
+        key = np.zeros(len(self.cells_), dtype=np.int64)
+        for col, values in zip(self.columns_, self._values):
+            key = key * len(values) + np.array([values[_normal(x)] for x in self.cells_[col]], dtype=np.int64)
+        order = np.argsort(key)
+        self._keys, self._ids = key[order], order.astype(np.intp)
         return self
-
-    @staticmethod
-    def _key(row) -> tuple:
-        return tuple(_normal(v) for v in row)
 
     @property
     def n_cells(self) -> int:
@@ -133,17 +137,24 @@ class CellEncoder:
                 f"sensitive_features lacks column(s) {missing}; expected {self.columns_}"
             )
         frame = frame[self.columns_]
-        keys = [self._key(row) for row in frame.itertuples(index=False)]
-        ids = np.empty(len(keys), dtype=np.intp)
-        for n, key in enumerate(keys):
-            try:
-                ids[n] = self._lookup[key]
-            except KeyError:
+        # vectorized: per-column codes, then a mixed-radix key looked up in the cell table
+        key = np.zeros(len(frame), dtype=np.int64)
+        for col, values in zip(self.columns_, self._values):
+            codes = frame[col].map(values)
+            if codes.isna().any():
+                bad = frame[col][codes.isna()].iloc[0]
                 raise ValueError(
-                    f"sensitive feature values {dict(zip(self.columns_, key))} were not seen "
-                    "when the model was fitted"
-                ) from None
-        return ids
+                    f"sensitive feature {col}={bad!r} was not seen when the model was fitted"
+                )
+            key = key * len(values) + codes.to_numpy(dtype=np.int64)
+        pos = np.searchsorted(self._keys, key)
+        pos = np.clip(pos, 0, len(self._keys) - 1)
+        if (self._keys[pos] != key).any():
+            row = frame.iloc[int(np.flatnonzero(self._keys[pos] != key)[0])]
+            raise ValueError(
+                f"sensitive feature values {dict(row)} were not seen together when the model was fitted"
+            )
+        return self._ids[pos]
 
     def fit_transform(self, sensitive_features, n_samples: int | None = None) -> np.ndarray:
         return self.fit(sensitive_features, n_samples).transform(sensitive_features, n_samples)

@@ -1,0 +1,99 @@
+"""Members of (randomized) classifiers: deterministic rules that map examples to class codes.
+
+* :class:`PluginRule` — the plug-in classifier of Narasimhan et al. (JMLR 2024), Alg. 9/10:
+  ``h(x) = argmin*_j sum_i eta_i(x) L^{A(x)}_ij`` with one cost matrix per cell ``A(x)`` and ties
+  broken toward the **larger** class index (the paper's ``argmin*``). For two classes the rule is
+  computed as ``a + eta_1 (b - a) <= 0`` with ``a = L_01 - L_00`` and ``b = L_11 - L_10``, the
+  same inequality the sorted-threshold oracle evaluates, so training predictions and the
+  oracle's confusion matrices agree exactly.
+* :class:`FittedMember` — an estimator refitted with example weights (the weighted-refit oracle,
+  §8.7); it predicts from the features.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def binary_margin(eta1, L2):
+    """``a + eta1 (b - a)`` for a 2x2 cost matrix; predict class 1 where it is ``<= 0``."""
+    a = L2[0, 1] - L2[0, 0]
+    b = L2[1, 1] - L2[1, 0]
+    return a + eta1 * (b - a)
+
+
+def plugin_predict(proba, cell_ids, cost) -> np.ndarray:
+    """Plug-in decisions for per-cell cost matrices.
+
+    Parameters
+    ----------
+    proba : ndarray of shape (n_samples, n_classes)
+        Class-probability estimates eta-hat(x).
+    cell_ids : ndarray of int, shape (n_samples,)
+    cost : ndarray of shape (n_cells, n_classes, n_classes)
+        ``cost[c, i, j]``: cost of predicting j for true class i in cell c.
+
+    Returns
+    -------
+    ndarray of int, shape (n_samples,): predicted class codes.
+    """
+    proba = np.asarray(proba, dtype=float)
+    n = proba.shape[1]
+    pred = np.empty(len(proba), dtype=np.intp)
+    for c in range(cost.shape[0]):
+        idx = np.flatnonzero(cell_ids == c)
+        if idx.size == 0:
+            continue
+        if n == 2:
+            pred[idx] = (binary_margin(proba[idx, 1], cost[c]) <= 0).astype(np.intp)
+        else:
+            scores = proba[idx] @ cost[c]
+            pred[idx] = n - 1 - np.argmin(scores[:, ::-1], axis=1)  # ties -> larger index
+    return pred
+
+
+class PluginRule:
+    """A plug-in rule given by its per-cell cost tensor (shape (n_cells, n, n))."""
+
+    needs = "proba"
+
+    def __init__(self, cost):
+        self.cost = np.array(cost, dtype=float)
+
+    def predict_codes(self, X, proba, cell_ids) -> np.ndarray:
+        return plugin_predict(proba, cell_ids, self.cost)
+
+    def key(self):
+        return self.cost.tobytes()
+
+
+class FittedMember:
+    """A fitted estimator used as a member; ``class_codes`` maps its ``classes_`` to codes."""
+
+    needs = "X"
+
+    def __init__(self, estimator, class_codes):
+        self.estimator = estimator
+        self.class_codes = dict(class_codes)
+
+    def predict_codes(self, X, proba, cell_ids) -> np.ndarray:
+        raw = self.estimator.predict(X)
+        return np.array([self.class_codes[v.item() if isinstance(v, np.generic) else v] for v in raw],
+                        dtype=np.intp)
+
+    def key(self):
+        return id(self)
+
+
+class ConstantMember:
+    """Member predicting one class code everywhere (a degenerate refit)."""
+
+    needs = "X"
+
+    def __init__(self, code):
+        self.code = int(code)
+
+    def predict_codes(self, X, proba, cell_ids) -> np.ndarray:
+        return np.full(len(cell_ids), self.code, dtype=np.intp)
+
+    def key(self):
+        return ("const", self.code)

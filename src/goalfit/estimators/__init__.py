@@ -1,0 +1,4 @@
+"""scikit-learn estimators."""
+from .goal_classifier import GoalClassifier
+
+__all__ = ["GoalClassifier"]

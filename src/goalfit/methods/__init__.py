@@ -1,0 +1,1 @@
+"""Methods: algorithms that turn a compiled problem into a classifier."""

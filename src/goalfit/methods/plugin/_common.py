@@ -1,0 +1,177 @@
+"""What the plug-in methods share: results, histories, the row-normalized representation,
+simplex projections and the final-mixture LP ("pruning", Narasimhan et al. JMLR 2024, §8.2)."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import linprog
+
+
+@dataclass
+class SolverResult:
+    """Output of a plug-in method.
+
+    Attributes
+    ----------
+    members : list
+        Deterministic members (plug-in rules or refitted models).
+    weights : ndarray of shape (n_members,)
+        Mixture weights on the simplex.
+    confusions : ndarray of shape (n_members, n_cells, n_classes, n_classes)
+        Each member's confusion tensor on the training sample (the oracle's estimate).
+    method : str
+    history : list of dict
+        One record per iteration: ``iteration``, ``oracle_calls``, ``objective``,
+        ``max_violation`` (of the current mixture on the sample), ``seconds``.
+    n_oracle_calls : int
+    feasible : bool
+        Whether the returned mixture meets every constraint on the sample (tolerance 1e-7).
+    message : str
+    """
+
+    members: list
+    weights: np.ndarray
+    confusions: np.ndarray
+    method: str
+    history: list = field(default_factory=list)
+    n_oracle_calls: int = 0
+    feasible: bool = True
+    message: str = ""
+
+    @property
+    def confusion(self) -> np.ndarray:
+        """Expected confusion tensor of the mixture on the sample."""
+        return np.tensordot(self.weights, self.confusions, axes=1)
+
+
+class Recorder:
+    """Collects the per-iteration history of a method."""
+
+    def __init__(self, problem, oracle, every: int = 1, callback=None):
+        self.problem, self.oracle, self.every = problem, oracle, max(1, int(every))
+        self.start = time.perf_counter()
+        self.rows: list[dict] = []
+        self.callback = callback
+
+    def __call__(self, iteration: int, C, force: bool = False):
+        if force or iteration % self.every == 0:
+            self.rows.append({
+                "iteration": int(iteration),
+                "oracle_calls": int(self.oracle.n_calls),
+                "objective": float(self.problem.objective.value(C)),
+                "max_violation": float(self.problem.max_violation(C)),
+                "seconds": time.perf_counter() - self.start,
+            })
+        if self.callback is not None:
+            self.callback(iteration)
+
+
+class RowNormalizer:
+    """The row-normalized representation ``R = C / row_mass`` (each (cell, class) row sums to 1).
+
+    Generalizes the paper's normalized diagonal (§7.2, §8.2): entries are conditional rates in
+    [0, 1] whatever the group sizes, so step sizes and penalties have one scale. A linear
+    objective ``<lam, R>`` is the cost ``lam / row_mass`` on ``C`` (the adjoint). Rows of zero
+    mass are pinned to 0.
+    """
+
+    def __init__(self, space):
+        self.mass = space.row_mass[:, :, None]
+        self.live = np.broadcast_to(self.mass > 0, space.shape)
+        self.safe = np.where(self.mass > 0, self.mass, 1.0)
+
+    def to_rates(self, C):
+        return np.where(self.live, C / self.safe, 0.0)
+
+    def to_confusion(self, R):
+        return R * self.mass
+
+    def cost(self, lam):
+        """Cost tensor on C for the linear function ``<lam, R>``."""
+        return np.where(self.live, lam / self.safe, 0.0)
+
+    def grad_to_rates(self, g):
+        """Gradient w.r.t. R of a function given by its gradient w.r.t. C."""
+        return g * self.mass
+
+    def project(self, R):
+        """Euclidean projection of every row onto the probability simplex."""
+        shape = R.shape
+        flat = project_simplex_rows(R.reshape(-1, shape[-1]))
+        return np.where(self.live, flat.reshape(shape), 0.0)
+
+
+def project_simplex_rows(V):
+    """Project each row of ``V`` (shape (m, n)) onto the probability simplex (sort-based)."""
+    m, n = V.shape
+    U = -np.sort(-V, axis=1)
+    css = np.cumsum(U, axis=1) - 1.0
+    ind = np.arange(1, n + 1)
+    cond = U - css / ind > 0
+    rho = n - 1 - np.argmax(cond[:, ::-1], axis=1)
+    theta = css[np.arange(m), rho] / (rho + 1)
+    return np.maximum(V - theta[:, None], 0.0)
+
+
+def unique_members(members, confusions, weights=None):
+    """Merge members with identical confusion tensors on the sample (weights add up)."""
+    confusions = np.asarray(confusions)
+    flat = np.round(confusions.reshape(len(confusions), -1), 12)
+    _, first, inverse = np.unique(flat, axis=0, return_index=True, return_inverse=True)
+    inverse = np.asarray(inverse).ravel()
+    w = np.ones(len(members)) if weights is None else np.asarray(weights, float)
+    merged_w = np.bincount(inverse, weights=w, minlength=len(first))
+    return [members[i] for i in first], confusions[first], merged_w
+
+
+def prune(problem, members, confusions, weights=None, tol: float = 0.0):
+    """Re-weight candidate members so the mixture meets the constraints (§8.2, LP on HiGHS).
+
+    Solves ``min_alpha sum_t alpha_t psi(C_t)`` s.t. ``sum_t alpha_t (A C_t - b) <= 0``,
+    ``alpha`` in the simplex (exact for linear ``psi``, a convex upper bound otherwise; the
+    paper's "(1/T)" is a typo). Nonlinear convex constraints enter through their values at the
+    members (conservative by convexity). When no mixture is feasible, returns the
+    **least-violating** mixture: ``min s`` s.t. every row ``<= s``, then the best objective at
+    that violation.
+
+    Returns
+    -------
+    members, confusions, weights, feasible (bool), max_row_violation (float)
+    """
+    members, confusions, w0 = unique_members(members, confusions, weights)
+    T = len(members)
+    psi = np.array([problem.objective.value(C) for C in confusions])
+    rows = []
+    if problem.A is not None:
+        rows.append(confusions.reshape(T, -1) @ problem.A.T - problem.b)  # (T, K)
+    for cc in problem.nonlinear:
+        rows.append(np.array([[cc.function.value(C) - cc.bound] for C in confusions]))
+    if not rows:
+        k = int(np.argmin(psi))
+        w = np.zeros(T); w[k] = 1.0
+        return _support(members, confusions, w) + (True, 0.0)
+    G = np.hstack(rows).T  # (K, T)
+    K = G.shape[0]
+    A_eq, b_eq = np.ones((1, T)), np.array([1.0])
+    res = linprog(psi, A_ub=G, b_ub=np.full(K, tol), A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs")
+    if res.status == 0:
+        return _support(members, confusions, res.x) + (True, float(max(0.0, (G @ res.x).max())))
+    # least violation: variables (alpha, s)
+    c = np.zeros(T + 1); c[-1] = 1.0
+    A_ub = np.hstack([G, -np.ones((K, 1))])
+    res = linprog(c, A_ub=A_ub, b_ub=np.zeros(K), A_eq=np.hstack([A_eq, [[0.0]]]), b_eq=b_eq,
+                  bounds=[(0, None)] * T + [(None, None)], method="highs")
+    s = float(res.x[-1])
+    res2 = linprog(psi, A_ub=G, b_ub=np.full(K, s + max(1e-9, 1e-9 * abs(s))), A_eq=A_eq, b_eq=b_eq,
+                   bounds=(0, None), method="highs")
+    x = res2.x if res2.status == 0 else res.x[:T]
+    return _support(members, confusions, x) + (False, float((G @ x).max()))
+
+
+def _support(members, confusions, weights, eps: float = 1e-10):
+    w = np.clip(np.asarray(weights, float), 0, None)
+    keep = w > eps
+    w = w[keep] / w[keep].sum()
+    return [m for m, k in zip(members, keep) if k], confusions[keep], w

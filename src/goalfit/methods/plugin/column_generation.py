@@ -1,0 +1,94 @@
+"""Column generation (Dantzig-Wolfe) for linear objectives with polyhedral constraints.
+
+With a linear objective ``<L0, C>`` and constraints ``A vec(C) <= b`` the problem over
+randomized classifiers is a linear program over the convex hull of the oracle's outputs. Column
+generation solves it exactly with few oracle calls: a master LP over the members found so far
+gives Lagrange multipliers ``mu``; the oracle prices a new member with the cost
+``L0 + A^T mu``; it stops when no member has a negative reduced cost. The master is *elastic*
+(one slack ``s >= 0`` for the largest violation, penalized by ``penalty``), so it is feasible
+from the first member, and an infeasible goal set ends with the least-violating mixture.
+
+This is not one of Narasimhan et al.'s algorithms: it is the classical decomposition behind
+their final LP (§8.2, and TFCO's ``find_best_candidate_distribution``), driven to optimality.
+For linear goals it replaces ConGDA/SplitFW's thousands of oracle calls by tens (same
+optimum, checked against them and an exact LP in the tests).
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import linprog
+
+from ._common import Recorder, SolverResult, prune
+
+
+def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-10,
+                      penalty: float = 1e3, record_every: int = 1, callback=None) -> SolverResult:
+    """Solve ``min <L0, C>`` s.t. ``A vec(C) <= b`` over mixtures of oracle outputs.
+
+    Parameters
+    ----------
+    problem : CompiledProblem
+        Linear objective; polyhedral constraints only.
+    oracle : callable
+        Linear minimization oracle (:class:`PluginOracle` or :class:`RefitOracle`).
+    max_iter : int, default 200
+        Maximum number of pricing rounds (oracle calls after the first).
+    tol : float, default 1e-10
+        Stop when the most negative reduced cost is above ``-tol``.
+    penalty : float, default 1e3
+        Price of one unit of constraint violation in the elastic master.
+
+    Returns
+    -------
+    SolverResult
+
+    Raises
+    ------
+    ValueError
+        If the objective is not linear or a constraint is not polyhedral.
+    """
+    if problem.objective.kind != "linear":
+        raise ValueError("column generation needs a linear objective")
+    if problem.nonlinear:
+        raise ValueError("column generation needs polyhedral constraints")
+    rec = Recorder(problem, oracle, record_every, callback)
+    c0 = problem.objective.coef
+    A, b = problem.A, problem.b
+    member, C = oracle(c0)
+    members, Cs = [member], [C]
+    rec(0, C, force=True)
+    if A is None:
+        return SolverResult(members, np.ones(1), np.array(Cs), "column_generation", rec.rows,
+                            oracle.n_calls, True, "unconstrained linear objective: one oracle call")
+    K = A.shape[0]
+    message = f"stopped after max_iter={max_iter} pricing rounds"
+    for it in range(1, max_iter + 1):
+        X = np.array(Cs).reshape(len(Cs), -1)
+        f = X @ c0.ravel()
+        G = (X @ A.T - b).T  # (K, T)
+        T = len(Cs)
+        cost = np.concatenate([f, [penalty]])
+        A_ub = np.hstack([G, -np.ones((K, 1))])
+        A_eq = np.concatenate([np.ones(T), [0.0]])[None, :]
+        res = linprog(cost, A_ub=A_ub, b_ub=np.zeros(K), A_eq=A_eq, b_eq=[1.0],
+                      bounds=(0, None), method="highs")
+        if res.status != 0:  # pragma: no cover - the elastic master is always feasible
+            message = f"master LP failed: {res.message}"
+            break
+        mu = -np.asarray(res.ineqlin.marginals)  # >= 0
+        v = float(res.eqlin.marginals[0])
+        mix = np.tensordot(res.x[:T], np.array(Cs), axes=1)
+        rec(it, mix)
+        price = c0 + (mu @ A).reshape(c0.shape)
+        member, C = oracle(price)
+        reduced = float(np.vdot(c0, C) + mu @ (A @ C.ravel() - b) - v)
+        if reduced >= -tol * max(1.0, abs(v)):
+            message = f"optimal: no member with negative reduced cost after {it} rounds"
+            break
+        members.append(member)
+        Cs.append(C)
+    members, Cs, w, feasible, viol = prune(problem, members, np.array(Cs))
+    rec(rec.rows[-1]["iteration"] + 1 if rec.rows else 0, np.tensordot(w, Cs, axes=1), force=True)
+    if not feasible:
+        message += f"; no mixture meets the constraints, least violation {viol:.3g}"
+    return SolverResult(members, w, Cs, "column_generation", rec.rows, oracle.n_calls, feasible, message)

@@ -1,0 +1,101 @@
+"""Constrained gradient descent-ascent (ConGDA, Alg. 6 of Narasimhan et al., JMLR 2024).
+
+With no constraint it is GDA (Alg. 2). The full GDA family (step-size selection, the
+unconstrained variant's own defaults) is completed in the follow-up issue.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._common import Recorder, RowNormalizer, SolverResult, prune, unique_members
+
+
+def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 0.1, step_lambda: float = 0.1,
+            step_mu: float = 0.1, lambda_radius: float = 1e3, prune_output: bool = True,
+            record_every: int = 10, callback=None) -> SolverResult:
+    """ConGDA: saddle point of ``psi(xi) + <lam, C - xi> + <mu, phi(xi)>`` (Alg. 6).
+
+    Each iteration calls the oracle with ``lam`` (the ``C``-player's best response), takes a
+    projected gradient step on the slack ``xi`` and ascent steps on ``lam`` and ``mu >= 0``,
+    all simultaneously (the paper's indices are sloppy; this is the intended update). Works in
+    the row-normalized representation where ``xi`` has rows in the simplex (tighter than the
+    paper's box ``[0,1]^d``; both contain the achievable set). The output is the uniform mixture
+    of the oracle's members re-weighted by the LP of §8.2 when ``prune_output`` (the paper's
+    practice, App. B.1).
+
+    Parameters
+    ----------
+    problem : CompiledProblem
+        Convex objective; polyhedral and/or smooth convex constraints.
+    oracle : linear minimization oracle
+    max_iter : int, default 2000
+        Oracle calls (the paper uses 10000 with steps tuned over {0.001, 0.01, 0.1}).
+    step_xi, step_lambda, step_mu : float
+        Step sizes (Theorem 17 sets them from the Lipschitz constants; tune in practice).
+    lambda_radius : float
+        ``lam`` is projected onto the l2 ball of this radius (the set Lambda).
+
+    Returns
+    -------
+    SolverResult
+    """
+    space = problem.space
+    norm = RowNormalizer(space)
+    rec = Recorder(problem, oracle, record_every, callback)
+    mass = np.broadcast_to(space.row_mass[:, :, None], space.shape).ravel()
+    A_R = None if problem.A is None else problem.A * mass[None, :]
+    nonlin = problem.nonlinear
+
+    def grad_psi(xi):
+        return norm.grad_to_rates(problem.objective.gradient(norm.to_confusion(xi)))
+
+    def phi(xi):
+        out = []
+        if A_R is not None:
+            out.append(A_R @ xi.ravel() - problem.b)
+        out += [np.array([cc.function.value(norm.to_confusion(xi)) - cc.bound]) for cc in nonlin]
+        return np.concatenate(out) if out else np.zeros(0)
+
+    def phi_grad_term(xi, mu):
+        g = np.zeros(space.shape)
+        k = 0
+        if A_R is not None:
+            g += (mu[: len(problem.b)] @ A_R).reshape(space.shape)
+            k = len(problem.b)
+        for j, cc in enumerate(nonlin):
+            g += mu[k + j] * norm.grad_to_rates(cc.function.gradient(norm.to_confusion(xi)))
+        return g
+
+    member, C = oracle(problem.objective.gradient(np.full(space.shape, 1.0 / space.size)))
+    xi = norm.to_rates(C)
+    lam = grad_psi(xi)
+    mu = np.zeros(len(phi(xi)))
+    members, Cs = [], []
+    for t in range(1, max_iter + 1):
+        member, C = oracle(norm.cost(lam))
+        members.append(member)
+        Cs.append(C)
+        R = norm.to_rates(C)
+        ph = phi(xi)
+        g_xi = grad_psi(xi) - lam + phi_grad_term(xi, mu)
+        xi_new = norm.project(xi - step_xi * g_xi)
+        lam = lam + step_lambda * (R - xi)
+        nrm = np.linalg.norm(lam)
+        if nrm > lambda_radius:
+            lam *= lambda_radius / nrm
+        mu = np.maximum(0.0, mu + step_mu * ph)
+        xi = xi_new
+        if rec.every and t % rec.every == 0:
+            rec(t, np.mean(Cs, axis=0))
+    Cs = np.array(Cs)
+    if prune_output and problem.constraints:
+        members, Cs, w, feasible, viol = prune(problem, members, Cs)
+    elif prune_output:
+        members, Cs, w, feasible, viol = prune(problem, members, Cs)
+    else:
+        members, Cs, w = unique_members(members, Cs)
+        w = w / w.sum()
+        feasible = problem.max_violation(np.tensordot(w, Cs, axes=1)) <= 1e-7
+    rec(max_iter, np.tensordot(w, Cs, axes=1), force=True)
+    msg = f"{max_iter} iterations" + ("" if feasible else "; no mixture of the iterates meets the constraints (least violation returned)")
+    return SolverResult(members, w, Cs, "con_gda", rec.rows, oracle.n_calls, feasible, msg)

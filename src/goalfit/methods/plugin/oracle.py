@@ -1,0 +1,182 @@
+"""Linear minimization oracles (LMOs) over classifiers (Narasimhan et al., JMLR 2024, §4).
+
+An oracle takes a cost tensor ``L`` of shape ``(n_cells, n, n)`` and returns a member whose
+confusion tensor ``C`` (approximately) minimizes ``<L, C>`` over all classifiers, together with
+``C`` on the sample. Every method of :mod:`goalfit.methods.plugin` talks to data only through
+an oracle.
+
+* :class:`PluginOracle` — Alg. 9 (no groups) and Alg. 10 (groups): the plug-in rule on a fixed
+  class-probability estimate. For **two classes** the rule in each cell is a threshold on
+  ``eta_1(x)``, so the examples of each cell are sorted by ``eta_1`` once and every call is a
+  binary search plus cumulative sums: ``O(n_cells log N)`` per call instead of a pass over the
+  data. For more classes a call costs one ``(N x n) @ (n x n)`` product per cell.
+* :class:`RefitOracle` — §8.7: refit the base estimator with example weights derived from ``L``
+  (exact reduction for two classes; for more classes ``L`` must be a weighted 0-1 cost in each
+  row, as the gradients of diagonal metrics such as H-mean are).
+"""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import clone
+
+from ...classifiers.members import ConstantMember, FittedMember, PluginRule, binary_margin, plugin_predict
+from ...confusion import confusion_tensor
+
+
+class PluginOracle:
+    """Plug-in LMO on fixed class probabilities (Alg. 9/10; ties toward the larger index).
+
+    Parameters
+    ----------
+    proba : ndarray of shape (n_samples, n_classes)
+        Class-probability estimates on the sample the outer loop uses.
+    y_codes : ndarray of int, shape (n_samples,)
+    cell_ids : ndarray of int, shape (n_samples,)
+    space : ConfusionSpace
+    sample_weight : ndarray of shape (n_samples,), optional
+
+    Attributes
+    ----------
+    n_calls : int
+        Number of calls so far.
+    """
+
+    def __init__(self, proba, y_codes, cell_ids, space, sample_weight=None):
+        self.proba = np.asarray(proba, dtype=float)
+        self.y = np.asarray(y_codes, dtype=np.intp)
+        self.cells = np.asarray(cell_ids, dtype=np.intp)
+        self.space = space
+        self.w = np.ones(len(self.y)) if sample_weight is None else np.asarray(sample_weight, float)
+        self.total = self.w.sum()
+        self.n_calls = 0
+        if space.n_classes == 2:
+            self._prepare_binary()
+
+    def _prepare_binary(self):
+        self._sorted = []
+        for c in range(self.space.n_cells):
+            idx = np.flatnonzero(self.cells == c)
+            eta = self.proba[idx, 1]
+            order = np.argsort(eta, kind="stable")
+            eta = eta[order]
+            y = self.y[idx][order]
+            w = self.w[idx][order]
+            cum0 = np.concatenate([[0.0], np.cumsum(w * (y == 0))])
+            cum1 = np.concatenate([[0.0], np.cumsum(w * (y == 1))])
+            self._sorted.append((eta, cum0, cum1))
+
+    def _binary_cell(self, c, L2):
+        """Confusion counts of the plug-in rule in cell c (predict 1 where margin <= 0)."""
+        eta, cum0, cum1 = self._sorted[c]
+        n = len(eta)
+        a = L2[0, 1] - L2[0, 0]
+        s = (L2[1, 1] - L2[1, 0]) - a
+        if n == 0:
+            return np.zeros((2, 2))
+
+        def positive(k):
+            return binary_margin(eta[k], L2) <= 0
+
+        if s > 0:  # margin increasing in eta: class 1 on a prefix [0, k)
+            k = int(np.searchsorted(eta, -a / s, side="right"))
+            while k < n and positive(k):
+                k += 1
+            while k > 0 and not positive(k - 1):
+                k -= 1
+            fp, tp = cum0[k], cum1[k]
+        elif s < 0:  # margin decreasing: class 1 on a suffix [k, n)
+            k = int(np.searchsorted(eta, -a / s, side="left"))
+            while k > 0 and positive(k - 1):
+                k -= 1
+            while k < n and not positive(k):
+                k += 1
+            fp, tp = cum0[n] - cum0[k], cum1[n] - cum1[k]
+        else:
+            everyone = a <= 0
+            fp, tp = (cum0[n], cum1[n]) if everyone else (0.0, 0.0)
+        return np.array([[cum0[n] - fp, fp], [cum1[n] - tp, tp]])
+
+    def confusion_of(self, cost) -> np.ndarray:
+        """Confusion tensor of the plug-in rule with this cost tensor (does not count as a call)."""
+        cost = np.asarray(cost, dtype=float)
+        if self.space.n_classes == 2:
+            return np.stack([self._binary_cell(c, cost[c]) for c in range(self.space.n_cells)]) / self.total
+        pred = plugin_predict(self.proba, self.cells, cost)
+        return confusion_tensor(self.y, pred, self.cells, self.space.n_classes, self.space.n_cells, self.w)
+
+    def __call__(self, cost):
+        """Return ``(PluginRule(cost), C)`` with C the rule's confusion tensor on the sample."""
+        cost = np.broadcast_to(np.asarray(cost, dtype=float), self.space.shape)
+        if not np.isfinite(cost).all():
+            raise ValueError("the oracle got a cost tensor with NaN or infinite entries")
+        self.n_calls += 1
+        return PluginRule(cost), self.confusion_of(cost)
+
+
+class RefitOracle:
+    """Weighted-refit LMO (Narasimhan et al. §8.7, "WLR"): one fit of the base estimator per call.
+
+    For two classes, example ``l`` in cell ``c`` with label ``i`` gets target ``argmin_j
+    L[c, i, j]`` and weight ``w_l |L[c,i,1] - L[c,i,0]|``: an exact reduction of cost-sensitive
+    to weighted classification. For more classes each row ``L[c, i]`` must be constant off the
+    diagonal with a diagonal no larger (a weighted 0-1 cost, after the row shift that does not
+    change the minimizer); the weight is then ``w_l (L[c,i,k] - L[c,i,i])`` for ``k != i``.
+
+    Parameters
+    ----------
+    estimator : scikit-learn classifier supporting ``sample_weight``
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+    y_codes, cell_ids, space, sample_weight : as :class:`PluginOracle`
+
+    Raises
+    ------
+    ValueError
+        When a multiclass cost tensor is not of the weighted 0-1 form.
+    """
+
+    def __init__(self, estimator, X, y_codes, cell_ids, space, sample_weight=None):
+        self.estimator = estimator
+        self.X = X
+        self.y = np.asarray(y_codes, dtype=np.intp)
+        self.cells = np.asarray(cell_ids, dtype=np.intp)
+        self.space = space
+        self.w = np.ones(len(self.y)) if sample_weight is None else np.asarray(sample_weight, float)
+        self.n_calls = 0
+
+    def _targets(self, cost):
+        rows = cost[self.cells, self.y]  # (N, n): costs of each prediction for each example
+        if self.space.n_classes == 2:
+            target = (rows[:, 1] <= rows[:, 0]).astype(np.intp)
+            weight = self.w * np.abs(rows[:, 1] - rows[:, 0])
+            return target, weight
+        n = self.space.n_classes
+        off = rows.copy()
+        off[np.arange(len(rows)), self.y] = np.nan
+        lo, hi = np.nanmin(off, axis=1), np.nanmax(off, axis=1)
+        diag = rows[np.arange(len(rows)), self.y]
+        if not np.allclose(lo, hi) or (diag > lo + 1e-12).any():
+            raise ValueError(
+                f"the refit oracle needs weighted 0-1 costs for {n} classes (constant off the "
+                "diagonal, diagonal below it); use the plug-in oracle for this problem"
+            )
+        return self.y.copy(), self.w * (lo - diag)
+
+    def __call__(self, cost):
+        cost = np.broadcast_to(np.asarray(cost, dtype=float), self.space.shape)
+        self.n_calls += 1
+        target, weight = self._targets(cost)
+        keep = weight > 0
+        model = clone(self.estimator)
+        if len(np.unique(target[keep])) < 2:
+            # degenerate: one class is best for every weighted example
+            const = int(target[keep][0]) if keep.any() else int(np.argmin(cost.sum(axis=(0, 1))))
+            pred = np.full(len(self.y), const, dtype=np.intp)
+            member = ConstantMember(const)
+        else:
+            model.fit(self.X[keep] if hasattr(self.X, "shape") else self.X, target[keep],
+                      sample_weight=weight[keep])
+            member = FittedMember(model, {c: c for c in range(self.space.n_classes)})
+            pred = member.predict_codes(self.X, None, self.cells)
+        C = confusion_tensor(self.y, pred, self.cells, self.space.n_classes, self.space.n_cells, self.w)
+        return member, C
+

@@ -1,0 +1,94 @@
+"""Evaluate goals on labels and predictions (the functional side of :mod:`goalfit.goals`).
+
+``score(goal, y_true, y_pred, sensitive_features=...)`` evaluates any goal expression;
+``y_pred`` may be labels or, for randomized classifiers, per-example class distributions
+(exact expected values). The fairlearn-style functions below are thin wrappers.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..confusion import CellEncoder, ConfusionSpace, confusion_tensor
+from ..goals import Problem, as_objective
+from ..goals import fairness as _fair
+
+
+def _space_and_tensor(y_true, y_pred, sensitive_features, sample_weight, classes):
+    y_true = np.asarray(y_true)
+    y_pred = np.asarray(y_pred)
+    if classes is None:
+        classes = np.unique(np.concatenate([y_true, y_pred]) if y_pred.ndim == 1 else y_true)
+    from ..classifiers import encode_labels
+
+    yc = encode_labels(y_true, classes)
+    pc = encode_labels(y_pred, classes) if y_pred.ndim == 1 else y_pred
+    enc = CellEncoder().fit(sensitive_features, len(yc))
+    cells = enc.transform(sensitive_features, len(yc))
+    space = ConfusionSpace.from_codes(yc, cells, classes, enc.cells_, sample_weight)
+    C = confusion_tensor(yc, pc, cells, len(classes), enc.n_cells, sample_weight)
+    return space, C
+
+
+def score(goal, y_true, y_pred, *, sensitive_features=None, sample_weight=None, classes=None) -> float:
+    """Value of a goal expression (or objective name) on labels and predictions.
+
+    Parameters
+    ----------
+    goal : str or Expression
+    y_true : array-like of shape (n_samples,)
+    y_pred : array-like of shape (n_samples,) or (n_samples, n_classes)
+        Labels, or per-example predicted-class distributions (exact expectation).
+    sensitive_features : optional
+    sample_weight : optional
+    classes : array-like, optional
+        Class order (required when ``y_pred`` is a distribution over classes absent from y).
+    """
+    space, C = _space_and_tensor(y_true, y_pred, sensitive_features, sample_weight, classes)
+    return as_objective(goal).bind(space).value(C)
+
+
+def evaluate_problem(problem: Problem, y_true, y_pred, *, sensitive_features=None, sample_weight=None,
+                     classes=None) -> dict:
+    """Objective, constraints and accuracy of predictions on labelled data.
+
+    Returns
+    -------
+    dict: ``objective`` {name, value}, ``constraints`` [{name, value, bound, sense, violation,
+    met}], ``accuracy``.
+    """
+    space, C = _space_and_tensor(y_true, y_pred, sensitive_features, sample_weight, classes)
+    cp = problem.compile(space)
+    cons = []
+    for c in cp.constraints:
+        v = c.value(C)
+        viol = c.violation(C)
+        cons.append({"name": c.name, "value": v, "bound": c.bound, "sense": c.sense,
+                     "violation": viol, "met": viol <= 1e-7})
+    return {
+        "objective": {"name": problem.objective.name, "value": cp.objective.value(C)},
+        "constraints": cons,
+        "accuracy": float(np.trace(C.sum(axis=0))),
+    }
+
+
+def _wrap(maker):
+    def metric(y_true, y_pred, *, sensitive_features, method="between_groups", sample_weight=None):
+        return score(maker(None, method=method), y_true, y_pred,
+                     sensitive_features=sensitive_features, sample_weight=sample_weight)
+
+    metric.__name__ = maker.__name__
+    metric.__doc__ = (f"``{maker.__name__}`` of predictions (same definition and defaults as "
+                      "fairlearn.metrics). See :mod:`goalfit.goals.fairness`.")
+    return metric
+
+
+demographic_parity_difference = _wrap(_fair.demographic_parity_difference)
+demographic_parity_ratio = _wrap(_fair.demographic_parity_ratio)
+equal_opportunity_difference = _wrap(_fair.equal_opportunity_difference)
+equal_opportunity_ratio = _wrap(_fair.equal_opportunity_ratio)
+equalized_odds_difference = _wrap(_fair.equalized_odds_difference)
+equalized_odds_ratio = _wrap(_fair.equalized_odds_ratio)
+
+__all__ = ["score", "evaluate_problem", "demographic_parity_difference", "demographic_parity_ratio",
+           "equal_opportunity_difference", "equal_opportunity_ratio", "equalized_odds_difference",
+           "equalized_odds_ratio"]
