@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, _num_samples, check_is_fitted
+from sklearn.utils.validation import _check_sample_weight, _num_samples, check_is_fitted, column_or_1d
 
 from ..classifiers import ProbabilityModel, RandomizedClassifier, encode_labels
 from ..confusion import CellEncoder, ConfusionSpace
@@ -119,16 +119,16 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self
         """
         t_start = time.perf_counter()
+        if y is None:
+            raise ValueError("GoalClassifier requires y to be passed, but the target y is None")
         n = _num_samples(X)
-        y = np.asarray(y)
-        if y.ndim != 1:
-            y = y.ravel() if y.ndim == 2 and y.shape[1] == 1 else y
+        y = column_or_1d(y, warn=True)
         if len(y) != n:
             raise ValueError(f"X has {n} rows but y has {len(y)}")
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         if len(self.classes_) < 2:
-            raise ValueError(f"y has a single class {self.classes_.tolist()}: need at least two")
+            raise ValueError(f"y has one class {self.classes_.tolist()}: need at least two")
         y_codes = encode_labels(y, self.classes_)
         sw = None if sample_weight is None else _check_sample_weight(sample_weight, X)
         encoder = CellEncoder().fit(sensitive_features, n)

@@ -289,7 +289,10 @@ class LinearExpression(Expression):
                 continue
             mass = float((given[:, :, 0] * space.row_mass).sum())
             if mass <= 0:
-                raise ValueError(f"{r.name}: no example satisfies its condition (an empty slice)")
+                raise ValueError(
+                    f"{r.name}: no example satisfies its condition (an empty slice: a class "
+                    "or group with no examples or zero total weight)"
+                )
             linear += c * num / mass
         lin = LinearFunction(linear, self.const, self.name)
         if not ratios:

@@ -31,8 +31,12 @@ def _group(group):
     return () if group is None else (Cond("group", group=_freeze(group)),)
 
 
+def _plain(v):
+    return v.item() if hasattr(v, "item") and not isinstance(v, (str, bytes)) else v
+
+
 def _name(fn: str, label=None, group=None, **extra) -> str:
-    args = [] if label is None else [repr(label)]
+    args = [] if label is None else [repr(_plain(label))]
     args += [f"{k}={v!r}" for k, v in extra.items() if v is not None]
     if group is not None:
         args.append(f"group={_fmt_group(_freeze(group))}")

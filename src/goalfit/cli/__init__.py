@@ -1,0 +1,1 @@
+"""The ``goalfit`` command line."""

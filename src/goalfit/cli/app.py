@@ -1,0 +1,167 @@
+"""``goalfit`` command line: ``demo``, ``fit SPEC.toml``, ``datasets``."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import typer
+from rich.console import Console
+
+from .spec import Spec, SpecError, load_spec
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Train classifiers that meet real-world goals (fairness, coverage, churn, ...).")
+console = Console()
+
+DEMO = Spec(dataset="adult", sensitive=["sex"], estimator="logistic_regression", objective="error",
+            constraints=["demographic_parity_difference('sex') <= 0.01"], method="auto")
+
+
+def _fail(message: str, code: int = 2):
+    console.print(f"[red]error:[/red] {message}")
+    raise typer.Exit(code)
+
+
+def load_data(spec: Spec):
+    """Train/test features, labels and sensitive features for a spec.
+
+    Raises
+    ------
+    SpecError
+        Unknown dataset, unknown label or sensitive column.
+    """
+    from sklearn.model_selection import train_test_split
+
+    if spec.dataset:
+        from ..datasets import load_dataset, list_datasets
+
+        if spec.dataset not in list_datasets():
+            raise SpecError(f"unknown dataset {spec.dataset!r}; known: {list_datasets()}")
+        official = {"adult", "a9a", "satimage", "shuttle", "segment"}
+        if spec.dataset in official:
+            tr = load_dataset(spec.dataset, subset="train", **spec.dataset_params)
+            te = load_dataset(spec.dataset, subset="test", **spec.dataset_params)
+            parts = [(tr.data, tr.target, tr.sensitive_features), (te.data, te.target, te.sensitive_features)]
+        else:
+            ds = load_dataset(spec.dataset, **spec.dataset_params)
+            parts = _split(ds.data, ds.target, ds.sensitive_features, spec, train_test_split)
+        out = []
+        for X, y, S in parts:
+            missing = [c for c in spec.sensitive if c not in S.columns]
+            if missing:
+                raise SpecError(f"unknown sensitive column(s) {missing} for dataset {spec.dataset!r}; "
+                                f"known: {list(S.columns)}")
+            out.append((X, np.asarray(y), S[spec.sensitive].reset_index(drop=True) if spec.sensitive else None))
+        return out
+    path = Path(spec.csv)
+    if not path.exists():
+        raise SpecError(f"csv file {path} does not exist")
+    frame = pd.read_csv(path)
+    for col in [spec.label] + spec.sensitive:
+        if col not in frame.columns:
+            raise SpecError(f"unknown column {col!r} in {path}; columns: {list(frame.columns)}")
+    y = frame[spec.label].to_numpy()
+    X = frame.drop(columns=[spec.label])
+    S = frame[spec.sensitive] if spec.sensitive else None
+    parts = _split(X, y, S, spec, train_test_split)
+    return [(X_, np.asarray(y_), S_) for X_, y_, S_ in parts]
+
+
+def _split(X, y, S, spec, train_test_split):
+    idx = np.arange(len(y))
+    tr, te = train_test_split(idx, test_size=spec.test_size, random_state=spec.seed, stratify=np.asarray(y))
+
+    def take(obj, rows):
+        if obj is None:
+            return None
+        if hasattr(obj, "iloc"):
+            return obj.iloc[rows].reset_index(drop=True)
+        return obj[rows]
+
+    return [(take(X, tr), take(np.asarray(y), tr), take(S, tr)), (take(X, te), take(np.asarray(y), te), take(S, te))]
+
+
+def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = None, quiet: bool = False):
+    """Fit the spec's problem, print the report and write the outputs. Returns the Report."""
+    import joblib
+
+    from ..estimators import GoalClassifier
+    from ..report import build_report
+    from .models import make_estimator
+
+    objective, constraints = spec.goals()
+    (Xtr, ytr, Str), (Xte, yte, Ste) = load_data(spec)
+    base = make_estimator(spec.estimator, Xtr, spec.seed)
+    model = GoalClassifier(base, objective=objective, constraints=constraints, method=spec.method,
+                           method_params=spec.method_params or None, random_state=spec.seed)
+    with console.status(f"fitting {spec.estimator} and solving ({spec.method}) on {len(ytr)} examples",
+                        spinner="dots"):
+        try:
+            model.fit(Xtr, ytr, sensitive_features=Str)
+        except ValueError as err:
+            raise SpecError(str(err)) from None
+    report = build_report(model, Xtr, ytr, sensitive_features_train=Str, X_test=Xte, y_test=yte,
+                          sensitive_features_test=Ste,
+                          extra={"dataset": spec.dataset or spec.csv, "estimator": spec.estimator,
+                                 "seed": spec.seed, "n_train": int(len(ytr)), "n_test": int(len(yte))})
+    if not quiet:
+        report.print(console)
+    if json_path is not None:
+        report.to_json(json_path)
+        console.print(f"wrote {json_path}")
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        joblib.dump(model, out / "model.joblib")
+        report.to_json(out / "report.json")
+        paths = report.plot(out)
+        console.print(f"wrote {out / 'model.joblib'}, {out / 'report.json'}, " + ", ".join(str(p) for p in paths))
+    return report
+
+
+@app.command()
+def demo(json: Path = typer.Option(None, "--json", help="Write report.json here."),
+         out: Path = typer.Option(None, "--out", help="Also write the model and plots into this folder.")):
+    """Adult, logistic regression: minimize error s.t. demographic parity difference (sex) <= 0.01."""
+    try:
+        run_spec(DEMO, out=out, json_path=json)
+    except (SpecError, FileNotFoundError) as err:
+        _fail(str(err), 2 if isinstance(err, SpecError) else 1)
+
+
+@app.command()
+def fit(spec: Path = typer.Argument(..., help="TOML problem specification."),
+        out: Path = typer.Option(Path("goalfit-out"), "--out", help="Output folder.")):
+    """Fit the problem in SPEC and write model.joblib, report.json and plots to --out."""
+    try:
+        s = load_spec(spec)
+        run_spec(s, out=out)
+    except SpecError as err:
+        _fail(str(err), 2)
+    except FileNotFoundError as err:
+        _fail(str(err), 1)
+
+
+@app.command()
+def datasets(data_home: Path = typer.Option(None, "--data-home", help="Folder to look in first.")):
+    """List the datasets goalfit can load and whether each is found."""
+    from rich.table import Table
+
+    from ..datasets import dataset_status
+
+    t = Table(title="goalfit datasets")
+    for col in ("name", "found", "location / missing files"):
+        t.add_column(col)
+    for row in dataset_status(data_home):
+        where = row["location"] if row["found"] else ("missing: " + ", ".join(row["missing"]))
+        t.add_row(row["name"], "[green]yes[/green]" if row["found"] else "[red]no[/red]", str(where))
+    console.print(t)
+
+
+def main():  # pragma: no cover - entry point
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""Problem specifications in TOML, for ``goalfit fit SPEC.toml``.
+
+Example::
+
+    [data]
+    dataset = "adult"            # a goalfit.datasets name, or: csv = "path/to/file.csv"
+    label = "income"             # label column (csv only)
+    sensitive = ["sex"]          # sensitive-feature columns (also kept as features)
+    test_size = 0.3              # random stratified split; datasets with an official split use it
+    seed = 0
+
+    [model]
+    estimator = "logistic_regression"   # or gradient_boosting, random_forest
+
+    [goals]
+    objective = "error"
+    constraints = ["demographic_parity_difference('sex') <= 0.01"]
+    method = "auto"
+"""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..goals import parse_constraint, parse_objective
+from ..methods.baselines import BASELINES
+from ..methods.plugin import METHODS
+from .models import ESTIMATORS
+
+
+class SpecError(ValueError):
+    """An invalid specification (reported by the CLI with exit code 2)."""
+
+
+@dataclass
+class Spec:
+    dataset: str | None = None
+    csv: str | None = None
+    label: str | None = None
+    sensitive: list = field(default_factory=list)
+    test_size: float = 0.3
+    seed: int = 0
+    estimator: str = "logistic_regression"
+    objective: str = "error"
+    constraints: list = field(default_factory=list)
+    method: str = "auto"
+    method_params: dict = field(default_factory=dict)
+    dataset_params: dict = field(default_factory=dict)
+
+    def goals(self):
+        """Parsed objective and constraints.
+
+        Raises
+        ------
+        SpecError
+            On an unknown metric, a syntax error or an out-of-range bound.
+        """
+        try:
+            return parse_objective(self.objective), [parse_constraint(c) for c in self.constraints]
+        except (ValueError, TypeError) as err:
+            raise SpecError(str(err)) from None
+
+
+_KNOWN = {
+    "data": {"dataset", "csv", "label", "sensitive", "test_size", "seed", "params"},
+    "model": {"estimator"},
+    "goals": {"objective", "constraints", "method", "method_params"},
+}
+
+
+def load_spec(path) -> Spec:
+    """Read and validate a TOML spec.
+
+    Raises
+    ------
+    SpecError
+        Missing file, TOML syntax, unknown section or key, missing dataset, bad types, unknown
+        estimator or method, unknown metric or out-of-range bound.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise SpecError(f"spec file {path} does not exist")
+    try:
+        raw = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as err:
+        raise SpecError(f"{path}: invalid TOML: {err}") from None
+    return spec_from_dict(raw, str(path))
+
+
+def spec_from_dict(raw: dict, where: str = "spec") -> Spec:
+    for section, body in raw.items():
+        if section not in _KNOWN:
+            raise SpecError(f"{where}: unknown section [{section}]; known: {sorted(_KNOWN)}")
+        if not isinstance(body, dict):
+            raise SpecError(f"{where}: [{section}] must be a table")
+        unknown = set(body) - _KNOWN[section]
+        if unknown:
+            raise SpecError(f"{where}: unknown key(s) {sorted(unknown)} in [{section}]; known: {sorted(_KNOWN[section])}")
+    data, model, goals = raw.get("data", {}), raw.get("model", {}), raw.get("goals", {})
+    if bool(data.get("dataset")) == bool(data.get("csv")):
+        raise SpecError(f"{where}: [data] needs exactly one of dataset = \"name\" or csv = \"path\"")
+    if data.get("csv") and not data.get("label"):
+        raise SpecError(f"{where}: [data] csv needs label = \"column\"")
+    sensitive = data.get("sensitive", [])
+    if isinstance(sensitive, str):
+        sensitive = [sensitive]
+    constraints = goals.get("constraints", [])
+    if isinstance(constraints, str):
+        constraints = [constraints]
+    test_size = data.get("test_size", 0.3)
+    if not isinstance(test_size, (int, float)) or not 0 < test_size < 1:
+        raise SpecError(f"{where}: test_size must be a number in (0, 1), got {test_size!r}")
+    spec = Spec(dataset=data.get("dataset"), csv=data.get("csv"), label=data.get("label"),
+                sensitive=list(sensitive), test_size=float(test_size), seed=int(data.get("seed", 0)),
+                estimator=model.get("estimator", "logistic_regression"),
+                objective=goals.get("objective", "error"), constraints=list(constraints),
+                method=goals.get("method", "auto"), method_params=dict(goals.get("method_params", {})),
+                dataset_params=dict(data.get("params", {})))
+    if spec.estimator not in ESTIMATORS:
+        raise SpecError(f"{where}: unknown estimator {spec.estimator!r}; known: {sorted(ESTIMATORS)}")
+    known_methods = ["auto"] + sorted(METHODS) + sorted(BASELINES)
+    if spec.method not in known_methods:
+        raise SpecError(f"{where}: unknown method {spec.method!r}; known: {known_methods}")
+    spec.goals()  # validate metric names and bounds now
+    return spec

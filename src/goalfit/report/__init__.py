@@ -1,0 +1,5 @@
+"""Reports: objective and constraints on train and test beside the unconstrained baseline,
+iterations and times; as a rich table, JSON and PNG plots."""
+from .report import Report, build_report
+
+__all__ = ["Report", "build_report"]

@@ -1,0 +1,249 @@
+"""Build, print, save and plot the report of a fitted :class:`~goalfit.GoalClassifier`."""
+from __future__ import annotations
+
+import json
+import platform
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..classifiers import PluginClassifier
+from ..goals import Problem
+from ..metrics import evaluate_problem
+
+MET_TOL = 1e-7
+
+
+def _evaluate(model, classifier, X, y, sf):
+    dist = classifier.predict_proba(X, sensitive_features=sf)
+    return evaluate_problem(Problem(model.objective, model.constraints), y, dist,
+                            sensitive_features=sf, classes=model.classes_)
+
+
+def _baseline(model) -> PluginClassifier:
+    """The unconstrained plug-in argmax on the same fitted base model."""
+    clf = model.classifier_
+    n = len(model.classes_)
+    cost = np.broadcast_to(1.0 - np.eye(n), (clf.cell_encoder.n_cells, n, n))
+    return PluginClassifier(cost, model.classes_, clf.cell_encoder, clf.probability_model)
+
+
+def _section(evals: dict) -> dict:
+    """Merge {split: evaluation} into the report's per-field layout."""
+    splits = list(evals)
+    first = evals[splits[0]]
+    out = {
+        "objective": {"name": first["objective"]["name"],
+                      **{s: evals[s]["objective"]["value"] for s in splits}},
+        "constraints": [],
+        "metrics": {s: {"accuracy": evals[s]["accuracy"]} for s in splits},
+    }
+    for k, c in enumerate(first["constraints"]):
+        row = {"name": c["name"], "sense": c["sense"], "bound": c["bound"]}
+        for s in splits:
+            row[s] = evals[s]["constraints"][k]["value"]
+            row[f"violation_{s}"] = evals[s]["constraints"][k]["violation"]
+            row[f"met_{s}"] = bool(evals[s]["constraints"][k]["violation"] <= MET_TOL)
+        out["constraints"].append(row)
+    return out
+
+
+@dataclass
+class Report:
+    """Everything a user needs to judge a fitted goal classifier.
+
+    Attributes
+    ----------
+    data : dict
+        JSON-ready content: ``objective`` {name, train, test}, ``constraints`` [{name, sense,
+        bound, train, test, violation_*, met_*}], ``metrics`` {train, test: {accuracy}},
+        ``baseline`` (same fields, for the unconstrained plug-in argmax on the same base model),
+        ``timing`` {base_fit_seconds, total_fit_seconds}, ``method``, ``n_oracle_calls``,
+        ``n_members``, ``feasible_train``, ``history``. Values are expected values over the
+        classifier's randomization (exact, no sampling noise).
+    group_rates : dict
+        Per-group rates for the plots.
+    """
+
+    data: dict
+    group_rates: dict = field(default_factory=dict)
+
+    def to_json(self, path=None, indent: int = 2) -> str:
+        text = json.dumps(self.data, indent=indent, default=_json_default)
+        if path is not None:
+            Path(path).write_text(text + "\n")
+        return text
+
+    def print(self, console=None) -> None:
+        """Print rich tables (objective, constraints, accuracy, timing)."""
+        from rich.console import Console
+        from rich.table import Table
+
+        console = console or Console()
+        d, b = self.data, self.data["baseline"]
+        splits = [s for s in ("train", "test") if s in d["metrics"]]
+        t = Table(title=f"goalfit report — method {d['method']}", show_lines=False)
+        t.add_column("goal")
+        t.add_column("bound", justify="right")
+        for s in splits:
+            t.add_column(f"{s}", justify="right")
+            t.add_column(f"baseline {s}", justify="right", style="dim")
+        t.add_row(f"minimize {d['objective']['name']}", "",
+                  *sum([[f"{d['objective'][s]:.4f}", f"{b['objective'][s]:.4f}"] for s in splits], []))
+        for c, cb in zip(d["constraints"], b["constraints"]):
+            cells = []
+            for s in splits:
+                ok = "[green]✓[/green]" if c[f"met_{s}"] else "[red]✗[/red]"
+                okb = "✓" if cb[f"met_{s}"] else "✗"
+                cells += [f"{c[s]:.4f} {ok}", f"{cb[s]:.4f} {okb}"]
+            t.add_row(c["name"], f"{c['sense']} {c['bound']:g}", *cells)
+        t.add_row("accuracy", "", *sum([[f"{d['metrics'][s]['accuracy']:.4f}",
+                                          f"{b['metrics'][s]['accuracy']:.4f}"] for s in splits], []))
+        console.print(t)
+        tm = d["timing"]
+        console.print(
+            f"base model fit {tm['base_fit_seconds']:.3f} s, total fit {tm['total_fit_seconds']:.3f} s "
+            f"({tm['total_fit_seconds'] / max(tm['base_fit_seconds'], 1e-12):.2f}x); "
+            f"{d['n_oracle_calls']} oracle calls; {d['n_members']} member(s); "
+            f"constraints met on train: {d['feasible_train']}"
+        )
+        console.print("[dim]values are expectations over the randomized classifier; "
+                      "baseline = unconstrained plug-in argmax on the same base model[/dim]")
+
+    def plot(self, directory) -> list[Path]:
+        """Write ``convergence.png`` (objective and max violation per iteration) and
+        ``group_rates.png`` (per-group rates, goalfit vs baseline, on test when given).
+
+        Returns
+        -------
+        list of the written paths.
+        """
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        paths = []
+        hist = self.data.get("history") or []
+        if hist:
+            fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
+            it = [h["oracle_calls"] for h in hist]
+            ax[0].plot(it, [h["objective"] for h in hist], marker=".")
+            ax[0].set_xlabel("oracle calls")
+            ax[0].set_ylabel(self.data["objective"]["name"])
+            ax[0].set_title("objective (train)")
+            ax[1].plot(it, [max(h["max_violation"], 1e-12) for h in hist], marker=".", color="C3")
+            ax[1].set_yscale("log")
+            ax[1].set_xlabel("oracle calls")
+            ax[1].set_title("max constraint violation (train)")
+            fig.tight_layout()
+            p = directory / "convergence.png"
+            fig.savefig(p, dpi=110)
+            plt.close(fig)
+            paths.append(p)
+        if self.group_rates:
+            cols = list(self.group_rates)
+            fig, axes = plt.subplots(1, len(cols), figsize=(5 * len(cols), 3.8), squeeze=False)
+            for ax, col in zip(axes[0], cols):
+                gr = self.group_rates[col]
+                groups, names = gr["groups"], gr["rates"]
+                x = np.arange(len(groups))
+                width = 0.8 / (2 * len(names))
+                for k, name in enumerate(names):
+                    ax.bar(x + (2 * k) * width, gr["goalfit"][name], width, label=f"goalfit {name}")
+                    ax.bar(x + (2 * k + 1) * width, gr["baseline"][name], width, alpha=0.5,
+                           label=f"baseline {name}")
+                ax.set_xticks(x + 0.4 - width / 2)
+                ax.set_xticklabels([str(g) for g in groups], rotation=20)
+                ax.set_title(f"rates by {col} ({gr['split']})")
+                ax.legend(fontsize=7)
+            fig.tight_layout()
+            p = directory / "group_rates.png"
+            fig.savefig(p, dpi=110)
+            plt.close(fig)
+            paths.append(p)
+        return paths
+
+
+def _group_rates(model, baseline, X, y, sf, split):
+    from .. import goals as g
+    from ..confusion.cells import as_frame
+
+    frame = as_frame(sf, len(y))
+    out = {}
+    binary = len(model.classes_) == 2
+    for col in frame.columns:
+        groups = list(dict.fromkeys(frame[col].tolist()))
+        if binary:
+            rates = {"selection": lambda grp, c=col: g.positive_prediction_rate(group={c: grp}),
+                     "TPR": lambda grp, c=col: g.true_positive_rate(group={c: grp}),
+                     "FPR": lambda grp, c=col: g.false_positive_rate(group={c: grp})}
+        else:
+            rates = {f"pred={k}": (lambda grp, c=col, k=k: g.positive_prediction_rate(k, group={c: grp}))
+                     for k in model.classes_}
+        entry = {"groups": groups, "rates": list(rates), "split": split, "goalfit": {}, "baseline": {}}
+        for who, clf in (("goalfit", model.classifier_), ("baseline", baseline)):
+            dist = clf.predict_proba(X, sensitive_features=sf)
+            from ..metrics import score
+
+            for name, make in rates.items():
+                vals = []
+                for grp in groups:
+                    try:
+                        vals.append(score(make(grp), y, dist, sensitive_features=frame, classes=model.classes_))
+                    except ValueError:
+                        vals.append(float("nan"))
+                entry[who][name] = vals
+        out[col] = entry
+    return out
+
+
+def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_test=None, y_test=None,
+                 sensitive_features_test=None, extra: dict | None = None) -> Report:
+    """Report of a fitted GoalClassifier on train (and test) data.
+
+    Parameters
+    ----------
+    model : fitted GoalClassifier
+    X_train, y_train, sensitive_features_train : the training data
+    X_test, y_test, sensitive_features_test : optional held-out data
+    extra : dict, optional
+        Extra JSON fields (dataset name, seed, ...).
+
+    Returns
+    -------
+    Report
+    """
+    baseline = _baseline(model)
+    data_sets = {"train": (X_train, y_train, sensitive_features_train)}
+    if X_test is not None:
+        data_sets["test"] = (X_test, y_test, sensitive_features_test)
+    ours = {s: _evaluate(model, model.classifier_, *v) for s, v in data_sets.items()}
+    base = {s: _evaluate(model, baseline, *v) for s, v in data_sets.items()}
+    data = _section(ours)
+    data["baseline"] = _section(base)
+    data["timing"] = {"base_fit_seconds": model.base_fit_seconds_, "total_fit_seconds": model.fit_seconds_}
+    data["method"] = model.method_
+    data["n_oracle_calls"] = int(model.result_.n_oracle_calls)
+    data["n_members"] = len(model.result_.members)
+    data["feasible_train"] = bool(model.feasible_)
+    data["message"] = model.result_.message
+    data["history"] = model.history_
+    data["environment"] = {"python": platform.python_version(), "machine": platform.machine()}
+    if extra:
+        data.update(extra)
+    split = "test" if X_test is not None else "train"
+    Xs, ys, sfs = data_sets[split]
+    rates = _group_rates(model, baseline, Xs, ys, sfs, split) if sfs is not None else {}
+    return Report(data, rates)
+
+
+def _json_default(o):
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
