@@ -20,7 +20,9 @@ DEMO = Spec(dataset="adult", sensitive=["sex"], estimator="logistic_regression",
 
 
 def _fail(message: str, code: int = 2):
-    console.print(f"[red]error:[/red] {message}")
+    err = Console(stderr=False, soft_wrap=True)
+    err.print("error:", style="red", end=" ")
+    err.print(message, markup=False, highlight=False)
     raise typer.Exit(code)
 
 

@@ -62,7 +62,7 @@ def evaluate_problem(problem: Problem, y_true, y_pred, *, sensitive_features=Non
     for c in cp.constraints:
         v = c.value(C)
         viol = c.violation(C)
-        cons.append({"name": c.name, "value": v, "bound": c.bound, "sense": c.sense,
+        cons.append({"name": c.name, "expression": c.constraint.expression.name, "value": v, "bound": c.bound, "sense": c.sense,
                      "violation": viol, "met": viol <= 1e-7})
     return {
         "objective": {"name": problem.objective.name, "value": cp.objective.value(C)},

@@ -40,7 +40,7 @@ def _section(evals: dict) -> dict:
         "metrics": {s: {"accuracy": evals[s]["accuracy"]} for s in splits},
     }
     for k, c in enumerate(first["constraints"]):
-        row = {"name": c["name"], "sense": c["sense"], "bound": c["bound"]}
+        row = {"name": c["name"], "expression": c["expression"], "sense": c["sense"], "bound": c["bound"]}
         for s in splits:
             row[s] = evals[s]["constraints"][k]["value"]
             row[f"violation_{s}"] = evals[s]["constraints"][k]["violation"]
@@ -97,7 +97,7 @@ class Report:
                 ok = "[green]✓[/green]" if c[f"met_{s}"] else "[red]✗[/red]"
                 okb = "✓" if cb[f"met_{s}"] else "✗"
                 cells += [f"{c[s]:.4f} {ok}", f"{cb[s]:.4f} {okb}"]
-            t.add_row(c["name"], f"{c['sense']} {c['bound']:g}", *cells)
+            t.add_row(c["expression"], f"{c['sense']} {c['bound']:g}", *cells)
         t.add_row("accuracy", "", *sum([[f"{d['metrics'][s]['accuracy']:.4f}",
                                           f"{b['metrics'][s]['accuracy']:.4f}"] for s in splits], []))
         console.print(t)

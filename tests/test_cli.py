@@ -1,0 +1,107 @@
+"""The goalfit command end to end on real data, and its errors on bad specs (exit code 2)."""
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from goalfit.cli.app import app
+
+runner = CliRunner()
+
+
+def test_demo_meets_the_issue_targets(tmp_path, need_data):
+    need_data("adult")
+    out = tmp_path / "r.json"
+    res = runner.invoke(app, ["demo", "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    r = json.loads(out.read_text())
+    assert r["metrics"]["test"]["accuracy"] >= 0.82
+    dp = r["constraints"][0]
+    assert dp["name"] == "demographic_parity_difference('sex') <= 0.01"
+    assert dp["train"] <= 0.01 + 1e-9
+    assert dp["test"] <= 0.02
+    assert r["baseline"]["constraints"][0]["train"] > 0.1  # unconstrained LR is far from parity
+    assert set(r["timing"]) == {"base_fit_seconds", "total_fit_seconds"}
+    assert r["objective"]["name"] == "error"
+
+
+def test_fit_spec_writes_model_report_and_plots(tmp_path, need_data):
+    need_data("german")
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        '[data]\ndataset = "german"\nsensitive = ["sex"]\ntest_size = 0.3\nseed = 1\n'
+        '[goals]\nobjective = "error"\n'
+        'constraints = ["demographic_parity_difference(\'sex\') <= 0.02", "true_positive_rate() >= 0.6"]\n'
+    )
+    out = tmp_path / "out"
+    res = runner.invoke(app, ["fit", str(spec), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    r = json.loads((out / "report.json").read_text())
+    assert [c["met_train"] for c in r["constraints"]] == [True, True]
+    assert r["n_train"] == 700 and r["n_test"] == 300
+    for f in ("model.joblib", "convergence.png", "group_rates.png"):
+        assert (out / f).stat().st_size > 0
+    import joblib
+
+    model = joblib.load(out / "model.joblib")
+    assert model.feasible_
+
+
+def test_fit_csv(tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    n = 400
+    df = pd.DataFrame({"x1": rng.normal(size=n), "x2": rng.normal(size=n),
+                       "grp": rng.choice(["a", "b"], size=n)})
+    df["label"] = (df.x1 + 0.5 * (df.grp == "a") + rng.normal(size=n) > 0).astype(int)
+    csv = tmp_path / "d.csv"
+    df.to_csv(csv, index=False)
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'[data]\ncsv = "{csv}"\nlabel = "label"\nsensitive = ["grp"]\n'
+                    '[goals]\nconstraints = ["equal_opportunity_difference(\'grp\') <= 0.05"]\n')
+    res = runner.invoke(app, ["fit", str(spec), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
+    r = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert r["constraints"][0]["train"] <= 0.05 + 1e-9
+
+
+@pytest.mark.parametrize("goals, message", [
+    ('constraints = ["demographic_parity_diff(\'sex\') <= 0.01"]', "unknown metric"),
+    ('constraints = ["demographic_parity_difference(\'sex\') <= 1.5"]', "out of range"),
+    ('constraints = ["precision(1) >= -0.2"]', "out of range"),
+    ('objective = "accuracyy"', "unknown"),
+    ('constraints = ["demographic_parity_difference(\'gender\') <= 0.01"]', "gender"),
+    ('method = "magic"', "unknown method"),
+])
+def test_bad_spec_exit_code_2(tmp_path, goals, message, need_data):
+    need_data("german")
+    spec = tmp_path / "bad.toml"
+    spec.write_text(f'[data]\ndataset = "german"\nsensitive = ["sex"]\n[goals]\n{goals}\n')
+    res = runner.invoke(app, ["fit", str(spec), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2, res.output
+    assert message in res.output
+
+
+def test_bad_spec_structure(tmp_path, need_data):
+    need_data("german")
+    for text, message in [
+        ('[data]\ndataset = "nope"\n', "unknown dataset"),
+        ('[data]\ndataset = "german"\nsensitive = ["colour"]\n', "unknown sensitive column"),
+        ('[data]\ndataset = "german"\n[extra]\nx = 1\n', "unknown section"),
+        ('[data]\ndataset = "german"\ntest_size = 2\n', "test_size"),
+        ('[data\n', "invalid TOML"),
+    ]:
+        spec = tmp_path / "bad.toml"
+        spec.write_text(text)
+        res = runner.invoke(app, ["fit", str(spec), "--out", str(tmp_path / "o")])
+        assert res.exit_code == 2, (text, res.output)
+        assert message in res.output, (text, res.output)
+
+
+def test_datasets_command_lists_found(need_data):
+    need_data("adult")
+    res = runner.invoke(app, ["datasets"])
+    assert res.exit_code == 0
+    assert "adult" in res.output and "yes" in res.output
