@@ -313,9 +313,10 @@ def fetch_file(
     if path is not None:
         _check_local(path, folder, spec)
         return path
-    if not download:
-        raise DatasetNotFoundError(_not_found_message(folder, spec, data_home, "download=False"))
     url = _download_url(folder, spec)
+    if not download:
+        reason = "download=False" + (f"; download=True would fetch it from {url}" if url else "")
+        raise DatasetNotFoundError(_not_found_message(folder, spec, data_home, reason))
     if url is None:
         raise DatasetNotFoundError(
             _not_found_message(
