@@ -96,14 +96,25 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
     objective, constraints = spec.goals()
     (Xtr, ytr, Str), (Xte, yte, Ste) = load_data(spec)
     base = make_estimator(spec.estimator, Xtr, spec.seed)
-    model = GoalClassifier(base, objective=objective, constraints=constraints, method=spec.method,
-                           method_params=spec.method_params or None, random_state=spec.seed)
-    with console.status(f"fitting {spec.estimator} and solving ({spec.method}) on {len(ytr)} examples",
-                        spinner="dots"):
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from ..methods.plugin import METHODS
+
+    params = dict(spec.method_params)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                  TextColumn("{task.completed} iterations"), TimeElapsedColumn(),
+                  console=console, transient=True, disable=quiet) as progress:
+        task = progress.add_task(f"fitting {spec.estimator} + {spec.method} on {len(ytr)} examples",
+                                 total=params.get("max_iter"))
+        if spec.method in METHODS or spec.method == "auto":
+            params["callback"] = lambda it: progress.update(task, completed=it)
+        model = GoalClassifier(base, objective=objective, constraints=constraints, method=spec.method,
+                               method_params=params or None, random_state=spec.seed)
         try:
             model.fit(Xtr, ytr, sensitive_features=Str)
         except ValueError as err:
             raise SpecError(str(err)) from None
+    model.method_params = spec.method_params or None  # keep the saved model free of the callback
     report = build_report(model, Xtr, ytr, sensitive_features_train=Str, X_test=Xte, y_test=yte,
                           sensitive_features_test=Ste,
                           extra={"dataset": spec.dataset or spec.csv, "estimator": spec.estimator,
