@@ -132,7 +132,9 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0):
     Solves ``min_alpha sum_t alpha_t psi(C_t)`` s.t. ``sum_t alpha_t (A C_t - b) <= 0``,
     ``alpha`` in the simplex (exact for linear ``psi``, a convex upper bound otherwise; the
     paper's "(1/T)" is a typo). Nonlinear convex constraints enter through their values at the
-    members (conservative by convexity). When no mixture is feasible, returns the
+    members (conservative by convexity). For a nonlinear objective the input mixture (``weights``,
+    default uniform) is kept instead when it is feasible and truly better, so pruning never
+    makes a method's output worse. When no mixture is feasible, returns the
     **least-violating** mixture: ``min s`` s.t. every row ``<= s``, then the best objective at
     that violation.
 
@@ -141,6 +143,7 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0):
     members, confusions, weights, feasible (bool), max_row_violation (float)
     """
     members, confusions, w0 = unique_members(members, confusions, weights)
+    w0 = w0 / w0.sum()
     T = len(members)
     psi = np.array([problem.objective.value(C) for C in confusions])
     rows = []
@@ -148,25 +151,38 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0):
         rows.append(confusions.reshape(T, -1) @ problem.A.T - problem.b)  # (T, K)
     for cc in problem.nonlinear:
         rows.append(np.array([[cc.function.value(C) - cc.bound] for C in confusions]))
-    if not rows:
-        k = int(np.argmin(psi))
-        w = np.zeros(T); w[k] = 1.0
-        return _support(members, confusions, w) + (True, 0.0)
-    G = np.hstack(rows).T  # (K, T)
+    G = np.hstack(rows).T if rows else np.zeros((0, T))  # (K, T)
     K = G.shape[0]
+
+    def true_value(x):
+        return problem.objective.value(np.tensordot(x, confusions, axes=1))
+
+    def best_of(x_lp, limit):
+        # the LP optimizes an upper bound of a nonlinear psi: keep the input mixture when it is
+        # allowed and truly better
+        if K == 0 or (G @ w0).max() <= limit:
+            if true_value(w0) < true_value(x_lp) - 1e-12:
+                return w0
+        return x_lp
+
     A_eq, b_eq = np.ones((1, T)), np.array([1.0])
+    if K == 0:
+        x = np.zeros(T)
+        x[int(np.argmin(psi))] = 1.0
+        return _support(members, confusions, best_of(x, 0.0)) + (True, 0.0)
     res = linprog(psi, A_ub=G, b_ub=np.full(K, tol), A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs")
     if res.status == 0:
-        return _support(members, confusions, res.x) + (True, float(max(0.0, (G @ res.x).max())))
+        x = best_of(res.x, tol + 1e-12)
+        return _support(members, confusions, x) + (True, float(max(0.0, (G @ x).max())))
     # least violation: variables (alpha, s)
     c = np.zeros(T + 1); c[-1] = 1.0
     A_ub = np.hstack([G, -np.ones((K, 1))])
     res = linprog(c, A_ub=A_ub, b_ub=np.zeros(K), A_eq=np.hstack([A_eq, [[0.0]]]), b_eq=b_eq,
                   bounds=[(0, None)] * T + [(None, None)], method="highs")
     s = float(res.x[-1])
-    res2 = linprog(psi, A_ub=G, b_ub=np.full(K, s + max(1e-9, 1e-9 * abs(s))), A_eq=A_eq, b_eq=b_eq,
-                   bounds=(0, None), method="highs")
-    x = res2.x if res2.status == 0 else res.x[:T]
+    limit = s + max(1e-9, 1e-9 * abs(s))
+    res2 = linprog(psi, A_ub=G, b_ub=np.full(K, limit), A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs")
+    x = best_of(res2.x if res2.status == 0 else res.x[:T], limit)
     return _support(members, confusions, x) + (False, float((G @ x).max()))
 
 
