@@ -73,12 +73,18 @@ class RandomizedClassifier:
     def is_deterministic(self) -> bool:
         return len(self.members) == 1
 
-    def member_predictions(self, X, *, sensitive_features=None) -> np.ndarray:
-        """Class codes predicted by every member, shape (n_members, n_samples)."""
+    def member_predictions(self, X, *, sensitive_features=None, cell_ids=None) -> np.ndarray:
+        """Class codes predicted by every member, shape (n_members, n_samples).
+
+        ``cell_ids`` (already encoded cells) may replace ``sensitive_features``.
+        """
         needs_proba = any(m.needs == "proba" for m in self.members)
         P = self.probability_model.predict_proba(X) if needs_proba else None
         n = len(P) if P is not None else _num_rows(X)
-        cells = self.cell_encoder.transform(sensitive_features, n)
+        if cell_ids is None:
+            cells = self.cell_encoder.transform(sensitive_features, n)
+        else:
+            cells = np.asarray(cell_ids, dtype=np.intp)
         return np.stack([m.predict_codes(X, P, cells) for m in self.members])
 
     def predict_proba(self, X, *, sensitive_features=None) -> np.ndarray:
@@ -88,7 +94,9 @@ class RandomizedClassifier:
         example ``l`` (the total weight of the members that predict it). This is **not** an
         estimate of ``P(y | x)``; it is what :meth:`predict` samples from.
         """
-        preds = self.member_predictions(X, sensitive_features=sensitive_features)
+        return self._distribution(self.member_predictions(X, sensitive_features=sensitive_features))
+
+    def _distribution(self, preds) -> np.ndarray:
         out = np.zeros((preds.shape[1], len(self.classes)))
         for w, p in zip(self.weights, preds):
             out[np.arange(len(p)), p] += w
@@ -109,10 +117,14 @@ class RandomizedClassifier:
 
     def expected_confusion_tensor(self, X, y_codes, cell_ids=None, *, sensitive_features=None,
                                   sample_weight=None) -> np.ndarray:
-        """Exact expected per-cell confusion tensor, shape (n_cells, n_classes, n_classes)."""
-        dist = self.predict_proba(X, sensitive_features=sensitive_features)
+        """Exact expected per-cell confusion tensor, shape (n_cells, n_classes, n_classes).
+
+        The cells come from ``cell_ids`` when given (then ``sensitive_features`` is not needed),
+        else from ``sensitive_features``; the members predict with the same cells.
+        """
         if cell_ids is None:
-            cell_ids = self.cell_encoder.transform(sensitive_features, len(dist))
+            cell_ids = self.cell_encoder.transform(sensitive_features, _num_rows(X))
+        dist = self._distribution(self.member_predictions(X, cell_ids=cell_ids))
         return confusion_tensor(y_codes, dist, cell_ids, len(self.classes), self.cell_encoder.n_cells,
                                 sample_weight)
 

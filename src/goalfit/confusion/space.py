@@ -87,7 +87,7 @@ class ConfusionSpace:
         for k, c in enumerate(self.classes):
             if _same(c, label):
                 return k
-        raise ValueError(f"label {label!r} is not one of the classes {list(self.classes)}")
+        raise ValueError(f"label {label!r} is not one of the classes {self.classes.tolist()}")
 
     def default_positive(self) -> int:
         """Code of the positive class of a binary problem (the larger label, as scikit-learn).

@@ -93,7 +93,14 @@ class Cond:
 
 
 def space_column(space, column):
-    return space.single_column() if column is None else str(column)
+    if column is None:
+        return space.single_column()
+    column = str(column)
+    if column not in space.cells.columns:
+        raise ValueError(
+            f"unknown sensitive feature {column!r}; known: {list(space.cells.columns) or '(none given)'}"
+        )
+    return column
 
 
 def _mask(conds, space) -> np.ndarray:

@@ -112,7 +112,11 @@ class FBetaLoss(_Named):
         if not beta > 0:
             raise ValueError(f"beta must be positive, got {beta}")
         self.beta, self.label, self.group = float(beta), label, group
-        self.name = "f1" if beta == 1 and label is None else f"fbeta(beta={beta:g}, label={label!r})"
+        label_txt = repr(label.item() if isinstance(label, np.generic) else label)
+        self.name = "f1" if beta == 1 and label is None else f"fbeta(beta={beta:g}, label={label_txt})"
+        if group is not None:
+            self.name = (f"f1(group={group!r})" if beta == 1 and label is None
+                         else self.name[:-1] + f", group={group!r})")
 
     def bind(self, space):
         k = space.default_positive() if self.label is None else space.class_code(self.label)
@@ -334,7 +338,10 @@ class CoverageDeviation(_Named):
     def __init__(self, target=None, *, group=None):
         self.target = None if target is None else np.asarray(target, dtype=float)
         self.group = group
-        self.name = "coverage_deviation" + ("" if target is None else f"(target={list(self.target)})")
+        args = [] if target is None else [f"target={self.target.tolist()}"]
+        if group is not None:
+            args.append(f"group={group!r}")
+        self.name = "coverage_deviation" + (f"({', '.join(args)})" if args else "")
 
     def bind(self, space):
         target = space.priors if self.target is None else self.target

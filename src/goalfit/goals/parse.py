@@ -42,8 +42,10 @@ def _eval(node, text, funcs):
         return _eval(node.body, text, funcs)
     if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (int, float, str))):
         return node.value
-    if isinstance(node, (ast.List, ast.Tuple)):
+    if isinstance(node, ast.List):
         return [_eval(e, text, funcs) for e in node.elts]
+    if isinstance(node, ast.Tuple):  # kept a tuple: group=("sex", "F") is a (column, value) pair
+        return tuple(_eval(e, text, funcs) for e in node.elts)
     if isinstance(node, ast.Dict):
         return {_eval(k, text, funcs): _eval(v, text, funcs) for k, v in zip(node.keys, node.values)}
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):

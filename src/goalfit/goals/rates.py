@@ -76,7 +76,20 @@ def rate(*, y=None, pred=None, given_y=None, given_pred=None, correct=None, grou
         given.append(Cond("y", _labels(given_y)))
     if given_pred is not None:
         given.append(Cond("pred", _labels(given_pred)))
-    return Rate(event, given, name or "rate(...)")
+    if name is None:
+        parts = [f"{k}={_plain_labels(v)!r}" for k, v in
+                 (("y", y), ("pred", pred), ("given_y", given_y), ("given_pred", given_pred),
+                  ("correct", correct)) if v is not None]
+        if group is not None:
+            parts.append(f"group={_fmt_group(_freeze(group))}")
+        name = f"rate({', '.join(parts)})"
+    return Rate(event, given, name)
+
+
+def _plain_labels(v):
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return [_plain(x) for x in v]
+    return _plain(v)
 
 
 def positive_prediction_rate(label=None, *, group=None) -> Rate:

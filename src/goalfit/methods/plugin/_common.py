@@ -131,7 +131,8 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0):
 
     Solves ``min_alpha sum_t alpha_t psi(C_t)`` s.t. ``sum_t alpha_t (A C_t - b) <= 0``,
     ``alpha`` in the simplex (exact for linear ``psi``, a convex upper bound otherwise; the
-    paper's "(1/T)" is a typo). Nonlinear convex constraints enter through their values at the
+    paper's "(1/T)" is a typo). A maximum of linear pieces (``coefs``/``consts``, e.g. min-max
+    recall) is minimized exactly by its epigraph LP instead. Nonlinear convex constraints enter through their values at the
     members (conservative by convexity). For a nonlinear objective the input mixture (``weights``,
     default uniform) is kept instead when it is feasible and truly better, so pruning never
     makes a method's output worse. When no mixture is feasible, returns the
@@ -166,13 +167,32 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0):
         return x_lp
 
     A_eq, b_eq = np.ones((1, T)), np.array([1.0])
+    # a max of linear pieces (min-max recall, a disparity as objective) is minimized exactly over
+    # the mixtures by its epigraph LP (the paper's final step for min-max, §5.3 [code]); the LP on
+    # the members' values would only minimize an upper bound
+    coefs = getattr(problem.objective, "coefs", None)
+    M = None if coefs is None else coefs @ confusions.reshape(T, -1).T  # (pieces, T)
+
+    def epigraph(limit):
+        P = M.shape[0]
+        c = np.zeros(T + 1)
+        c[-1] = 1.0
+        A_ub = np.vstack([np.hstack([M, -np.ones((P, 1))]), np.hstack([G, np.zeros((K, 1))])])
+        b_ub = np.concatenate([-problem.objective.consts, np.full(K, limit)])
+        r = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=np.hstack([A_eq, [[0.0]]]), b_eq=b_eq,
+                    bounds=[(0, None)] * T + [(None, None)], method="highs")
+        return r.x[:T] if r.status == 0 else None
+
     if K == 0:
         x = np.zeros(T)
         x[int(np.argmin(psi))] = 1.0
+        if M is not None:
+            x = epigraph(0.0)
         return _support(members, confusions, best_of(x, 0.0)) + (True, 0.0)
     res = linprog(psi, A_ub=G, b_ub=np.full(K, tol), A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs")
     if res.status == 0:
-        x = best_of(res.x, tol + 1e-12)
+        x = res.x if M is None else epigraph(tol)
+        x = best_of(x, tol + 1e-12)
         return _support(members, confusions, x) + (True, float(max(0.0, (G @ x).max())))
     # least violation: variables (alpha, s)
     c = np.zeros(T + 1); c[-1] = 1.0
@@ -182,7 +202,11 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0):
     s = float(res.x[-1])
     limit = s + max(1e-9, 1e-9 * abs(s))
     res2 = linprog(psi, A_ub=G, b_ub=np.full(K, limit), A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs")
-    x = best_of(res2.x if res2.status == 0 else res.x[:T], limit)
+    x = res2.x if res2.status == 0 else res.x[:T]
+    if M is not None and res2.status == 0:
+        x_epi = epigraph(limit)
+        x = x if x_epi is None else x_epi
+    x = best_of(x, limit)
     return _support(members, confusions, x) + (False, float((G @ x).max()))
 
 

@@ -96,15 +96,23 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
     Raises
     ------
     ValueError
-        If a constraint is not polyhedral, or the polytope is empty (no confusion matrix at
-        all meets the constraints).
+        If a constraint is not polyhedral. (When no confusion matrix at all meets the
+        constraints, the F-step uses the least-relaxed polytope and the least-violating mixture
+        is returned with ``feasible=False``.)
     """
     if problem.nonlinear:
         raise ValueError("split_frank_wolfe needs polyhedral constraints (its F-step is an LP)")
     space = problem.space
     norm = RowNormalizer(space)
     rec = Recorder(problem, oracle, record_every, callback)
-    lp = RepeatedLP.rows_in_simplex(space, problem.A, problem.b)
+    try:
+        lp = RepeatedLP.rows_in_simplex(space, problem.A, problem.b)
+    except ValueError:
+        # no confusion matrix at all meets the constraints: split against the polytope relaxed by
+        # the smallest uniform slack; pruning then returns the least-violating mixture
+        # (feasible=False), as the other methods do for infeasible goals
+        s = RepeatedLP.least_slack(space, problem.A, problem.b)
+        lp = RepeatedLP.rows_in_simplex(space, problem.A, problem.b + s + max(1e-9, 1e-9 * abs(s)))
 
     def grad_R(R):
         return norm.grad_to_rates(problem.objective.gradient(norm.to_confusion(R)))

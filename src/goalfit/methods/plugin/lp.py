@@ -58,6 +58,26 @@ class RepeatedLP:
             )
         return lp
 
+    @staticmethod
+    def least_slack(space, A, b) -> float:
+        """Smallest ``s`` such that some row-normalized tensor meets ``A vec(F * mass) <= b + s``."""
+        from scipy.optimize import linprog
+
+        mass = space.row_mass[:, :, None]
+        live = np.broadcast_to(mass > 0, space.shape).ravel()
+        lv = np.flatnonzero(live)
+        n = space.n_classes
+        row_of = (np.arange(space.size) // n)[lv]
+        rows = np.unique(row_of)
+        A_eq = np.hstack([(row_of[None, :] == rows[:, None]).astype(float), np.zeros((len(rows), 1))])
+        A_ub = np.hstack([(A * np.broadcast_to(mass, space.shape).ravel()[None, :])[:, lv],
+                          -np.ones((A.shape[0], 1))])
+        c = np.zeros(len(lv) + 1)
+        c[-1] = 1.0
+        res = linprog(c, A_ub=A_ub, b_ub=np.asarray(b, float), A_eq=A_eq, b_eq=np.ones(len(rows)),
+                      bounds=[(0, None)] * len(lv) + [(None, None)], method="highs")
+        return float(res.x[-1])
+
     def solve(self, cost) -> np.ndarray:
         c = np.asarray(cost, float).ravel()[self.live]
         self.h.changeColsCost(self.n, self.idx, c)
