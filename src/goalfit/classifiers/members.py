@@ -66,6 +66,32 @@ class PluginRule:
         return self.cost.tobytes()
 
 
+class ThresholdRule:
+    """Binary rule with one threshold per cell: class 1 iff ``eta_1 >= t_c`` (``upper[c]``) or
+    iff ``eta_1 <= t_c`` (not ``upper[c]``). Compared directly, so no rounding can move an
+    example across the threshold.
+
+    Parameters
+    ----------
+    thresholds : array of shape (n_cells,)
+    upper : array of bool, shape (n_cells,)
+    """
+
+    needs = "proba"
+
+    def __init__(self, thresholds, upper):
+        self.thresholds = np.asarray(thresholds, dtype=float)
+        self.upper = np.asarray(upper, dtype=bool)
+
+    def predict_codes(self, X, proba, cell_ids) -> np.ndarray:
+        eta = np.asarray(proba, dtype=float)[:, 1]
+        t = self.thresholds[cell_ids]
+        return np.where(self.upper[cell_ids], eta >= t, eta <= t).astype(np.intp)
+
+    def key(self):
+        return (self.thresholds.tobytes(), self.upper.tobytes())
+
+
 class FittedMember:
     """A fitted estimator used as a member; ``class_codes`` maps its ``classes_`` to codes."""
 

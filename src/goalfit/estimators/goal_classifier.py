@@ -13,7 +13,7 @@ from ..classifiers import ProbabilityModel, RandomizedClassifier, encode_labels
 from ..confusion import CellEncoder, ConfusionSpace
 from ..goals import Problem
 from ..methods.baselines import BASELINES
-from ..methods.plugin import METHODS, PluginOracle, RefitOracle, choose_method, solve
+from ..methods.plugin import METHODS, PluginOracle, RefitOracle, ThresholdOracle, choose_method, solve
 
 
 class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -40,10 +40,11 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         a plug-in method (``"column_generation"``, ``"frank_wolfe"``, ``"split_frank_wolfe"``,
         ``"con_gda"``, ``"bisection"``) or a baseline (``"argmax"``, ``"balanced"``,
         ``"post_shift"``, ``"post_shift_groups"``), which ignore the constraints.
-    oracle : {"plugin", "refit"}, default "plugin"
-        Linear minimization oracle: plug-in rule on the fitted probabilities (Alg. 9/10), or a
-        refit of the base estimator with example weights per call (§8.7; slow, needs
-        ``sample_weight`` support).
+    oracle : {"plugin", "threshold", "refit"}, default "plugin"
+        Linear minimization oracle: plug-in rule on the fitted probabilities (Alg. 9/10);
+        ``"threshold"`` (binary only): the exact minimizer of the training cost over per-group
+        thresholds on the probabilities, robust to miscalibrated probabilities; or a refit of
+        the base estimator with example weights per call (§8.7; slow, needs ``sample_weight``).
     prefit : bool, default False
         Use ``estimator`` as already fitted.
     method_params : dict, optional
@@ -174,17 +175,19 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError(f"the base estimator does not know the classes {missing} of y")
             index = [int(np.flatnonzero(est_classes == c)[0]) for c in self.classes_]
             prob = ProbabilityModel(self.estimator_, index)
-            P = prob.predict_proba(X) if self.oracle == "plugin" or method in BASELINES else None
+            P = prob.predict_proba(X) if self.oracle != "refit" or method in BASELINES else None
         self.base_fit_seconds_ = time.perf_counter() - t0
 
-        if self.oracle == "plugin" or method in BASELINES:
+        if self.oracle == "threshold" and method not in BASELINES:
+            oracle = ThresholdOracle(P, y_codes, cells, space, sw)
+        elif self.oracle == "plugin" or method in BASELINES:
             oracle = PluginOracle(P, y_codes, cells, space, sw)
         elif self.oracle == "refit":
             if self.estimator_ is None:
                 raise ValueError("the refit oracle needs an estimator, not precomputed probabilities")
             oracle = RefitOracle(self._base(), X, y_codes, cells, space, sw)
         else:
-            raise ValueError(f"oracle must be 'plugin' or 'refit', got {self.oracle!r}")
+            raise ValueError(f"oracle must be 'plugin', 'threshold' or 'refit', got {self.oracle!r}")
         params = dict(self.method_params or {})
         if method in BASELINES:
             result = BASELINES[method](self.problem_, oracle, **params)

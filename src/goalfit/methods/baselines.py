@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..classifiers.members import ThresholdRule
 from .plugin._common import Recorder, SolverResult
+from .plugin.oracle import ThresholdOracle
 
 
 def _single(problem, oracle, cost, name, message):
@@ -38,11 +40,6 @@ def balanced_plugin(problem, oracle) -> SolverResult:
     return _single(problem, oracle, cost, "balanced", "plug-in balanced argmax (baseline)")
 
 
-def threshold_cost(t):
-    """Cost matrix whose plug-in rule is ``eta_1 >= t`` (binary)."""
-    return np.array([[0.0, t], [1.0 - t, 0.0]])
-
-
 def post_shift(problem, oracle, *, per_group: bool = False, grid_size: int = 1000,
                n_sweeps: int = 3) -> SolverResult:
     """Threshold(s) on ``eta_1`` minimizing the objective on the sample (binary only).
@@ -55,21 +52,19 @@ def post_shift(problem, oracle, *, per_group: bool = False, grid_size: int = 100
     space = problem.space
     if space.n_classes != 2:
         raise ValueError("post-shift thresholds are defined for binary problems only")
+    thr = ThresholdOracle(oracle.proba, oracle.y, oracle.cells, space, oracle.w)
     eta = oracle.proba[:, 1]
-    grid = np.unique(np.quantile(eta, np.linspace(0, 1, grid_size)))
-    grid = np.concatenate([grid, [np.nextafter(grid[-1], np.inf)]])
+    grid = np.unique(np.concatenate([np.quantile(eta, np.linspace(0, 1, grid_size)), [np.inf]]))
     n_cells = space.n_cells
+    upper = np.ones(n_cells, dtype=bool)
     t = np.full(n_cells, 0.5)
-
-    def cost_of(ts):
-        return np.stack([threshold_cost(x) for x in ts])
 
     def best_for(cells):
         vals = []
         for g in grid:
             ts = t.copy()
             ts[cells] = g
-            vals.append(problem.objective.value(oracle.confusion_of(cost_of(ts))))
+            vals.append(problem.objective.value(thr.confusion_of_thresholds(ts, upper)))
         return grid[int(np.argmin(vals))]
 
     t[:] = best_for(np.arange(n_cells))
@@ -77,8 +72,13 @@ def post_shift(problem, oracle, *, per_group: bool = False, grid_size: int = 100
         for _ in range(n_sweeps):
             for c in range(n_cells):
                 t[c] = best_for(np.array([c]))
+    rule = ThresholdRule(t, upper)
+    C = thr.confusion_of_thresholds(t, upper)
+    rec = Recorder(problem, oracle)
+    rec(0, C, force=True)
     name = "post_shift_groups" if per_group else "post_shift"
-    return _single(problem, oracle, cost_of(t), name, f"thresholds {np.round(t, 4).tolist()}")
+    return SolverResult([rule], np.ones(1), C[None], name, rec.rows, 0,
+                        problem.max_violation(C) <= 1e-9, f"thresholds {np.round(t, 4).tolist()}")
 
 
 BASELINES = {

@@ -23,7 +23,7 @@ from .bisection import bisection
 from .column_generation import column_generation
 from .frank_wolfe import frank_wolfe, split_frank_wolfe
 from .gda import con_gda
-from .oracle import PluginOracle, RefitOracle
+from .oracle import PluginOracle, RefitOracle, ThresholdOracle
 from ._common import SolverResult, prune
 
 METHODS = {
@@ -93,5 +93,5 @@ def solve(problem, oracle, method: str = "auto", **params) -> SolverResult:
     return METHODS[method](problem, oracle, **params)
 
 
-__all__ = ["METHODS", "PluginOracle", "RefitOracle", "SolverResult", "bisection", "choose_method",
+__all__ = ["METHODS", "PluginOracle", "RefitOracle", "ThresholdOracle", "SolverResult", "bisection", "choose_method",
            "column_generation", "con_gda", "frank_wolfe", "prune", "solve", "split_frank_wolfe"]
