@@ -173,3 +173,16 @@ def test_infeasible_goal_returns_least_violation_with_warning():
     assert not m.feasible_
     rate = m.evaluate(X, y)["constraints"][0]["value"]
     assert rate == pytest.approx(0.2, abs=1e-6)  # the least-violating mixture splits the gap
+
+
+def test_pipeline_base_with_sample_weight_matches_manual_fit():
+    X, y, s = make_data(n=800)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    base = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+    m = GoalClassifier(base, constraints=DP).fit(X, y, sensitive_features=s, sample_weight=w)
+    ref = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(
+        X, y, logisticregression__sample_weight=w)
+    assert np.allclose(m.estimator_.predict_proba(X), ref.predict_proba(X))
+    # the fitted pipeline predicts the same probabilities the oracle was given
+    b = GoalClassifier(ref, prefit=True, constraints=DP).fit(X, y, sensitive_features=s, sample_weight=w)
+    assert np.allclose(m.predict_proba(X, sensitive_features=s), b.predict_proba(X, sensitive_features=s))

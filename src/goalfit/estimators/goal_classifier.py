@@ -6,6 +6,7 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import Pipeline
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, _num_samples, check_is_fitted, column_or_1d
 
@@ -163,19 +164,20 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             if self.prefit:
                 check_is_fitted(base)
                 self.estimator_ = base
+                P_train = None
             else:
                 self.estimator_ = clone(base)
-                if sw is None:
-                    self.estimator_.fit(X, y)
-                else:
-                    self.estimator_.fit(X, y, sample_weight=sw)
+                P_train = _fit_base(self.estimator_, X, y, sw)
             est_classes = np.asarray(getattr(self.estimator_, "classes_", self.classes_))
             missing = [c for c in self.classes_ if c not in set(est_classes.tolist())]
             if missing:
                 raise ValueError(f"the base estimator does not know the classes {missing} of y")
             index = [int(np.flatnonzero(est_classes == c)[0]) for c in self.classes_]
             prob = ProbabilityModel(self.estimator_, index)
-            P = prob.predict_proba(X) if self.oracle != "refit" or method in BASELINES else None
+            if self.oracle != "refit" or method in BASELINES:
+                P = P_train[:, prob.class_index] if P_train is not None else prob.predict_proba(X)
+            else:
+                P = None
         self.base_fit_seconds_ = time.perf_counter() - t0
 
         if self.oracle == "threshold" and method not in BASELINES:
@@ -275,3 +277,25 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         tags.input_tags.allow_nan = False
         tags.non_deterministic = False
         return tags
+
+
+def _fit_base(estimator, X, y, sample_weight):
+    """Fit the base model and return its class probabilities on ``X`` (its own column order).
+
+    A :class:`~sklearn.pipeline.Pipeline` is fitted step by step so the training features are
+    transformed once (not again for ``predict_proba``) and ``sample_weight`` reaches the final
+    step (``Pipeline.fit`` does not accept it directly).
+    """
+    if isinstance(estimator, Pipeline) and len(estimator.steps) > 1:
+        Xt = estimator[:-1].fit_transform(X, y)
+        final = estimator.steps[-1][1]
+        if sample_weight is None:
+            final.fit(Xt, y)
+        else:
+            final.fit(Xt, y, sample_weight=sample_weight)
+        return np.asarray(final.predict_proba(Xt), dtype=float)
+    if sample_weight is None:
+        estimator.fit(X, y)
+    else:
+        estimator.fit(X, y, sample_weight=sample_weight)
+    return np.asarray(estimator.predict_proba(X), dtype=float)
