@@ -68,7 +68,8 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     history_ : list of dict
         Per-iteration objective, max violation, oracle calls and seconds.
     base_fit_seconds_, fit_seconds_ : float
-        Time to fit the base estimator, and the whole ``fit``.
+        Time to fit the base estimator and compute its training probabilities, and the whole
+        ``fit``.
     feasible_ : bool
         Whether the constraints hold on the training sample (expected over the randomization).
 

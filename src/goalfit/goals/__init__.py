@@ -98,4 +98,7 @@ def error():
     return ErrorRate()
 
 
-__all__ = [n for n in dir() if not n.startswith("_")]
+import types as _types
+
+__all__ = [n for n, v in dict(globals()).items()
+           if not n.startswith("_") and not isinstance(v, _types.ModuleType)]
