@@ -233,7 +233,7 @@ def test_column_generation_unconstrained_is_one_call():
 def test_frank_wolfe_reaches_optimum_over_threshold_mixtures(seed, name, psi):
     P, y, cells, space = calibrated(seed, groups=("A",), n_buckets=10)  # ~55 examples
     cp = gf.Problem(name).compile(space)
-    res = solve(cp, PluginOracle(P, y, cells, space), max_iter=1000)
+    res = solve(cp, PluginOracle(P, y, cells, space), method="frank_wolfe", max_iter=1000)
     assert res.method == "frank_wolfe"
     ref = recall_optimum(cell_rules(P, y, cells, space), space, psi)
     val = cp.objective.value(res.confusion)
@@ -294,16 +294,27 @@ def test_constrained_hmean_near_optimum_and_feasible(groups, constraint, seeds, 
         assert ref - 1e-7 <= val <= ref + 1e-2
 
 
-def test_auto_picks_split_frank_wolfe_and_con_gda():
+def test_auto_follows_section_8_6():
+    # few dimensions (binary): the ellipsoid family; ratio objectives: (con)bisection
     P, y, cells, space = calibrated(0)
-    cases = [("hmean", [], "frank_wolfe"), ("hmean", [gf.coverage(1) <= 0.3], "split_frank_wolfe"),
-             ("hmean", [gf.kl_quantification() <= 0.01], "con_gda"), ("gmean", [], "con_gda"),
-             ("minmax_recall", [gf.coverage(1) <= 0.3], "con_gda"), ("error", [], "column_generation"),
-             ("error", [gf.kl_quantification() <= 0.01], "con_gda"), ("f1", [], "bisection")]
+    cases = [("hmean", [], "ellipsoid"), ("hmean", [gf.coverage(1) <= 0.3], "con_ellipsoid"),
+             ("gmean", [], "ellipsoid"), ("minmax_recall", [gf.coverage(1) <= 0.3], "con_ellipsoid"),
+             ("error", [], "column_generation"), ("error", [gf.kl_quantification() <= 0.01], "con_gda"),
+             ("f1", [], "bisection"), ("f1", [gf.coverage(1) <= 0.3], "con_bisection")]
     for obj, cons, method in cases:
-        assert choose_method(gf.Problem(obj, cons).compile(space)) == method
-    with pytest.raises(ValueError, match="ConBisection"):
-        choose_method(gf.Problem("f1", [gf.coverage(1) <= 0.3]).compile(space))
+        assert choose_method(gf.Problem(obj, cons).compile(space)) == method, (obj, cons)
+    # many classes: Frank-Wolfe / SplitFW for smooth, GDA / ConGDA otherwise
+    rng = np.random.default_rng(0)
+    n = 8
+    yk = rng.integers(0, n, 400)
+    from goalfit.confusion import CellEncoder as _CE, ConfusionSpace as _CS
+    enc = _CE().fit(None, len(yk))
+    big = _CS.from_codes(yk, np.zeros(len(yk), int), np.arange(n), enc.cells_)
+    cases = [("hmean", [], "frank_wolfe"), ("hmean", [gf.coverage_deviation() <= 0.05], "split_frank_wolfe"),
+             ("hmean", [gf.kl_quantification() <= 0.01], "con_gda"), ("gmean", [], "gda"),
+             ("minmax_recall", [gf.coverage_deviation() <= 0.05], "con_gda")]
+    for obj, cons, method in cases:
+        assert choose_method(gf.Problem(obj, cons).compile(big)) == method, (obj, cons)
     with pytest.raises(ValueError, match="neither convex nor ratio"):
         choose_method(gf.Problem("macro_f1").compile(space))
     with pytest.raises(ValueError, match="unknown method"):
@@ -312,11 +323,12 @@ def test_auto_picks_split_frank_wolfe_and_con_gda():
 
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("name,psi", [("gmean", gmean), ("minmax_recall", minmax)])
-def test_con_gda_non_smooth_objectives(seed, name, psi):
+@pytest.mark.parametrize("method,budget", [("gda", 1500), ("ellipsoid", 300)])
+def test_gda_and_ellipsoid_non_smooth_objectives(seed, name, psi, method, budget):
     P, y, cells, space = calibrated(seed, groups=("A",), n_buckets=10)
     cp = gf.Problem(name).compile(space)
-    res = solve(cp, PluginOracle(P, y, cells, space), max_iter=1500)
-    assert res.method == "con_gda"
+    res = solve(cp, PluginOracle(P, y, cells, space), method=method, max_iter=budget)
+    assert res.method == method
     ref = recall_optimum(cell_rules(P, y, cells, space), space, psi)
     val = cp.objective.value(res.confusion)
     assert ref - 1e-7 <= val <= ref + 1e-3
@@ -489,7 +501,7 @@ def test_infeasible_goals_through_goal_classifier_warn_not_raise():
     cons = [gf.coverage(1) <= 0.1, gf.coverage(1) >= 0.2]
     with pytest.warns(RuntimeWarning, match="least-violating"):
         m = gf.GoalClassifier("precomputed", objective="hmean", constraints=cons).fit(P, y)
-    assert not m.feasible_ and m.method_ == "split_frank_wolfe"
+    assert not m.feasible_ and m.method_ == "con_ellipsoid"
 
 
 # ------------------------------------------------------------------ helpers and baselines

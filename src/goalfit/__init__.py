@@ -7,6 +7,7 @@ classifier with a report.
 from .goals import *  # noqa: F401,F403
 from .goals import __all__ as _goals_all
 
+from . import metrics  # noqa: F401  (goalfit.metrics: evaluate goals on predictions)
 from .estimators import GoalClassifier
 
 __version__ = "0.1.0"

@@ -158,6 +158,30 @@ class _MinRatio(BoundFunction):
             return np.zeros(self.shape)
         return ((self.num[k] * b[k] - a[k] * self.den[k]) / b[k] ** 2).reshape(self.shape)
 
+    def features(self):
+        from .functions import Features
+
+        P = len(self.pairs)
+        U = np.vstack([self.num, self.den])
+
+        def value(z):
+            a, b = z[:P], z[P:]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r = np.where(b > 0, a / np.where(b > 0, b, 1), np.where(a > 0, np.inf, 1.0))
+            return float(min(1.0, r.min()))
+
+        def gradient(z):
+            a, b = z[:P], z[P:]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r = np.where(b > 0, a / np.where(b > 0, b, 1), np.where(a > 0, np.inf, 1.0))
+            g = np.zeros(2 * P)
+            k = int(np.argmin(r))
+            if r[k] < 1.0 and b[k] > 0:
+                g[k], g[P + k] = 1.0 / b[k], -a[k] / b[k] ** 2
+            return g
+
+        return Features(U, value, gradient, "nonconvex", False)
+
     def constraint_rows(self, sense, bound):
         if sense != ">=":
             return None

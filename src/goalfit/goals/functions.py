@@ -44,6 +44,32 @@ class BoundFunction:
         """Values at a stack of tensors, shape (T,)."""
         return np.array([self.value(C) for C in Cs])
 
+    def features(self) -> "Features":
+        """``f(C) = g(U vec(C))``: the linear features this function depends on (§7.2).
+
+        Methods whose cost grows with the dimension (the ellipsoid) work on these features
+        instead of the full confusion tensor.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not expose its features")
+
+
+class Features:
+    """A function of linear features: ``f(C) = g(U @ vec(C))``.
+
+    Attributes
+    ----------
+    U : ndarray of shape (m, D)
+    value, gradient : callables on ``z`` of shape (m,)
+    kind, smooth : structure of ``g``
+    pieces : (P, Pc) or None
+        When ``g(z) = max_p (P[p] @ z + Pc[p])`` (piecewise linear), its pieces.
+    """
+
+    def __init__(self, U, value, gradient, kind, smooth, pieces=None):
+        self.U = np.atleast_2d(np.asarray(U, dtype=float))
+        self.value, self.gradient = value, gradient
+        self.kind, self.smooth, self.pieces = kind, smooth, pieces
+
 
 class LinearFunction(BoundFunction):
     """``<coef, C> + const``."""
@@ -71,6 +97,11 @@ class LinearFunction(BoundFunction):
         if sense == "<=":
             return self.coef.ravel()[None, :], np.array([bound - self.const])
         return -self.coef.ravel()[None, :], np.array([self.const - bound])
+
+    def features(self):
+        c = self.const
+        return Features(self.coef.ravel()[None, :], lambda z: float(z[0] + c), lambda z: np.ones(1),
+                        "linear", True, (np.ones((1, 1)), np.array([c])))
 
     def __add__(self, other: "LinearFunction") -> "LinearFunction":
         return LinearFunction(self.coef + other.coef, self.const + other.const, self.name)
@@ -100,6 +131,20 @@ class RatioFunction(BoundFunction):
     def gradient(self, C) -> np.ndarray:
         d = max(self.den.value(C), 1e-12)
         return (self.num.coef * d - self.num.value(C) * self.den.coef) / d**2
+
+    def features(self):
+        U = np.vstack([self.num.coef.ravel(), self.den.coef.ravel()])
+        a0, b0, e = self.num.const, self.den.const, self.empty_value
+
+        def value(z):
+            d = z[1] + b0
+            return e if d <= 1e-15 else float((z[0] + a0) / d)
+
+        def gradient(z):
+            d = max(z[1] + b0, 1e-12)
+            return np.array([1.0 / d, -(z[0] + a0) / d**2])
+
+        return Features(U, value, gradient, "ratio", True)
 
     def constraint_rows(self, sense, bound):
         # num/den <= t  <=>  num - t*den <= 0   (den > 0)
@@ -141,22 +186,47 @@ class MaxOfLinear(BoundFunction):
             return None
         return self.coefs.copy(), bound - self.consts
 
+    def features(self):
+        consts = self.consts
+        P = np.eye(len(consts))
 
-class SmoothFunction(BoundFunction):
-    """A function given by value and gradient callables, with declared structure."""
+        def gradient(z):
+            g = np.zeros(len(consts))
+            g[int(np.argmax(z + consts))] = 1.0
+            return g
 
-    def __init__(self, shape, value, gradient, *, kind: str, smooth: bool, name: str = ""):
+        return Features(self.coefs, lambda z: float(np.max(z + consts)), gradient, "convex", False,
+                        (P, consts))
+
+
+class FeatureFunction(BoundFunction):
+    """``f(C) = g(U vec(C))`` for a function ``g`` of a few linear features.
+
+    Parameters
+    ----------
+    shape : tuple
+        Shape of the confusion tensor.
+    U : ndarray of shape (m, D)
+    value, gradient : callables on ``z`` of shape (m,)
+    kind : str
+    smooth : bool
+    """
+
+    def __init__(self, shape, U, value, gradient, *, kind: str, smooth: bool, name: str = ""):
         super().__init__(shape, name)
-        self._value = value
-        self._gradient = gradient
-        self.kind = kind
-        self.smooth = smooth
+        self._features = Features(U, value, gradient, kind, smooth)
+        self.kind, self.smooth = kind, smooth
 
     def value(self, C) -> float:
-        return float(self._value(np.asarray(C)))
+        f = self._features
+        return float(f.value(f.U @ np.asarray(C).ravel()))
 
     def gradient(self, C) -> np.ndarray:
-        return np.asarray(self._gradient(np.asarray(C)), dtype=float)
+        f = self._features
+        return (f.U.T @ f.gradient(f.U @ np.asarray(C).ravel())).reshape(self.shape)
+
+    def features(self):
+        return self._features
 
 
 class SumFunction(BoundFunction):
@@ -175,3 +245,16 @@ class SumFunction(BoundFunction):
 
     def gradient(self, C) -> np.ndarray:
         return sum(p.gradient(C) for p in self.parts)
+
+    def features(self):
+        fs = [p.features() for p in self.parts]
+        sizes = np.cumsum([0] + [f.U.shape[0] for f in fs])
+        U = np.vstack([f.U for f in fs])
+
+        def value(z):
+            return float(sum(f.value(z[a:b]) for f, a, b in zip(fs, sizes[:-1], sizes[1:])))
+
+        def gradient(z):
+            return np.concatenate([f.gradient(z[a:b]) for f, a, b in zip(fs, sizes[:-1], sizes[1:])])
+
+        return Features(U, value, gradient, self.kind, self.smooth)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .expressions import Expression, LinearExpression
-from .functions import LinearFunction, MaxOfLinear, RatioFunction, SmoothFunction
+from .functions import FeatureFunction, LinearFunction, MaxOfLinear, RatioFunction
 from .rates import error_rate, false_negative_rate, positive_prediction_rate
 
 EPS = 1e-7
@@ -174,22 +174,29 @@ class _RecallMetric(_Named):
         if (pi <= 0).any():
             missing = [space.classes[k] for k in np.flatnonzero(pi <= 0)]
             raise ValueError(f"{self.name}: class(es) {missing} have no examples, so their recall is undefined")
-        n = space.n_classes
-        diag = np.arange(n)
+        U = _diag_features(space) / pi[:, None]  # normalized diagonal r_k = sum_c C_ckk / pi_k
+        return FeatureFunction(space.shape, U, self._psi, self._dpsi, kind="convex",
+                               smooth=self.is_smooth, name=self.name)
 
-        def recalls(C):
-            return C[:, diag, diag].sum(axis=0) / pi
 
-        def value(C):
-            return self._psi(recalls(C))
+def _diag_features(space):
+    """Rows selecting sum_c C[c, k, k], shape (n, D)."""
+    n = space.n_classes
+    U = np.zeros((n,) + space.shape)
+    k = np.arange(n)
+    U[k, :, k, k] = 1.0
+    return U.reshape(n, -1)
 
-        def gradient(C):
-            g = np.zeros(space.shape)
-            g[:, diag, diag] = (self._dpsi(recalls(C)) / pi)[None, :]
-            return g
 
-        return SmoothFunction(space.shape, value, gradient, kind="convex", smooth=self.is_smooth,
-                              name=self.name)
+def _row_col_features(space):
+    """Rows selecting the row sums and column sums of sum_c C[c], each shape (n, D)."""
+    n = space.n_classes
+    R = np.zeros((n,) + space.shape)
+    Q = np.zeros((n,) + space.shape)
+    for k in range(n):
+        R[k, :, k, :] = 1.0
+        Q[k, :, :, k] = 1.0
+    return R.reshape(n, -1), Q.reshape(n, -1)
 
 
 class HMeanLoss(_RecallMetric):
@@ -266,31 +273,21 @@ class MacroF1Loss(_Named):
 
     def bind(self, space):
         n = space.n_classes
-        diag = np.arange(n)
+        R, Q = _row_col_features(space)
+        U = np.vstack([_diag_features(space), R, Q])  # (3n, D): tp, row sums, column sums
 
-        def parts(C):
-            M = C.sum(axis=0)
-            tp = M[diag, diag]
-            den = M.sum(axis=1) + M.sum(axis=0)
-            return tp, den
-
-        def value(C):
-            tp, den = parts(C)
+        def value(z):
+            tp, den = z[:n], z[n:2 * n] + z[2 * n:]
             f = np.where(den > 0, 2 * tp / np.where(den > 0, den, 1), 0.0)
-            return 1.0 - f.mean()
+            return float(1.0 - f.mean())
 
-        def gradient(C):
-            tp, den = parts(C)
-            den = np.maximum(den, EPS)
-            # d f_k / d M_ij: from tp (i=j=k) and den (row k or column k)
-            G = np.zeros((n, n))
-            for k in range(n):
-                G[k, :] += -2 * tp[k] / den[k] ** 2
-                G[:, k] += -2 * tp[k] / den[k] ** 2
-                G[k, k] += 2 / den[k]
-            return np.broadcast_to(-G / n, space.shape).copy()
+        def gradient(z):
+            tp, den = z[:n], np.maximum(z[n:2 * n] + z[2 * n:], EPS)
+            g_tp = -2.0 / (n * den)
+            g_den = 2.0 * tp / (n * den**2)
+            return np.concatenate([g_tp, g_den, g_den])
 
-        return SmoothFunction(space.shape, value, gradient, kind="nonconvex", smooth=True, name=self.name)
+        return FeatureFunction(space.shape, U, value, gradient, kind="nonconvex", smooth=True, name=self.name)
 
 
 class KLQuantification(_Named):
@@ -306,19 +303,18 @@ class KLQuantification(_Named):
 
     def bind(self, space):
         pi = space.priors
+        pos = pi > 0
+        _, Q = _row_col_features(space)
 
-        def value(C):
-            q = C.sum(axis=(0, 1))
-            pos = pi > 0
+        def value(q):
             if (q[pos] <= 0).any():
                 return float("inf")
             return float(np.sum(pi[pos] * np.log(pi[pos] / q[pos])))
 
-        def gradient(C):
-            q = np.maximum(C.sum(axis=(0, 1)), EPS)
-            return np.broadcast_to((-pi / q)[None, None, :], space.shape).copy()
+        def gradient(q):
+            return -pi / np.maximum(q, EPS)
 
-        return SmoothFunction(space.shape, value, gradient, kind="convex", smooth=True, name=self.name)
+        return FeatureFunction(space.shape, Q, value, gradient, kind="convex", smooth=True, name=self.name)
 
 
 class CoverageDeviation(_Named):

@@ -1,28 +1,34 @@
 """Plug-in methods of Narasimhan et al. (JMLR 2024) over a linear minimization oracle.
 
-``solve(problem, oracle, method="auto")`` picks by the objective's class (§8.6):
+``solve(problem, oracle, method="auto")`` picks by the objective's class and the dimension of
+the problem's succinct representation (§8.6: ellipsoid for few dimensions, Frank-Wolfe for
+smooth metrics without constraints, GDA / ConGDA otherwise, bisection for ratios):
 
-==========================================  ==========================  =====================
-objective                                   no constraints              constraints
-==========================================  ==========================  =====================
-linear (error, cost-sensitive, balanced)    one oracle call             column generation
-ratio of linear (F-beta, micro-F1)          bisection (Alg. 4)          (next issue: ConBisection)
-convex, smooth (H-mean, Q-mean, KL)         Frank-Wolfe (Alg. 1)        SplitFW (Alg. 5)*
-convex, non-smooth (G-mean, min-max)        ConGDA without constraints  ConGDA (Alg. 6)
-==========================================  ==========================  =====================
+=========================================  ==========================  ===========================
+objective                                  no constraints              constraints
+=========================================  ==========================  ===========================
+linear (error, cost-sensitive, balanced)   one oracle call             column generation
+ratio of linear (F-beta, micro-F1)         bisection (Alg. 4)          ConBisection (Alg. 8)
+convex, representation dim <= 6            ellipsoid (Alg. 3)          ConEllipsoid (Alg. 7)
+convex, smooth (H-mean, Q-mean)            Frank-Wolfe (Alg. 1)        SplitFW (Alg. 5)*
+convex, non-smooth (G-mean, min-max)       GDA (Alg. 2)                ConGDA (Alg. 6)
+=========================================  ==========================  ===========================
 
-(*) SplitFW for polyhedral constraints (coverage, fairness, precision); ConGDA when a
-constraint is smooth convex but not polyhedral (KL quantification). SplitFW is the default
-here because it has no step sizes to tune: with its App. B.1 settings it reached a lower
-training H-mean than ConGDA at any of the paper's step sizes on Abalone and PageBlocks with
-a coverage constraint (measured; the §8.6 advice favours ConGDA *after* tuning, which the
-follow-up issue's selection utility provides). Ellipsoid, GDA's own defaults and ConBisection are
-left for the follow-up issue (``method=`` names are reserved for them).
+(*) SplitFW for polyhedral constraints (coverage, fairness, precision), ConGDA when a
+constraint is smooth convex but not polyhedral (KL quantification). SplitFW is preferred to
+ConGDA here because it has no step sizes to tune: with its App. B.1 settings it reached a lower
+training H-mean than ConGDA at any of the paper's step sizes on Abalone and PageBlocks with a
+coverage constraint (measured; §8.6 favours ConGDA *after* tuning, which
+:func:`goalfit.estimators.select_method_params` provides). The ellipsoid threshold counts the
+dimension ``r + K`` the cuts live in (e.g. G-mean with an equal-opportunity constraint on two
+groups: 2 + 4).
 """
-from .bisection import bisection
-from .column_generation import column_generation
+from .bisection import bisection, con_bisection
+from .column_generation import column_generation, min_max_violation
+from .ellipsoid import con_ellipsoid, ellipsoid, jle_update
 from .frank_wolfe import frank_wolfe, split_frank_wolfe
-from .gda import con_gda
+from .gda import con_gda, gda
+from .mixture import mixture_program
 from .oracle import PluginOracle, RefitOracle, ThresholdOracle
 from ._common import SolverResult, prune
 
@@ -31,8 +37,14 @@ METHODS = {
     "frank_wolfe": frank_wolfe,
     "split_frank_wolfe": split_frank_wolfe,
     "con_gda": con_gda,
+    "gda": gda,
     "bisection": bisection,
+    "con_bisection": con_bisection,
+    "ellipsoid": ellipsoid,
+    "con_ellipsoid": con_ellipsoid,
 }
+
+ELLIPSOID_MAX_DIM = 6
 
 
 def choose_method(problem) -> str:
@@ -50,16 +62,13 @@ def choose_method(problem) -> str:
             return "con_gda"
         return "column_generation"
     if kind == "ratio":
-        if constrained:
-            raise ValueError(
-                "a ratio-of-linear objective with constraints needs ConBisection, which is not "
-                "implemented yet; state the goal as a constraint (e.g. precision(1) >= 0.8) "
-                "with a linear objective"
-            )
-        return "bisection"
+        return "con_bisection" if constrained else "bisection"
     if kind == "convex":
+        dim = _ellipsoid_dim(problem)
+        if dim is not None and 2 <= dim <= ELLIPSOID_MAX_DIM:
+            return "con_ellipsoid" if constrained else "ellipsoid"
         if not constrained:
-            return "frank_wolfe" if problem.objective.smooth else "con_gda"
+            return "frank_wolfe" if problem.objective.smooth else "gda"
         if problem.objective.smooth and not problem.nonlinear:
             return "split_frank_wolfe"
         return "con_gda"
@@ -67,6 +76,17 @@ def choose_method(problem) -> str:
         f"objective {problem.objective.name!r} is neither convex nor ratio-of-linear: no plug-in "
         "method has a guarantee for it; pass method='frank_wolfe' to run Frank-Wolfe as a heuristic"
     )
+
+
+def _ellipsoid_dim(problem):
+    """Dimension of the ellipsoid's space (representation + constraints), or None."""
+    from .representation import FeatureSpace
+
+    try:
+        fs = FeatureSpace(problem, with_constraints=bool(problem.constraints))
+    except (NotImplementedError, ValueError):
+        return None
+    return fs.dim + (fs.n_constraints if problem.constraints else 0)
 
 
 def solve(problem, oracle, method: str = "auto", **params) -> SolverResult:
@@ -93,5 +113,7 @@ def solve(problem, oracle, method: str = "auto", **params) -> SolverResult:
     return METHODS[method](problem, oracle, **params)
 
 
-__all__ = ["METHODS", "PluginOracle", "RefitOracle", "ThresholdOracle", "SolverResult", "bisection", "choose_method",
-           "column_generation", "con_gda", "frank_wolfe", "prune", "solve", "split_frank_wolfe"]
+__all__ = ["METHODS", "PluginOracle", "RefitOracle", "SolverResult", "ThresholdOracle", "bisection",
+           "choose_method", "column_generation", "con_bisection", "con_ellipsoid", "con_gda", "ellipsoid",
+           "frank_wolfe", "gda", "jle_update", "min_max_violation", "mixture_program", "prune", "solve",
+           "split_frank_wolfe"]

@@ -1,8 +1,11 @@
 """Bisection for ratio-of-linear objectives (Alg. 4 of Narasimhan et al., JMLR 2024)."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
+from ...goals.functions import LinearFunction
 from ._common import Recorder, SolverResult
 
 
@@ -54,3 +57,68 @@ def bisection(problem, oracle, *, max_iter: int = 40, tol: float = 1e-9, bounds=
             break
     return SolverResult([best[0]], np.ones(1), best[1][None], "bisection", rec.rows, oracle.n_calls,
                         True, f"bracket [{lo:.6g}, {hi:.6g}] after {t} iterations")
+
+
+def con_bisection(problem, oracle, *, max_iter: int = 30, tol: float = 1e-6, bounds=(0.0, 1.0),
+                  inner: str = "auto", inner_params=None, callback=None) -> SolverResult:
+    """Constrained bisection (Alg. 8) for a ratio objective ``<A, C>/<B, C>`` with constraints.
+
+    Each step solves the constrained problem with the linear objective ``<A - gamma B, C>``
+    (ConGDA in the paper; here column generation when the constraints are polyhedral, whose
+    answer is optimal up to the oracle's error, else ConGDA) and keeps its classifier when its
+    ratio is ``<= gamma`` and it meets the constraints — the **corrected** branch of the
+    erratum (the printed Alg. 8 keeps the wrong classifier; Lemmas 47-48 use Alg. 4's logic).
+    The best feasible classifier seen is returned (a randomized mixture).
+
+    Parameters
+    ----------
+    problem : CompiledProblem
+        Ratio objective (F-beta, micro-F1), any constraints the inner method supports.
+    oracle : linear minimization oracle
+    max_iter : int, default 30
+    tol : float, default 1e-6
+    bounds : (float, float), default (0, 1)
+    inner : {"auto", "column_generation", "con_gda"}
+    inner_params : dict, optional
+
+    Returns
+    -------
+    SolverResult
+    """
+    from .column_generation import column_generation
+    from .gda import con_gda
+
+    if problem.objective.kind != "ratio":
+        raise ValueError("con_bisection needs a ratio-of-linear objective")
+    if inner == "auto":
+        inner = "con_gda" if problem.nonlinear else "column_generation"
+    run = {"column_generation": column_generation, "con_gda": con_gda}[inner]
+    rec = Recorder(problem, oracle, 1, callback)
+    num, den = problem.objective.num, problem.objective.den
+    lo, hi = map(float, bounds)
+    best = None  # (value, violation, result)
+    fallback = None
+    t = 0
+    for t in range(1, max_iter + 1):
+        gamma = 0.5 * (lo + hi)
+        sub = dataclasses.replace(problem, objective=LinearFunction(num.coef - gamma * den.coef))
+        res = run(sub, oracle, **(inner_params or {}))
+        C = res.confusion
+        val = problem.objective.value(C)
+        viol = problem.max_violation(C)
+        if viol <= 1e-7:
+            if best is None or val < best[0]:
+                best = (val, viol, res)
+        elif fallback is None or viol < fallback[1]:
+            fallback = (val, viol, res)
+        if val <= gamma and viol <= 1e-7:
+            hi = gamma
+        else:
+            lo = gamma
+        rec(t, (best or fallback)[2].confusion)
+        if hi - lo <= tol:
+            break
+    chosen = best or fallback
+    res = chosen[2]
+    return SolverResult(res.members, res.weights, res.confusions, "con_bisection", rec.rows, oracle.n_calls,
+                        best is not None, f"bracket [{lo:.6g}, {hi:.6g}] after {t} steps ({inner} inside)")

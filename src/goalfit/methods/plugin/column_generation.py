@@ -97,3 +97,59 @@ def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-1
     if not feasible:
         message += f"; no mixture meets the constraints, least violation {viol:.3g}"
     return SolverResult(members, w, Cs, "column_generation", rec.rows, oracle.n_calls, feasible, message)
+
+
+def min_max_violation(problem, oracle, *, max_iter: int = 100, tol: float = 1e-10) -> SolverResult:
+    """Feasibility phase: the mixture minimizing the largest polyhedral constraint violation.
+
+    Column generation on ``min_{alpha, s} s`` s.t. ``sum_t alpha_t (A C_t - b) <= s`` (``s``
+    free, so a strictly feasible start, ``s < 0``, is found when one exists: Assumption 1 of
+    Narasimhan et al. and the start of ConEllipsoid, Alg. 7). The master's multipliers ``mu``
+    (``sum mu = 1``) price the next member with the cost ``A^T mu``.
+
+    Returns
+    -------
+    SolverResult
+        ``message`` gives the margin ``-s`` reached.
+
+    Raises
+    ------
+    ValueError
+        Without polyhedral constraints.
+    """
+    A, b = problem.A, problem.b
+    if A is None:
+        raise ValueError("the feasibility phase needs polyhedral constraints")
+    rec = Recorder(problem, oracle, 1)
+    K = A.shape[0]
+    shape = problem.space.shape
+    member, C = oracle(problem.objective.gradient(np.full(shape, 1.0 / problem.space.size)))
+    members, Cs = [member], [C]
+    member, C = oracle((np.ones(K) @ A).reshape(shape))
+    members.append(member)
+    Cs.append(C)
+    x = np.array([1.0, 0.0])
+    s = np.inf
+    for it in range(max_iter):
+        T = len(Cs)
+        G = (np.array(Cs).reshape(T, -1) @ A.T - b).T  # (K, T)
+        c = np.zeros(T + 1)
+        c[-1] = 1.0
+        res = linprog(c, A_ub=np.hstack([G, -np.ones((K, 1))]), b_ub=np.zeros(K),
+                      A_eq=np.concatenate([np.ones(T), [0.0]])[None, :], b_eq=[1.0],
+                      bounds=[(0, None)] * T + [(None, None)], method="highs")
+        x, s = res.x[:T], float(res.x[-1])
+        mu = -np.asarray(res.ineqlin.marginals)
+        v = float(res.eqlin.marginals[0])
+        rec(it, np.tensordot(x, np.array(Cs), axes=1))
+        member, C = oracle((mu @ A).reshape(shape))
+        if float(mu @ (A @ C.ravel() - b)) - v >= -tol:
+            break
+        members.append(member)
+        Cs.append(C)
+    w = np.clip(x, 0, None)
+    keep = w > 1e-12
+    Cs = np.array(Cs)[keep]
+    members = [m for m, k in zip(members, keep) if k]
+    return SolverResult(members, w[keep] / w[keep].sum(), Cs, "feasibility", rec.rows, oracle.n_calls,
+                        s <= 1e-9, f"largest constraint violation {s:.4g} (negative: strictly feasible)")

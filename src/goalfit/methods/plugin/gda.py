@@ -1,7 +1,6 @@
 """Constrained gradient descent-ascent (ConGDA, Alg. 6 of Narasimhan et al., JMLR 2024).
 
-With no constraint it is GDA (Alg. 2). The full GDA family (step-size selection, the
-unconstrained variant's own defaults) is completed in the follow-up issue.
+With no constraint it is GDA (Alg. 2); :func:`gda` is that case with the paper's budget.
 """
 from __future__ import annotations
 
@@ -99,3 +98,24 @@ def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step
     rec(max_iter, np.tensordot(w, Cs, axes=1), force=True)
     msg = f"{max_iter} iterations" + ("" if feasible else "; no mixture of the iterates meets the constraints (least violation returned)")
     return SolverResult(members, w, Cs, "con_gda", rec.rows, oracle.n_calls, feasible, msg)
+
+
+def gda(problem, oracle, *, max_iter: int = 5000, **params) -> SolverResult:
+    """Gradient descent-ascent (Alg. 2) for a convex, possibly non-smooth objective.
+
+    ConGDA without constraints: oracle calls with ``lam``, projected gradient steps on the
+    slack ``xi``, ascent on ``lam``; uniform average of the members, re-weighted by the final
+    LP (which never makes it worse; see :func:`~goalfit.methods.plugin._common.prune`).
+    Default budget 5000 oracle calls (App. B.1); tune the steps with
+    :func:`goalfit.estimators.select_method_params` (the paper's grid {0.001, 0.01, 0.1}).
+
+    Raises
+    ------
+    ValueError
+        If the problem has constraints (use :func:`con_gda`).
+    """
+    if problem.constraints:
+        raise ValueError("gda is unconstrained; use con_gda")
+    res = con_gda(problem, oracle, max_iter=max_iter, **params)
+    res.method = "gda"
+    return res
