@@ -1,4 +1,5 @@
-"""scikit-learn estimators."""
+"""scikit-learn estimators and their model selection."""
 from .goal_classifier import GoalClassifier
+from .selection import default_grid, select_method_params
 
-__all__ = ["GoalClassifier"]
+__all__ = ["GoalClassifier", "default_grid", "select_method_params"]

@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clo
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _check_sample_weight, _num_samples, check_is_fitted, column_or_1d
 
 from ..classifiers import ProbabilityModel, RandomizedClassifier, encode_labels
@@ -48,6 +49,12 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         the base estimator with example weights per call (§8.7; slow, needs ``sample_weight``).
     prefit : bool, default False
         Use ``estimator`` as already fitted.
+    holdout : float in (0, 1), optional
+        Sample splitting (Narasimhan et al. §6.6): fit the base model on a stratified
+        ``1 - holdout`` share of the data and run the method (oracle, goals) on the rest, which
+        makes the probability estimates independent of the outer loop as Theorem 20 assumes.
+        Default None: both use the whole sample (the paper's practice, which it reports "does
+        not hurt").
     method_params : dict, optional
         Passed to the method (e.g. ``{"max_iter": 500}``).
     random_state : int, RandomState or None
@@ -70,6 +77,8 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     base_fit_seconds_, fit_seconds_ : float
         Time to fit the base estimator and compute its training probabilities, and the whole
         ``fit``.
+    n_outer_samples_ : int
+        Examples the method ran on (all, or the ``holdout`` share).
     feasible_ : bool
         Whether the constraints hold on the training sample (expected over the randomization).
 
@@ -88,13 +97,14 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, estimator=None, *, objective="error", constraints=(), method="auto",
-                 oracle="plugin", prefit=False, method_params=None, random_state=None):
+                 oracle="plugin", prefit=False, holdout=None, method_params=None, random_state=None):
         self.estimator = estimator
         self.objective = objective
         self.constraints = constraints
         self.method = method
         self.oracle = oracle
         self.prefit = prefit
+        self.holdout = holdout
         self.method_params = method_params
         self.random_state = random_state
 
@@ -136,7 +146,14 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         sw = None if sample_weight is None else _check_sample_weight(sample_weight, X)
         encoder = CellEncoder().fit(sensitive_features, n)
         cells = encoder.transform(sensitive_features, n)
-        space = ConfusionSpace.from_codes(y_codes, cells, self.classes_, encoder.cells_, sw)
+        fit_rows, out_rows = self._split_rows(y_codes, n)
+        if out_rows is not None:  # sample splitting (§6.6): the outer loop sees only out_rows
+            y_out, cells_out = y_codes[out_rows], cells[out_rows]
+            sw_out = None if sw is None else sw[out_rows]
+        else:
+            y_out, cells_out, sw_out = y_codes, cells, sw
+        space = ConfusionSpace.from_codes(y_out, cells_out, self.classes_, encoder.cells_, sw_out)
+        self.n_outer_samples_ = len(y_out)
         self.problem_ = Problem(self.objective, self.constraints).compile(space)
         method = self.method
         if method == "auto":
@@ -166,6 +183,11 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 check_is_fitted(base)
                 self.estimator_ = base
                 P_train = None
+            elif out_rows is not None:
+                self.estimator_ = clone(base)
+                _fit_base(self.estimator_, _safe_indexing(X, fit_rows), y[fit_rows],
+                          None if sw is None else sw[fit_rows])
+                P_train = np.asarray(self.estimator_.predict_proba(_safe_indexing(X, out_rows)), dtype=float)
             else:
                 self.estimator_ = clone(base)
                 P_train = _fit_base(self.estimator_, X, y, sw)
@@ -182,9 +204,9 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.base_fit_seconds_ = time.perf_counter() - t0
 
         if self.oracle == "threshold" and method not in BASELINES:
-            oracle = ThresholdOracle(P, y_codes, cells, space, sw)
+            oracle = ThresholdOracle(P, y_out, cells_out, space, sw_out)
         elif self.oracle == "plugin" or method in BASELINES:
-            oracle = PluginOracle(P, y_codes, cells, space, sw)
+            oracle = PluginOracle(P, y_out, cells_out, space, sw_out)
         elif self.oracle == "refit":
             if self.estimator_ is None:
                 raise ValueError("the refit oracle needs an estimator, not precomputed probabilities")
@@ -216,6 +238,24 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self.feature_names_in_ = self.estimator_.feature_names_in_
         self.fit_seconds_ = time.perf_counter() - t_start
         return self
+
+    def _split_rows(self, y_codes, n):
+        """Rows for the base model and rows for the outer loop (``holdout``), or (None, None)."""
+        if self.holdout is None:
+            return None, None
+        if not (isinstance(self.holdout, float) and 0 < self.holdout < 1):
+            raise ValueError(f"holdout must be None or a float in (0, 1), got {self.holdout!r}")
+        if isinstance(self.estimator, str) or self.prefit or self.oracle == "refit":
+            raise ValueError("holdout splits the sample between fitting the base model and the outer "
+                             "loop: it needs a base model to fit (not 'precomputed', prefit or the refit oracle)")
+        from sklearn.model_selection import train_test_split
+
+        rows = np.arange(n)
+        try:
+            return train_test_split(rows, test_size=self.holdout, stratify=y_codes,
+                                    random_state=self.random_state)
+        except ValueError:
+            return train_test_split(rows, test_size=self.holdout, random_state=self.random_state)
 
     # ------------------------------------------------------------------ predicting
     def predict(self, X, *, sensitive_features=None, random_state=None):
