@@ -38,10 +38,12 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     constraints : sequence of Constraint, default ()
         E.g. ``[demographic_parity_difference("sex") <= 0.01]``.
     method : str, default "auto"
-        ``"auto"`` (by the objective's class, see :func:`goalfit.methods.plugin.choose_method`),
+        ``"auto"`` (by the objective's class, §8.6; see :func:`goalfit.methods.plugin.choose_method`),
         a plug-in method (``"column_generation"``, ``"frank_wolfe"``, ``"split_frank_wolfe"``,
-        ``"con_gda"``, ``"bisection"``) or a baseline (``"argmax"``, ``"balanced"``,
-        ``"post_shift"``, ``"post_shift_groups"``), which ignore the constraints.
+        ``"gda"``, ``"con_gda"``, ``"ellipsoid"``, ``"con_ellipsoid"``, ``"bisection"``,
+        ``"con_bisection"``) or a baseline (``"argmax"``, ``"balanced"``, ``"post_shift"``,
+        ``"post_shift_groups"``), which ignore the constraints. Step sizes can be chosen with
+        :func:`goalfit.estimators.select_method_params`.
     oracle : {"plugin", "threshold", "refit"}, default "plugin"
         Linear minimization oracle: plug-in rule on the fitted probabilities (Alg. 9/10);
         ``"threshold"`` (binary only): the exact minimizer of the training cost over per-group
