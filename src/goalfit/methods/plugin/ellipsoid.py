@@ -86,7 +86,8 @@ def ellipsoid(problem, oracle, *, max_iter: int = 1000, radius: float = np.sqrt(
     if problem.constraints:
         raise ValueError("ellipsoid is unconstrained; use con_ellipsoid")
     fs = FeatureSpace(problem, with_constraints=False)
-    return _run(problem, oracle, fs, max_iter, radius, final, record_every, callback, constrained=False)
+    with _one_blas_thread():
+        return _run(problem, oracle, fs, max_iter, radius, final, record_every, callback, constrained=False)
 
 
 def con_ellipsoid(problem, oracle, *, max_iter: int = 1000, radius: float = np.sqrt(1000.0),
@@ -109,7 +110,16 @@ def con_ellipsoid(problem, oracle, *, max_iter: int = 1000, radius: float = np.s
     SolverResult
     """
     fs = FeatureSpace(problem, with_constraints=True)
-    return _run(problem, oracle, fs, max_iter, radius, final, record_every, callback, constrained=True)
+    with _one_blas_thread():
+        return _run(problem, oracle, fs, max_iter, radius, final, record_every, callback, constrained=True)
+
+
+def _one_blas_thread():
+    """The cuts solve hundreds of tiny L-BFGS-B subproblems; multithreaded BLAS only adds
+    overhead there, and 30x more when its threads compete with another busy process."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _run(problem, oracle, fs, max_iter, radius, final, record_every, callback, constrained):
@@ -153,7 +163,10 @@ def _run(problem, oracle, fs, max_iter, radius, final, record_every, callback, c
         try:
             A, center = jle_update(A, center, w)
         except ValueError:
-            message = f"stopped after {t} cuts: zero supergradient (optimal for the sample problem)"
+            if np.any(w):  # w^T A w <= 0 in floating point: the ellipsoid is numerically flat
+                message = f"stopped after {t} cuts: degenerate cut (ellipsoid numerically flat)"
+            else:
+                message = f"stopped after {t} cuts: zero supergradient (optimal for the sample problem)"
             break
         if np.trace(A) < 1e-18:
             message = f"stopped after {t} cuts: ellipsoid collapsed"
@@ -169,6 +182,6 @@ def _run(problem, oracle, fs, max_iter, radius, final, record_every, callback, c
 
 
 def _prune_only(problem, members, confusions):
-    from ._common import prune
+    from .mixture import prune_finite
 
-    return prune(problem, members, confusions)
+    return prune_finite(problem, members, confusions)

@@ -35,7 +35,7 @@ def mixture_program(problem, members, confusions, weights=None, *, max_members: 
         As :func:`~goalfit.methods.plugin._common.prune`.
     """
     mu, Cu, wu = unique_members(members, np.asarray(confusions), weights)
-    pruned = prune(problem, mu, Cu, wu)
+    pruned = prune_finite(problem, mu, Cu, wu)
     if problem.objective.kind == "linear" or hasattr(problem.objective, "coefs") or len(mu) > max_members:
         return pruned
     pm, pC, pw, feasible, viol = pruned
@@ -45,7 +45,9 @@ def mixture_program(problem, members, confusions, weights=None, *, max_members: 
     for m, w in zip(pm, pw):
         x0[index[id(m)]] = w
     flat = Cu.reshape(T, -1)
-    limit = 0.0 if feasible else viol
+    # the LP bounds a nonlinear constraint of the mixture by the members' values (convexity):
+    # when it finds no feasible mixture, one may still exist, so aim at feasibility
+    limit = 0.0 if feasible or problem.nonlinear else viol
     cons = [{"type": "eq", "fun": lambda a: a.sum() - 1.0, "jac": lambda a: np.ones(T)}]
     if problem.A is not None:
         G = flat @ problem.A.T - problem.b  # (T, K)
@@ -63,14 +65,38 @@ def mixture_program(problem, members, confusions, weights=None, *, max_members: 
 
     res = minimize(fun, x0, jac=True, method="SLSQP", bounds=[(0.0, 1.0)] * T, constraints=cons,
                    options={"maxiter": 300, "ftol": 1e-12})
-    if not res.success:
+    # SLSQP often ends at the optimum with "Positive directional derivative for linesearch"
+    # (success False): its point is checked below like any other, and kept only when better
+    if not np.isfinite(res.x).all() or res.x.max() <= 0:
         return pruned
     a = np.clip(res.x, 0, None)
     a /= a.sum()
     C = np.tensordot(a, Cu, axes=1)
     viol_new = problem.max_violation(C)
-    if problem.objective.value(C) < problem.objective.value(np.tensordot(pw, pC, axes=1)) - 1e-12 and \
-            viol_new <= max(limit, 0.0) + 1e-9:
+    now_feasible = not feasible and viol_new <= 1e-9
+    if now_feasible or (problem.objective.value(C) < problem.objective.value(np.tensordot(pw, pC, axes=1)) - 1e-12
+                        and viol_new <= max(limit, 0.0) + 1e-9):
         m2, C2, w2 = _support(mu, Cu, a)
-        return m2, C2, w2, feasible, float(viol_new)
+        return m2, C2, w2, feasible or now_feasible, float(viol_new)
     return pruned
+
+
+def prune_finite(problem, members, confusions, weights=None):
+    """:func:`prune` over the members whose objective and constraint values are finite.
+
+    A member with an infinite value (e.g. KL quantification of a rule that never predicts some
+    class, such as the ellipsoid's first member, the answer to the zero cost) cannot carry
+    weight in the LP, whose coefficients must be finite; it stays a candidate of the convex
+    program, where mixing it can be finite and optimal. When no member is finite the input
+    mixture is returned as is.
+    """
+    weights = np.ones(len(members)) if weights is None else np.asarray(weights, float)
+    ok = np.array([np.isfinite(problem.objective.value(C))
+                   and all(np.isfinite(cc.function.value(C)) for cc in problem.nonlinear) for C in confusions])
+    if ok.all():
+        return prune(problem, members, confusions, weights)
+    if ok.any():
+        return prune(problem, [m for m, k in zip(members, ok) if k], confusions[ok], weights[ok])
+    w = weights / weights.sum()
+    viol = problem.max_violation(np.tensordot(w, confusions, axes=1))
+    return list(members), confusions, w, bool(viol <= 1e-9), float(viol)

@@ -146,7 +146,12 @@ class FeatureSpace:
             if res.status == 0:
                 self._xi = res.x[:-1]
                 return self._xi
-        x0 = np.clip(self._xi if self._xi is not None else 0.5 * (self.lo + self.hi), self.lo, self.hi)
+        # psi may be non-differentiable on the box's faces (H-mean and G-mean where a recall is
+        # 0): L-BFGS-B warm started at such a kink can stop there far from the minimum, so it
+        # also starts from the box's center and the better answer is kept
+        starts = [0.5 * (self.lo + self.hi)]
+        if self._xi is not None:
+            starts.append(np.clip(self._xi, self.lo, self.hi))
 
         def fun(x):
             val = self.psi(x) - lam @ x
@@ -154,9 +159,28 @@ class FeatureSpace:
             if self.n_constraints:
                 val += mu @ self.phi(x)
                 grad = grad + self.phi_grad_dot(x, mu)
+            if not np.isfinite(val):
+                # e.g. KL quantification on the face where a coverage is 0: an infinite value
+                # made L-BFGS-B stop at its start; a large finite one makes its line search back off
+                return 1e10, np.nan_to_num(grad)
             return val, grad
 
-        res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=list(zip(self.lo, self.hi)),
-                       options={"maxiter": 500, "ftol": 1e-12, "gtol": 1e-9})
-        self._xi = res.x
+        best = None
+        for x0 in starts:
+            res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=list(zip(self.lo, self.hi)),
+                           options={"maxiter": 500, "ftol": 1e-12, "gtol": 1e-9})
+            if best is None or res.fun < best.fun:
+                best = res
+        # polish the free coordinates with those on a face held there: a kink on the face (a
+        # recall of 0 for H-mean) misleads L-BFGS-B's model of the others
+        gap = 1e-9 * (self.hi - self.lo)
+        x = np.where(best.x <= self.lo + gap, self.lo, np.where(best.x >= self.hi - gap, self.hi, best.x))
+        on_face = (x == self.lo) | (x == self.hi)
+        if on_face.any() and not on_face.all():
+            bounds = [(v, v) if f else (lo, hi) for v, f, lo, hi in zip(x, on_face, self.lo, self.hi)]
+            res = minimize(fun, x, jac=True, method="L-BFGS-B", bounds=bounds,
+                           options={"maxiter": 500, "ftol": 1e-12, "gtol": 1e-9})
+            if res.fun < best.fun:
+                best = res
+        self._xi = best.x
         return self._xi
