@@ -20,8 +20,8 @@ ConGDA here because it has no step sizes to tune: with its App. B.1 settings it 
 training H-mean than ConGDA at any of the paper's step sizes on Abalone and PageBlocks with a
 coverage constraint (measured; §8.6 favours ConGDA *after* tuning, which
 :func:`goalfit.estimators.select_method_params` provides). The ellipsoid threshold counts the
-dimension ``r + K`` the cuts live in (e.g. G-mean with an equal-opportunity constraint on two
-groups: 2 + 4).
+dimension ``r + K`` the cuts live in (e.g. G-mean with a between-groups equal-opportunity
+constraint on two groups: 3 + 2 = 5; with ``method="to_overall"``: 3 + 4 = 7, so ConGDA).
 """
 from .bisection import bisection, con_bisection
 from .column_generation import column_generation, min_max_violation

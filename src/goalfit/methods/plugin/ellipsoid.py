@@ -16,7 +16,7 @@ import numpy as np
 from ._common import Recorder, SolverResult
 from .column_generation import min_max_violation
 from .frank_wolfe import _start
-from .mixture import mixture_program
+from .mixture import mixture_program, prune_finite
 from .representation import FeatureSpace
 
 
@@ -61,7 +61,7 @@ def jle_update(A, center, w):
 
 
 def ellipsoid(problem, oracle, *, max_iter: int = 1000, radius: float = np.sqrt(1000.0),
-              final: str = "convex", record_every: int = 10, callback=None) -> SolverResult:
+              final: str = "convex", record_every: int = 50, callback=None) -> SolverResult:
     """Ellipsoid method over the Lagrange multipliers (Alg. 3) for a convex objective.
 
     Parameters
@@ -91,7 +91,7 @@ def ellipsoid(problem, oracle, *, max_iter: int = 1000, radius: float = np.sqrt(
 
 
 def con_ellipsoid(problem, oracle, *, max_iter: int = 1000, radius: float = np.sqrt(1000.0),
-                  final: str = "convex", record_every: int = 10, callback=None) -> SolverResult:
+                  final: str = "convex", record_every: int = 50, callback=None) -> SolverResult:
     """Constrained ellipsoid (Alg. 7) over ``(lam, mu)`` in ``R^(r+K)``.
 
     Needs a strictly feasible start ``h^0``: a **feasibility phase** first minimizes the
@@ -158,7 +158,9 @@ def _run(problem, oracle, fs, max_iter, radius, final, record_every, callback, c
             dual = lam @ fs.xi(C) + fs.psi(xi) - lam @ xi + (mu @ phi if K else 0.0)
             best_dual = max(best_dual, dual)
         if t % rec.every == 0 or t == max_iter:
-            rec(t, C)
+            # the classifier after t cuts is the LP-weighted mixture of the iterates (§8.2)
+            _, Cm, wm, _, _ = prune_finite(problem, members, np.array(Cs))
+            rec(t, np.tensordot(wm, Cm, axes=1))
             rec.rows[-1]["dual"] = float(best_dual)
         try:
             A, center = jle_update(A, center, w)

@@ -13,7 +13,7 @@ from scipy.optimize import minimize
 
 from ._common import _support, prune, unique_members
 
-MAX_MEMBERS = 400
+MAX_MEMBERS = 60
 
 
 def mixture_program(problem, members, confusions, weights=None, *, max_members: int = MAX_MEMBERS):
@@ -26,8 +26,10 @@ def mixture_program(problem, members, confusions, weights=None, *, max_members: 
     confusions : ndarray of shape (T, n_cells, n, n)
     weights : ndarray of shape (T,), optional
         Input mixture (kept by pruning when it is better).
-    max_members : int, default 400
-        Above this many distinct members only the LP is solved.
+    max_members : int, default 60
+        Above this many distinct members the program runs on a candidate subset: the LP's
+        support, the support of 300 Frank-Wolfe steps on the simplex of all members (the
+        authors' code re-weights this way), and the most recent members.
 
     Returns
     -------
@@ -36,14 +38,19 @@ def mixture_program(problem, members, confusions, weights=None, *, max_members: 
     """
     mu, Cu, wu = unique_members(members, np.asarray(confusions), weights)
     pruned = prune_finite(problem, mu, Cu, wu)
-    if problem.objective.kind == "linear" or hasattr(problem.objective, "coefs") or len(mu) > max_members:
+    if problem.objective.kind == "linear" or hasattr(problem.objective, "coefs"):
         return pruned
     pm, pC, pw, feasible, viol = pruned
+    if len(mu) > max_members:
+        top = np.argsort(-np.asarray(pw))[: max_members // 4]  # the pruned mixture may be the uniform one
+        mu, Cu = _candidates(problem, mu, Cu, [pm[i] for i in top], max_members)
     T = len(mu)
     index = {id(m): t for t, m in enumerate(mu)}
     x0 = np.zeros(T)
     for m, w in zip(pm, pw):
-        x0[index[id(m)]] = w
+        if id(m) in index:
+            x0[index[id(m)]] = w
+    x0 = x0 / x0.sum() if x0.sum() > 0 else np.full(T, 1.0 / T)
     flat = Cu.reshape(T, -1)
     # the LP bounds a nonlinear constraint of the mixture by the members' values (convexity):
     # when it finds no feasible mixture, one may still exist, so aim at feasibility
@@ -100,3 +107,23 @@ def prune_finite(problem, members, confusions, weights=None):
     w = weights / weights.sum()
     viol = problem.max_violation(np.tensordot(w, confusions, axes=1))
     return list(members), confusions, w, bool(viol <= 1e-9), float(viol)
+
+
+def _candidates(problem, members, confusions, keep_members, size):
+    """At most ``size`` members for the convex program (see :func:`mixture_program`)."""
+    T = len(members)
+    flat = confusions.reshape(T, -1)
+    a = np.full(T, 1.0 / T)
+    for t in range(300):  # Frank-Wolfe on the simplex: vertices are members
+        g = flat @ problem.objective.gradient((a @ flat).reshape(confusions.shape[1:])).ravel()
+        k = int(np.argmin(g))
+        step = 2.0 / (t + 2)
+        a *= 1 - step
+        a[k] += step
+    keep = {id(m) for m in keep_members}
+    chosen = [i for i, m in enumerate(members) if id(m) in keep]
+    chosen += [i for i in np.argsort(-a) if a[i] > 1e-9 and i not in chosen][: size // 2]
+    rest = [i for i in range(T - 1, -1, -1) if i not in set(chosen)]
+    chosen += rest[: max(0, size - len(chosen))]
+    chosen = sorted(set(chosen))
+    return [members[i] for i in chosen], confusions[chosen]
