@@ -49,9 +49,7 @@ import argparse
 import importlib
 import json
 import os
-import platform
 import statistics
-import sys
 import time
 import warnings
 from datetime import datetime, timezone
@@ -76,6 +74,7 @@ from fairlearn.metrics import demographic_parity_difference as fl_dpd  # noqa: E
 from fairlearn.metrics import equalized_odds_difference as fl_eod  # noqa: E402
 from fairlearn.postprocessing import ThresholdOptimizer  # noqa: E402
 from fairlearn.reductions import DemographicParity, EqualizedOdds, ExponentiatedGradient  # noqa: E402
+from _common import machine_record, versions  # noqa: E402
 
 NAME = "fairness_vs_fairlearn"
 HERE = Path(__file__).resolve().parent
@@ -624,40 +623,6 @@ def plot(table, path):
     plt.close(fig)
 
 
-def machine_record():
-    rec = {"platform": platform.platform(), "python": sys.version.split()[0],
-           "processor": platform.processor() or platform.machine(), "cpu_count": os.cpu_count()}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    rec["cpu_model"] = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        rec["sched_affinity_cpus"] = len(os.sched_getaffinity(0))
-    except AttributeError:
-        pass
-    try:
-        from threadpoolctl import threadpool_info
-
-        rec["threadpools"] = [{k: d.get(k) for k in ("internal_api", "num_threads")} for d in threadpool_info()]
-    except Exception:  # noqa: BLE001
-        pass
-    return rec
-
-
-def versions():
-    import matplotlib
-    import scipy
-    import sklearn
-
-    return {"goalfit": gf.__version__, "fairlearn": fairlearn.__version__, "scikit-learn": sklearn.__version__,
-            "numpy": np.__version__, "scipy": scipy.__version__, "pandas": pd.__version__,
-            "matplotlib": matplotlib.__version__}
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="1 timing repeat, 5 sampling seeds")
@@ -712,7 +677,7 @@ def run(args):
         "total_seconds": total,
         "machine": {**machine_record(), "blas_openmp_thread_limit": threads, "loadavg_start": load_start,
                     "loadavg_end": os.getloadavg() if hasattr(os, "getloadavg") else None},
-        "versions": versions(),
+        "versions": versions("fairlearn"),
         "seeds": {"law_school_split": SPLIT_SEED, "predict_random_states": list(range(seeds)),
                   "timing_repeats": repeats, "logistic_regression": "lbfgs (deterministic)"},
         "targets": TARGETS,

@@ -34,9 +34,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import sys
 import time
 import warnings
 from datetime import datetime, timezone
@@ -46,7 +43,7 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 import goalfit as gf
-from goalfit.metrics import score
+from _common import half_width, machine_record
 
 NAME = "narasimhan_synthetic"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -114,20 +111,6 @@ def reference(E, y, method, constraints, max_iter):
     return ev["objective"]["value"], max([c["value"] for c in ev["constraints"]], default=None), m.fit_seconds_
 
 
-def hw(v):
-    v = np.asarray(v, float)
-    return float(2 * v.std() / np.sqrt(v.size)) if v.size > 1 else None
-
-
-def machine_record():
-    rec = {"platform": platform.platform(), "python": sys.version.split()[0], "cpu_count": os.cpu_count()}
-    try:
-        rec["cpu_model"] = next(ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return rec
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="2e5 test points, 3 sizes, 2 draws, smaller budgets")
@@ -181,7 +164,7 @@ def run(args):
 
     def cell(meth, N, key="qmean", dg=4):
         v = res[(meth, N)][key]
-        return f"{np.mean(v):.{dg}f} ± {hw(v) or 0:.{dg}f}"
+        return f"{np.mean(v):.{dg}f} ± {half_width(v) or 0:.{dg}f}"
 
     print(f"\n(a) test Q-mean loss, mean ± 2 std/sqrt({cfg['draws']}); Bayes-optimal (grid) {bayes:.4f}")
     print(f"  {'N':>6s}" + "".join(f"{m:>20s}" for m in UNCONSTRAINED))
@@ -224,7 +207,7 @@ def run(args):
                                    ("coverage_violation", "violation", "test")):
             if r[key]:
                 rows.append({"experiment": exp, "dataset": "synthetic", "n_train": N, "method": meth, "metric": metric,
-                             "split": split, "value": float(np.mean(r[key])), "spread": hw(r[key]),
+                             "split": split, "value": float(np.mean(r[key])), "spread": half_width(r[key]),
                              "paper_value": None, "lower_is_better": True, "seconds": float(np.mean(r["seconds"]))})
     args.out.mkdir(parents=True, exist_ok=True)
     import matplotlib
@@ -265,7 +248,7 @@ def plot(res, sizes, bayes, con_ref, path):
     for ax, methods, key, ref, ref_label, title in panels:
         for meth in methods:
             mean = [np.mean(res[(meth, n)][key]) for n in sizes]
-            err = [hw(res[(meth, n)][key]) or 0.0 for n in sizes]
+            err = [half_width(res[(meth, n)][key]) or 0.0 for n in sizes]
             ax.errorbar(sizes, mean, yerr=err, marker="o", ms=4, capsize=3, color=colors[meth], label=meth)
         if ref_label:
             ax.axhline(ref, color="k", ls="--", lw=1, label=ref_label)

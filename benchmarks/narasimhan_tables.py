@@ -45,8 +45,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import sys
 import textwrap
 import time
 import warnings
@@ -64,6 +62,7 @@ import goalfit as gf
 from goalfit.cli.models import make_estimator
 from goalfit.datasets import load_dataset
 from goalfit.metrics import score
+from _common import machine_record, versions
 
 NAME = "narasimhan_tables"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -327,25 +326,6 @@ def plot(path10, path12):
         fig.tight_layout(rect=(0, 0.02, 1, 1))
         fig.savefig(path12, dpi=110)
         plt.close(fig)
-
-
-def machine_record():
-    rec = {"platform": platform.platform(), "python": sys.version.split()[0], "cpu_count": os.cpu_count()}
-    try:
-        rec["cpu_model"] = next(ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return rec
-
-
-def versions():
-    import matplotlib
-    import pandas
-    import scipy
-    import sklearn
-
-    return {"goalfit": gf.__version__, "scikit-learn": sklearn.__version__, "numpy": np.__version__,
-            "scipy": scipy.__version__, "pandas": pandas.__version__, "matplotlib": matplotlib.__version__}
 
 
 def main(argv=None):

@@ -1,0 +1,47 @@
+"""What every benchmark script records about its run: the machine and the package versions."""
+from __future__ import annotations
+
+import os
+import platform
+import sys
+
+
+def machine_record() -> dict:
+    """Platform, Python, CPU model and count, affinity and BLAS/OpenMP thread pools."""
+    rec = {"platform": platform.platform(), "python": sys.version.split()[0],
+           "processor": platform.processor() or platform.machine(), "cpu_count": os.cpu_count()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            rec["cpu_model"] = next(ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    try:
+        rec["sched_affinity_cpus"] = len(os.sched_getaffinity(0))
+    except AttributeError:
+        pass
+    try:
+        from threadpoolctl import threadpool_info
+
+        rec["threadpools"] = [{k: d.get(k) for k in ("internal_api", "num_threads")} for d in threadpool_info()]
+    except Exception:  # noqa: BLE001 - optional detail
+        pass
+    return rec
+
+
+def versions(*extra: str) -> dict:
+    """Versions of goalfit, its numeric stack and any ``extra`` importable packages."""
+    import importlib
+
+    out = {}
+    for name in ("goalfit", "sklearn", "numpy", "scipy", "pandas", "matplotlib") + extra:
+        mod = importlib.import_module(name)
+        out["scikit-learn" if name == "sklearn" else name] = getattr(mod, "__version__", "?")
+    return out
+
+
+def half_width(values):
+    """95% half-width ``2 std / sqrt(n)`` (the paper's ± convention), or None for one value."""
+    import numpy as np
+
+    v = np.asarray(values, float)
+    return float(2 * v.std() / np.sqrt(v.size)) if v.size > 1 else None
