@@ -18,6 +18,7 @@ from numbers import Real
 
 import numpy as np
 
+from ..confusion.datasets import ABSENT
 from .functions import BoundFunction, LinearFunction, RatioFunction, SumFunction
 
 
@@ -80,6 +81,8 @@ class Cond:
             col = space.cells[space_column(space, self.column)]
             m = np.zeros(space.shape, dtype=bool)
             for c, value in enumerate(col):
+                if isinstance(value, str) and value == ABSENT:
+                    continue  # a dataset without the column: checked in Rate.masks
                 try:
                     m[c, :, space.class_code(value)] = True
                 except ValueError:
@@ -172,6 +175,15 @@ class Rate(Expression):
     def masks(self, space):
         given = _mask(self.given, space)
         num = given & _mask(self.event, space)
+        for c in self.event + self.given:
+            if c.what == "agree":
+                col = space.cells[space_column(space, c.column)].to_numpy()
+                absent = np.array([isinstance(v, str) and v == ABSENT for v in col])
+                if (absent & given[:, 0, 0]).any():
+                    raise ValueError(
+                        f"{self.name}: some of its examples have no {c.column!r} column (a dataset "
+                        "given without it); restrict the rate with dataset=..."
+                    )
         return num, given
 
     def bind(self, space) -> BoundFunction:

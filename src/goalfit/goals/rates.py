@@ -2,7 +2,9 @@
 
 Every constructor takes ``group=`` to restrict the rate to a slice: ``None`` (all examples), a
 value of a sensitive feature (``"Female"``), a dict ``{"sex": "Female", "race": "Black"}`` or a
-pair ``("sex", "Female")``. ``label`` names a class; ``None`` means the positive class of a binary
+pair ``("sex", "Female")``. ``dataset=`` restricts it to one dataset of a multi-dataset
+problem (Goh et al. NIPS 2016 §2; see :mod:`goalfit.confusion.datasets`): ``"train"`` for the
+data passed as ``X, y``, or a name given in ``datasets=``. ``label`` names a class; ``None`` means the positive class of a binary
 problem (the larger label, as in scikit-learn) and is an error for multiclass problems.
 
 Sources: Goh et al. (NIPS 2016) Table 2 (coverage, TP/FP/TN/FN rates, recall, churn);
@@ -10,6 +12,7 @@ Narasimhan et al. (JMLR 2024) Table 1 (coverage as a column sum, precision, reca
 """
 from __future__ import annotations
 
+from ..confusion.datasets import DATASET_COLUMN
 from .expressions import Cond, Rate, _fmt_group, _freeze
 
 __all__ = [
@@ -27,24 +30,29 @@ def _labels(label):
     return (label,)
 
 
-def _group(group):
-    return () if group is None else (Cond("group", group=_freeze(group)),)
+def _group(group, dataset=None):
+    conds = () if group is None else (Cond("group", group=_freeze(group)),)
+    if dataset is not None:
+        conds += (Cond("group", group=_freeze({DATASET_COLUMN: str(dataset)})),)
+    return conds
 
 
 def _plain(v):
     return v.item() if hasattr(v, "item") and not isinstance(v, (str, bytes)) else v
 
 
-def _name(fn: str, label=None, group=None, **extra) -> str:
+def _name(fn: str, label=None, group=None, dataset=None, **extra) -> str:
     args = [] if label is None else [repr(_plain(label))]
     args += [f"{k}={v!r}" for k, v in extra.items() if v is not None]
     if group is not None:
         args.append(f"group={_fmt_group(_freeze(group))}")
+    if dataset is not None:
+        args.append(f"dataset={str(dataset)!r}")
     return f"{fn}({', '.join(args)})"
 
 
 def rate(*, y=None, pred=None, given_y=None, given_pred=None, correct=None, group=None,
-         name: str | None = None) -> Rate:
+         dataset=None, name: str | None = None) -> Rate:
     """General rate ``P(event | given, group)``.
 
     Parameters
@@ -71,7 +79,7 @@ def rate(*, y=None, pred=None, given_y=None, given_pred=None, correct=None, grou
         event.append(Cond("pred", _labels(pred)))
     if correct is not None:
         event.append(Cond("correct", negate=not correct))
-    given = list(_group(group))
+    given = list(_group(group, dataset))
     if given_y is not None:
         given.append(Cond("y", _labels(given_y)))
     if given_pred is not None:
@@ -82,6 +90,8 @@ def rate(*, y=None, pred=None, given_y=None, given_pred=None, correct=None, grou
                   ("correct", correct)) if v is not None]
         if group is not None:
             parts.append(f"group={_fmt_group(_freeze(group))}")
+        if dataset is not None:
+            parts.append(f"dataset={str(dataset)!r}")
         name = f"rate({', '.join(parts)})"
     return Rate(event, given, name)
 
@@ -92,64 +102,64 @@ def _plain_labels(v):
     return _plain(v)
 
 
-def positive_prediction_rate(label=None, *, group=None) -> Rate:
+def positive_prediction_rate(label=None, *, group=None, dataset=None) -> Rate:
     """``P(h(x) = label | group)``: selection rate / coverage of a class, in [0, 1].
 
     Linear in the confusion tensor (a column sum, Narasimhan et al. Ex. 6; Goh et al.'s
     coverage s_p(D)).
     """
-    return Rate((Cond("pred", _labels(label)),), _group(group),
-                _name("positive_prediction_rate", label, group))
+    return Rate((Cond("pred", _labels(label)),), _group(group, dataset),
+                _name("positive_prediction_rate", label, group, dataset))
 
 
-def selection_rate(label=None, *, group=None) -> Rate:
+def selection_rate(label=None, *, group=None, dataset=None) -> Rate:
     """Alias of :func:`positive_prediction_rate` (fairlearn's name)."""
-    r = positive_prediction_rate(label, group=group)
-    r.name = _name("selection_rate", label, group)
+    r = positive_prediction_rate(label, group=group, dataset=dataset)
+    r.name = _name("selection_rate", label, group, dataset)
     return r
 
 
-def coverage(label=None, *, group=None) -> Rate:
+def coverage(label=None, *, group=None, dataset=None) -> Rate:
     """Coverage of a class: ``P(h(x) = label | group)`` (Narasimhan et al. Ex. 6; Goh et al. Table 2)."""
-    r = positive_prediction_rate(label, group=group)
-    r.name = _name("coverage", label, group)
+    r = positive_prediction_rate(label, group=group, dataset=dataset)
+    r.name = _name("coverage", label, group, dataset)
     return r
 
 
-def true_positive_rate(label=None, *, group=None) -> Rate:
+def true_positive_rate(label=None, *, group=None, dataset=None) -> Rate:
     """``P(h(x) = label | y = label, group)``: recall / TPR of a class (linear)."""
-    return Rate((Cond("pred", _labels(label)),), _group(group) + (Cond("y", _labels(label)),),
-                _name("true_positive_rate", label, group))
+    return Rate((Cond("pred", _labels(label)),), _group(group, dataset) + (Cond("y", _labels(label)),),
+                _name("true_positive_rate", label, group, dataset))
 
 
-def recall(label=None, *, group=None) -> Rate:
+def recall(label=None, *, group=None, dataset=None) -> Rate:
     """Alias of :func:`true_positive_rate`."""
-    r = true_positive_rate(label, group=group)
-    r.name = _name("recall", label, group)
+    r = true_positive_rate(label, group=group, dataset=dataset)
+    r.name = _name("recall", label, group, dataset)
     return r
 
 
-def false_negative_rate(label=None, *, group=None) -> Rate:
+def false_negative_rate(label=None, *, group=None, dataset=None) -> Rate:
     """``P(h(x) != label | y = label, group)`` (linear)."""
-    return Rate((Cond("pred", _labels(label), negate=True),), _group(group) + (Cond("y", _labels(label)),),
-                _name("false_negative_rate", label, group))
+    return Rate((Cond("pred", _labels(label), negate=True),), _group(group, dataset) + (Cond("y", _labels(label)),),
+                _name("false_negative_rate", label, group, dataset))
 
 
-def false_positive_rate(label=None, *, group=None) -> Rate:
+def false_positive_rate(label=None, *, group=None, dataset=None) -> Rate:
     """``P(h(x) = label | y != label, group)`` (linear)."""
     return Rate((Cond("pred", _labels(label)),),
-                _group(group) + (Cond("y", _labels(label), negate=True),),
-                _name("false_positive_rate", label, group))
+                _group(group, dataset) + (Cond("y", _labels(label), negate=True),),
+                _name("false_positive_rate", label, group, dataset))
 
 
-def true_negative_rate(label=None, *, group=None) -> Rate:
+def true_negative_rate(label=None, *, group=None, dataset=None) -> Rate:
     """``P(h(x) != label | y != label, group)`` (linear)."""
     return Rate((Cond("pred", _labels(label), negate=True),),
-                _group(group) + (Cond("y", _labels(label), negate=True),),
-                _name("true_negative_rate", label, group))
+                _group(group, dataset) + (Cond("y", _labels(label), negate=True),),
+                _name("true_negative_rate", label, group, dataset))
 
 
-def precision(label=None, *, group=None) -> Rate:
+def precision(label=None, *, group=None, dataset=None) -> Rate:
     """``P(y = label | h(x) = label, group)``: a ratio of linear forms.
 
     As a constraint ``precision(k) >= tau`` it is multiplied out into the linear constraint
@@ -157,23 +167,23 @@ def precision(label=None, *, group=None) -> Rate:
     formula enforces precision >= 1 - tau; here the bound is the precision itself). With no
     prediction of the class the value is taken as 0 (scikit-learn's ``zero_division=0``).
     """
-    return Rate((Cond("y", _labels(label)),), _group(group) + (Cond("pred", _labels(label)),),
-                _name("precision", label, group))
+    return Rate((Cond("y", _labels(label)),), _group(group, dataset) + (Cond("pred", _labels(label)),),
+                _name("precision", label, group, dataset))
 
 
-def error_rate(*, group=None) -> Rate:
+def error_rate(*, group=None, dataset=None) -> Rate:
     """``P(h(x) != y | group)``: 0-1 loss (linear)."""
-    return Rate((Cond("correct", negate=True),), _group(group), _name("error_rate", None, group))
+    return Rate((Cond("correct", negate=True),), _group(group, dataset), _name("error_rate", None, group, dataset))
 
 
-def accuracy(*, group=None) -> Rate:
+def accuracy(*, group=None, dataset=None) -> Rate:
     """``P(h(x) = y | group)`` (linear; higher is better)."""
-    r = Rate((Cond("correct"),), _group(group), _name("accuracy", None, group))
+    r = Rate((Cond("correct"),), _group(group, dataset), _name("accuracy", None, group, dataset))
     r.lower_is_better = False
     return r
 
 
-def churn_rate(column: str = "baseline", *, group=None) -> Rate:
+def churn_rate(column: str = "baseline", *, group=None, dataset=None) -> Rate:
     """``P(h(x) != b(x) | group)``: disagreement with a deployed model's prediction ``b``.
 
     ``b`` is a slicing column (pass the deployed model's predicted labels as the column
@@ -182,5 +192,5 @@ def churn_rate(column: str = "baseline", *, group=None) -> Rate:
     count is s_n on baseline-positive plus s_p on baseline-negative examples; labels play no
     role).
     """
-    return Rate((Cond("agree", column=column, negate=True),), _group(group),
-                _name("churn_rate", None, group, column=column))
+    return Rate((Cond("agree", column=column, negate=True),), _group(group, dataset),
+                _name("churn_rate", None, group, dataset, column=column))

@@ -57,7 +57,11 @@ def evaluate_problem(problem: Problem, y_true, y_pred, *, sensitive_features=Non
     met}], ``accuracy``.
     """
     space, C = _space_and_tensor(y_true, y_pred, sensitive_features, sample_weight, classes)
-    cp = problem.compile(space)
+    return evaluate_compiled(problem, problem.compile(space), C)
+
+
+def evaluate_compiled(problem: Problem, cp, C) -> dict:
+    """:func:`evaluate_problem` from a problem already bound to a space and a tensor ``C``."""
     cons = []
     for c in cp.constraints:
         v = c.value(C)
@@ -89,6 +93,6 @@ equal_opportunity_ratio = _wrap(_fair.equal_opportunity_ratio)
 equalized_odds_difference = _wrap(_fair.equalized_odds_difference)
 equalized_odds_ratio = _wrap(_fair.equalized_odds_ratio)
 
-__all__ = ["score", "evaluate_problem", "demographic_parity_difference", "demographic_parity_ratio",
+__all__ = ["score", "evaluate_problem", "evaluate_compiled", "demographic_parity_difference", "demographic_parity_ratio",
            "equal_opportunity_difference", "equal_opportunity_ratio", "equalized_odds_difference",
            "equalized_odds_ratio"]

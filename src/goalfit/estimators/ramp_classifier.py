@@ -1,0 +1,310 @@
+"""Linear classifiers trained under dataset constraints with the ramp loss (Goh et al., NIPS 2016)."""
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.utils.validation import check_is_fitted, check_random_state
+
+from ..classifiers import encode_labels
+from ..confusion import CellEncoder, ConfusionSpace, confusion_tensor
+from ..confusion.datasets import DATASET_COLUMN, stack_datasets
+from ..goals import Problem
+from ..methods.ramp import (CHOOSERS, INNER_SOLVERS, compile_rate_program, majorization_minimization,
+                            ramp)
+
+MULTIPLIER_SOLVERS = ("cutting_plane", "cvxpy")
+
+
+class RampClassifier(ClassifierMixin, BaseEstimator):
+    """Linear classifier minimizing a rate objective subject to dataset constraints.
+
+    Goh et al. (NIPS 2016): goals are linear combinations of positive / negative prediction
+    rates on several datasets (the training data, unlabelled pools, egregious examples, slices by
+    group or by a deployed model's prediction). Rates are relaxed by the ramp ``sigma(f(x))``
+    (Eq. 2-3; the expected rates of the randomized classifier that predicts positive with
+    probability ``sigma(f(x))``) and optimized by majorization-minimization (Alg. 1), each step a
+    convex problem solved by a cutting plane over the Lagrange multipliers (Alg. 2) whose inner
+    problem is a weighted SVM.
+
+    Parameters
+    ----------
+    objective : str or goal expression, default "error"
+        A linear goal: ``"error"``, a rate, or a weighted sum of rates (e.g.
+        ``false_negative_rate()`` for Neyman-Pearson, or ``100 * error_rate(dataset="D1") +
+        40 * false_positive_rate(dataset="D2")``).
+    constraints : sequence of Constraint
+        Linear goals: rates on datasets and groups, fairness ratios
+        (``positive_prediction_rate(group="Male") <= positive_prediction_rate(group="Female") / kappa``),
+        churn, coverage, recall, egregious examples (``true_positive_rate(dataset="egregious") >= 0.9``).
+    alpha : float, optional
+        The l2 weight lambda of Goh et al. Eq. 7 (``lambda/2 |w|^2``); default ``1 / n_train``
+        (LIBLINEAR's default, the paper's Adult setting).
+    feature_map : transformer, optional
+        Fitted (unsupervised) on the features of all datasets, e.g. ``Nystroem`` or
+        ``RBFSampler`` for the kernel-approximation map Phi of §4.2. Default: raw features.
+    fit_intercept : bool, default True
+        The paper's Adult runs used none; with ``inner_solver="liblinear"`` the intercept is a
+        feature of value ``intercept_scaling`` (weakly regularized).
+    max_iter : int, default 10
+        MM iterations (the paper's churn runs used 5; svmc.jl stops at 10).
+    tol : float, default 1e-4
+        Stop MM when an iteration lowers the ramp objective by less than this.
+    multiplier_solver : {"cutting_plane", "cvxpy"}, default "cutting_plane"
+        Alg. 2, or Problem 3 solved directly by cvxpy (small data; the reference).
+    chooser : {"auto", "kelley", "chebyshev", "bisection"}, default "auto"
+        Cut chooser of Alg. 2 (``auto``: the 1-D bisection for one constraint row, Chebyshev
+        centre otherwise).
+    max_cutting_plane_iter : int, default 30
+    cutting_plane_tol : float, default 1e-4
+        Certified gap at which a Problem-3 solve stops (rate units).
+    max_multiplier : float, default 1e4
+    inner_solver : {"liblinear", "svc", "cvxpy"}, default "liblinear"
+    inner_tol : float, default 1e-4
+    intercept_scaling : float, default 10.0
+    deployed_model : fitted classifier, optional
+        When given, its predictions on every dataset become the slicing column ``"baseline"``
+        that :func:`~goalfit.goals.churn_rate` compares with.
+    random_state : int, RandomState or None
+        Seeds the feature map, liblinear and randomized predictions.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    coef_ : ndarray of shape (n_features_out,)
+        Weights on the (mapped) features; scores are ``f(x) = <coef_, Phi(x)> + intercept_``
+        (Goh et al.'s ``b`` is ``-intercept_``).
+    intercept_ : float
+    multipliers_ : ndarray of shape (n_rows,)
+        Lagrange multipliers of the constraint rows at the last MM step.
+    constraint_rows_ : list of str
+        The user constraint of each row.
+    feasible_ : bool
+        Whether the ramp (randomized) constraints hold on the training datasets.
+    max_violation_ : float
+    objective_ : float
+        Ramp objective plus ``alpha/2 |w|^2`` at the solution.
+    history_ : list of dict
+        Per MM iteration: phase ("start", "feasibility", "mm"), objective, max_violation,
+        upper_bound, dual_bound, n_inner (weighted-SVM solves), multipliers, seconds.
+    feature_map_ : fitted transformer or None
+    problem_ : CompiledProblem
+        The goals bound to the stacked training datasets.
+    dataset_names_ : list of str
+    fit_seconds_ : float
+
+    Raises
+    ------
+    ValueError
+        At fit: more than two classes, a non-linear objective or constraint, a goal on the
+        labels of an unlabelled dataset, unknown groups or datasets, empty slices.
+        Infeasible goals do not raise: the least-violating iterate is kept, ``feasible_`` is
+        False and a RuntimeWarning names the violation.
+    """
+
+    def __init__(self, objective="error", constraints=(), *, alpha=None, feature_map=None,
+                 fit_intercept=True, max_iter=10, tol=1e-4, multiplier_solver="cutting_plane",
+                 chooser="auto", max_cutting_plane_iter=30, cutting_plane_tol=1e-4, max_multiplier=1e4,
+                 inner_solver="liblinear", inner_tol=1e-4, intercept_scaling=10.0, deployed_model=None,
+                 random_state=None):
+        self.objective = objective
+        self.constraints = constraints
+        self.alpha = alpha
+        self.feature_map = feature_map
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.multiplier_solver = multiplier_solver
+        self.chooser = chooser
+        self.max_cutting_plane_iter = max_cutting_plane_iter
+        self.cutting_plane_tol = cutting_plane_tol
+        self.max_multiplier = max_multiplier
+        self.inner_solver = inner_solver
+        self.inner_tol = inner_tol
+        self.intercept_scaling = intercept_scaling
+        self.deployed_model = deployed_model
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ data
+    def _stack(self, X, y, sensitive_features, sample_weight, datasets):
+        st = stack_datasets(X, y, sensitive_features, sample_weight, datasets)
+        if self.deployed_model is not None:
+            if "baseline" in st.sensitive_features.columns:
+                raise ValueError("a 'baseline' column is given and deployed_model is set: pass one")
+            st.sensitive_features["baseline"] = np.asarray(self.deployed_model.predict(st.X))
+        return st
+
+    def _space(self, st, classes):
+        labelled = st.labelled
+        y_codes = np.zeros(len(st.y), dtype=np.intp)
+        y_codes[labelled] = encode_labels(np.asarray(st.y[labelled]), classes)
+        encoder = CellEncoder().fit(st.sensitive_features)
+        cells = encoder.transform(st.sensitive_features)
+        space = ConfusionSpace.from_codes(y_codes, cells, classes, encoder.cells_, st.sample_weight)
+        unlabelled = np.zeros(encoder.n_cells, dtype=bool)
+        unlabelled[np.unique(cells[~labelled])] = True
+        return space, y_codes, cells, unlabelled
+
+    def _features(self, X):
+        Z = X if self.feature_map_ is None else self.feature_map_.transform(X)
+        if hasattr(Z, "to_numpy"):
+            Z = Z.to_numpy(dtype=float)
+        if not hasattr(Z, "tocsr"):
+            Z = np.asarray(Z, dtype=float)
+            if not np.isfinite(Z).all():
+                raise ValueError("X contains NaN or infinite values")
+        return Z
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y, *, sensitive_features=None, sample_weight=None, datasets=None):
+        """Train on ``(X, y)`` (dataset ``"train"``) and the extra ``datasets``.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Binary labels (the larger label is the positive class).
+        sensitive_features : optional
+            Slicing columns of the training data (groups; a deployed model's predictions).
+        sample_weight : array-like of shape (n_samples,), optional
+        datasets : dict of str -> Dataset or tuple, optional
+            Extra datasets the goals name with ``dataset=...`` (unlabelled pools, egregious
+            examples, ...); see :mod:`goalfit.confusion.datasets`.
+
+        Returns
+        -------
+        self
+        """
+        t0 = time.perf_counter()
+        if self.multiplier_solver not in MULTIPLIER_SOLVERS:
+            raise ValueError(f"multiplier_solver must be one of {MULTIPLIER_SOLVERS}, got {self.multiplier_solver!r}")
+        if self.chooser not in CHOOSERS:
+            raise ValueError(f"chooser must be one of {CHOOSERS}, got {self.chooser!r}")
+        if self.inner_solver not in INNER_SOLVERS:
+            raise ValueError(f"inner_solver must be one of {INNER_SOLVERS}, got {self.inner_solver!r}")
+        if y is None:
+            raise ValueError("RampClassifier requires y for the training data")
+        st = self._stack(X, y, sensitive_features, sample_weight, datasets)
+        labels = np.asarray(st.y[st.labelled])
+        try:
+            self.classes_ = np.unique(labels.astype(np.asarray(y).dtype))
+        except (TypeError, ValueError):
+            self.classes_ = np.unique(labels)
+        if len(self.classes_) != 2:
+            raise ValueError(f"the ramp method is for binary labels; got classes {self.classes_.tolist()}")
+        space, y_codes, cells, unlabelled = self._space(st, self.classes_)
+        self.problem_ = Problem(self.objective, self.constraints).compile(space)
+        program = compile_rate_program(self.problem_, y_codes, cells, st.sample_weight, unlabelled)
+        rs = check_random_state(self.random_state)
+        seed = int(rs.randint(np.iinfo(np.int32).max))
+        if self.feature_map is not None:
+            self.feature_map_ = clone(self.feature_map)
+            if "random_state" in self.feature_map_.get_params():
+                self.feature_map_.set_params(random_state=seed)
+            self.feature_map_.fit(st.X)
+        else:
+            self.feature_map_ = None
+        Z = self._features(st.X)
+        n_train = (int((st.sensitive_features[DATASET_COLUMN] == "train").sum())
+                   if DATASET_COLUMN in st.sensitive_features.columns else len(st.y))
+        lam = 1.0 / n_train if self.alpha is None else float(self.alpha)
+        if not lam > 0:
+            raise ValueError(f"alpha must be positive, got {self.alpha!r}")
+        params = {"multiplier_solver": self.multiplier_solver, "chooser": self.chooser,
+                  "tol": self.cutting_plane_tol, "max_iter": self.max_cutting_plane_iter,
+                  "v_max": self.max_multiplier, "inner_solver": self.inner_solver,
+                  "inner_tol": self.inner_tol, "fit_intercept": self.fit_intercept,
+                  "intercept_scaling": self.intercept_scaling, "random_state": seed}
+        res = majorization_minimization(program, Z, lam, max_iter=self.max_iter, tol=self.tol,
+                                        solver_params=params)
+        self.coef_, self.intercept_ = res.coef, res.intercept
+        self.multipliers_ = res.multipliers
+        self.constraint_rows_ = list(program.row_names)
+        self.feasible_, self.max_violation_ = res.feasible, res.max_violation
+        self.objective_ = res.objective
+        self.history_ = res.history
+        self.program_ = program
+        self.alpha_ = lam
+        self.dataset_names_ = st.names
+        self.n_features_in_ = X.shape[1] if hasattr(X, "shape") and len(X.shape) == 2 else None
+        if not res.feasible:
+            warnings.warn(
+                "the goals cannot all be met on the training datasets (ramp relaxation): returning "
+                f"the least-violating model (max violation {res.max_violation:.4g})",
+                RuntimeWarning, stacklevel=2)
+        self.fit_seconds_ = time.perf_counter() - t0
+        return self
+
+    # ------------------------------------------------------------------ predict
+    def decision_function(self, X):
+        """Scores ``f(x) = <coef_, Phi(x)> + intercept_``, shape (n_samples,)."""
+        check_is_fitted(self, "coef_")
+        return np.asarray(self._features(X) @ self.coef_).ravel() + self.intercept_
+
+    def predict_proba(self, X):
+        """Class distribution of the randomized rule: ``[1 - sigma(f), sigma(f)]``, shape (n, 2).
+
+        This is the probability that ``predict(X, randomized=True)`` outputs each class
+        (Goh et al. Eq. 3), not an estimate of ``P(y | x)``.
+        """
+        p = ramp(self.decision_function(X))
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X, *, randomized=False, random_state=None):
+        """Labels, shape (n_samples,).
+
+        ``randomized=False`` (default): deterministic thresholding ``f(x) > 0`` (the paper's
+        better-performing choice in §4.2). ``randomized=True``: positive with probability
+        ``sigma(f(x))``, seeded by ``random_state`` (default: the estimator's).
+        """
+        f = self.decision_function(X)
+        if randomized:
+            rs = check_random_state(self.random_state if random_state is None else random_state)
+            pos = rs.random_sample(len(f)) < ramp(f)
+        else:
+            pos = f > 0
+        return self.classes_[pos.astype(int)]
+
+    def evaluate(self, X, y=None, *, sensitive_features=None, sample_weight=None, datasets=None,
+                 randomized=False):
+        """Objective and constraint values on (held-out) datasets.
+
+        Parameters
+        ----------
+        X, y, sensitive_features, sample_weight, datasets
+            As in :meth:`fit` (the same dataset names and columns the goals refer to).
+        randomized : bool, default False
+            Expected values of the randomized rule (ramp) or the deterministic thresholding.
+
+        Returns
+        -------
+        dict with ``objective`` {name, value} and ``constraints`` [{name, expression, value,
+        bound, sense, violation, met}] and ``accuracy`` (on the labelled rows of ``"train"``).
+        """
+        from ..metrics import evaluate_compiled
+
+        check_is_fitted(self, "coef_")
+        st = self._stack(X, y, sensitive_features, sample_weight, datasets)
+        space, y_codes, cells, unlabelled = self._space(st, self.classes_)
+        compiled = Problem(self.objective, self.constraints).compile(space)
+        compile_rate_program(compiled, y_codes, cells, st.sample_weight, unlabelled)  # label checks
+        if randomized:
+            dist = self.predict_proba(st.X)
+        else:
+            pos = (self.decision_function(st.X) > 0).astype(float)
+            dist = np.column_stack([1 - pos, pos])
+        C = confusion_tensor(y_codes, dist, cells, 2, space.n_cells, st.sample_weight)
+        out = evaluate_compiled(Problem(self.objective, self.constraints), compiled, C)
+        train = st.labelled & ((st.sensitive_features[DATASET_COLUMN] == "train").to_numpy()
+                               if DATASET_COLUMN in st.sensitive_features.columns else True)
+        w = st.sample_weight[train]
+        correct = dist[train, y_codes[train]]
+        out["accuracy"] = float(w @ correct / w.sum())
+        return out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

@@ -1,0 +1,185 @@
+"""Majorization-minimization for the ramp relaxation (Goh et al., NIPS 2016, Alg. 1).
+
+Problem 2 (the ramp relaxation: expected rates of the randomized classifier that predicts
+positive with probability ``sigma(f(x))``) is non-convex. Each MM step replaces every ramp by its
+hinge/constant upper bound at the current scores (Problem 3, convex, tight at the anchor) and
+solves it (:func:`~goalfit.methods.ramp.cutting_plane.solve_problem3`, or cvxpy directly). From a
+feasible anchor the step's solution is feasible for Problem 2 with an objective no larger than
+the anchor's: MM never increases the objective and keeps every iterate feasible.
+
+Feasible start (the paper starts from ``w = 0``, where every rate is 1/2, and notes that
+egregious-example constraints may make that infeasible): when the start violates some rows, a
+first phase runs the same MM on "minimize the sum of the violated rows subject to the rows
+already met" until every row is met; when that phase stalls with rows still violated, the goals
+are reported infeasible with the least-violating iterate (our construction; the paper leaves
+phase 1 open).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .cutting_plane import Majorizer, solve_problem3
+from .rates import ramp
+
+
+@dataclass
+class RampResult:
+    """Outcome of :func:`majorization_minimization`.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (d,)
+    intercept : float
+    objective : float
+        Ramp objective (Problem 2, with ``lam/2 |w|^2``) at the solution.
+    rows : ndarray of shape (m,)
+        Ramp constraint rows (<= 0 when met).
+    multipliers : ndarray of shape (m,)
+        Lagrange multipliers of the last Problem-3 solve.
+    feasible : bool
+    max_violation : float
+    history : list of dict
+        Per MM iteration: phase, objective, max_violation, upper_bound, dual_bound,
+        n_inner, seconds.
+    """
+
+    coef: np.ndarray
+    intercept: float
+    objective: float
+    rows: np.ndarray
+    multipliers: np.ndarray
+    feasible: bool
+    max_violation: float
+    history: list = field(default_factory=list)
+
+
+def ramp_values(program, X, coef, intercept, lam):
+    """Problem-2 objective (with the regularizer) and rows of a linear model."""
+    p = ramp(np.asarray(X @ coef).ravel() + intercept)
+    obj, rows = program.values(p)
+    return obj + 0.5 * lam * float(coef @ coef), rows
+
+
+def solve_problem3_cvxpy(majorizer):
+    """Problem 3 solved directly by cvxpy (Clarabel): the reference for Alg. 2.
+
+    Returns
+    -------
+    (coef, intercept, objective) with ``objective`` Problem 3's optimum.
+    """
+    import cvxpy as cp
+    import scipy.sparse as sp
+
+    p = majorizer.program
+    X = majorizer.X.toarray() if sp.issparse(majorizer.X) else np.asarray(majorizer.X, dtype=float)
+    w = cp.Variable(X.shape[1])
+    b = cp.Variable()
+    z = X @ w + b
+    hp = majorizer.z_anchor <= 0.5
+    hn = majorizer.z_anchor >= -0.5
+
+    def form(a, c, k):
+        return (a[hp] @ cp.pos(0.5 + z[hp]) + c[hn] @ cp.pos(0.5 - z[hn])
+                + float(a[~hp].sum() + c[~hn].sum()) + k)
+
+    obj = form(p.a0, p.c0, p.k0) + majorizer.lam / 2 * cp.sum_squares(w)
+    cons = [form(p.A[j], p.C[j], p.k[j]) <= 0 for j in range(p.n_rows)]
+    prob = cp.Problem(cp.Minimize(obj), cons)
+    prob.solve(solver=cp.CLARABEL)
+    return np.asarray(w.value).ravel(), float(b.value), float(prob.value)
+
+
+def _step(program, X, lam, coef, intercept, solver_params):
+    maj = Majorizer(program, X, np.asarray(X @ coef).ravel() + intercept, lam)
+    if solver_params.get("multiplier_solver") == "cvxpy":
+        c, b, val = solve_problem3_cvxpy(maj)
+        return c, b, val, val, np.zeros(program.n_rows), 0
+    params = {k: v for k, v in solver_params.items() if k != "multiplier_solver"}
+    r = solve_problem3(maj, coef, intercept, **params)
+    return r.coef, r.intercept, r.objective, r.lower, r.multipliers, r.n_inner
+
+
+def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, max_iter=10, tol=1e-4,
+                              feasibility_tol=1e-6, solver_params=None, callback=None) -> RampResult:
+    """Alg. 1 with a feasibility phase.
+
+    Parameters
+    ----------
+    program : RateProgram
+    X : ndarray or sparse matrix of shape (n, d)
+    lam : float
+        ``lam/2 |w|^2`` regularization.
+    coef0, intercept0 : starting point (default ``w = 0``, the paper's)
+    max_iter : int
+        MM iterations per phase.
+    tol : float
+        Stop when an iteration lowers the objective by less than ``tol``.
+    feasibility_tol : float
+        Rows above this value count as violated.
+    solver_params : dict
+        ``multiplier_solver`` ("cutting_plane" or "cvxpy") and the arguments of
+        :func:`~goalfit.methods.ramp.cutting_plane.solve_problem3`.
+    callback : callable(dict), optional
+        Called with each history record.
+
+    Returns
+    -------
+    RampResult
+    """
+    solver_params = dict(solver_params or {})
+    coef = np.zeros(X.shape[1]) if coef0 is None else np.asarray(coef0, dtype=float)
+    intercept = float(intercept0)
+    history = []
+    t0 = time.perf_counter()
+    obj, rows = ramp_values(program, X, coef, intercept, lam)
+
+    def record(phase, obj, rows, upper, lower, n_inner, mult):
+        h = {"iteration": len(history), "phase": phase, "objective": obj,
+             "max_violation": float(max(rows.max(), 0.0)) if len(rows) else 0.0,
+             "upper_bound": upper, "dual_bound": lower, "n_inner": n_inner,
+             "multipliers": np.asarray(mult).tolist(), "seconds": time.perf_counter() - t0}
+        history.append(h)
+        if callback is not None:
+            callback(h)
+
+    record("start", obj, rows, obj, None, 0, np.zeros(program.n_rows))
+    mult = np.zeros(program.n_rows)
+    # phase 1: reach a feasible point
+    best = (float(rows.max()) if len(rows) else 0.0, coef, intercept)
+    for _ in range(max_iter):
+        violated = np.flatnonzero(rows > feasibility_tol)
+        if len(violated) == 0:
+            break
+        met = np.flatnonzero(rows <= feasibility_tol)
+        sub = program.subproblem(violated, met)
+        before = float(rows[violated].sum())
+        coef, intercept, upper, lower, _, n_inner = _step(sub, X, lam, coef, intercept, solver_params)
+        obj, rows = ramp_values(program, X, coef, intercept, lam)
+        record("feasibility", obj, rows, upper, lower, n_inner, np.zeros(program.n_rows))
+        if rows.max() < best[0]:
+            best = (float(rows.max()), coef, intercept)
+        if before - float(rows[violated].sum()) <= tol * 1e-2 and rows.max() > feasibility_tol:
+            break
+    if len(rows) and rows.max() > feasibility_tol:
+        viol, coef, intercept = best
+        obj, rows = ramp_values(program, X, coef, intercept, lam)
+        return RampResult(coef, intercept, obj, rows, mult, False, max(viol, 0.0), history)
+    # phase 2: MM from a feasible point (Alg. 1)
+    for _ in range(max_iter):
+        prev = obj
+        new_coef, new_intercept, upper, lower, mult, n_inner = _step(program, X, lam, coef, intercept,
+                                                                     solver_params)
+        new_obj, new_rows = ramp_values(program, X, new_coef, new_intercept, lam)
+        if len(new_rows) and new_rows.max() > feasibility_tol + 1e-9 or new_obj > prev + 1e-12:
+            # the step's rounding left the feasible set or went uphill: keep the anchor
+            record("mm", obj, rows, upper, lower, n_inner, mult)
+            break
+        coef, intercept, obj, rows = new_coef, new_intercept, new_obj, new_rows
+        record("mm", obj, rows, upper, lower, n_inner, mult)
+        if prev - obj <= tol:
+            break
+    viol = float(max(rows.max(), 0.0)) if len(rows) else 0.0
+    return RampResult(coef, intercept, obj, rows, mult, True, viol, history)
