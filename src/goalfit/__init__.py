@@ -9,8 +9,7 @@ from .goals import __all__ as _goals_all
 
 from . import metrics  # noqa: F401  (goalfit.metrics: evaluate goals on predictions)
 from .estimators import GoalClassifier, RampClassifier
-from .confusion.datasets import Dataset
 
 __version__ = "0.1.0"
 
-__all__ = list(_goals_all) + ["GoalClassifier", "RampClassifier", "Dataset", "__version__"]
+__all__ = list(_goals_all) + ["GoalClassifier", "RampClassifier", "__version__"]

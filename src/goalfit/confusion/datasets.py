@@ -185,3 +185,36 @@ def check_label_free(function, space, unlabelled_cells, name: str) -> None:
             f"{name} depends on true labels, but it covers the unlabelled dataset(s) {where}: "
             "restrict it to labelled data with dataset=..."
         )
+
+
+def space_with_unlabelled(y_codes, labelled, cell_ids, classes, cells, sample_weight):
+    """Confusion space of a sample whose unlabelled rows count equally in every class.
+
+    Splitting an unlabelled row's weight over the classes keeps every slice non-empty, so a goal
+    that asks for labels on an unlabelled dataset reaches :func:`check_label_free` (which names
+    the problem) instead of failing as an "empty slice"; goals that do not involve labels (the
+    only ones allowed there) see the row's full weight either way.
+
+    Parameters
+    ----------
+    y_codes : ndarray of int, shape (n,)
+        Class codes (ignored on unlabelled rows).
+    labelled : ndarray of bool, shape (n,)
+    cell_ids : ndarray of int, shape (n,)
+    classes : ndarray of shape (n_classes,)
+    cells : DataFrame of shape (n_cells, k)
+    sample_weight : ndarray of shape (n,)
+
+    Returns
+    -------
+    ConfusionSpace
+    """
+    from .space import ConfusionSpace
+
+    k = len(classes)
+    ul = ~np.asarray(labelled, dtype=bool)
+    w = np.asarray(sample_weight, dtype=float)
+    ys = [y_codes[~ul]] + [np.full(ul.sum(), j, dtype=np.intp) for j in range(k)]
+    cs = [cell_ids[~ul]] + [cell_ids[ul]] * k
+    ws = [w[~ul]] + [w[ul] / k] * k
+    return ConfusionSpace.from_codes(np.concatenate(ys), np.concatenate(cs), classes, cells, np.concatenate(ws))

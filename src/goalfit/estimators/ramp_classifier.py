@@ -9,8 +9,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from ..classifiers import encode_labels
-from ..confusion import CellEncoder, ConfusionSpace, confusion_tensor
-from ..confusion.datasets import DATASET_COLUMN, stack_datasets
+from ..confusion import CellEncoder, confusion_tensor
+from ..confusion.datasets import DATASET_COLUMN, space_with_unlabelled, stack_datasets
 from ..goals import Problem
 from ..methods.ramp import (CHOOSERS, INNER_SOLVERS, compile_rate_program, majorization_minimization,
                             ramp)
@@ -63,7 +63,7 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     max_multiplier : float, default 1e4
     inner_solver : {"liblinear", "svc", "cvxpy"}, default "liblinear"
     inner_tol : float, default 1e-4
-    intercept_scaling : float, default 10.0
+    intercept_scaling : float, default 1.0
     deployed_model : fitted classifier, optional
         When given, its predictions on every dataset become the slicing column ``"baseline"``
         that :func:`~goalfit.goals.churn_rate` compares with.
@@ -107,7 +107,7 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, objective="error", constraints=(), *, alpha=None, feature_map=None,
                  fit_intercept=True, max_iter=10, tol=1e-4, multiplier_solver="cutting_plane",
                  chooser="auto", max_cutting_plane_iter=30, cutting_plane_tol=1e-4, max_multiplier=1e4,
-                 inner_solver="liblinear", inner_tol=1e-4, intercept_scaling=10.0, deployed_model=None,
+                 inner_solver="liblinear", inner_tol=1e-4, intercept_scaling=1.0, deployed_model=None,
                  random_state=None):
         self.objective = objective
         self.constraints = constraints
@@ -142,7 +142,7 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         y_codes[labelled] = encode_labels(np.asarray(st.y[labelled]), classes)
         encoder = CellEncoder().fit(st.sensitive_features)
         cells = encoder.transform(st.sensitive_features)
-        space = ConfusionSpace.from_codes(y_codes, cells, classes, encoder.cells_, st.sample_weight)
+        space = space_with_unlabelled(y_codes, labelled, cells, classes, encoder.cells_, st.sample_weight)
         unlabelled = np.zeros(encoder.n_cells, dtype=bool)
         unlabelled[np.unique(cells[~labelled])] = True
         return space, y_codes, cells, unlabelled
@@ -151,7 +151,12 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         Z = X if self.feature_map_ is None else self.feature_map_.transform(X)
         if hasattr(Z, "to_numpy"):
             Z = Z.to_numpy(dtype=float)
-        if not hasattr(Z, "tocsr"):
+        if hasattr(Z, "tocsr"):  # liblinear needs 32-bit sparse indices
+            Z = Z.tocsr().astype(float)
+            if Z.nnz < 2 ** 31 - 1:
+                Z.indices = Z.indices.astype(np.int32)
+                Z.indptr = Z.indptr.astype(np.int32)
+        else:
             Z = np.asarray(Z, dtype=float)
             if not np.isfinite(Z).all():
                 raise ValueError("X contains NaN or infinite values")

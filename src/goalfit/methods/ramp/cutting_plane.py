@@ -155,7 +155,7 @@ def recover_primal(F0, G, feasibility=0.0):
 
 def solve_problem3(majorizer, coef0, intercept0, *, chooser="auto", tol=1e-4, max_iter=30,
                    v_max=1e4, inner_solver="liblinear", inner_tol=1e-4, fit_intercept=True,
-                   intercept_scaling=10.0, random_state=None) -> LagrangianResult:
+                   intercept_scaling=1.0, random_state=None) -> LagrangianResult:
     """Solve Problem 3 at the majorizer's anchor by Alg. 2 (cutting plane over the multipliers).
 
     Parameters

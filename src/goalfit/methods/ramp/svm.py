@@ -74,7 +74,7 @@ def _dual_value(X, y, alpha, lam):
 
 
 def solve_weighted_svm(X, a, c, z_anchor, lam, *, solver="liblinear", fit_intercept=True,
-                       tol=1e-4, max_iter=2000, intercept_scaling=10.0, random_state=None) -> SVMSolution:
+                       tol=1e-4, max_iter=1000, intercept_scaling=1.0, random_state=None) -> SVMSolution:
     """Minimize the Lagrangian of Problem 3 for fixed multipliers (the inner problem).
 
     Parameters

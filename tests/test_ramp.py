@@ -1,0 +1,322 @@
+"""Goh et al. (NIPS 2016): ramp bounds, weighted-SVM reduction, cutting plane, MM, datasets."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import goalfit as gf
+from goalfit.confusion import CellEncoder, ConfusionSpace, confusion_tensor
+from goalfit.confusion.datasets import Dataset, stack_datasets
+from goalfit.goals import Problem
+from goalfit.methods.ramp import (Majorizer, compile_rate_program, hinge_training_set,
+                                  majorization_minimization, ramp, ramp_upper_bounds, ramp_values,
+                                  recover_primal, solve_problem3, solve_problem3_cvxpy, solve_weighted_svm)
+
+cp = pytest.importorskip("cvxpy")
+
+
+def _toy(n=300, seed=0, shift=1.0):
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, 3))
+    X[:, 0] += shift * g
+    y = (X[:, 0] + 0.5 * X[:, 1] + 0.5 * rng.normal(size=n) > 0.6).astype(int)
+    return X, y, np.where(g == 1, "B", "A")
+
+
+def _program(problem, y, groups, w=None):
+    enc = CellEncoder().fit({"g": groups})
+    cells = enc.transform({"g": groups})
+    space = ConfusionSpace.from_codes(y, cells, np.array([0, 1]), enc.cells_, w)
+    compiled = problem.compile(space)
+    return compile_rate_program(compiled, y, cells, w), compiled, space, cells
+
+
+# ---------------------------------------------------------------- ramp and its bounds
+def test_ramp_bounds_are_upper_bounds_tight_at_anchor():
+    z = np.linspace(-3, 3, 601)
+    for z0 in np.linspace(-2, 2, 81):
+        up, un = ramp_upper_bounds(z, np.full_like(z, z0))
+        assert (up >= ramp(z) - 1e-15).all() and (un >= ramp(-z) - 1e-15).all()
+        up0, un0 = ramp_upper_bounds(np.array([z0]), np.array([z0]))
+        assert up0[0] == pytest.approx(ramp(z0)) and un0[0] == pytest.approx(ramp(-z0))
+    # convex in z for a fixed anchor: second differences are non-negative
+    for z0 in (-1.0, 0.0, 0.3, 1.0):
+        up, un = ramp_upper_bounds(z, np.full_like(z, z0))
+        assert (np.diff(up, 2) >= -1e-12).all() and (np.diff(un, 2) >= -1e-12).all()
+    assert ramp(0.0) == 0.5 and ramp(2.0) == 1.0 and ramp(-0.7) == 0.0
+    np.testing.assert_allclose(ramp(z) + ramp(-z), 1.0)
+
+
+# ---------------------------------------------------------------- goals -> per-example weights
+def test_rate_program_reproduces_the_core_goal_values():
+    X, y, g = _toy(200, seed=1)
+    w = np.random.default_rng(2).uniform(0.5, 2.0, len(y))
+    cons = [gf.positive_prediction_rate(group="A") >= 0.8 * gf.positive_prediction_rate(group="B"),
+            gf.true_positive_rate() - gf.false_positive_rate(group="B") >= 0.1,
+            gf.demographic_parity_difference("g") <= 0.05]
+    prob = Problem(gf.error_rate() + 0.3 * gf.false_negative_rate(group="A"), cons)
+    program, compiled, space, cells = _program(prob, y, g, w)
+    assert (program.a0 >= 0).all() and (program.c0 >= 0).all() and (program.A >= 0).all() and (program.C >= 0).all()
+    assert (np.minimum(program.A, program.C) == 0).all()  # one side per example and row
+    p = np.random.default_rng(3).uniform(size=len(y))
+    C = confusion_tensor(y, np.column_stack([1 - p, p]), cells, 2, space.n_cells, w)
+    obj, rows = program.values(p)
+    assert obj == pytest.approx(compiled.objective.value(C), abs=1e-12)
+    np.testing.assert_allclose(rows, compiled.row_violations(C), atol=1e-12)
+
+
+def test_rate_program_rejects_nonlinear_and_multiclass_goals():
+    X, y, g = _toy(100)
+    with pytest.raises(ValueError, match="linear combinations of rates"):
+        _program(Problem("gmean"), y, g)
+    with pytest.raises(ValueError, match="linear combinations of rates"):
+        _program(Problem(gf.precision()), y, g)
+    y3 = np.arange(len(y)) % 3
+    enc = CellEncoder().fit(None, len(y3))
+    space = ConfusionSpace.from_codes(y3, np.zeros(len(y3), int), np.array([0, 1, 2]), enc.cells_)
+    with pytest.raises(ValueError, match="binary"):
+        compile_rate_program(Problem("error").compile(space), y3, np.zeros(len(y3), int))
+
+
+# ---------------------------------------------------------------- inner problem
+@pytest.mark.parametrize("solver", ["svc", "cvxpy", "liblinear"])
+def test_weighted_svm_reduction_matches_cvxpy(solver):
+    rng = np.random.default_rng(4)
+    n = 120
+    X = rng.normal(size=(n, 4))
+    a, c = rng.uniform(0, 1, n) * (rng.uniform(size=n) < 0.7), rng.uniform(0, 1, n) * (rng.uniform(size=n) < 0.7)
+    z0 = rng.normal(scale=0.8, size=n)
+    lam = 0.05
+    # reference: the Lagrangian's hinge part minimized directly
+    w, b = cp.Variable(4), cp.Variable()
+    z = X @ w + b
+    hp, hn = z0 <= 0.5, z0 >= -0.5
+    ref = cp.Problem(cp.Minimize(a[hp] @ cp.pos(0.5 + z[hp]) + c[hn] @ cp.pos(0.5 - z[hn]) + lam / 2 * cp.sum_squares(w)))
+    ref.solve(solver=cp.CLARABEL)
+    sol = solve_weighted_svm(X, a, c, z0, lam, solver=solver, tol=1e-8, max_iter=100000)
+    zz = X @ sol.coef + sol.intercept
+    val = a[hp] @ np.maximum(0, 0.5 + zz[hp]) + c[hn] @ np.maximum(0, 0.5 - zz[hn]) + lam / 2 * sol.coef @ sol.coef
+    tol = 2e-3 if solver == "liblinear" else 1e-5  # liblinear regularizes its intercept slightly
+    assert val == pytest.approx(ref.value, rel=tol, abs=tol)
+    if solver == "svc":  # the dual bound is a lower bound and tight
+        assert sol.lower <= val + 1e-9
+        assert sol.lower == pytest.approx(ref.value, rel=1e-4)
+    rows, yy, om, const = hinge_training_set(a, c, z0)
+    assert const == pytest.approx(a[(a > 0) & ~hp].sum() + c[(c > 0) & ~hn].sum())
+    assert len(rows) == ((a > 0) & hp).sum() + ((c > 0) & hn).sum()
+
+
+def test_weighted_svm_one_label_and_empty_cases():
+    X = np.ones((3, 2))
+    sol = solve_weighted_svm(X, np.zeros(3), np.ones(3), np.zeros(3), 0.1)
+    assert sol.intercept == 0.5 and (sol.coef == 0).all()  # all hinges met at zero norm
+    sol = solve_weighted_svm(X, np.zeros(3), np.zeros(3), np.zeros(3), 0.1)
+    assert (sol.coef == 0).all()
+    with pytest.raises(ValueError, match="positive"):
+        solve_weighted_svm(X, np.ones(3), np.ones(3), np.zeros(3), 0.0)
+    with pytest.raises(ValueError, match="inner solver"):
+        solve_weighted_svm(X, np.ones(3), np.ones(3), np.zeros(3), 1.0, solver="sgd")
+
+
+# ---------------------------------------------------------------- cutting plane vs cvxpy
+@pytest.mark.parametrize("chooser", ["kelley", "chebyshev"])
+def test_cutting_plane_agrees_with_cvxpy_on_problem3(chooser):
+    X, y, g = _toy(250, seed=5)
+    cons = [gf.positive_prediction_rate(group="A") >= 0.8 * gf.positive_prediction_rate(group="B"),
+            gf.true_positive_rate(group="A") >= 0.6]
+    program, *_ = _program(Problem("error", cons), y, g)
+    lam = 0.01
+    # anchor: a few MM steps in, so that the anchor is not the trivial w = 0
+    start = majorization_minimization(program, X, lam, max_iter=2, solver_params={"multiplier_solver": "cvxpy"})
+    assert start.feasible
+    z0 = X @ start.coef + start.intercept
+    maj = Majorizer(program, X, z0, lam)
+    _, _, ref = solve_problem3_cvxpy(maj)
+    res = solve_problem3(maj, start.coef, start.intercept, chooser=chooser, inner_solver="svc",
+                         tol=1e-6, max_iter=60)
+    assert res.objective == pytest.approx(ref, abs=2e-4)
+    assert res.lower <= ref + 1e-6  # a dual bound
+    assert (res.rows <= 1e-7).all()  # the recovered point is feasible for Problem 3
+    assert res.objective <= maj.evaluate(start.coef, start.intercept)[0] + 1e-12
+
+
+def test_bisection_chooser_single_constraint_agrees_with_cvxpy():
+    X, y, g = _toy(250, seed=6)
+    program, *_ = _program(Problem("error", [gf.positive_prediction_rate(group="A")
+                                             >= 0.9 * gf.positive_prediction_rate(group="B")]), y, g)
+    lam = 0.01
+    maj = Majorizer(program, X, np.zeros(len(y)), lam)
+    _, _, ref = solve_problem3_cvxpy(maj)
+    res = solve_problem3(maj, np.zeros(3), 0.0, chooser="bisection", inner_solver="svc", tol=1e-6, max_iter=60)
+    assert res.objective == pytest.approx(ref, abs=2e-4)
+    assert res.multipliers[0] > 0  # the constraint is active here
+    with pytest.raises(ValueError, match="one constraint row"):
+        two, *_ = _program(Problem("error", [gf.coverage() <= 0.5, gf.coverage() >= 0.1]), y, g)
+        solve_problem3(Majorizer(two, X, np.zeros(len(y)), lam), np.zeros(3), 0.0, chooser="bisection")
+
+
+def test_recover_primal_mixes_points_to_meet_the_rows():
+    F0 = np.array([1.0, 0.0])
+    G = np.array([[-1.0], [1.0]])
+    val, theta = recover_primal(F0, G)
+    np.testing.assert_allclose(theta, [0.5, 0.5], atol=1e-9)
+    assert val == pytest.approx(0.5)
+    assert recover_primal(F0, np.array([[1.0], [2.0]]))[0] is None
+
+
+# ---------------------------------------------------------------- MM
+@pytest.mark.parametrize("solver", ["cutting_plane", "cvxpy"])
+def test_mm_never_increases_objective_and_keeps_iterates_feasible(solver):
+    X, y, g = _toy(400, seed=7)
+    cons = [gf.positive_prediction_rate(group="A") >= 0.8 * gf.positive_prediction_rate(group="B")]
+    program, *_ = _program(Problem("error", cons), y, g)
+    res = majorization_minimization(program, X, 1e-3, max_iter=8, tol=0.0,
+                                    solver_params={"multiplier_solver": solver})
+    objs = [h["objective"] for h in res.history]
+    assert objs[0] == pytest.approx(0.5)  # w = 0: every ramp is 1/2
+    assert all(b <= a + 1e-10 for a, b in zip(objs, objs[1:]))
+    assert objs[-1] < 0.35
+    assert all(h["max_violation"] <= 1e-6 for h in res.history)
+    obj, rows = ramp_values(program, X, res.coef, res.intercept, 1e-3)
+    assert obj == pytest.approx(res.objective) and (rows <= 1e-6).all()
+    # the unconstrained SVM-like solution violates the 80% rule here: the constraint matters
+    free = majorization_minimization(compile_rate_program(*_program(Problem("error"), y, g)[1:2], y,
+                                                          CellEncoder().fit_transform({"g": g})), X, 1e-3, max_iter=8)
+    p = ramp(X @ free.coef + free.intercept)
+    assert p[g == "A"].mean() < 0.8 * p[g == "B"].mean()
+
+
+def test_feasibility_phase_reaches_an_infeasible_start():
+    X, y, g = _toy(300, seed=8)
+    # at w = 0 every rate is 1/2: recall >= 0.9 is violated at the start
+    program, *_ = _program(Problem("error", [gf.true_positive_rate() >= 0.9]), y, g)
+    res = majorization_minimization(program, X, 1e-3, max_iter=10)
+    phases = [h["phase"] for h in res.history]
+    assert "feasibility" in phases and res.feasible
+    p = ramp(X @ res.coef + res.intercept)
+    assert p[y == 1].mean() >= 0.9 - 1e-6
+
+
+# ---------------------------------------------------------------- estimator
+def test_estimator_fairness_ratio_randomized_and_deterministic():
+    X, y, g = _toy(600, seed=9)
+    cons = [gf.positive_prediction_rate(group="A") >= 0.8 * gf.positive_prediction_rate(group="B")]
+    m = gf.RampClassifier("error", cons, alpha=1e-3, random_state=0).fit(X, y, sensitive_features={"g": g})
+    assert m.feasible_ and m.classes_.tolist() == [0, 1]
+    ev = m.evaluate(X, y, sensitive_features={"g": g}, randomized=True)
+    assert ev["constraints"][0]["met"]
+    p = m.predict_proba(X)[:, 1]
+    assert p[g == "A"].mean() >= 0.8 * p[g == "B"].mean() - 1e-6
+    assert ev["accuracy"] == pytest.approx(1 - np.mean(np.where(y == 1, 1 - p, p)))
+    det = m.evaluate(X, y, sensitive_features={"g": g})
+    assert det["accuracy"] == pytest.approx(np.mean(m.predict(X) == y))
+    r1 = m.predict(X, randomized=True, random_state=3)
+    assert (r1 == m.predict(X, randomized=True, random_state=3)).all()
+    assert set(np.unique(r1)) <= {0, 1}
+    assert len(m.history_) >= 2 and m.history_[-1]["objective"] <= m.history_[0]["objective"]
+
+
+def test_egregious_examples_hold_on_the_egregious_set():
+    X, y, g = _toy(500, seed=10)
+    rng = np.random.default_rng(11)
+    XE = rng.normal(size=(30, 3)) - np.array([1.0, 1.0, 0.0])  # look negative, labelled positive
+    yE = np.ones(30, dtype=int)
+    base = gf.RampClassifier("error", alpha=1e-3).fit(X, y)
+    assert (base.decision_function(XE) > 0).mean() < 0.5
+    m = gf.RampClassifier(gf.error_rate(dataset="train"), [gf.true_positive_rate(dataset="egregious") >= 0.8], alpha=1e-3).fit(
+        X, y, datasets={"egregious": Dataset(XE, yE)})
+    assert m.feasible_
+    assert ramp(m.decision_function(XE)).mean() >= 0.8 - 1e-6
+    ev = m.evaluate(X, y, datasets={"egregious": (XE, yE)}, randomized=True)
+    assert ev["constraints"][0]["met"] and ev["constraints"][0]["value"] == pytest.approx(ramp(m.decision_function(XE)).mean())
+
+
+def test_churn_and_coverage_on_unlabelled_datasets_with_a_deployed_model():
+    from sklearn.linear_model import LogisticRegression
+
+    X, y, g = _toy(500, seed=12)
+    Xold, yold, _ = _toy(300, seed=13, shift=0.2)
+    deployed = LogisticRegression().fit(Xold, yold)
+    Xpool = _toy(400, seed=14)[0]
+    cons = [gf.churn_rate(dataset="pool") <= 0.05, gf.coverage(dataset="pool") <= 0.45]
+    m = gf.RampClassifier(gf.error_rate(dataset="train"), cons, alpha=1e-3, deployed_model=deployed).fit(X, y, datasets={"pool": (Xpool,)})
+    assert m.feasible_
+    p = ramp(m.decision_function(Xpool))
+    b = deployed.predict(Xpool)
+    churn = np.mean(np.where(b == 1, 1 - p, p))
+    assert churn <= 0.05 + 1e-6 and p.mean() <= 0.45 + 1e-6
+    ev = m.evaluate(X, y, datasets={"pool": (Xpool,)}, randomized=True)
+    assert ev["constraints"][0]["value"] == pytest.approx(churn)
+
+
+def test_infeasible_goals_report_the_least_violation():
+    X, y, g = _toy(300, seed=15)
+    cons = [gf.coverage() >= 0.7, gf.coverage() <= 0.3]
+    with pytest.warns(RuntimeWarning, match="cannot all be met"):
+        m = gf.RampClassifier("error", cons, alpha=1e-3, max_iter=5).fit(X, y)
+    assert not m.feasible_
+    # any classifier violates one of the two by at least 0.2 on average; the reported violation is real
+    p = ramp(m.decision_function(X)).mean()
+    assert m.max_violation_ == pytest.approx(max(0.7 - p, p - 0.3), abs=1e-9)
+    assert m.max_violation_ >= 0.2 - 1e-9
+
+
+def test_goals_on_unlabelled_data_need_labels_error():
+    X, y, g = _toy(200, seed=16)
+    with pytest.raises(ValueError, match="depends on true labels.*pool"):
+        gf.RampClassifier(gf.error_rate(), [gf.true_positive_rate(dataset="pool") >= 0.5]).fit(
+            X, y, datasets={"pool": (X[:50],)})
+    with pytest.raises(ValueError, match="depends on true labels"):  # error over train + pool
+        gf.RampClassifier("error").fit(X, y, datasets={"pool": (X[:50],)})
+    m = gf.RampClassifier(gf.error_rate(dataset="train"), alpha=1e-2, max_iter=2).fit(X, y, datasets={"pool": (X[:50],)})
+    assert m.dataset_names_ == ["train", "pool"]
+    with pytest.raises(ValueError, match="dataset=\\['nope'\\]|no example has dataset"):
+        gf.RampClassifier(gf.error_rate(dataset="train"), [gf.coverage(dataset="nope") <= 0.5]).fit(X, y, datasets={"pool": (X[:50],)})
+    with pytest.raises(ValueError, match="binary"):
+        gf.RampClassifier().fit(X, np.arange(len(y)) % 3)
+
+
+def test_stack_datasets_validation():
+    X = np.ones((4, 2))
+    st = stack_datasets(X, [0, 1, 0, 1], {"g": list("abab")}, None,
+                        {"pool": Dataset(np.zeros((3, 2))), "eg": (np.zeros((2, 2)), [1, 1], {"g": ["a", "b"]})})
+    assert st.names == ["train", "pool", "eg"]
+    assert st.labelled.tolist() == [True] * 4 + [False] * 3 + [True] * 2
+    assert st.sensitive_features["dataset"].tolist() == ["train"] * 4 + ["pool"] * 3 + ["eg"] * 2
+    assert st.sensitive_features["g"].tolist()[4:7] == ["<not given>"] * 3
+    with pytest.raises(ValueError, match="other names"):
+        stack_datasets(X, [0, 1, 0, 1], datasets={"train": (X,)})
+    with pytest.raises(ValueError, match="empty"):
+        stack_datasets(X, [0, 1, 0, 1], datasets={"p": (np.zeros((0, 2)),)})
+    with pytest.raises(ValueError, match="missing labels"):
+        stack_datasets(X, [0, 1, None, 1], datasets={"p": (X,)})
+    with pytest.raises(ValueError, match="reserved"):
+        stack_datasets(X, [0, 1, 0, 1], {"dataset": list("abab")}, datasets={"p": (X,)})
+    with pytest.raises(ValueError, match="no 'baseline' column"):
+        # churn over datasets where only one has the deployed model's predictions
+        y = np.array([0, 1, 0, 1])
+        gf.RampClassifier("error", [gf.churn_rate() <= 0.1]).fit(
+            X + np.arange(4)[:, None], y, sensitive_features={"baseline": y}, datasets={"p": (X,)})
+
+
+def test_rates_name_their_dataset():
+    r = gf.true_positive_rate(group="Female", dataset="D2")
+    assert r.name == "true_positive_rate(group='Female', dataset='D2')"
+    assert gf.churn_rate(dataset="D3").name == "churn_rate(column='baseline', dataset='D3')"
+    assert gf.rate(pred=1, dataset="E").name == "rate(pred=1, dataset='E')"
+
+
+def test_cutting_plane_on_sparse_features_matches_dense():
+    import scipy.sparse as sp
+
+    X, y, g = _toy(300, seed=17)
+    Xb = (X > 0.3).astype(float)
+    cons = [gf.positive_prediction_rate(group="A") >= 0.8 * gf.positive_prediction_rate(group="B")]
+    kw = dict(alpha=1e-2, max_iter=3, random_state=0)
+    d = gf.RampClassifier("error", cons, **kw).fit(Xb, y, sensitive_features={"g": g})
+    s = gf.RampClassifier("error", cons, **kw).fit(sp.csr_matrix(Xb), y, sensitive_features={"g": g})
+    np.testing.assert_allclose(d.coef_, s.coef_, atol=1e-6)
+    assert d.objective_ == pytest.approx(s.objective_, abs=1e-9)
