@@ -320,3 +320,23 @@ def test_cutting_plane_on_sparse_features_matches_dense():
     s = gf.RampClassifier("error", cons, **kw).fit(sp.csr_matrix(Xb), y, sensitive_features={"g": g})
     np.testing.assert_allclose(d.coef_, s.coef_, atol=1e-6)
     assert d.objective_ == pytest.approx(s.objective_, abs=1e-9)
+
+
+def test_ramp_report_prints_saves_and_plots(tmp_path):
+    from goalfit.report import build_ramp_report
+
+    X, y, g = _toy(300, seed=18)
+    cons = [gf.positive_prediction_rate(group="A") >= 0.8 * gf.positive_prediction_rate(group="B")]
+    m = gf.RampClassifier("error", cons, alpha=1e-2, max_iter=3).fit(X[:200], y[:200], sensitive_features={"g": g[:200]})
+    rep = build_ramp_report(m, X[:200], y[:200], sensitive_features_train={"g": g[:200]},
+                            X_test=X[200:], y_test=y[200:], sensitive_features_test={"g": g[200:]})
+    d = rep.data
+    p = m.predict_proba(X[200:])[:, 1]
+    assert d["objective"]["test"] == pytest.approx(np.mean(np.where(y[200:] == 1, 1 - p, p)))
+    assert d["baseline"]["objective"]["test"] == pytest.approx(np.mean(m.predict(X[200:]) != y[200:]))
+    assert d["constraints"][0]["met_train"] and d["feasible_train"]
+    assert d["history"][-1]["oracle_calls"] == sum(h["n_inner"] for h in m.history_)
+    rep.print()
+    assert (tmp_path / "r.json").exists() is False
+    rep.to_json(tmp_path / "r.json")
+    assert [p.name for p in rep.plot(tmp_path)] == ["convergence.png"]

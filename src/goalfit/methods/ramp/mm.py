@@ -43,7 +43,7 @@ class RampResult:
     max_violation : float
     history : list of dict
         Per MM iteration: phase, objective, max_violation, upper_bound, dual_bound,
-        n_inner, seconds.
+        n_inner (weighted-SVM solves), oracle_calls (cumulative solves), seconds.
     """
 
     coef: np.ndarray
@@ -140,7 +140,8 @@ def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, ma
         h = {"iteration": len(history), "phase": phase, "objective": obj,
              "max_violation": float(max(rows.max(), 0.0)) if len(rows) else 0.0,
              "upper_bound": upper, "dual_bound": lower, "n_inner": n_inner,
-             "multipliers": np.asarray(mult).tolist(), "seconds": time.perf_counter() - t0}
+             "multipliers": np.asarray(mult).tolist(), "seconds": time.perf_counter() - t0,
+             "oracle_calls": n_inner + (history[-1]["oracle_calls"] if history else 0)}
         history.append(h)
         if callback is not None:
             callback(h)
