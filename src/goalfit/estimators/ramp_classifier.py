@@ -6,7 +6,9 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.utils.validation import check_is_fitted, check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (check_array, check_is_fitted, check_random_state, column_or_1d,
+                                      validate_data)
 
 from ..classifiers import encode_labels
 from ..confusion import CellEncoder, confusion_tensor
@@ -86,6 +88,8 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     max_violation_ : float
     objective_ : float
         Ramp objective plus ``alpha/2 |w|^2`` at the solution.
+    n_iter_ : int
+        MM iterations run (both phases).
     history_ : list of dict
         Per MM iteration: phase ("start", "feasibility", "mm"), objective, max_violation,
         upper_bound, dual_bound, n_inner (weighted-SVM solves), multipliers, seconds.
@@ -190,7 +194,12 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         if self.inner_solver not in INNER_SOLVERS:
             raise ValueError(f"inner_solver must be one of {INNER_SOLVERS}, got {self.inner_solver!r}")
         if y is None:
-            raise ValueError("RampClassifier requires y for the training data")
+            raise ValueError("RampClassifier requires y to be passed, but the target y is None")
+        if self.feature_map is None:
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+            datasets = {k: _check_dataset(d) for k, d in (datasets or {}).items()} or None
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
         st = self._stack(X, y, sensitive_features, sample_weight, datasets)
         labels = np.asarray(st.y[st.labelled])
         try:
@@ -198,7 +207,8 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         except (TypeError, ValueError):
             self.classes_ = np.unique(labels)
         if len(self.classes_) != 2:
-            raise ValueError(f"the ramp method is for binary labels; got classes {self.classes_.tolist()}")
+            raise ValueError(f"Only binary classification is supported by the ramp method; y has {len(self.classes_)} class(es) "
+                             f"{self.classes_.tolist()}")
         space, y_codes, cells, unlabelled = self._space(st, self.classes_)
         self.problem_ = Problem(self.objective, self.constraints).compile(space)
         program = compile_rate_program(self.problem_, y_codes, cells, st.sample_weight, unlabelled)
@@ -230,10 +240,10 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         self.feasible_, self.max_violation_ = res.feasible, res.max_violation
         self.objective_ = res.objective
         self.history_ = res.history
+        self.n_iter_ = max(len(res.history) - 1, 1)
         self.program_ = program
         self.alpha_ = lam
         self.dataset_names_ = st.names
-        self.n_features_in_ = X.shape[1] if hasattr(X, "shape") and len(X.shape) == 2 else None
         if not res.feasible:
             warnings.warn(
                 "the goals cannot all be met on the training datasets (ramp relaxation): returning "
@@ -246,6 +256,8 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """Scores ``f(x) = <coef_, Phi(x)> + intercept_``, shape (n_samples,)."""
         check_is_fitted(self, "coef_")
+        if self.feature_map is None:
+            X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         return np.asarray(self._features(X) @ self.coef_).ravel() + self.intercept_
 
     def predict_proba(self, X):
@@ -312,4 +324,15 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = False
         return tags
+
+
+def _check_dataset(d):
+    """Validate the features of an extra dataset (raw features: numeric, finite)."""
+    from ..confusion.datasets import Dataset
+
+    if not isinstance(d, Dataset):
+        d = Dataset(*d) if isinstance(d, tuple) else Dataset(d)
+    d.X = check_array(d.X, accept_sparse="csr", dtype=np.float64)
+    return d
