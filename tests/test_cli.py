@@ -105,3 +105,28 @@ def test_datasets_command_lists_found(need_data):
     res = runner.invoke(app, ["datasets"])
     assert res.exit_code == 0
     assert "adult" in res.output and "yes" in res.output
+
+
+def test_fit_spec_with_the_ramp_method(tmp_path, need_data):
+    need_data("german")
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        '[data]\ndataset = "german"\nsensitive = ["sex"]\ntest_size = 0.3\nseed = 1\n'
+        '[goals]\nobjective = "error"\nmethod = "ramp"\nmethod_params = {max_iter = 3}\n'
+        'constraints = ["positive_prediction_rate(group=\'Female\') >= 0.9 * positive_prediction_rate(group=\'Male\')"]\n'
+    )
+    out = tmp_path / "out"
+    res = runner.invoke(app, ["fit", str(spec), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    r = json.loads((out / "report.json").read_text())
+    assert r["constraints"][0]["met_train"] and r["feasible_train"]
+    assert r["baseline_name"] == "deterministic"
+    import joblib
+
+    model = joblib.load(out / "model.joblib")
+    assert model.n_iter_ <= 3 and model.history_[-1]["objective"] <= model.history_[0]["objective"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[data]\ndataset = "german"\nsensitive = ["sex"]\n[goals]\nmethod = "ramp"\n'
+                   'method_params = {max_iterations = 3}\n')
+    res = runner.invoke(app, ["fit", str(bad)])
+    assert res.exit_code == 2 and "method_params" in res.output

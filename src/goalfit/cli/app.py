@@ -108,17 +108,34 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
                                  total=params.get("max_iter"))
         if spec.method in METHODS or spec.method == "auto":
             params["callback"] = lambda it: progress.update(task, completed=it)
-        model = GoalClassifier(base, objective=objective, constraints=constraints, method=spec.method,
-                               method_params=params or None, random_state=spec.seed)
+        if spec.method == "ramp":
+            from ..estimators import RampClassifier
+
+            # the base estimator's preprocessing (one-hot, scaling) is the ramp model's feature map
+            fmap = base[:-1] if hasattr(base, "steps") else None
+            try:
+                model = RampClassifier(objective, constraints, feature_map=fmap, random_state=spec.seed, **params)
+            except TypeError as err:
+                raise SpecError(f"method_params for 'ramp': {err}") from None
+        else:
+            model = GoalClassifier(base, objective=objective, constraints=constraints, method=spec.method,
+                                   method_params=params or None, random_state=spec.seed)
         try:
             model.fit(Xtr, ytr, sensitive_features=Str)
         except ValueError as err:
             raise SpecError(str(err)) from None
-    model.method_params = spec.method_params or None  # keep the saved model free of the callback
-    report = build_report(model, Xtr, ytr, sensitive_features_train=Str, X_test=Xte, y_test=yte,
-                          sensitive_features_test=Ste,
-                          extra={"dataset": spec.dataset or spec.csv, "estimator": spec.estimator,
-                                 "seed": spec.seed, "n_train": int(len(ytr)), "n_test": int(len(yte))})
+    extra = {"dataset": spec.dataset or spec.csv, "estimator": spec.estimator,
+             "seed": spec.seed, "n_train": int(len(ytr)), "n_test": int(len(yte))}
+    if spec.method == "ramp":
+        from ..report import build_ramp_report
+
+        extra["estimator"] = "linear (ramp loss)"
+        report = build_ramp_report(model, Xtr, ytr, sensitive_features_train=Str, X_test=Xte, y_test=yte,
+                                   sensitive_features_test=Ste, extra=extra)
+    else:
+        model.method_params = spec.method_params or None  # keep the saved model free of the callback
+        report = build_report(model, Xtr, ytr, sensitive_features_train=Str, X_test=Xte, y_test=yte,
+                              sensitive_features_test=Ste, extra=extra)
     if not quiet:
         report.print(console)
     if json_path is not None:
