@@ -15,9 +15,10 @@ Data: LIBSVM a9a (32,561 train / 16,281 test, 123 binary features; sex read from
   Plots: test error vs observed test ratio ``s_p(M) / s_p(F)``; ``1/kappa`` vs observed ratio.
 * **Coverage.** Minimize error subject to coverage on an unlabelled pool (a9a.t's features,
   labels withheld) ``<= 0.15`` and ``>= 0.30``: the pool's observed coverage is reported.
-* **Egregious examples.** The 200 test positives the unconstrained SVM rejects most
-  confidently form the egregious set E (labelled); minimize error subject to
-  ``true_positive_rate(dataset="egregious") >= 0.8``; reported: TPR on E and test error.
+* **Egregious examples.** 200 test positives drawn at random among those the unconstrained
+  SVM rejects form the egregious set E (labelled, given as a dataset); minimize error subject
+  to ``true_positive_rate(dataset="egregious") >= k`` for k = 0.5 (met at the start w = 0)
+  and 0.7 (needs the feasibility phase); reported: TPR on E and error on the other test rows.
 
 The paper averages 100 runs of an unstated randomization; a9a's split is fixed and the
 randomized rule is evaluated exactly (expectations), so each point here is one run.
@@ -201,25 +202,27 @@ def main(argv=None):
                  row("coverage", f"goalfit ramp MM, coverage {sense} {bound}", "coverage_rnd", "pool", cov_rnd, sec),
                  row("coverage", f"goalfit ramp MM, coverage {sense} {bound}", "error", "test", err, sec)]
     fsvm = svm.decision_function(Xt)
-    pos = np.flatnonzero(yt == 1)
-    egr = pos[np.argsort(fsvm[pos])[:200]]
+    false_neg = np.flatnonzero((yt == 1) & (fsvm <= 0))
+    egr = np.random.default_rng(0).choice(false_neg, 200, replace=False)
     rest = np.setdiff1d(np.arange(len(yt)), egr)
-    t0 = time.perf_counter()
-    m = gf.RampClassifier(gf.error_rate(dataset="train"), [gf.true_positive_rate(dataset="egregious") >= 0.8],
-                          max_iter=mm_iter).fit(
-        X, y, datasets={"egregious": (Xt[egr], yt[egr])})
-    sec = time.perf_counter() - t0
-    f = m.decision_function(Xt)
-    tpr_e_det, tpr_e_rnd = float((f[egr] > 0).mean()), float(gf.methods.ramp.ramp(f[egr]).mean())
-    err_rest = float(np.mean((f[rest] > 0).astype(int) != yt[rest]))
     svm_err_rest = float(np.mean((fsvm[rest] > 0).astype(int) != yt[rest]))
-    extra.append(f"egregious (200 test positives the SVM rejects most): TPR on E det {tpr_e_det:.3f} rnd "
-                 f"{tpr_e_rnd:.3f} (SVM 0.000); error on the other test rows {err_rest:.4f} (SVM "
-                 f"{svm_err_rest:.4f}); feasible {m.feasible_} ({sec:.0f} s)")
-    rows += [row("egregious", "goalfit ramp MM, TPR(E) >= 0.8", "tpr_egregious_det", "egregious", tpr_e_det, sec),
-             row("egregious", "goalfit ramp MM, TPR(E) >= 0.8", "tpr_egregious_rnd", "egregious", tpr_e_rnd, sec),
-             row("egregious", "goalfit ramp MM, TPR(E) >= 0.8", "error", "test (without E)", err_rest, sec),
-             row("egregious", "unconstrained SVM", "error", "test (without E)", svm_err_rest, None)]
+    for k in (0.5, 0.7):
+        t0 = time.perf_counter()
+        m = gf.RampClassifier(gf.error_rate(dataset="train"), [gf.true_positive_rate(dataset="egregious") >= k],
+                              max_iter=mm_iter).fit(X, y, datasets={"egregious": (Xt[egr], yt[egr])})
+        sec = time.perf_counter() - t0
+        f = m.decision_function(Xt)
+        tpr_e_det, tpr_e_rnd = float((f[egr] > 0).mean()), float(gf.methods.ramp.ramp(f[egr]).mean())
+        err_rest = float(np.mean((f[rest] > 0).astype(int) != yt[rest]))
+        phase1 = sum(h["phase"] == "feasibility" for h in m.history_)
+        extra.append(f"egregious (200 random test positives the SVM rejects), TPR(E) >= {k}: TPR on E det "
+                     f"{tpr_e_det:.3f} rnd {tpr_e_rnd:.3f} (SVM 0.000); error on the other test rows {err_rest:.4f} "
+                     f"(SVM {svm_err_rest:.4f}); feasibility-phase steps {phase1}; feasible {m.feasible_} ({sec:.0f} s)")
+        name = f"goalfit ramp MM, TPR(E) >= {k}"
+        rows += [row("egregious", name, "tpr_egregious_det", "egregious", tpr_e_det, sec),
+                 row("egregious", name, "tpr_egregious_rnd", "egregious", tpr_e_rnd, sec),
+                 row("egregious", name, "error", "test (without E)", err_rest, sec)]
+    rows.append(row("egregious", "unconstrained SVM", "error", "test (without E)", svm_err_rest, None))
     print("\n" + "\n".join(extra))
 
     # plots

@@ -15,7 +15,7 @@ from ..confusion import CellEncoder, confusion_tensor
 from ..confusion.datasets import DATASET_COLUMN, space_with_unlabelled, stack_datasets
 from ..goals import Problem
 from ..methods.ramp import (CHOOSERS, INNER_SOLVERS, compile_rate_program, majorization_minimization,
-                            ramp)
+                            ramp, solve_weighted_svm)
 
 MULTIPLIER_SOLVERS = ("cutting_plane", "cvxpy")
 
@@ -66,6 +66,10 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     inner_solver : {"liblinear", "svc", "cvxpy"}, default "liblinear"
     inner_tol : float, default 1e-4
     intercept_scaling : float, default 1.0
+    init : {"zeros", "unconstrained"}, default "zeros"
+        MM start: ``w = 0`` (the paper's; every rate is 1/2 there), or the weighted SVM of the
+        objective alone (the hinge relaxation at ``w = 0``), followed by the feasibility phase
+        when it violates a constraint.
     deployed_model : fitted classifier, optional
         When given, its predictions on every dataset become the slicing column ``"baseline"``
         that :func:`~goalfit.goals.churn_rate` compares with.
@@ -111,8 +115,8 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, objective="error", constraints=(), *, alpha=None, feature_map=None,
                  fit_intercept=True, max_iter=10, tol=1e-4, multiplier_solver="cutting_plane",
                  chooser="auto", max_cutting_plane_iter=30, cutting_plane_tol=1e-4, max_multiplier=1e4,
-                 inner_solver="liblinear", inner_tol=1e-4, intercept_scaling=1.0, deployed_model=None,
-                 random_state=None):
+                 inner_solver="liblinear", inner_tol=1e-4, intercept_scaling=1.0, init="zeros",
+                 deployed_model=None, random_state=None):
         self.objective = objective
         self.constraints = constraints
         self.alpha = alpha
@@ -128,6 +132,7 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         self.inner_solver = inner_solver
         self.inner_tol = inner_tol
         self.intercept_scaling = intercept_scaling
+        self.init = init
         self.deployed_model = deployed_model
         self.random_state = random_state
 
@@ -232,8 +237,17 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
                   "v_max": self.max_multiplier, "inner_solver": self.inner_solver,
                   "inner_tol": self.inner_tol, "fit_intercept": self.fit_intercept,
                   "intercept_scaling": self.intercept_scaling, "random_state": seed}
-        res = majorization_minimization(program, Z, lam, max_iter=self.max_iter, tol=self.tol,
-                                        solver_params=params)
+        if self.init not in ("zeros", "unconstrained"):
+            raise ValueError(f"init must be 'zeros' or 'unconstrained', got {self.init!r}")
+        coef0, intercept0 = None, 0.0
+        if self.init == "unconstrained":
+            sol = solve_weighted_svm(Z, program.a0, program.c0, np.zeros(Z.shape[0]), lam,
+                                     solver=self.inner_solver, fit_intercept=self.fit_intercept,
+                                     tol=self.inner_tol, intercept_scaling=self.intercept_scaling,
+                                     random_state=seed)
+            coef0, intercept0 = sol.coef, sol.intercept
+        res = majorization_minimization(program, Z, lam, coef0=coef0, intercept0=intercept0,
+                                        max_iter=self.max_iter, tol=self.tol, solver_params=params)
         self.coef_, self.intercept_ = res.coef, res.intercept
         self.multipliers_ = res.multipliers
         self.constraint_rows_ = list(program.row_names)
