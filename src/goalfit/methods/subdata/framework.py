@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["MEASURES", "MeasureForm", "measure_form", "fairness_value", "f1_loss_value",
-           "selection_costs", "objective", "check_binary_pm1"]
+           "selection_costs", "objective", "multiclass_costs", "step_weights",
+           "check_binary_pm1"]
 
 MEASURES = ("omr", "fpr", "eo", "dp", "f1")
 """Fairness / unbalanced-data measures: overall misclassification rate difference (Eq. 11a),
@@ -225,3 +226,26 @@ def objective(costs, z, rho: float, measure: str, y, g=None, *, regularizer: flo
     """The unified objective ``sum c_i z_i + regularizer + rho F(z)`` (Ye & Xie Eq. 1)."""
     z = np.asarray(z, float)
     return float(np.asarray(costs, float) @ z + regularizer + rho * fairness_value(measure, z, y, g))
+
+
+def multiclass_costs(U, y, Z, t: float) -> float:
+    """Accuracy term of GMSVMF (Ye & Xie Eq. 27a): ``(1/N) sum_i sum_{j != y_i} (1 - z_ij)(u_ij - t)``.
+
+    ``U``, ``Z`` of shape (n, K); ``y`` class codes ``0..K-1``.
+    """
+    U, Z = np.asarray(U, float), np.asarray(Z, float)
+    n = len(y)
+    keep = 1.0 - Z
+    keep[np.arange(n), y] = 0.0
+    return float(np.sum(keep * (U - t)) / n)
+
+
+def step_weights(z, y, measure: str) -> np.ndarray:
+    """Per-point weights of the w-step for selection ``z``: ``z`` itself, or for GSVM-F1 (Eq. 35)
+    ``z_i N / N+-`` so that ``(1/N) sum_i weight_i loss_i`` is the class-weighted accuracy term."""
+    z = np.asarray(z, float)
+    if measure != "f1":
+        return z
+    y = check_binary_pm1(y, "y")
+    n, npos = len(y), int((y == 1).sum())
+    return np.where(y == 1, z * n / max(npos, 1), z * n / max(n - npos, 1))
