@@ -77,12 +77,15 @@ def _initial_selection(learner, u, t, y):
     return (u <= t).astype(float) if learner.kind == "margin" else (u >= t).astype(float)
 
 
-def _run(learner, X, y, g, model, *, measure, rho, epsilon, t, max_iter, tol, restart, history):
-    z, _ = None, None
+def _run(learner, X, y, g, model, z_start, *, measure, rho, epsilon, t, max_iter, tol, restart, history):
     u = learner.outcomes(model, X, y)
     z = _initial_selection(learner, u, t, y)
     H_prev = _evaluate(learner, model, X, y, g, z, measure=measure, rho=rho, t=t)[0]
     best = None
+    if z_start is not None:  # the starting model with the data it was trained on: a feasible point
+        H0, F0, _ = _evaluate(learner, model, X, y, g, z_start, measure=measure, rho=rho, t=t)
+        if epsilon is None or F0 <= epsilon + 1e-12:
+            best = (H0, F0, model, z_start)
     reason, converged, it = "max_iter", False, 0
     for it in range(1, max_iter + 1):
         t0 = time.perf_counter()
@@ -120,7 +123,9 @@ def irs(learner, X, y, g, *, measure: str = "omr", rho: float = 0.0, epsilon: fl
 
     For learners whose w-step minimises the same objective (linear SVM, logistic regression,
     multiclass SVM) the objective never increases (Prop. 9); for kernel SVMs and black boxes
-    the best iterate is kept. ``n_restarts`` extra runs start from models trained on random
+    the best iterate is kept. The starting model paired with the points it was trained on is a
+    candidate too (so a first z-step that selects a single class, which logistic regression or
+    an SVC cannot be trained on, returns the start rather than failing). ``n_restarts`` extra runs start from models trained on random
     subsets (each point kept with probability drawn from U(0.5, 1)); the best run is returned.
 
     Parameters
@@ -167,6 +172,7 @@ def irs(learner, X, y, g, *, measure: str = "omr", rho: float = 0.0, epsilon: fl
     starts = [init_model] if init_model is not None else [None]
     starts += [None] * n_restarts
     for r, start in enumerate(starts):
+        keep = None
         if start is not None:
             model = start
         else:
@@ -178,13 +184,13 @@ def irs(learner, X, y, g, *, measure: str = "omr", rho: float = 0.0, epsilon: fl
                 model = learner.fit(X, y, keep)
             except DegenerateSelection:
                 continue
-        best, it, conv, reason = _run(learner, X, y, g, model, measure=measure, rho=rho, epsilon=epsilon,
+        best, it, conv, reason = _run(learner, X, y, g, model, keep, measure=measure, rho=rho, epsilon=epsilon,
                                       t=t, max_iter=max_iter, tol=tol, restart=r, history=history)
         if best is not None:
             results.append((best, it, conv, reason))
     if not results:
-        raise ValueError("every IRS run selected subdata the model cannot be trained on "
-                         "(e.g. a single class); lower rho or change t")
+        raise ValueError("no IRS run produced a model: every start selected subdata the model cannot "
+                         "be trained on (e.g. a single class); lower rho or change t")
     (H, F, model, z), it, conv, reason = min(results, key=lambda r: r[0][0])
     return IRSResult(model, z, H, F, history, it, conv, reason)
 
