@@ -107,6 +107,16 @@ def _model(time_limit, threads=1, verbose=False):
     return m
 
 
+def _add_fairness(m, phi, zs, alpha, kappa, epsilon):
+    """``phi >= |alpha'z + kappa|`` and, in constraint form, ``|alpha'z + kappa| <= epsilon``."""
+    lin = sum(alpha[i] * zs[i] for i in range(len(zs)) if alpha[i] != 0) + kappa
+    m.addCons(phi >= lin)
+    m.addCons(phi >= -lin)
+    if epsilon is not None:
+        m.addCons(lin <= epsilon)
+        m.addCons(lin >= -epsilon)
+
+
 def _finish(m, t0):
     status = m.getStatus()
     n_sols = m.getNSols()
@@ -195,12 +205,7 @@ def solve_gsvmf(X, y, g=None, *, measure: str = "omr", lam: float = 1.0, t: floa
         if epsilon is not None:
             m.addCons(miss <= epsilon * A)
     else:
-        lin = sum(alpha[i] * z[i] for i in range(n) if alpha[i] != 0) + kappa
-        m.addCons(phi >= lin)
-        m.addCons(phi >= -lin)
-        if epsilon is not None:
-            m.addCons(lin <= epsilon)
-            m.addCons(lin >= -epsilon)
+        _add_fairness(m, phi, z, alpha, kappa, epsilon)
     m.setObjective(sum(cw[i] * (s[i] - t * z[i]) for i in range(n)) + lam * theta + rho * phi, "minimize")
     if warm_start is not None:
         _add_start(m, X, y, warm_start, w, b, u, s, z, theta, phi, measure, g, t)
@@ -274,12 +279,7 @@ def solve_gmsvmf(X, y, g, *, lam: float = 1.0, t: float = 1.0, rho: float = 0.0,
             m.addConsIndicator(rik - uik >= 0, z[i][k], activeone=False)
             obj = obj + (rik - t * (1 - z[i][k])) / n
     m.addCons(theta >= sum(W[j][k] * W[j][k] for j in range(d) for k in range(K)))
-    lin = sum(alpha[i] * z[i][int(y[i])] for i in range(n)) + kappa
-    m.addCons(phi >= lin)
-    m.addCons(phi >= -lin)
-    if epsilon is not None:
-        m.addCons(lin <= epsilon)
-        m.addCons(lin >= -epsilon)
+    _add_fairness(m, phi, [z[i][int(y[i])] for i in range(n)], alpha, kappa, epsilon)
     m.setObjective(obj + lam * theta + rho * phi, "minimize")
     m.optimize()
     status, objv, bound, gap, secs = _finish(m, t0)
@@ -332,12 +332,7 @@ def solve_glrf(X, y, g, *, measure: str = "omr", lam: float = 1.0, t: float = np
         m.addCons(ell[i] >= log(1 + exp(-marg)))
         m.addConsIndicator(s[i] - ell[i] >= 0, z[i])
     m.addCons(theta >= sum(wj * wj for wj in w))
-    lin = sum(alpha[i] * z[i] for i in range(n) if alpha[i] != 0) + kappa
-    m.addCons(phi >= lin)
-    m.addCons(phi >= -lin)
-    if epsilon is not None:
-        m.addCons(lin <= epsilon)
-        m.addCons(lin >= -epsilon)
+    _add_fairness(m, phi, z, alpha, kappa, epsilon)
     m.setObjective(sum((s[i] + t * z[i]) / n for i in range(n)) + lam * theta + rho * phi, "minimize")
     m.optimize()
     status, objv, bound, gap, secs = _finish(m, t0)

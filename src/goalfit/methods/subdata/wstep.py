@@ -38,7 +38,22 @@ def _check_lam(lam):
         raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
 
 
-class LinearSVMStep:
+class _CachedQP:
+    """A cvxpy problem compiled once per data set (``_build``), re-solved with new parameters."""
+
+    def __init__(self, lam: float, solver: str):
+        _check_lam(lam)
+        self.lam, self.solver = float(lam), solver
+        self._cache = None
+
+    def _problem(self, X, y):
+        key = (id(X), id(y), X.shape)
+        if self._cache is None or self._cache[0] != key:
+            self._cache = (key, *self._build(X, y))
+        return self._cache[1:]
+
+
+class LinearSVMStep(_CachedQP):
     """Exact GSVM w-step: ``min (1/N) sum_{z_i = 1} hinge_i + lam ||w||^2`` (a convex QP).
 
     Ye & Xie Alg. 2 step 5 (the paper uses gradient descent; here the QP is solved to optimality
@@ -56,22 +71,16 @@ class LinearSVMStep:
     multiclass = False
 
     def __init__(self, lam: float = 1.0, solver: str = "CLARABEL"):
-        _check_lam(lam)
-        self.lam, self.solver = float(lam), solver
-        self._cache = None
+        super().__init__(lam, solver)
 
-    def _problem(self, X, y):
+    def _build(self, X, y):
         import cvxpy as cp
 
-        key = (id(X), id(y), X.shape)
-        if self._cache is not None and self._cache[0] == key:
-            return self._cache[1:]
         n, d = X.shape
         w, b, s = cp.Variable(d), cp.Variable(), cp.Variable(n, nonneg=True)
         zp = cp.Parameter(n, nonneg=True)
         obj = cp.sum(cp.multiply(zp, s)) / n + self.lam * cp.sum_squares(w)
         prob = cp.Problem(cp.Minimize(obj), [s >= 1 - cp.multiply(y, X @ w + b)])
-        self._cache = (key, prob, w, b, zp)
         return prob, w, b, zp
 
     def fit(self, X, y, weights) -> LinearModel:
@@ -212,7 +221,7 @@ class KernelSVMStep(EstimatorStep):
         return np.maximum(0.0, 1.0 - y * model.decision_function(X))
 
 
-class MulticlassSVMStep:
+class MulticlassSVMStep(_CachedQP):
     """GMSVMF w-step: Weston-Watkins multiclass SVM QP (Ye & Xie Eq. 27b) on the kept terms.
 
     ``min (1/N) sum_i sum_{j != y_i} (1 - z_ij) u_ij + lam sum_j ||w_j||^2`` with
@@ -230,16 +239,12 @@ class MulticlassSVMStep:
     multiclass = True
 
     def __init__(self, lam: float = 1.0, n_classes: int = 3, solver: str = "CLARABEL"):
-        _check_lam(lam)
-        self.lam, self.n_classes, self.solver = float(lam), int(n_classes), solver
-        self._cache = None
+        super().__init__(lam, solver)
+        self.n_classes = int(n_classes)
 
-    def _problem(self, X, y):
+    def _build(self, X, y):
         import cvxpy as cp
 
-        key = (id(X), id(y), X.shape)
-        if self._cache is not None and self._cache[0] == key:
-            return self._cache[1:]
         n, d = X.shape
         K = self.n_classes
         W, b = cp.Variable((d, K)), cp.Variable(K)
@@ -250,7 +255,6 @@ class MulticlassSVMStep:
         M = cp.Parameter((n, K), nonneg=True)
         cons = [U >= 1 - (cp.reshape(true, (n, 1), order="C") @ np.ones((1, K)) - S)]
         prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(M, U)) / n + self.lam * cp.sum_squares(W)), cons)
-        self._cache = (key, prob, W, b, M)
         return prob, W, b, M
 
     def fit(self, X, y, weights) -> LinearModel:
