@@ -128,3 +128,14 @@ def test_ssvm_reduces_mean_score_gap():
     B = X[gs].mean(0) - X[~gs].mean(0)
     assert abs(B @ tight.coef_[0]) <= 1e-5
     assert tight.converged_
+
+
+def test_history_feeds_the_core_convergence_plot(tmp_path):
+    from goalfit.report import plot_convergence
+
+    X, y, g = _synthetic(6)
+    clf = FairSubdataClassifier(rho=0.0, epsilon=0.02, t=1.0, lam=0.0, n_restarts=1,
+                                random_state=0).fit(X, y, sensitive_features=g)
+    assert all(r["max_violation"] == max(0.0, r["fairness"] - 0.02) for r in clf.history_)
+    path = plot_convergence({"GSVMF IRS": clf.history_}, tmp_path / "irs.png")
+    assert path.exists() and path.stat().st_size > 1000
