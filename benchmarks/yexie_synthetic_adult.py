@@ -136,7 +136,7 @@ def adult(rows, n_train, eps):
     # penalty form, rho and t selected on a validation fifth of the training rows
     perm = rng.permutation(N)
     va, fit = perm[: N // 5], perm[N // 5:]
-    grid = {"lam": [1.0 / len(fit)], "t": [0.5, 1.0], "rho": [0.5, 2.0, 10.0], "max_iter": 20}
+    grid = {"lam": [1.0 / len(fit)], "t": [0.5, 1.0], "rho": [0.5, 2.0, 10.0], "max_iter": 10}
     t0 = time.perf_counter()
     svm = pick("SVM", ((Xtr[fit], ytr[fit], gtr[fit]), (Xtr[va], ytr[va], gtr[va])), "omr", grid, None)
     b = pick("GSVMF", ((Xtr[fit], ytr[fit], gtr[fit]), (Xtr[va], ytr[va], gtr[va])), "omr", grid, svm[4])
@@ -177,7 +177,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     started = time.time()
     seeds = list(range(3 if args.quick else 5))
-    n_train = 3000 if args.quick else 8000
+    n_train = 3000 if args.quick else 5000
     rows = Rows()
     experiment3(rows, seeds, args.quick)
     adult(rows, n_train, 0.02)
