@@ -29,6 +29,9 @@ def test_fit_predict_attributes_and_clone():
     assert clf.history_ and all("oracle_calls" in r for r in clf.history_)
     assert list(clf.groups_) == ["a", "b"]
     assert clone(clf).get_params()["rho"] == 2.0
+    import pickle
+
+    assert np.array_equal(pickle.loads(pickle.dumps(clf)).predict(X), clf.predict(X))
     ev = clf.evaluate(X, y, sensitive_features=g)
     pred = clf.predict(X)
     assert ev["accuracy"] == pytest.approx(np.mean(pred == y))

@@ -52,6 +52,9 @@ class _CachedQP:
             self._cache = (key, *self._build(X, y))
         return self._cache[1:]
 
+    def __getstate__(self):  # the compiled problem holds solver objects: not picklable
+        return {**self.__dict__, "_cache": None}
+
 
 class LinearSVMStep(_CachedQP):
     """Exact GSVM w-step: ``min (1/N) sum_{z_i = 1} hinge_i + lam ||w||^2`` (a convex QP).
