@@ -1,4 +1,6 @@
 """FairSubdataClassifier and SpectralFairSVC: the estimator API, errors, and real effects."""
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -65,6 +67,7 @@ def test_t_large_rho_zero_matches_a_plain_svm_qp():
                                 dict(measure="dp", rho=1.0),
                                 dict(measure="f1", rho=0.5),
                                 dict(measure="omr", epsilon=0.0, rho=0.0)])
+@pytest.mark.filterwarnings("ignore:the omr constraint holds on the training selection")
 def test_models_and_measures_fit(kw):
     X, y, g = _synthetic(2)
     clf = FairSubdataClassifier(**kw).fit(X, y, sensitive_features=g)
@@ -137,8 +140,13 @@ def test_history_feeds_the_core_convergence_plot(tmp_path):
     from goalfit.report import plot_convergence
 
     X, y, g = _synthetic(6)
-    clf = FairSubdataClassifier(rho=0.0, epsilon=0.02, t=1.0, lam=0.0, n_restarts=1,
-                                random_state=0).fit(X, y, sensitive_features=g)
+    clf = FairSubdataClassifier(rho=0.0, epsilon=0.02, t=1.0, lam=0.0, n_restarts=1, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf.fit(X, y, sensitive_features=g)
+    pred_gap = metrics.error_rate_difference(y, clf.predict(X), sensitive_features=g)
+    assert clf.train_fairness_ == pytest.approx(pred_gap)
+    assert (pred_gap > 0.02) == any("epsilon" in str(w.message) for w in caught)
     assert all(r["max_violation"] == max(0.0, r["fairness"] - 0.02) for r in clf.history_)
     path = plot_convergence({"GSVMF IRS": clf.history_}, tmp_path / "irs.png")
     assert path.exists() and path.stat().st_size > 1000

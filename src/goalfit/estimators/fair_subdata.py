@@ -91,6 +91,10 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
         Training objective at the solution.
     fairness_ : float
         ``F(z)`` on the training selection.
+    train_fairness_ : float
+        The prediction-based gap (``1 - F1`` for "f1") of the fitted model on the training data.
+        With ``epsilon`` set and ``train_fairness_ > epsilon`` (the constraint holds on ``z``
+        but not on the predictions) a RuntimeWarning reports the violation.
     history_ : list of dict
         Per IRS iteration: ``objective``, ``objective_after_zstep``, ``fairness``,
         ``n_selected``, ``seconds``, plus ``oracle_calls`` (w-steps so far) and
@@ -226,6 +230,16 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
         if isinstance(model, _w.LinearModel):
             self.coef_ = np.atleast_2d(model.w.T) if K > 2 else model.w[None, :]
             self.intercept_ = np.atleast_1d(model.b)
+        sf = None if self.groups_ is None else np.asarray(sensitive_features).reshape(len(y))
+        self.train_fairness_ = self.evaluate(X, y, sensitive_features=sf)["fairness"]["value"]
+        if self.epsilon is not None and self.train_fairness_ > self.epsilon + 1e-12:
+            import warnings
+
+            warnings.warn(
+                f"the {self.measure} constraint holds on the training selection (F(z) = {self.fairness_:.4g}) "
+                f"but the model's training predictions have {self.measure} gap {self.train_fairness_:.4g} > "
+                f"epsilon = {self.epsilon} (violation {self.train_fairness_ - self.epsilon:.4g})",
+                RuntimeWarning, stacklevel=2)
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
