@@ -7,7 +7,7 @@ import pytest
 from goalfit.methods.subdata.framework import multiclass_costs, fairness_value
 from goalfit.methods.subdata.irs import irs, irs_path
 from goalfit.methods.subdata.mip import (
-    big_m, bruteforce_gsvmf, solve_glrf, solve_gmsvmf, solve_gsvmf,
+    big_m, bruteforce_gsvmf, solve_glrf, solve_gmsvmf, solve_gsvmf, solve_gsvmf_milp,
 )
 from goalfit.methods.subdata.wstep import (
     EstimatorStep, KernelSVMStep, LinearSVMStep, LogisticStep, MulticlassSVMStep,
@@ -147,3 +147,15 @@ def test_irs_path_warm_start_never_worse_than_cold():
     for rho, res in zip(rhos, path):
         cold = irs(LinearSVMStep(lam=1.0), X, y, g, rho=rho, t=1.0)
         assert res.objective <= cold.objective + 1e-9
+
+
+@pytest.mark.parametrize("measure,eps", [("omr", None), ("dp", 0.1)])
+def test_highs_milp_for_lambda_zero_matches_scip_and_bruteforce(measure, eps):
+    X, y, g = _data(10, n=8)
+    kw = dict(measure=measure, t=1.0, rho=0.7, epsilon=eps)
+    h = solve_gsvmf_milp(X, y, g, big_m_value=1e3, **kw)
+    s = solve_gsvmf(X, y, g, lam=0.0, formulation="indicator", time_limit=60, **kw)
+    ref = bruteforce_gsvmf(X, y, g, learner=LinearSVMStep(lam=0.0), **kw)
+    assert h.optimal and s.optimal
+    assert h.objective == pytest.approx(ref.objective, abs=1e-6)
+    assert s.objective == pytest.approx(ref.objective, abs=1e-5)

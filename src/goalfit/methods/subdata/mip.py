@@ -5,6 +5,8 @@
   with ``measure="f1"``. A mixed-integer QP (MISOCP-like for F1).
 * :func:`solve_gmsvmf` - multiclass GMSVMF (Prop. 11, Eq. 27-28).
 * :func:`solve_glrf` - logistic GLRF (Eq. 31) as a mixed-integer nonlinear program.
+* :func:`solve_gsvmf_milp` - GSVMF with ``lambda = 0`` (a mixed-integer **linear** program) on
+  HiGHS through ``scipy.optimize.milp``.
 * :func:`bruteforce_gsvmf` - solver-free ground truth: one exact convex w-step per ``z``.
 
 ``||w||^2`` enters through an epigraph variable ``theta >= ||w||^2`` (SCIP wants a linear
@@ -21,7 +23,8 @@ import numpy as np
 
 from .framework import check_binary_pm1, fairness_value, measure_form, selection_costs, step_weights
 
-__all__ = ["MIPResult", "big_m", "solve_gsvmf", "solve_gmsvmf", "solve_glrf", "bruteforce_gsvmf"]
+__all__ = ["MIPResult", "big_m", "solve_gsvmf", "solve_gsvmf_milp", "solve_gmsvmf", "solve_glrf",
+           "bruteforce_gsvmf"]
 
 
 @dataclass
@@ -234,6 +237,73 @@ def _add_start(m, X, y, start, w, b, u, s, z, theta, phi, measure, g, t):
     m.setSolVal(sol, theta, float(wv @ wv))
     m.setSolVal(sol, phi, float(fairness_value(measure, zv, y, g)))
     m.addSol(sol, free=True)
+
+
+def solve_gsvmf_milp(X, y, g=None, *, measure: str = "omr", t: float = 1.0, rho: float = 0.0,
+                     epsilon: float | None = None, big_m_value: float, time_limit: float = 60.0) -> MIPResult:
+    """Solve GSVMF with ``lambda = 0`` exactly with HiGHS (``scipy.optimize.milp``).
+
+    Without the regulariser the formulation of :func:`solve_gsvmf` is linear: variables
+    ``(w, b, u, s, z, phi)``, rows ``y_i(x_i'w + b) + u_i >= 1``, ``s_i - u_i - M z_i >= -M``,
+    ``phi -+ alpha'z >= +-kappa`` (and the epsilon rows), ``0 <= u_i <= M``. Prop. 3 gives no
+    big-M for ``lambda = 0``, so ``big_m_value`` is required: it bounds every margin, i.e. it
+    restricts the model to classifiers with ``y_i f(x_i) >= 1 - M`` (state it with the result).
+
+    Parameters
+    ----------
+    X, y, g, measure, t, rho, epsilon : as :func:`solve_gsvmf` (``measure`` not "f1", which is
+        not linear)
+    big_m_value : float > 0
+    time_limit : float
+
+    Returns
+    -------
+    MIPResult
+    """
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import csr_matrix, hstack, identity, vstack
+
+    X = np.asarray(X, float)
+    y = check_binary_pm1(y, "y")
+    if measure == "f1":
+        raise ValueError("1 - F1 is not linear in z: use solve_gsvmf (SCIP)")
+    if not big_m_value > 0:
+        raise ValueError("big_m_value must be > 0")
+    alpha, kappa = measure_form(measure, y, g).coef()
+    n, d = X.shape
+    M = float(big_m_value)
+    nv = d + 1 + 3 * n + 1  # w, b, u, s, z, phi
+    iu, is_, iz, ip = d + 1, d + 1 + n, d + 1 + 2 * n, d + 1 + 3 * n
+    c = np.zeros(nv)
+    c[is_:iz] = 1.0 / n
+    c[iz:ip] = -t / n
+    c[ip] = rho
+    Id, Z0 = identity(n, format="csr"), csr_matrix((n, n))
+    A1 = hstack([csr_matrix(y[:, None] * X), csr_matrix(y[:, None]), Id, Z0, Z0, csr_matrix((n, 1))])
+    A2 = hstack([csr_matrix((n, d + 1)), -Id, Id, -M * Id, csr_matrix((n, 1))])
+    fz = csr_matrix(np.r_[np.zeros(d + 1 + 2 * n), alpha, 0.0][None, :])
+    e_phi = csr_matrix(np.r_[np.zeros(nv - 1), 1.0][None, :])
+    rows = [LinearConstraint(A1, 1.0, np.inf), LinearConstraint(A2, -M, np.inf),
+            LinearConstraint(vstack([e_phi - fz, e_phi + fz]), [kappa, -kappa], np.inf)]
+    if epsilon is not None:
+        rows.append(LinearConstraint(fz, -epsilon - kappa, epsilon - kappa))
+    lb = np.r_[np.full(d + 1, -np.inf), np.zeros(3 * n + 1)]
+    ub = np.r_[np.full(d + 1, np.inf), np.full(n, M), np.full(n, np.inf), np.ones(n), np.inf]
+    integrality = np.zeros(nv)
+    integrality[iz:ip] = 1
+    t0 = time.perf_counter()
+    res = milp(c, constraints=rows, integrality=integrality, bounds=Bounds(lb, ub),
+               options={"time_limit": float(time_limit)})
+    secs = time.perf_counter() - t0
+    if res.x is None:
+        return MIPResult(np.full(d, np.nan), np.nan, np.full(n, np.nan), np.inf, -np.inf, np.inf,
+                         res.message, secs)
+    zv = np.round(res.x[iz:ip])
+    bound = float(getattr(res, "mip_dual_bound", np.nan))
+    gap = float(getattr(res, "mip_gap", np.nan)) if res.status != 0 else 0.0
+    status = "optimal" if res.status == 0 else ("timelimit" if res.status == 1 else res.message)
+    return MIPResult(res.x[:d], float(res.x[d]), zv, float(res.fun), bound, gap, status, secs,
+                     fairness_value(measure, zv, y, g))
 
 
 def solve_gmsvmf(X, y, g, *, lam: float = 1.0, t: float = 1.0, rho: float = 0.0, epsilon: float | None = None,

@@ -60,21 +60,22 @@ class LinearSVMStep(_CachedQP):
     """Exact GSVM w-step: ``min (1/N) sum_{z_i = 1} hinge_i + lam ||w||^2`` (a convex QP).
 
     Ye & Xie Alg. 2 step 5 (the paper uses gradient descent; here the QP is solved to optimality
-    with cvxpy + Clarabel, an LP when ``lam = 0``). The problem is compiled once per data set
-    with the selection as a cvxpy parameter.
+    with cvxpy + Clarabel; when ``lam = 0`` it is an LP, solved with HiGHS). The problem is
+    compiled once per data set with the selection as a cvxpy parameter.
 
     Parameters
     ----------
     lam : float >= 0
-    solver : str, default "CLARABEL"
+    solver : str, optional
+        cvxpy solver; default "HIGHS" when ``lam = 0`` (LP), else "CLARABEL" (QP).
     """
 
     kind = "margin"
     monotone = True
     multiclass = False
 
-    def __init__(self, lam: float = 1.0, solver: str = "CLARABEL"):
-        super().__init__(lam, solver)
+    def __init__(self, lam: float = 1.0, solver: str | None = None):
+        super().__init__(lam, solver or ("HIGHS" if lam == 0 else "CLARABEL"))
 
     def _build(self, X, y):
         import cvxpy as cp
