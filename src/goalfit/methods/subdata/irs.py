@@ -177,9 +177,9 @@ def irs(learner, X, y, g, *, measure: str = "omr", rho: float = 0.0, epsilon: fl
             model = start
         else:
             keep = np.ones(n) if r == 0 else (rng.random(n) < rng.uniform(0.5, 1.0)).astype(float)
-            if learner.multiclass:
-                keep = np.eye(learner.n_classes)[y] if r == 0 else np.where(
-                    keep[:, None] > 0, np.eye(learner.n_classes)[y], 1.0 - np.eye(learner.n_classes)[y])
+            if learner.multiclass:  # a valid assignment: dropped points go to the next class
+                K = learner.n_classes
+                keep = np.eye(K)[np.where(keep > 0, y, (y + 1) % K)]
             try:
                 model = learner.fit(X, y, keep)
             except DegenerateSelection:
