@@ -130,8 +130,12 @@ def test_glrf_mip_incumbent_below_irs():
 
 @pytest.mark.parametrize("learner,t", [(KernelSVMStep(kernel="rbf"), 0.5),
                                        (EstimatorStep(__import__("sklearn.tree", fromlist=["x"]).DecisionTreeClassifier(
-                                           max_depth=2, random_state=0)), 0.6)])
+                                           max_depth=2, random_state=0)), 0.6),
+                                       (EstimatorStep(__import__("sklearn.neural_network", fromlist=["x"]).MLPClassifier(
+                                           hidden_layer_sizes=(8,), max_iter=300, random_state=0)), 0.6)])
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_black_box_irs_returns_its_best_iterate(learner, t):
+    """Alg. 4 (kernel SVM) and Alg. 5 (any estimator with sample_weight, here a tree and a neural net)."""
     rng = np.random.default_rng(8)
     n = 150
     X = rng.normal(size=(n, 2))
