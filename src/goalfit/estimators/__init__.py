@@ -1,6 +1,8 @@
 """scikit-learn estimators and their model selection."""
+from .fair_subdata import FairSubdataClassifier, SpectralFairSVC
 from .goal_classifier import GoalClassifier
 from .ramp_classifier import RampClassifier
 from .selection import default_grid, select_method_params
 
-__all__ = ["GoalClassifier", "RampClassifier", "default_grid", "select_method_params"]
+__all__ = ["GoalClassifier", "RampClassifier", "FairSubdataClassifier", "SpectralFairSVC", "default_grid",
+           "select_method_params"]

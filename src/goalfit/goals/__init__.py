@@ -19,6 +19,11 @@ from .fairness import (
     equal_opportunity_ratio,
     equalized_odds_difference,
     equalized_odds_ratio,
+    error_rate_difference,
+    error_rate_ratio,
+    false_positive_rate_difference,
+    false_positive_rate_ratio,
+    overall_misclassification_rate_difference,
 )
 from .metrics import (
     BalancedErrorRate, CostSensitiveLoss, CoverageDeviation, ErrorRate, FBetaLoss, GMeanLoss,

@@ -1,11 +1,15 @@
-"""Group-fairness goals: demographic parity, equal opportunity, equalized odds.
+"""Group-fairness goals: demographic parity, equal opportunity, equalized odds, error-rate
+(overall misclassification rate) and false-positive-rate parity.
 
 Each is a disparity of a family of rates across the groups of one sensitive feature, in
 difference form (``max_f (max_a r_fa - min_a r_fa)``, fairlearn's ``method="between_groups"``,
 or ``max_f max_a |r_fa - r_f|`` with ``method="to_overall"``, Narasimhan et al. JMLR 2024
 Ex. 7-8 and Table 1) or ratio form (``min_f min_a r_fa / max_a r_fa``; ``ratio >= 0.8`` is the
 80% rule). Families: demographic parity ``P(h = k | A = a)``; equal opportunity
-``P(h = k | y = k, A = a)``; equalized odds ``P(h = j | y = i, A = a)`` (binary: TPR and FPR).
+``P(h = k | y = k, A = a)``; equalized odds ``P(h = j | y = i, A = a)`` (binary: TPR and FPR);
+error rate ``P(h != y | A = a)`` (the "overall misclassification rate" (OMR) disparity of Ye &
+Xie, arXiv 2012.12356, Def. 2 / Eq. 11a, Zafar et al.'s disparate mistreatment); false
+positive rate ``P(h = k | y != k, A = a)`` (Ye & Xie Def. 3 / Eq. 21a).
 For binary problems only the positive class is used (the negative class gives the same
 disparity); for multiclass problems every class (or the one named by ``label``).
 
@@ -28,9 +32,11 @@ __all__ = [
     "demographic_parity_difference", "demographic_parity_ratio",
     "equal_opportunity_difference", "equal_opportunity_ratio",
     "equalized_odds_difference", "equalized_odds_ratio",
+    "error_rate_difference", "error_rate_ratio", "overall_misclassification_rate_difference",
+    "false_positive_rate_difference", "false_positive_rate_ratio",
 ]
 
-_KINDS = ("demographic_parity", "equal_opportunity", "equalized_odds")
+_KINDS = ("demographic_parity", "equal_opportunity", "equalized_odds", "error_rate", "false_positive_rate")
 
 
 class GroupDisparity(Expression):
@@ -38,7 +44,10 @@ class GroupDisparity(Expression):
 
     Parameters
     ----------
-    kind : {"demographic_parity", "equal_opportunity", "equalized_odds"}
+    kind : {"demographic_parity", "equal_opportunity", "equalized_odds", "error_rate", \
+            "false_positive_rate"}
+        ``"error_rate"`` compares ``P(h != y | A = a)`` (no class involved; ``label`` is
+        ignored); ``"false_positive_rate"`` compares ``P(h = k | y != k, A = a)``.
     sensitive : str, optional
         Sensitive-feature column; default: the only one.
     label : class label, optional
@@ -82,6 +91,10 @@ class GroupDisparity(Expression):
             fam = [((Cond("pred", (k,)),), ()) for k in ks]
         elif self.kind == "equal_opportunity":
             fam = [((Cond("pred", (k,)),), (Cond("y", (k,)),)) for k in ks]
+        elif self.kind == "error_rate":
+            fam = [((Cond("correct", negate=True),), ())]
+        elif self.kind == "false_positive_rate":
+            fam = [((Cond("pred", (k,)),), (Cond("y", (k,), negate=True),)) for k in ks]
         else:
             fam = [((Cond("pred", (j,)),), (Cond("y", (i,)),)) for i in space.classes for j in ks]
         return fam
@@ -233,3 +246,34 @@ equalized_odds_difference = _maker(
 equalized_odds_ratio = _maker(
     "equalized_odds", "ratio",
     "Smallest ratio of ``P(h(x) = j | y = i, A = a)`` across groups (binary: min of TPR and FPR ratios).")
+error_rate_difference = _maker(
+    "error_rate", "difference",
+    "Largest gap in error rate ``P(h(x) != y | A = a)`` across groups: the overall misclassification\n"
+    "    rate (OMR) disparity of Ye & Xie (arXiv 2012.12356, Def. 2, Eq. 11a); ``label`` is ignored.")
+error_rate_ratio = _maker(
+    "error_rate", "ratio",
+    "Smallest ratio of error rates ``P(h(x) != y | A = a)`` across groups; ``label`` is ignored.")
+false_positive_rate_difference = _maker(
+    "false_positive_rate", "difference",
+    "Largest gap in false positive rate ``P(h(x) = k | y != k, A = a)`` across groups (Ye & Xie\n"
+    "    Def. 3, Eq. 21a).")
+false_positive_rate_ratio = _maker(
+    "false_positive_rate", "ratio",
+    "Smallest ratio of false positive rates across groups.")
+
+
+def overall_misclassification_rate_difference(sensitive: str | None = None, *,
+                                              method: str = "between_groups") -> GroupDisparity:
+    """Alias of :func:`error_rate_difference` under Ye & Xie's name (OMR, Def. 2, Eq. 11a).
+
+    Parameters
+    ----------
+    sensitive : str, optional
+        Sensitive-feature column (default: the only one given at fit time).
+    method : {"between_groups", "to_overall"}, default "between_groups"
+
+    Returns
+    -------
+    GroupDisparity
+    """
+    return GroupDisparity("error_rate", sensitive, method=method, form="difference")

@@ -92,7 +92,12 @@ equal_opportunity_difference = _wrap(_fair.equal_opportunity_difference)
 equal_opportunity_ratio = _wrap(_fair.equal_opportunity_ratio)
 equalized_odds_difference = _wrap(_fair.equalized_odds_difference)
 equalized_odds_ratio = _wrap(_fair.equalized_odds_ratio)
+error_rate_difference = _wrap(_fair.error_rate_difference)
+error_rate_ratio = _wrap(_fair.error_rate_ratio)
+false_positive_rate_difference = _wrap(_fair.false_positive_rate_difference)
+false_positive_rate_ratio = _wrap(_fair.false_positive_rate_ratio)
 
 __all__ = ["score", "evaluate_problem", "evaluate_compiled", "demographic_parity_difference", "demographic_parity_ratio",
            "equal_opportunity_difference", "equal_opportunity_ratio", "equalized_odds_difference",
-           "equalized_odds_ratio"]
+           "equalized_odds_ratio", "error_rate_difference", "error_rate_ratio",
+           "false_positive_rate_difference", "false_positive_rate_ratio"]

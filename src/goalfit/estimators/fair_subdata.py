@@ -1,0 +1,374 @@
+"""Fair classifiers by unbiased subdata selection (Ye & Xie, arXiv 2012.12356)."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
+
+from ..goals import (
+    Problem, demographic_parity_difference, equal_opportunity_difference, error_rate_difference,
+    false_positive_rate_difference, f1,
+)
+from ..methods.subdata import irs as _irs
+from ..methods.subdata import mip as _mip
+from ..methods.subdata import wstep as _w
+
+__all__ = ["FairSubdataClassifier", "SpectralFairSVC", "fairness_goal"]
+
+_GOALS = {"omr": error_rate_difference, "fpr": false_positive_rate_difference,
+          "eo": equal_opportunity_difference, "dp": demographic_parity_difference}
+
+
+def fairness_goal(measure: str):
+    """The goal of :mod:`goalfit.goals` that a Ye & Xie measure corresponds to on predictions.
+
+    ``"omr"`` -> :func:`~goalfit.goals.error_rate_difference`, ``"fpr"`` ->
+    :func:`~goalfit.goals.false_positive_rate_difference`, ``"eo"`` ->
+    :func:`~goalfit.goals.equal_opportunity_difference`, ``"dp"`` ->
+    :func:`~goalfit.goals.demographic_parity_difference`, ``"f1"`` -> the F1 loss.
+    """
+    if measure == "f1":
+        return f1()
+    if measure not in _GOALS:
+        raise ValueError(f"measure must be one of {sorted(_GOALS) + ['f1']}, got {measure!r}")
+    return _GOALS[measure]()
+
+
+class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
+    """Classifier trained for exact fairness by unbiased subdata selection (Ye & Xie).
+
+    Minimises ``A(z, te - u) + lam R(w) + rho F(z)`` (Eq. 1) over a classifier and a 0/1
+    selection ``z`` ("counts as correct at threshold t"; the classifier is trained on the
+    selected points), with ``F`` an exact fairness measure of ``z``, as a penalty (``rho``)
+    and/or a constraint ``F(z) <= epsilon``.
+
+    Parameters
+    ----------
+    model : {"svm", "logistic", "kernel_svm"} or estimator, default "svm"
+        ``"svm"``: linear GSVMF (Eq. 12; multiclass targets give GMSVMF, Eq. 27);
+        ``"logistic"``: GLRF (Eq. 31, ``t`` a log-probability < 0); ``"kernel_svm"``: GKSVMF
+        (Eq. 32, Alg. 4, scikit-learn's SVC); an estimator with ``fit(X, y, sample_weight=)``
+        and ``predict_proba``: Alg. 5 (FCNN-style wrapper, ``t`` a probability in (0, 1)).
+    measure : {"omr", "fpr", "eo", "dp", "f1"}, default "omr"
+        Overall misclassification rate difference (Eq. 11a), false-positive-rate difference
+        (21a), equal opportunity (23a), demographic parity (25), or ``1 - F1`` for unbalanced
+        data (34a; GSVM-F1 Eq. 35, class-weighted accuracy term, no sensitive feature needed).
+    rho : float >= 0, default 1.0
+        Fairness penalty.
+    epsilon : float >= 0, optional
+        Fairness constraint on the training selection.
+    t : float, default 1.0
+        Threshold: margin units (SVMs), log-likelihood (logistic), probability (estimators).
+    lam : float >= 0, default 0.01
+        Weight of ``||w||^2`` (linear models; the accuracy term is an average over N).
+    solver : {"irs", "mip", "bruteforce"}, default "irs"
+        The iterative refining strategy (Alg. 2/4/5), the exact mixed-integer program on SCIP
+        (linear SVM, multiclass SVM, logistic), or enumeration (N <= 12, linear models).
+    kernel, C, gamma, degree :
+        SVC parameters for ``model="kernel_svm"`` (scikit-learn defaults; the paper gives none).
+    max_iter : int, default 50
+    tol : float, default 1e-8
+        IRS stopping tolerance on the objective decrease.
+    n_restarts : int, default 0
+        Extra IRS runs from random subsets.
+    time_limit : float, default 60
+        Seconds, for ``solver="mip"``.
+    random_state : int, optional
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    groups_ : ndarray of shape (2,)
+        Sensitive values; ``groups_[1]`` is the paper's ``g = +1``.
+    model_ : fitted model (:class:`~goalfit.methods.subdata.wstep.LinearModel` or estimator)
+    coef_, intercept_ : linear models only
+    selected_ : ndarray of bool, shape (n_samples,)
+        The training selection ``z`` (multiclass: ``z_{i, y_i}``).
+    objective_ : float
+        Training objective at the solution.
+    fairness_ : float
+        ``F(z)`` on the training selection.
+    train_fairness_ : float
+        The prediction-based gap (``1 - F1`` for "f1") of the fitted model on the training data.
+        With ``epsilon`` set and ``train_fairness_ > epsilon`` (the constraint holds on ``z``
+        but not on the predictions) a RuntimeWarning reports the violation.
+    history_ : list of dict
+        Per IRS iteration: ``objective``, ``objective_after_zstep``, ``fairness``,
+        ``n_selected``, ``seconds``, plus ``oracle_calls`` (w-steps so far) and
+        ``max_violation`` (``max(0, F - epsilon)``) for :func:`goalfit.report.plot_convergence`.
+    n_iter_ : int
+    converged_ : bool
+    stop_reason_ : str
+    mip_ : MIPResult or None
+        Exact solve details (``gap``, ``bound``, ``status``) with ``solver="mip"``.
+    fit_seconds_ : float
+
+    Raises
+    ------
+    ValueError
+        At fit: NaN/inf features, label/row mismatch, one class, a sensitive feature without
+        exactly two groups or with an empty group for the measure, unknown model/measure/solver,
+        multiclass targets with a measure other than "omr" or a model other than "svm".
+
+    Notes
+    -----
+    Fairness is exact on ``z``, the threshold-``t`` correctness indicator; it equals the
+    prediction-based gap only when ``t`` is the decision threshold (``t = 1`` for SVMs,
+    ``log 0.5`` / ``0.5`` for probabilistic models). :meth:`evaluate` reports the
+    prediction-based gap.
+    """
+
+    def __init__(self, model="svm", *, measure="omr", rho=1.0, epsilon=None, t=1.0, lam=0.01,
+                 solver="irs", kernel="rbf", C=1.0, gamma="scale", degree=3, max_iter=50, tol=1e-8,
+                 n_restarts=0, time_limit=60.0, random_state=None):
+        self.model = model
+        self.measure = measure
+        self.rho = rho
+        self.epsilon = epsilon
+        self.t = t
+        self.lam = lam
+        self.solver = solver
+        self.kernel = kernel
+        self.C = C
+        self.gamma = gamma
+        self.degree = degree
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_restarts = n_restarts
+        self.time_limit = time_limit
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fitting
+    def _learner(self, n_classes):
+        if isinstance(self.model, str):
+            if self.model == "svm":
+                return (_w.MulticlassSVMStep(self.lam, n_classes) if n_classes > 2
+                        else _w.LinearSVMStep(self.lam))
+            if n_classes > 2:
+                raise ValueError("multiclass targets need model='svm' (GMSVMF)")
+            if self.model == "logistic":
+                if not self.t < 0:
+                    raise ValueError(f"model='logistic' needs t < 0 (a log-likelihood threshold, e.g. "
+                                     f"log(0.5)); got t = {self.t}: with t >= 0 no point can be selected")
+                return _w.LogisticStep(self.lam)
+            if self.model == "kernel_svm":
+                return _w.KernelSVMStep(self.kernel, self.C, self.gamma, self.degree)
+            raise ValueError(f"model must be 'svm', 'logistic', 'kernel_svm' or an estimator, got {self.model!r}")
+        if n_classes > 2:
+            raise ValueError("multiclass targets need model='svm' (GMSVMF)")
+        if not 0 < self.t < 1:
+            raise ValueError(f"an estimator model needs a probability threshold 0 < t < 1, got {self.t}")
+        return _w.EstimatorStep(self.model)
+
+    def _groups(self, sensitive_features, n):
+        if sensitive_features is None:
+            if self.measure == "f1":
+                return None, np.ones(n, int)
+            raise ValueError(f"measure {self.measure!r} needs sensitive_features (two groups)")
+        s = np.asarray(sensitive_features)
+        if s.ndim == 2 and s.shape[1] == 1:
+            s = s[:, 0]
+        if s.ndim != 1 or len(s) != n:
+            raise ValueError(f"sensitive_features must be one column with {n} entries, got shape {s.shape}")
+        groups = np.unique(s)
+        if len(groups) != 2:
+            raise ValueError(f"sensitive_features must have exactly two groups, got {len(groups)}: "
+                             f"{groups[:10].tolist()}")
+        return groups, np.where(s == groups[1], 1, -1)
+
+    def fit(self, X, y, *, sensitive_features=None):
+        """Fit on ``(X, y)`` with a binary sensitive feature.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sensitive_features : array-like of shape (n_samples,), optional for ``measure="f1"``
+
+        Returns
+        -------
+        self
+        """
+        t0 = time.perf_counter()
+        X = check_array(X, dtype=float)
+        y = column_or_1d(y, warn=True)
+        if len(y) != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)}")
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        K = len(self.classes_)
+        if K < 2:
+            raise ValueError(f"y has one class {self.classes_.tolist()}: need at least two")
+        if K > 2 and self.measure != "omr":
+            raise ValueError("multiclass targets support measure='omr' only (GMSVMF, Eq. 27)")
+        self.groups_, g = self._groups(sensitive_features, len(y))
+        yy = np.searchsorted(self.classes_, y) if K > 2 else np.where(y == self.classes_[1], 1, -1)
+        learner = self._learner(K)
+        self.n_features_in_ = X.shape[1]
+        self.mip_ = None
+        if self.solver == "irs":
+            res = _irs.irs(learner, X, yy, g, measure=self.measure, rho=self.rho, epsilon=self.epsilon,
+                           t=self.t, max_iter=self.max_iter, tol=self.tol, n_restarts=self.n_restarts,
+                           random_state=self.random_state)
+            model, z, self.objective_, self.fairness_ = res.model, res.z, res.objective, res.fairness
+            self.history_, self.n_iter_ = res.history, res.n_iter
+            self.converged_, self.stop_reason_ = res.converged, res.stop_reason
+        elif self.solver in ("mip", "bruteforce"):
+            model, z = self._fit_exact(learner, X, yy, g, K)
+        else:
+            raise ValueError(f"solver must be 'irs', 'mip' or 'bruteforce', got {self.solver!r}")
+        calls = 0
+        for row in self.history_:
+            calls += 1
+            row["oracle_calls"] = calls
+            row["max_violation"] = max(0.0, row["fairness"] - self.epsilon) if self.epsilon is not None else 0.0
+        self.model_, self._learner_ = model, learner
+        self.selected_ = (z[np.arange(len(yy)), yy] if K > 2 else z) > 0.5
+        if isinstance(model, _w.LinearModel):
+            self.coef_ = np.atleast_2d(model.w.T) if K > 2 else model.w[None, :]
+            self.intercept_ = np.atleast_1d(model.b)
+        sf = None if self.groups_ is None else np.asarray(sensitive_features).reshape(len(y))
+        self.train_fairness_ = self.evaluate(X, y, sensitive_features=sf)["fairness"]["value"]
+        if self.epsilon is not None and self.train_fairness_ > self.epsilon + 1e-12:
+            import warnings
+
+            warnings.warn(
+                f"the {self.measure} constraint holds on the training selection (F(z) = {self.fairness_:.4g}) "
+                f"but the model's training predictions have {self.measure} gap {self.train_fairness_:.4g} > "
+                f"epsilon = {self.epsilon} (violation {self.train_fairness_ - self.epsilon:.4g})",
+                RuntimeWarning, stacklevel=2)
+        self.fit_seconds_ = time.perf_counter() - t0
+        return self
+
+    def _fit_exact(self, learner, X, yy, g, K):
+        kw = dict(t=self.t, rho=self.rho, epsilon=self.epsilon)
+        if self.solver == "bruteforce":
+            r = _mip.bruteforce_gsvmf(X, yy, g, learner=learner, measure=self.measure, **kw)
+        elif isinstance(learner, _w.MulticlassSVMStep):
+            r = _mip.solve_gmsvmf(X, yy, g, lam=self.lam, time_limit=self.time_limit, **kw)
+        elif isinstance(learner, _w.LinearSVMStep):
+            r = _mip.solve_gsvmf(X, yy, g, measure=self.measure, lam=self.lam, time_limit=self.time_limit,
+                                 formulation="big_m" if self.lam > 0 else "indicator", **kw)
+        elif isinstance(learner, _w.LogisticStep):
+            r = _mip.solve_glrf(X, yy, g, measure=self.measure, lam=self.lam, time_limit=self.time_limit, **kw)
+        else:
+            raise ValueError("solver='mip' supports model='svm' and 'logistic' (kernel SVMs and black "
+                             "boxes have no mixed-integer form)")
+        if not np.isfinite(r.objective):
+            raise ValueError(f"the exact solver found no feasible solution ({r.status})")
+        self.mip_ = r
+        self.objective_, self.fairness_ = r.objective, r.fairness
+        self.history_, self.n_iter_, self.converged_ = [], 0, r.optimal
+        self.stop_reason_ = r.status
+        return _w.LinearModel(np.asarray(r.w), r.b), r.z
+
+    # ------------------------------------------------------------------ predicting
+    def decision_function(self, X):
+        """Scores, shape (n_samples,) (binary; > 0 predicts ``classes_[1]``) or (n_samples, K)."""
+        check_is_fitted(self, "model_")
+        X = check_array(X, dtype=float)
+        return self._learner_.decision_function(self.model_, X)
+
+    def predict(self, X):
+        """Predicted labels, shape (n_samples,)."""
+        s = self.decision_function(X)
+        if s.ndim == 2:
+            return self.classes_[np.argmax(s, axis=1)]
+        return self.classes_[(s > 0).astype(int)]
+
+    def predict_proba(self, X):
+        """Class probabilities (logistic and estimator models only), shape (n_samples, 2)."""
+        check_is_fitted(self, "model_")
+        X = check_array(X, dtype=float)
+        if isinstance(self._learner_, _w.LogisticStep):
+            p = 1.0 / (1.0 + np.exp(-self._learner_.decision_function(self.model_, X)))
+            return np.column_stack([1 - p, p])
+        if isinstance(self._learner_, _w.EstimatorStep) and not isinstance(self._learner_, _w.KernelSVMStep):
+            return self.model_.predict_proba(X)
+        raise AttributeError("predict_proba is available for model='logistic' and estimator models only")
+
+    def evaluate(self, X, y, *, sensitive_features=None):
+        """Accuracy and the prediction-based fairness gap on labelled data.
+
+        Uses :func:`goalfit.metrics.evaluate_problem` with the error as objective and the goal of
+        :func:`fairness_goal` (bounded by ``epsilon``, or 0 when there is none) as constraint.
+
+        Returns
+        -------
+        dict with ``accuracy``, ``objective`` {name, value}, ``fairness`` {name, value} and
+        ``constraints`` (the core's layout).
+        """
+        from ..metrics import evaluate_problem
+
+        pred = self.predict(X)
+        goal = fairness_goal(self.measure)
+        bound = 0.0 if self.epsilon is None else float(self.epsilon)
+        sf = sensitive_features if sensitive_features is not None else np.zeros(len(pred))
+        if self.measure == "f1":
+            ev = evaluate_problem(Problem(goal), y, pred, sensitive_features=sf, classes=self.classes_)
+            ev["fairness"] = {"name": goal.name, "value": ev["objective"]["value"]}
+            return ev
+        ev = evaluate_problem(Problem("error", [goal <= bound]), y, pred, sensitive_features=sf,
+                              classes=self.classes_)
+        ev["fairness"] = {"name": goal.name, "value": ev["constraints"][0]["value"]}
+        return ev
+
+
+class SpectralFairSVC(ClassifierMixin, BaseEstimator):
+    """Spectral fair linear SVM of Olfat & Aswani (2018): the SSVM baseline of Ye & Xie Table 6.
+
+    See :func:`goalfit.methods.subdata.ssvm.fit_ssvm` (convex QCQP per DC iteration, cvxpy +
+    Clarabel).
+
+    Parameters
+    ----------
+    d : float, default 0.1
+        First-moment (mean score) gap bound.
+    mu : float, default 0.01
+        Penalty on the second-moment gap.
+    lam : float, default 0.01
+    max_iter : int, default 50
+    tol : float, default 1e-3
+
+    Attributes
+    ----------
+    classes_, groups_, coef_, intercept_, n_iter_, converged_, fit_seconds_
+    """
+
+    def __init__(self, *, d=0.1, mu=0.01, lam=0.01, max_iter=50, tol=1e-3):
+        self.d = d
+        self.mu = mu
+        self.lam = lam
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def fit(self, X, y, *, sensitive_features=None):
+        """Fit on ``(X, y)`` (binary) with a two-group sensitive feature."""
+        from ..methods.subdata.ssvm import fit_ssvm
+
+        t0 = time.perf_counter()
+        X = check_array(X, dtype=float)
+        y = column_or_1d(y, warn=True)
+        if len(y) != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)}")
+        self.classes_ = np.unique(y)
+        if len(self.classes_) != 2:
+            raise ValueError(f"SSVM is binary; y has classes {self.classes_.tolist()}")
+        self.groups_, g = FairSubdataClassifier(measure="dp")._groups(sensitive_features, len(y))
+        m = fit_ssvm(X, np.where(y == self.classes_[1], 1, -1), g, d=self.d, mu=self.mu, lam=self.lam,
+                     max_iter=self.max_iter, tol=self.tol)
+        self.coef_, self.intercept_ = m.w[None, :], np.array([m.b])
+        self.n_iter_, self.converged_ = m.extra["n_iter"], m.extra["converged"]
+        self.n_features_in_ = X.shape[1]
+        self.fit_seconds_ = time.perf_counter() - t0
+        return self
+
+    def decision_function(self, X):
+        check_is_fitted(self, "coef_")
+        return check_array(X, dtype=float) @ self.coef_[0] + self.intercept_[0]
+
+    def predict(self, X):
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]

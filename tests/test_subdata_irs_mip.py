@@ -1,0 +1,166 @@
+"""IRS and the exact mixed-integer formulations of Ye & Xie on small instances."""
+import itertools
+
+import numpy as np
+import pytest
+
+from goalfit.methods.subdata.framework import multiclass_costs, fairness_value
+from goalfit.methods.subdata.irs import irs, irs_path
+from goalfit.methods.subdata.mip import (
+    big_m, bruteforce_gsvmf, solve_glrf, solve_gmsvmf, solve_gsvmf, solve_gsvmf_milp,
+)
+from goalfit.methods.subdata.wstep import (
+    EstimatorStep, KernelSVMStep, LinearSVMStep, LogisticStep, MulticlassSVMStep,
+)
+
+pytest.importorskip("pyscipopt")
+pytest.importorskip("cvxpy")
+
+
+def _data(seed, n=8, d=2):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] + 0.8 * rng.normal(size=n) > 0, 1, -1)
+    g = np.where(rng.random(n) < 0.5, 1, -1)
+    g[:2] = [1, -1]
+    y[2:4] = [1, -1]
+    return X, y, g
+
+
+@pytest.mark.parametrize("measure,rho,eps", [("omr", 0.5, None), ("dp", 2.0, None), ("fpr", 1.0, None),
+                                             ("omr", 0.0, 0.1), ("f1", 0.5, None), ("eo", 0.3, 0.2)])
+def test_mip_equals_bruteforce_and_is_below_irs(measure, rho, eps):
+    X, y, g = _data(1)
+    lam, t = 0.5, 1.0
+    learner = LinearSVMStep(lam=lam)
+    ref = bruteforce_gsvmf(X, y, g, learner=learner, measure=measure, t=t, rho=rho, epsilon=eps)
+    mip = solve_gsvmf(X, y, g, measure=measure, lam=lam, t=t, rho=rho, epsilon=eps, time_limit=60)
+    assert mip.optimal
+    assert mip.objective == pytest.approx(ref.objective, abs=1e-5)
+    res = irs(learner, X, y, g, measure=measure, rho=rho, epsilon=eps, t=t, n_restarts=2, random_state=0)
+    assert mip.objective <= res.objective + 1e-5
+    if eps is not None:
+        assert mip.fairness <= eps + 1e-9 and res.fairness <= eps + 1e-9
+
+
+def test_big_m_and_indicator_formulations_agree():
+    X, y, g = _data(2, n=10)
+    a = solve_gsvmf(X, y, g, measure="omr", lam=1.0, t=1.0, rho=1.0, time_limit=60)
+    b = solve_gsvmf(X, y, g, measure="omr", lam=1.0, t=1.0, rho=1.0, time_limit=60, formulation="indicator")
+    assert a.optimal and b.optimal
+    assert a.objective == pytest.approx(b.objective, abs=1e-5)
+    # Prop. 3: every margin at the optimum is below the closed-form M
+    M = big_m(X, lam=1.0, t=1.0)
+    assert np.all(np.maximum(0, 1 - y * (X @ b.w + b.b)) <= M)
+    with pytest.raises(ValueError, match="lam > 0"):
+        solve_gsvmf(X, y, g, lam=0.0)
+
+
+def test_warm_start_gives_an_incumbent_at_least_as_good_as_irs():
+    X, y, g = _data(3, n=30, d=3)
+    res = irs(LinearSVMStep(lam=1.0), X, y, g, rho=1.0, t=1.0)
+    mip = solve_gsvmf(X, y, g, lam=1.0, t=1.0, rho=1.0, time_limit=3,
+                      warm_start=(res.model.w, res.model.b, res.z))
+    assert mip.objective <= res.objective + 1e-6
+    assert mip.bound <= mip.objective + 1e-9 and mip.gap >= 0
+
+
+@pytest.mark.parametrize("make,t", [(lambda: LinearSVMStep(lam=0.2), 1.0), (lambda: LinearSVMStep(lam=0.0), 0.5),
+                                    (lambda: LogisticStep(lam=0.01), np.log(0.6))])
+@pytest.mark.parametrize("measure", ["omr", "dp", "f1"])
+def test_irs_objective_never_increases(make, t, measure):
+    rng = np.random.default_rng(4)
+    n = 120
+    X = rng.normal(size=(n, 3))
+    g = np.where(rng.random(n) < 0.4, 1, -1)
+    y = np.where(X[:, 0] + 0.7 * g + rng.normal(size=n) > 0, 1, -1)
+    res = irs(make(), X, y, g, measure=measure, rho=0.5, t=t, n_restarts=2, random_state=1, max_iter=30)
+    for r in {h["restart"] for h in res.history}:
+        hs = [h for h in res.history if h["restart"] == r]
+        for a, b in zip(hs, hs[1:]):
+            assert b["objective_after_zstep"] <= a["objective"] + 1e-7
+            assert b["objective"] <= b["objective_after_zstep"] + 1e-6
+    assert res.n_iter < 30  # finite termination well before the cap
+
+
+def test_rho_zero_is_the_ramp_loss_svm():
+    X, y, g = _data(5, n=60, d=3)
+    lam, t = 0.1, 0.8
+    L = LinearSVMStep(lam=lam)
+    res = irs(L, X, y, g, rho=0.0, t=t)
+    hinge = L.outcomes(res.model, X, y)
+    ramp = np.mean(np.minimum(hinge, t)) - t + lam * res.model.w @ res.model.w
+    assert res.objective == pytest.approx(ramp, abs=1e-9)
+    # the selection is "hinge below t" (points exactly at t may go either way)
+    assert np.all(res.z[hinge < t - 1e-9] == 1) and np.all(res.z[hinge > t + 1e-9] == 0)
+
+
+def test_multiclass_mip_equals_enumeration_and_is_below_irs():
+    rng = np.random.default_rng(6)
+    n, K = 5, 3
+    X, y = rng.normal(size=(n, 2)), np.array([0, 1, 2, 0, 1])
+    g = np.array([1, -1, 1, -1, 1])
+    lam, t, rho = 0.5, 1.0, 0.5
+    L = MulticlassSVMStep(lam=lam, n_classes=K)
+    best = np.inf
+    for assign in itertools.product(range(K), repeat=n):
+        Z = np.eye(K)[list(assign)]
+        model = L.fit(X, y, Z)
+        H = multiclass_costs(L.outcomes(model, X, y), y, Z, t) + L.regularizer(model) \
+            + rho * fairness_value("omr", Z[np.arange(n), y], np.ones(n, int), g)
+        best = min(best, H)
+    mip = solve_gmsvmf(X, y, g, lam=lam, t=t, rho=rho, time_limit=60)
+    assert mip.optimal
+    assert mip.objective == pytest.approx(best, abs=1e-5)
+    res = irs(L, X, y, g, rho=rho, t=t)
+    assert mip.objective <= res.objective + 1e-5
+    hs = [h["objective"] for h in res.history]
+    assert all(b <= a + 1e-7 for a, b in zip(hs, hs[1:]))
+
+
+def test_glrf_mip_incumbent_below_irs():
+    X, y, g = _data(7, n=8)
+    t = np.log(0.6)
+    res = irs(LogisticStep(lam=0.2), X, y, g, rho=0.5, t=t)
+    mip = solve_glrf(X, y, g, lam=0.2, t=t, rho=0.5, time_limit=10)
+    assert np.all(np.abs(res.model.w) <= 10) and abs(res.model.b) <= 10
+    assert mip.objective <= res.objective + 1e-4
+    assert mip.bound <= mip.objective + 1e-6
+
+
+@pytest.mark.parametrize("learner,t", [(KernelSVMStep(kernel="rbf"), 0.5),
+                                       (EstimatorStep(__import__("sklearn.tree", fromlist=["x"]).DecisionTreeClassifier(
+                                           max_depth=2, random_state=0)), 0.6),
+                                       (EstimatorStep(__import__("sklearn.neural_network", fromlist=["x"]).MLPClassifier(
+                                           hidden_layer_sizes=(8,), max_iter=300, random_state=0)), 0.6)])
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_black_box_irs_returns_its_best_iterate(learner, t):
+    """Alg. 4 (kernel SVM) and Alg. 5 (any estimator with sample_weight, here a tree and a neural net)."""
+    rng = np.random.default_rng(8)
+    n = 150
+    X = rng.normal(size=(n, 2))
+    g = np.where(rng.random(n) < 0.5, 1, -1)
+    y = np.where(X[:, 0] + 0.8 * g + 0.5 * rng.normal(size=n) > 0, 1, -1)
+    res = irs(learner, X, y, g, rho=1.0, t=t, max_iter=6)
+    assert res.objective == pytest.approx(min(h["objective"] for h in res.history))
+
+
+def test_irs_path_warm_start_never_worse_than_cold():
+    X, y, g = _data(9, n=50, d=3)
+    rhos = [0.1, 1.0, 5.0]
+    path = irs_path(LinearSVMStep(lam=1.0), X, y, g, rhos, t=1.0)
+    for rho, res in zip(rhos, path):
+        cold = irs(LinearSVMStep(lam=1.0), X, y, g, rho=rho, t=1.0)
+        assert res.objective <= cold.objective + 1e-9
+
+
+@pytest.mark.parametrize("measure,eps", [("omr", None), ("dp", 0.1)])
+def test_highs_milp_for_lambda_zero_matches_scip_and_bruteforce(measure, eps):
+    X, y, g = _data(10, n=8)
+    kw = dict(measure=measure, t=1.0, rho=0.7, epsilon=eps)
+    h = solve_gsvmf_milp(X, y, g, big_m_value=1e3, **kw)
+    s = solve_gsvmf(X, y, g, lam=0.0, formulation="indicator", time_limit=60, **kw)
+    ref = bruteforce_gsvmf(X, y, g, learner=LinearSVMStep(lam=0.0), **kw)
+    assert h.optimal and s.optimal
+    assert h.objective == pytest.approx(ref.objective, abs=1e-6)
+    assert s.objective == pytest.approx(ref.objective, abs=1e-5)
