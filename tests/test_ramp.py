@@ -356,3 +356,21 @@ def test_ramp_classifier_passes_scikit_learn_estimator_checks():
                                                       "check_sample_weight_equivalence_on_sparse_data": reason})
     failed = [(r["check_name"], str(r["exception"])[:200]) for r in res if r["status"] == "failed"]
     assert failed == []
+
+
+def test_deployed_model_sees_the_features_as_given():
+    import pandas as pd
+    from sklearn.compose import make_column_transformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y, g = _toy(300, seed=19)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    deployed = make_pipeline(make_column_transformer((StandardScaler(), ["a", "b"])), LogisticRegression()).fit(df, y)
+    m = gf.RampClassifier(gf.error_rate(dataset="train"), [gf.churn_rate(dataset="pool") <= 0.1], alpha=1e-2,
+                          max_iter=3, deployed_model=deployed).fit(df, y, datasets={"pool": (df.iloc[:100],)})
+    assert m.feasible_ and m.n_features_in_ == 3 and list(m.feature_names_in_) == ["a", "b", "c"]
+    p = ramp(m.decision_function(df.iloc[:100]))
+    b = deployed.predict(df.iloc[:100])
+    assert np.mean(np.where(b == 1, 1 - p, p)) <= 0.1 + 1e-6

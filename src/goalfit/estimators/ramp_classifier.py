@@ -137,12 +137,14 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     # ------------------------------------------------------------------ data
-    def _stack(self, X, y, sensitive_features, sample_weight, datasets):
+    def _stack(self, X, y, sensitive_features, sample_weight, datasets, raw=None):
         st = stack_datasets(X, y, sensitive_features, sample_weight, datasets)
         if self.deployed_model is not None:
             if "baseline" in st.sensitive_features.columns:
                 raise ValueError("a 'baseline' column is given and deployed_model is set: pass one")
-            st.sensitive_features["baseline"] = np.asarray(self.deployed_model.predict(st.X))
+            # the deployed model sees the features as the user gave them (e.g. a DataFrame)
+            Xd = st.X if raw is None else stack_datasets(raw[0], y, sensitive_features, sample_weight, raw[1]).X
+            st.sensitive_features["baseline"] = np.asarray(self.deployed_model.predict(Xd))
         return st
 
     def _space(self, st, classes):
@@ -200,12 +202,13 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"inner_solver must be one of {INNER_SOLVERS}, got {self.inner_solver!r}")
         if y is None:
             raise ValueError("RampClassifier requires y to be passed, but the target y is None")
+        raw = (X, datasets)
         if self.feature_map is None:
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
             datasets = {k: _check_dataset(d) for k, d in (datasets or {}).items()} or None
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
-        st = self._stack(X, y, sensitive_features, sample_weight, datasets)
+        st = self._stack(X, y, sensitive_features, sample_weight, datasets, raw)
         labels = np.asarray(st.y[st.labelled])
         try:
             self.classes_ = np.unique(labels.astype(np.asarray(y).dtype))
