@@ -18,6 +18,11 @@ The paper's cut chooser is in its missing Appendix E; here (documented departure
 Shallow cuts (Bland, Goldfarb & Todd 1981): the inner solver's tolerance follows the current gap
 ``U - L`` (loose early, tight near the end).
 
+Dual values: with ``inner_solver="svc"`` the SVM's dual variables give a certified lower bound
+on ``F(v)``; liblinear exposes none, so its Lagrangian value at the returned point stands in for
+``F(v)`` (an upper estimate: the gap may read smaller than it is, which only stops the loop
+earlier; feasibility and monotonicity rest on the primal recovery, not on the bound).
+
 Primal recovery (our addition, so that the MM step is feasible and monotone by construction): the
 returned point is the convex combination of all evaluated points, the anchor included, that
 minimizes the objective subject to the constraints (an LP over the combination weights). By
