@@ -9,7 +9,9 @@ from .goals import __all__ as _goals_all
 
 from . import metrics  # noqa: F401  (goalfit.metrics: evaluate goals on predictions)
 from .estimators import GoalClassifier
+from .estimators import AdaptiveSurrogateClassifier, BlackBoxPostShiftClassifier, RelaxedFMClassifier
 
 __version__ = "0.1.0"
 
 __all__ = list(_goals_all) + ["GoalClassifier", "__version__"]
+__all__ += ["AdaptiveSurrogateClassifier", "BlackBoxPostShiftClassifier", "RelaxedFMClassifier"]
