@@ -161,6 +161,9 @@ class AdaptiveSurrogateClassifier(_BlackBoxBase):
         Solver of (4): scipy L-BFGS-B, or torch Adagrad (the paper) / L-BFGS.
     projection_iter : int, default 100
     projection_lr : float, default 1.0
+    param_bound : float, optional
+        Keep each parameter in ``[-param_bound, param_bound]`` during projections (advisable
+        with sigmoid surrogates, which otherwise favour ever larger weights).
     eval_every : int, default 10
         Validation checks for best-iterate selection.
     n_restarts : int, default 1
@@ -211,7 +214,7 @@ class AdaptiveSurrogateClassifier(_BlackBoxBase):
 
     def __init__(self, metric="gmean", *, surrogate_loss="hinge", surrogates=None, module=None, device="cpu",
                  gradient="interpolation", n_perturbations=100, sigma=1.0, gradient_params=None, step_size=1.0,
-                 n_iter=100, projection="lbfgs", projection_iter=100, projection_lr=1.0, eval_every=10,
+                 n_iter=100, projection="lbfgs", projection_iter=100, projection_lr=1.0, param_bound=None, eval_every=10,
                  n_restarts=1, restart_scale=1.0, init="zeros", fit_intercept=True,
                  chunk_elements=DEFAULT_CHUNK_ELEMENTS, random_state=None):
         self.metric = metric
@@ -228,6 +231,7 @@ class AdaptiveSurrogateClassifier(_BlackBoxBase):
         self.projection = projection
         self.projection_iter = projection_iter
         self.projection_lr = projection_lr
+        self.param_bound = param_bound
         self.eval_every = eval_every
         self.n_restarts = n_restarts
         self.restart_scale = restart_scale
@@ -259,7 +263,7 @@ class AdaptiveSurrogateClassifier(_BlackBoxBase):
         arr = np.asarray(surrogate_groups, dtype=object).ravel()
         if len(arr) != n:
             raise ValueError(f"surrogate_groups has {len(arr)} rows but X has {n}")
-        return {str(v): arr == v for v in pd.unique(arr)}
+        return {str(v): arr == v for v in sorted(pd.unique(arr), key=str)}
 
     def fit(self, X, y, *, sensitive_features=None, surrogate_groups=None, X_val=None, y_val=None,
             sensitive_features_val=None):
@@ -309,6 +313,7 @@ class AdaptiveSurrogateClassifier(_BlackBoxBase):
         res = surrogate_pgd(problem, theta0, n_iter=self.n_iter, step_size=self.step_size,
                             estimator=self._estimator(), projection=self.projection,
                             projection_iter=self.projection_iter, projection_lr=self.projection_lr,
+                            param_bound=self.param_bound,
                             eval_every=self.eval_every, n_restarts=self.n_restarts,
                             restart_scale=self.restart_scale, random_state=self.random_state)
         self.result_ = res

@@ -83,6 +83,10 @@ class Projector:
         Adagrad / torch L-BFGS step (the colab's 1.0).
     tol : float, default 1e-10
         Stop when the objective falls below ``tol`` (the target is reached).
+    param_bound : float, optional
+        Keep every parameter in ``[-param_bound, param_bound]`` (L-BFGS-B bounds; the torch
+        solvers clamp after each step). Non-convex sigmoid surrogates decrease without end as
+        the parameters grow (saturation), which a bound prevents.
 
     Raises
     ------
@@ -92,7 +96,8 @@ class Projector:
         For a torch solver without torch.
     """
 
-    def __init__(self, scorer, surrogates, *, solver="lbfgs", max_iter=100, learning_rate=1.0, tol=1e-10):
+    def __init__(self, scorer, surrogates, *, solver="lbfgs", max_iter=100, learning_rate=1.0, tol=1e-10,
+                 param_bound=None):
         if solver not in SOLVERS:
             raise ValueError(f"unknown projection solver {solver!r}; known: {list(SOLVERS)}")
         if int(max_iter) < 1:
@@ -100,6 +105,9 @@ class Projector:
         self.scorer, self.surrogates = scorer, surrogates
         self.solver, self.max_iter = solver, int(max_iter)
         self.learning_rate, self.tol = float(learning_rate), float(tol)
+        if param_bound is not None and not param_bound > 0:
+            raise ValueError(f"param_bound must be positive, got {param_bound}")
+        self.param_bound = param_bound
         self._torch_scorer = None
         self._param = None
         self._opt = None
@@ -126,11 +134,14 @@ class Projector:
         return ProjectionResult(theta, values, float(excess @ excess), n_iter)
 
     def _scipy(self, theta0, target):
+        if self.param_bound is not None:
+            theta0 = np.clip(theta0, -self.param_bound, self.param_bound)
         f0, _ = projection_objective(self.scorer, self.surrogates, theta0, target)
         if f0 <= self.tol:
             return theta0, 0
         res = minimize(lambda th: projection_objective(self.scorer, self.surrogates, th, target), theta0,
                        jac=True, method="L-BFGS-B",
+                       bounds=None if self.param_bound is None else [(-self.param_bound, self.param_bound)] * len(theta0),
                        options={"maxiter": self.max_iter, "ftol": 1e-12, "gtol": 1e-9})
         return res.x, int(res.nit)
 
@@ -173,10 +184,19 @@ class Projector:
         n_iter = 0
         if self.solver == "adagrad":
             for n_iter in range(1, self.max_iter + 1):
-                if float(objective()) <= self.tol:
+                if float(objective().detach()) <= self.tol:
                     break
                 self._opt.step()
+                self._clamp()
         else:
             self._opt.step(objective)
+            self._clamp()
             n_iter = int(self._opt.state[self._param].get("n_iter", self.max_iter))
         return self._param.detach().cpu().numpy().copy(), n_iter
+
+    def _clamp(self):
+        if self.param_bound is not None:
+            import torch
+
+            with torch.no_grad():
+                self._param.clamp_(-self.param_bound, self.param_bound)
