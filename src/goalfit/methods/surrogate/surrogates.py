@@ -381,15 +381,18 @@ class SurrogateSet:
         """Surrogate values of a torch score vector (n,), a (K,) tensor with autograd."""
         import torch
 
-        y = torch.as_tensor(self.y, dtype=s.dtype, device=s.device)
+        key = (str(s.device), s.dtype)
+        if getattr(self, "_torch_cache", (None,))[0] != key:  # index tensors once per device
+            t = lambda a: torch.as_tensor(a, device=s.device)  # noqa: E731
+            self._torch_cache = (key, torch.as_tensor(self.y, dtype=s.dtype, device=s.device),
+                                 [t(i) for i in self.index],
+                                 [None if pn is None else (t(pn[0]), t(pn[1])) for pn in self.pos_neg])
+        _, y, index, pos_neg = self._torch_cache
         vals = []
-        for k, (sur, idx, loss) in enumerate(zip(self.surrogates, self.index, self.losses)):
+        for sur, ti, pn, loss in zip(self.surrogates, index, pos_neg, self.losses):
             if loss is None:
-                pos, neg = self.pos_neg[k]
-                vals.append(sur.torch_value(s, torch.as_tensor(pos, device=s.device),
-                                            torch.as_tensor(neg, device=s.device)))
+                vals.append(sur.torch_value(s, *pn))
             else:
-                ti = torch.as_tensor(idx, device=s.device)
                 vals.append(loss.torch_value(y[ti] * s[ti]).mean())
         return torch.stack(vals)
 
