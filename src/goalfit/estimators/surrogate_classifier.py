@@ -53,6 +53,28 @@ def _one_column(sf, n, what):
     return arr
 
 
+def _linear_start(init, X, y01, fit_intercept):
+    """Start of a linear model: ``"zeros"``, ``"logistic"`` (a logistic-regression fit) or an array.
+
+    Raises
+    ------
+    ValueError
+        For another string or an array of the wrong length.
+    """
+    d = X.shape[1] + int(fit_intercept)
+    if isinstance(init, str):
+        if init == "zeros":
+            return np.zeros(d)
+        if init == "logistic":
+            lr = LogisticRegression(max_iter=1000, fit_intercept=fit_intercept).fit(X, y01)
+            return np.concatenate([lr.coef_.ravel(), lr.intercept_ if fit_intercept else []])
+        raise ValueError(f"init must be 'zeros', 'logistic' or an array, got {init!r}")
+    theta = np.asarray(init, dtype=float)
+    if theta.shape != (d,):
+        raise ValueError(f"init must have shape ({d},) (weights then intercept), got {theta.shape}")
+    return theta
+
+
 class _BlackBoxBase(ClassifierMixin, BaseEstimator):
     """Shared data handling: labels, groups, validation set, metric."""
 
@@ -102,6 +124,11 @@ class _BlackBoxBase(ClassifierMixin, BaseEstimator):
         if (self._group_values[codes] != np.asarray(g).astype(str)).any():
             raise ValueError("sensitive_features hold a group not seen at fit time")
         return codes
+
+    def _linear_scores(self, X):
+        check_is_fitted(self, "theta_")
+        X = check_array(X, accept_sparse="csr", dtype=float)
+        return LinearScorer(X, self.fit_intercept).scores(self.theta_)
 
     def _labels(self, s):
         return self.classes_[(np.asarray(s) > 0).astype(int)]
@@ -292,21 +319,13 @@ class AdaptiveSurrogateClassifier(_BlackBoxBase):
         surs = SurrogateSet(specs, 2 * yc - 1, masks)
         if self.module is not None:
             scorer = TorchScorer(copy.deepcopy(self.module), X, device=self.device)
-            theta0 = scorer.initial_theta()
+            if isinstance(self.init, str) and self.init not in ("zeros",):
+                raise ValueError("init='logistic' is for linear models; a torch module starts from its "
+                                 "own parameters (or an array)")
+            theta0 = scorer.initial_theta() if isinstance(self.init, str) else np.asarray(self.init, dtype=float)
         else:
             scorer = LinearScorer(X, self.fit_intercept)
-            theta0 = np.zeros(scorer.n_params)
-        if isinstance(self.init, str):
-            if self.init == "logistic":
-                if self.module is not None:
-                    raise ValueError("init='logistic' is for linear models; a torch module starts from its "
-                                     "own parameters")
-                lr = LogisticRegression(max_iter=1000, fit_intercept=self.fit_intercept).fit(X, yc)
-                theta0 = np.concatenate([lr.coef_.ravel(), lr.intercept_ if self.fit_intercept else []])
-            elif self.init != "zeros":
-                raise ValueError(f"init must be 'zeros', 'logistic' or an array, got {self.init!r}")
-        else:
-            theta0 = np.asarray(self.init, dtype=float)
+            theta0 = _linear_start(self.init, X, yc, self.fit_intercept)
         same = X_val is None
         problem = BlackBoxProblem(scorer, surs, self.metric_, scorer if same else scorer.with_data(Xv), yv,
                                   self._codes(gv), same_sample=same, chunk_elements=self.chunk_elements)
@@ -338,11 +357,11 @@ class AdaptiveSurrogateClassifier(_BlackBoxBase):
 
     def decision_function(self, X):
         """Scores ``f_theta(X)``, shape (n_samples,); positive predicts ``classes_[1]``."""
+        if self.module is None:
+            return self._linear_scores(X)
         check_is_fitted(self, "theta_")
         X = check_array(X, accept_sparse="csr", dtype=float)
-        if self.module is not None:
-            return TorchScorer(self.module_, X, device=self.device).scores(self.theta_)
-        return LinearScorer(X, self.fit_intercept).scores(self.theta_)
+        return TorchScorer(self.module_, X, device=self.device).scores(self.theta_)
 
 
 class BlackBoxPostShiftClassifier(_BlackBoxBase):
@@ -401,7 +420,7 @@ class RelaxedFMClassifier(_BlackBoxBase):
     metric : default "macro_f1_over_groups"
         The metric used for iterate selection.
     max_iter : int, default 200
-    init : {"zeros", "logistic"}, default "logistic"
+    init : {"zeros", "logistic"} or array, default "logistic"
     fit_intercept : bool, default True
 
     Attributes
@@ -423,13 +442,7 @@ class RelaxedFMClassifier(_BlackBoxBase):
         masks = AdaptiveSurrogateClassifier._surrogate_masks(None, g, X.shape[0])
         surs = SurrogateSet(make_rate_surrogates("hinge", None if masks is None else list(masks)), 2 * yc - 1, masks)
         scorer = LinearScorer(X, self.fit_intercept)
-        if self.init == "logistic":
-            lr = LogisticRegression(max_iter=1000, fit_intercept=self.fit_intercept).fit(X, yc)
-            theta0 = np.concatenate([lr.coef_.ravel(), lr.intercept_ if self.fit_intercept else []])
-        elif self.init == "zeros":
-            theta0 = np.zeros(scorer.n_params)
-        else:
-            raise ValueError(f"init must be 'zeros' or 'logistic', got {self.init!r}")
+        theta0 = _linear_start(self.init, X, yc, self.fit_intercept)
         problem = BlackBoxProblem(scorer, surs, self.metric_, scorer.with_data(Xv), yv, self._codes(gv))
         self.theta_, self.validation_metric_, self.metric_path_ = relaxed_macro_f1(problem, theta0,
                                                                                   max_iter=self.max_iter)
@@ -439,6 +452,4 @@ class RelaxedFMClassifier(_BlackBoxBase):
 
     def decision_function(self, X):
         """Scores ``X coef_ + intercept_``, shape (n_samples,)."""
-        check_is_fitted(self, "theta_")
-        X = check_array(X, accept_sparse="csr", dtype=float)
-        return LinearScorer(X, self.fit_intercept).scores(self.theta_)
+        return self._linear_scores(X)
