@@ -392,6 +392,8 @@ def main():
     ap.add_argument("--only", default="table2,table3,table5,table6,fig4")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", default=str(RESULTS / f"{NAME}.json"))
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the rows of experiments not re-run from the existing --out file")
     args = ap.parse_args()
     from threadpoolctl import threadpool_limits
 
@@ -422,6 +424,12 @@ def main():
         ours = "-" if r["value"] is None else f"{r['value']:.3f} ± {r['spread'] or 0:.3f}"
         paper = "-" if r["paper_value"] is None else f"{r['paper_value']:.3f}"
         print(f"{r['experiment']:9} {r['dataset']:15} {r['method']:18} {r['metric']:34} {r['split']:5} {ours:>15} {paper:>7}")
+    if args.merge and Path(args.out).exists():
+        old = json.loads(Path(args.out).read_text())
+        done = {r["experiment"] for r in rows}
+        rows = [r for r in old["rows"] if r["experiment"] not in done] + rows
+        details = {**old.get("details", {}), **details}
+        seconds = {**old.get("seconds_per_experiment", {}), **seconds}
     checks = target_checks(rows)
     print(json.dumps(checks, indent=1))
     record = {
