@@ -32,7 +32,8 @@ Usage::
 
     GOALFIT_DATA=/path/to/data python benchmarks/jiang_tables.py [--quick] [--only table2,table3,...]
 
-Writes ``benchmarks/results/jiang_tables.json`` and ``benchmarks/results/jiang_tables_fig4.png``.
+Writes ``benchmarks/results/jiang_tables.json`` and ``benchmarks/results/jiang_tables_fig4.png``
+(the PNG next to ``--out``).
 """
 from __future__ import annotations
 
@@ -417,7 +418,7 @@ def main():
             rows += r
             details[name] = extra
     if "fig4" in details and details["fig4"].get("curves"):
-        plot_fig4(details["fig4"]["curves"], RESULTS / f"{NAME}_fig4.png")
+        plot_fig4(details["fig4"]["curves"], Path(args.out).with_name(f"{Path(args.out).stem}_fig4.png"))
     total = time.perf_counter() - t_start
     print(f"\n{'experiment':9} {'dataset':15} {'method':18} {'metric':34} {'split':5} {'ours':>15} {'paper':>7}")
     for r in rows:

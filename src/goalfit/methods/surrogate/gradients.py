@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["GradientEstimate", "LinearInterpolation", "FiniteDifference", "SmoothedTwoPoint",
+__all__ = ["GradientEstimate", "IllConditionedWarning", "LinearInterpolation", "FiniteDifference", "SmoothedTwoPoint",
            "shift_scores_to_targets", "ESTIMATORS", "make_gradient_estimator"]
 
 
