@@ -1,4 +1,6 @@
 """AdaptiveSurrogateClassifier and the black-box baselines, end to end."""
+import pickle
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -65,6 +67,8 @@ def test_macro_f_with_validation_set_and_restarts():
     assert rf.validation_metric_ == pytest.approx(min(v for _, v in rf.metric_path_))
     assert rf.validation_metric_ == pytest.approx(rf.evaluate(X[va], y[va], sensitive_features=g[va]))
     clone(est)  # scikit-learn conventions
+    again = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(again.decision_function(X[va]), est.decision_function(X[va]))
 
 
 def test_overlapping_surrogate_groups_and_sigmoid():
@@ -124,3 +128,41 @@ def test_bad_input():
         gf.AdaptiveSurrogateClassifier(n_iter=2).fit(X, y, surrogate_groups={"none": np.zeros(len(X), bool)})
     with pytest.raises(ValueError, match="not in y's classes"):
         est.fit(X, y, X_val=X, y_val=np.where(y == "yes", "maybe", y))
+
+
+def test_quantile_surrogates_for_prbep():
+    """§6.3 set-up: three quantile precision-at-recall surrogates, PRBEP as the black box."""
+    from goalfit.methods.surrogate import QuantilePrecisionSurrogate
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(800, 3))
+    y = (X[:, 0] - 0.5 * X[:, 1] + rng.normal(size=800) > 1.2).astype(int)
+    surs = [QuantilePrecisionSurrogate(t) for t in (0.25, 0.5, 0.75)]
+    est = gf.AdaptiveSurrogateClassifier("prbep", surrogates=surs, n_iter=10, eval_every=5, sigma=0.2,
+                                         step_size=0.2, init="logistic", random_state=0).fit(X, y)
+    assert est.surrogate_names_ == ["quantile_prec@rec0.25", "quantile_prec@rec0.5", "quantile_prec@rec0.75"]
+    k = int(y.sum())
+    top = np.argsort(-est.decision_function(X))[:k]
+    assert est.validation_metric_ == pytest.approx(1 - y[top].mean())
+    # the first profile is phi at the logistic start, computed by the quantile formula
+    from goalfit.methods.surrogate import SurrogateSet
+    from sklearn.linear_model import LogisticRegression
+
+    lr = LogisticRegression(max_iter=1000).fit(X, y)
+    np.testing.assert_allclose(est.surrogate_path_[0],
+                               SurrogateSet(surs, 2 * y - 1).values(lr.decision_function(X)), rtol=1e-6)
+
+
+def test_quantile_surrogate_torch_value_matches_numpy():
+    torch = pytest.importorskip("torch")
+    from goalfit.methods.surrogate import QuantilePrecisionSurrogate, SurrogateSet
+
+    rng = np.random.default_rng(1)
+    y = np.where(rng.random(300) < 0.3, 1, -1)
+    s = rng.normal(size=300) + y
+    sur = SurrogateSet([QuantilePrecisionSurrogate(0.3), QuantilePrecisionSurrogate(0.8)], y)
+    st = torch.tensor(s, dtype=torch.float64, requires_grad=True)
+    v = sur.torch_values(st)
+    np.testing.assert_allclose(v.detach().numpy(), sur.values(s), atol=1e-12)
+    (g,) = torch.autograd.grad(v.sum(), st)
+    np.testing.assert_allclose(g.numpy(), sur.score_jacobian(s).sum(axis=0), atol=1e-12)

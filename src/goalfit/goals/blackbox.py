@@ -153,14 +153,30 @@ class ConfusionMetric(BlackBoxMetric):
         return np.asarray(out, dtype=float)
 
 
+# module-level term builders (not lambdas) so that fitted estimators holding a metric pickle
+def _gmean_terms(space):
+    return [(1.0, GMeanLoss())]
+
+
+def _error_terms(space):
+    return [(1.0, ErrorRate())]
+
+
+def _macro_f1_terms(space):
+    if "group" not in space.cells.columns:
+        return [(1.0, FBetaLoss(1.0))]
+    values = space.column_values("group")
+    return [(1.0 / len(values), FBetaLoss(1.0, group={"group": v})) for v in values]
+
+
 def gmean_loss() -> ConfusionMetric:
     """``1 - sqrt(TPR * TNR)`` (Jiang et al. §6.1, §6.5; the core's :class:`GMeanLoss`)."""
-    return ConfusionMetric(lambda space: [(1.0, GMeanLoss())], "gmean_loss")
+    return ConfusionMetric(_gmean_terms, "gmean_loss")
 
 
 def error_loss() -> ConfusionMetric:
     """0-1 error ``P(h(x) != y)`` (Jiang et al. §6.4; the core's :class:`ErrorRate`)."""
-    return ConfusionMetric(lambda space: [(1.0, ErrorRate())], "error")
+    return ConfusionMetric(_error_terms, "error")
 
 
 def macro_f1_over_groups_loss() -> ConfusionMetric:
@@ -170,14 +186,7 @@ def macro_f1_over_groups_loss() -> ConfusionMetric:
     (the core's ``FBetaLoss(1, group=G)``; 0 when the group has neither a positive example nor
     a positive prediction). Needs ``groups``; without them it is ``1 - F1``.
     """
-
-    def terms(space):
-        if "group" not in space.cells.columns:
-            return [(1.0, FBetaLoss(1.0))]
-        values = space.column_values("group")
-        return [(1.0 / len(values), FBetaLoss(1.0, group={"group": v})) for v in values]
-
-    return ConfusionMetric(terms, "macro_f1_over_groups_loss")
+    return ConfusionMetric(_macro_f1_terms, "macro_f1_over_groups_loss")
 
 
 class _TopKMetric(BlackBoxMetric):
