@@ -166,3 +166,16 @@ def test_quantile_surrogate_torch_value_matches_numpy():
     np.testing.assert_allclose(v.detach().numpy(), sur.values(s), atol=1e-12)
     (g,) = torch.autograd.grad(v.sum(), st)
     np.testing.assert_allclose(g.numpy(), sur.score_jacobian(s).sum(axis=0), atol=1e-12)
+
+
+def test_ill_conditioned_estimates_warn_once_per_run():
+    from goalfit.methods.surrogate import SliceSurrogate
+    from goalfit.methods.surrogate.gradients import IllConditionedWarning
+
+    X, y = make_jiang_simulated(500, random_state=0)
+    same = [SliceSurrogate("hinge", 1), SliceSurrogate("hinge", 1), SliceSurrogate("hinge", -1)]
+    with pytest.warns(IllConditionedWarning, match="4 of 4 gradient estimates") as rec:
+        est = gf.AdaptiveSurrogateClassifier("gmean", surrogates=same, n_iter=4, eval_every=2,
+                                             random_state=0).fit(X, y)
+    assert sum(issubclass(w.category, IllConditionedWarning) for w in rec) == 1
+    assert (est.condition_numbers_ > 1e8).all()

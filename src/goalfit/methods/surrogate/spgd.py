@@ -15,10 +15,12 @@ residuals and validation metrics.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .gradients import IllConditionedWarning
 from .projection import Projector
 
 __all__ = ["SPGDPath", "SPGDResult", "surrogate_pgd"]
@@ -86,8 +88,16 @@ def _run(problem, theta0, *, n_iter, step_size, estimator, projector, eval_every
     best_it, best_theta = 0, theta.copy()
     m_it, m_val = [0], [best]
     calls = 1
+    n_ill = 0
     for t in range(n_iter):
-        est = estimator.estimate(problem, theta, rng)
+        with warnings.catch_warnings(record=True) as caught:  # summarized once per run below
+            warnings.simplefilter("always", IllConditionedWarning)
+            est = estimator.estimate(problem, theta, rng)
+        for w in caught:
+            if issubclass(w.category, IllConditionedWarning):
+                n_ill += 1
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         calls += est.n_metric_calls
         target = np.maximum(u - step_size * est.gradient, 0.0)
         out = projector(theta, target)
@@ -103,6 +113,11 @@ def _run(problem, theta0, *, n_iter, step_size, estimator, projector, eval_every
             m_val.append(v)
             if v < best:
                 best, best_it, best_theta = v, t + 1, theta.copy()
+    if n_ill:
+        warnings.warn(f"Alg. 3: {n_ill} of {n_iter} gradient estimates had an ill-conditioned H (max cond "
+                      f"{np.nanmax(conds):.3g}; see condition_numbers_): the surrogates barely vary or move "
+                      "together; raise sigma or the number of perturbations, or set ridge",
+                      IllConditionedWarning, stacklevel=3)
     return SPGDPath(np.array(us), tg, gs, conds, res, proj, np.array(m_it), np.array(m_val), best_it, best,
                     best_theta, calls, time.perf_counter() - t0)
 
