@@ -179,3 +179,29 @@ def test_ill_conditioned_estimates_warn_once_per_run():
                                              random_state=0).fit(X, y)
     assert sum(issubclass(w.category, IllConditionedWarning) for w in rec) == 1
     assert (est.condition_numbers_ > 1e8).all()
+
+
+def test_works_without_torch():
+    """torch is optional: linear models run, torch back ends raise a clear ImportError."""
+    import subprocess
+    import sys
+
+    code = """
+import sys, importlib.abc
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == 'torch' or name.startswith('torch.'):
+            raise ImportError('blocked')
+sys.meta_path.insert(0, Block())
+import goalfit as gf
+from goalfit.datasets import make_jiang_simulated
+X, y = make_jiang_simulated(300, random_state=0)
+gf.AdaptiveSurrogateClassifier(n_iter=2, eval_every=2).fit(X, y)
+try:
+    gf.AdaptiveSurrogateClassifier(n_iter=2, projection='adagrad').fit(X, y)
+except ImportError as err:
+    print(err)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "pip install 'goalfit[torch]'" in out.stdout

@@ -14,7 +14,16 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["LinearScorer", "TorchScorer"]
+__all__ = ["LinearScorer", "TorchScorer", "import_torch"]
+
+
+def import_torch():
+    """``torch``, or an ImportError saying how to install the optional back end."""
+    try:
+        import torch
+    except ImportError as err:
+        raise ImportError("the PyTorch back end needs torch: pip install 'goalfit[torch]'") from err
+    return torch
 
 
 class LinearScorer:
@@ -82,8 +91,7 @@ class TorchScorer:
     """
 
     def __init__(self, module, X, device="cpu", dtype=None):
-        import torch
-
+        torch = import_torch()
         self.torch = torch
         self.dtype = torch.float64 if dtype is None else dtype
         self.device = torch.device(device)

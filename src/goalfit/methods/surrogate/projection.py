@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
-from .models import LinearScorer, TorchScorer
+from .models import LinearScorer, TorchScorer, import_torch
 
 __all__ = ["ProjectionResult", "Projector", "projection_objective", "SOLVERS"]
 
@@ -151,8 +151,7 @@ class Projector:
             if isinstance(self.scorer, TorchScorer):
                 self._torch_scorer = self.scorer
             elif isinstance(self.scorer, LinearScorer):
-                import torch
-
+                torch = import_torch()
                 lin = torch.nn.Linear(self.scorer.p, 1, bias=self.scorer.fit_intercept)
                 self._torch_scorer = TorchScorer(lin, self.scorer.X)
             else:  # pragma: no cover - defensive
@@ -160,9 +159,8 @@ class Projector:
         return self._torch_scorer
 
     def _torch(self, theta0, target):
-        import torch
-
         ts = self._as_torch()
+        torch = ts.torch
         tgt = torch.as_tensor(target, dtype=ts.dtype, device=ts.device)
         if self._param is None:
             self._param = torch.nn.Parameter(ts._tensor(theta0))
