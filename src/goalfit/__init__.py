@@ -8,9 +8,11 @@ from .goals import *  # noqa: F401,F403
 from .goals import __all__ as _goals_all
 
 from . import metrics  # noqa: F401  (goalfit.metrics: evaluate goals on predictions)
-from .estimators import FairSubdataClassifier, GoalClassifier, RampClassifier, SpectralFairSVC
+from .estimators import (AdaptiveSurrogateClassifier, BlackBoxPostShiftClassifier, FairSubdataClassifier,
+                         GoalClassifier, RampClassifier, RelaxedFMClassifier, SpectralFairSVC)
 
 __version__ = "0.1.0"
 
 __all__ = list(_goals_all) + ["GoalClassifier", "RampClassifier", "FairSubdataClassifier", "SpectralFairSVC",
-                              "__version__"]
+                              "AdaptiveSurrogateClassifier", "BlackBoxPostShiftClassifier",
+                              "RelaxedFMClassifier", "__version__"]

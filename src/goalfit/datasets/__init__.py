@@ -57,6 +57,7 @@ from ._loaders import (
     load_wine_quality,
     load_yeast,
 )
+from ._synthetic import make_jiang_simulated
 
 __all__ = [
     "Dataset",
@@ -90,3 +91,4 @@ __all__ = [
     "load_wine_quality",
     "load_yeast",
 ]
+__all__ += ["make_jiang_simulated"]

@@ -29,6 +29,10 @@ from .metrics import (
     BalancedErrorRate, CostSensitiveLoss, CoverageDeviation, ErrorRate, FBetaLoss, GMeanLoss,
     HMeanLoss, KLQuantification, MacroF1Loss, MicroF1Loss, MinMaxRecallLoss, QMeanLoss,
 )
+from .blackbox import (
+    BlackBoxMetric, ConfusionMetric, as_blackbox_metric, error_loss, gmean_loss, macro_f1_over_groups_loss,
+    prbep_loss, precision_at_k_loss,
+)
 from .parse import parse_constraint, parse_objective
 from .problem import OBJECTIVES, CompiledProblem, Problem, as_objective
 from .rates import (

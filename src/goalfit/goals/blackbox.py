@@ -1,0 +1,247 @@
+"""Metrics as black boxes: callables on labels and predictions (or scores), with groups.
+
+Jiang et al. (ICML 2020) optimize a metric they can only *evaluate* (§2, problem (1)). Here a
+black-box metric is a loss (lower is better) of binary labels ``y_true`` in {0, 1} and real
+scores ``s`` (a positive score predicts class 1), optionally with integer group codes; it is
+evaluated on one model or, vectorized, on an ``(m, n)`` matrix of scores of m perturbed models
+(Alg. 2 and 3 need many evaluations per step).
+
+Built-ins (§6, the notes' I.2.4 formulas):
+
+* :func:`gmean_loss` -- ``1 - sqrt(TPR * TNR)`` (§6.1, §6.5), the core's :class:`GMeanLoss`;
+* :func:`macro_f1_over_groups_loss` -- ``1 - (1/G) sum_G F1_G`` with F1 of the positive class
+  on each group's examples (§6.2), the core's :class:`FBetaLoss` per group;
+* :func:`error_loss` -- the 0-1 error (§6.4), the core's :class:`ErrorRate`;
+* :func:`precision_at_k_loss` and :func:`prbep_loss` -- ``1 - precision@K`` (top-K scores) and
+  ``1 - PRBEP`` (precision@K with K = number of positives, §6.3), ranking metrics of scores.
+
+The confusion-based built-ins reuse the goal vocabulary: per-cell confusion tensors of all m
+models are computed at once from the predictions, then the core's bound goal is evaluated on
+each (:class:`ConfusionMetric`). Any other callable is wrapped by :class:`BlackBoxMetric`.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..confusion import ConfusionSpace
+from .metrics import ErrorRate, FBetaLoss, GMeanLoss
+
+__all__ = [
+    "BlackBoxMetric", "ConfusionMetric", "as_blackbox_metric", "gmean_loss", "macro_f1_over_groups_loss",
+    "error_loss", "precision_at_k_loss", "prbep_loss", "BLACKBOX_METRICS",
+]
+
+
+def _check(y_true, S, groups):
+    y = np.asarray(y_true)
+    if y.ndim != 1:
+        raise ValueError(f"y_true must be 1-d, got shape {y.shape}")
+    if not np.isin(y, (0, 1)).all():
+        raise ValueError("black-box metrics take binary labels y_true in {0, 1}")
+    S = np.asarray(S, dtype=float)
+    if S.shape[-1] != len(y):
+        raise ValueError(f"scores have {S.shape[-1]} columns but y_true has {len(y)} labels (labels mismatch)")
+    if np.isnan(S).any():
+        raise ValueError("scores contain NaN")
+    g = None
+    if groups is not None:
+        g = np.asarray(groups)
+        if g.shape != y.shape:
+            raise ValueError(f"groups has shape {g.shape} but y_true has {y.shape}")
+    return y.astype(int), S, g
+
+
+class BlackBoxMetric:
+    """A loss known only by evaluation: ``func(y_true, y, groups) -> float``.
+
+    Parameters
+    ----------
+    func : callable
+        ``func(y_true, y_pred)`` or, with ``uses_groups=True``, ``func(y_true, y_pred, groups)``;
+        ``y_true`` in {0, 1}; ``y_pred`` are 0/1 predictions (``response="predict"``) or real
+        scores (``response="score"``); returns a float.
+    response : {"predict", "score"}, default "predict"
+    greater_is_better : bool, default False
+        If True, the loss is ``-func`` (use ``1 - func`` for metrics in [0, 1] by wrapping).
+    uses_groups : bool, default False
+    name : str, optional
+
+    Raises
+    ------
+    ValueError
+        On evaluation: labels not in {0, 1}, a labels/scores length mismatch, NaN scores, or a
+        non-finite metric value.
+    """
+
+    def __init__(self, func, *, response="predict", greater_is_better=False, uses_groups=False, name=None):
+        if response not in ("predict", "score"):
+            raise ValueError(f"response must be 'predict' or 'score', got {response!r}")
+        self.func, self.response = func, response
+        self.greater_is_better, self.uses_groups = bool(greater_is_better), bool(uses_groups)
+        self.name = name or getattr(func, "__name__", "metric")
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.name})"
+
+    def __call__(self, y_true, scores, groups=None) -> float:
+        """Loss of one model's scores (n,)."""
+        return float(self.evaluate_many(y_true, np.asarray(scores, dtype=float)[None, :], groups)[0])
+
+    def evaluate_many(self, y_true, S, groups=None) -> np.ndarray:
+        """Losses of m models' scores ``S`` (m, n), shape (m,)."""
+        y, S, g = _check(y_true, S, groups)
+        out = np.array([self._one(y, row, g) for row in np.atleast_2d(S)], dtype=float)
+        if not np.isfinite(out).all():
+            raise ValueError(f"metric {self.name} returned a non-finite value")
+        return out
+
+    def _one(self, y, s, g):
+        arg = (s > 0).astype(int) if self.response == "predict" else s
+        v = self.func(y, arg, g) if self.uses_groups else self.func(y, arg)
+        return -v if self.greater_is_better else v
+
+
+class ConfusionMetric(BlackBoxMetric):
+    """A loss of per-group confusion matrices, evaluated with the core goal vocabulary.
+
+    Parameters
+    ----------
+    terms : callable ``space -> list of (weight, Expression)``
+        The loss is ``sum_j weight_j * expr_j`` bound to the confusion space of the labels and
+        groups (cells named by a column ``"group"``).
+    name : str
+
+    Notes
+    -----
+    The confusion tensors of all m models are built at once: ``(S > 0) @ onehot(cell, class)``
+    counts the positive predictions per (cell, true class).
+    """
+
+    def __init__(self, terms, name):
+        super().__init__(None, response="predict", name=name)
+        self.terms = terms
+        self._cache = None
+
+    def _bound(self, y, g):
+        key = (y.tobytes(), None if g is None else g.tobytes())
+        if self._cache is not None and self._cache[0] == key:
+            return self._cache[1]
+        codes, cells = (np.zeros(len(y), dtype=int), pd.DataFrame(index=pd.RangeIndex(1))) if g is None else \
+            self._cells(g)
+        space = ConfusionSpace.from_codes(y, codes, np.array([0, 1]), cells)
+        bound = [(w, e.bind(space)) for w, e in self.terms(space)]
+        onehot = np.zeros((len(y), space.n_cells * 2))
+        onehot[np.arange(len(y)), codes * 2 + y] = 1.0 / len(y)
+        self._cache = (key, (space, bound, onehot))
+        return self._cache[1]
+
+    @staticmethod
+    def _cells(g):
+        values, codes = np.unique(g, return_inverse=True)
+        return codes, pd.DataFrame({"group": values})
+
+    def evaluate_many(self, y_true, S, groups=None) -> np.ndarray:
+        y, S, g = _check(y_true, S, groups)
+        space, bound, onehot = self._bound(y, g)
+        S = np.atleast_2d(S)
+        pos = (S > 0).astype(float) @ onehot  # (m, 2 n_cells): mass predicted 1 per (cell, class)
+        C = np.empty((S.shape[0],) + space.shape)
+        C[..., 1] = pos.reshape(S.shape[0], space.n_cells, 2)
+        C[..., 0] = space.row_mass[None] - C[..., 1]
+        out = sum(w * b.values(C) for w, b in bound)
+        return np.asarray(out, dtype=float)
+
+
+# module-level term builders (not lambdas) so that fitted estimators holding a metric pickle
+def _gmean_terms(space):
+    return [(1.0, GMeanLoss())]
+
+
+def _error_terms(space):
+    return [(1.0, ErrorRate())]
+
+
+def _macro_f1_terms(space):
+    if "group" not in space.cells.columns:
+        return [(1.0, FBetaLoss(1.0))]
+    values = space.column_values("group")
+    return [(1.0 / len(values), FBetaLoss(1.0, group={"group": v})) for v in values]
+
+
+def gmean_loss() -> ConfusionMetric:
+    """``1 - sqrt(TPR * TNR)`` (Jiang et al. §6.1, §6.5; the core's :class:`GMeanLoss`)."""
+    return ConfusionMetric(_gmean_terms, "gmean_loss")
+
+
+def error_loss() -> ConfusionMetric:
+    """0-1 error ``P(h(x) != y)`` (Jiang et al. §6.4; the core's :class:`ErrorRate`)."""
+    return ConfusionMetric(_error_terms, "error")
+
+
+def macro_f1_over_groups_loss() -> ConfusionMetric:
+    """``1 - (1/G) sum_G F1_G``: one minus the macro F-measure across groups (§6.2).
+
+    ``F1_G = 2 P_G R_G / (P_G + R_G)`` of the positive class on the examples of group G
+    (the core's ``FBetaLoss(1, group=G)``; 0 when the group has neither a positive example nor
+    a positive prediction). Needs ``groups``; without them it is ``1 - F1``.
+    """
+    return ConfusionMetric(_macro_f1_terms, "macro_f1_over_groups_loss")
+
+
+class _TopKMetric(BlackBoxMetric):
+    """``1 - precision@K`` of the top-K scores (ties broken by position)."""
+
+    def __init__(self, k=None, name="prbep_loss"):
+        super().__init__(None, response="score", name=name)
+        if k is not None and int(k) < 1:
+            raise ValueError(f"K must be >= 1, got {k}")
+        self.k = None if k is None else int(k)
+
+    def evaluate_many(self, y_true, S, groups=None) -> np.ndarray:
+        y, S, _ = _check(y_true, S, None)
+        S = np.atleast_2d(S)
+        k = int(y.sum()) if self.k is None else self.k
+        if k < 1:
+            raise ValueError("PRBEP needs at least one positive example")
+        if k > S.shape[1]:
+            raise ValueError(f"K = {k} exceeds the number of examples {S.shape[1]}")
+        top = np.argpartition(-S, k - 1, axis=1)[:, :k]
+        return 1.0 - y[top].sum(axis=1) / k
+
+
+def precision_at_k_loss(k: int) -> BlackBoxMetric:
+    """``1 - precision@K``: share of negatives among the K highest scores (Example 4)."""
+    return _TopKMetric(k, name=f"precision_at_{k}_loss")
+
+
+def prbep_loss() -> BlackBoxMetric:
+    """``1 - PRBEP``: precision@K with K = number of positives (precision = recall there, §6.3)."""
+    return _TopKMetric(None, name="prbep_loss")
+
+
+BLACKBOX_METRICS = {
+    "gmean": gmean_loss, "macro_f1_over_groups": macro_f1_over_groups_loss, "error": error_loss,
+    "prbep": prbep_loss,
+}
+
+
+def as_blackbox_metric(metric) -> BlackBoxMetric:
+    """A :class:`BlackBoxMetric` from a name in :data:`BLACKBOX_METRICS`, an instance or a callable.
+
+    A plain callable is taken as ``func(y_true, y_pred) -> loss`` on 0/1 predictions.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name or an object that is not callable.
+    """
+    if isinstance(metric, BlackBoxMetric):
+        return metric
+    if isinstance(metric, str):
+        if metric not in BLACKBOX_METRICS:
+            raise ValueError(f"unknown black-box metric {metric!r}; known: {sorted(BLACKBOX_METRICS)}")
+        return BLACKBOX_METRICS[metric]()
+    if callable(metric):
+        return BlackBoxMetric(metric)
+    raise ValueError(f"metric must be a name, a BlackBoxMetric or a callable, got {type(metric).__name__}")

@@ -1,0 +1,200 @@
+"""The over-constrained projection, problem (4) of Jiang et al. (ICML 2020), §4.2.
+
+Given a target surrogate profile ``u~`` (K,), find
+
+    theta in argmin_theta || (phi(theta) - u~)_+ ||_2^2
+
+where ``(z)_+ = max(0, z)`` elementwise. The objective is convex in theta for convex
+surrogates and a linear model (a non-decreasing convex function of convex ``phi_k``); it
+penalizes only the surrogates that exceed their targets, so its gradient is a re-weighted sum
+of surrogate gradients, ``sum_k 2 (phi_k - u~_k)_+ grad phi_k`` (the notes' I.3.3). By
+Lemma 1 any solution ``u = phi(theta)`` lies in the epigraph U and below the exact projection
+of ``u~``; when ``u~`` is in U the optimum is 0 and ``u <= u~``.
+
+Back ends (each warm-started from the current iterate):
+
+* ``"lbfgs"``: scipy's L-BFGS-B on the objective and its (sub)gradient; any scorer with
+  ``scores`` / ``backprop`` (numpy linear models, torch modules through autograd).
+* ``"adagrad"``: torch Adagrad with its accumulator kept across calls (the authors' colab,
+  100 steps per projection, §6 protocol), on any torch module (a linear model becomes a
+  ``torch.nn.Linear`` with the same flat parameter layout ``[w, b]``).
+* ``"torch_lbfgs"``: torch's L-BFGS on the same objective.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize
+
+from .models import LinearScorer, TorchScorer, import_torch
+
+__all__ = ["ProjectionResult", "Projector", "projection_objective", "SOLVERS"]
+
+SOLVERS = ("lbfgs", "adagrad", "torch_lbfgs")
+
+
+@dataclass
+class ProjectionResult:
+    """Outcome of one projection.
+
+    Attributes
+    ----------
+    theta : ndarray of shape (d,)
+    values : ndarray of shape (K,)
+        ``phi(theta)``, the new surrogate profile.
+    objective : float
+        ``||(phi(theta) - u~)_+||^2`` at the end.
+    n_iter : int
+        Optimizer iterations (or steps).
+    """
+
+    theta: np.ndarray
+    values: np.ndarray
+    objective: float
+    n_iter: int
+
+
+def projection_objective(scorer, surrogates, theta, target):
+    """Value and gradient w.r.t. theta of ``||(phi(theta) - target)_+||^2``.
+
+    Returns
+    -------
+    (float, ndarray of shape (d,))
+    """
+    s = scorer.scores(theta)
+    excess = np.maximum(surrogates.values(s) - target, 0.0)
+    g_scores = 2.0 * excess @ surrogates.score_jacobian(s)
+    return float(excess @ excess), scorer.backprop(theta, g_scores)
+
+
+class Projector:
+    """Solver of problem (4) for one scorer and surrogate set, with warm starts.
+
+    Parameters
+    ----------
+    scorer : LinearScorer or TorchScorer
+        The model on the training data.
+    surrogates : SurrogateSet
+    solver : {"lbfgs", "adagrad", "torch_lbfgs"}, default "lbfgs"
+    max_iter : int, default 100
+        L-BFGS iterations or Adagrad steps per projection (the paper: 100 Adagrad steps).
+    learning_rate : float, default 1.0
+        Adagrad / torch L-BFGS step (the colab's 1.0).
+    tol : float, default 1e-10
+        Stop when the objective falls below ``tol`` (the target is reached).
+    param_bound : float, optional
+        Keep every parameter in ``[-param_bound, param_bound]`` (L-BFGS-B bounds; the torch
+        solvers clamp after each step). Non-convex sigmoid surrogates decrease without end as
+        the parameters grow (saturation), which a bound prevents.
+
+    Raises
+    ------
+    ValueError
+        For an unknown solver or a bad ``max_iter``.
+    ImportError
+        For a torch solver without torch.
+    """
+
+    def __init__(self, scorer, surrogates, *, solver="lbfgs", max_iter=100, learning_rate=1.0, tol=1e-10,
+                 param_bound=None):
+        if solver not in SOLVERS:
+            raise ValueError(f"unknown projection solver {solver!r}; known: {list(SOLVERS)}")
+        if int(max_iter) < 1:
+            raise ValueError(f"max_iter must be >= 1, got {max_iter}")
+        self.scorer, self.surrogates = scorer, surrogates
+        self.solver, self.max_iter = solver, int(max_iter)
+        self.learning_rate, self.tol = float(learning_rate), float(tol)
+        if param_bound is not None and not param_bound > 0:
+            raise ValueError(f"param_bound must be positive, got {param_bound}")
+        self.param_bound = param_bound
+        self._torch_scorer = None
+        self._param = None
+        self._opt = None
+
+    def __call__(self, theta0, target) -> ProjectionResult:
+        """Project ``target`` (K,) starting from ``theta0`` (d,).
+
+        Raises
+        ------
+        ValueError
+            If ``target`` has the wrong length or holds NaN.
+        """
+        target = np.asarray(target, dtype=float)
+        if target.shape != (len(self.surrogates),):
+            raise ValueError(f"target must have shape ({len(self.surrogates)},), got {target.shape}")
+        if np.isnan(target).any():
+            raise ValueError("projection target contains NaN")
+        if self.solver == "lbfgs":
+            theta, n_iter = self._scipy(np.asarray(theta0, dtype=float), target)
+        else:
+            theta, n_iter = self._torch(np.asarray(theta0, dtype=float), target)
+        values = self.surrogates.values(self.scorer.scores(theta))
+        excess = np.maximum(values - target, 0.0)
+        return ProjectionResult(theta, values, float(excess @ excess), n_iter)
+
+    def _scipy(self, theta0, target):
+        if self.param_bound is not None:
+            theta0 = np.clip(theta0, -self.param_bound, self.param_bound)
+        f0, _ = projection_objective(self.scorer, self.surrogates, theta0, target)
+        if f0 <= self.tol:
+            return theta0, 0
+        res = minimize(lambda th: projection_objective(self.scorer, self.surrogates, th, target), theta0,
+                       jac=True, method="L-BFGS-B",
+                       bounds=None if self.param_bound is None else [(-self.param_bound, self.param_bound)] * len(theta0),
+                       options={"maxiter": self.max_iter, "ftol": 1e-12, "gtol": 1e-9})
+        return res.x, int(res.nit)
+
+    # ------------------------------------------------------------------ torch back ends
+    def _as_torch(self):
+        if self._torch_scorer is None:
+            if isinstance(self.scorer, TorchScorer):
+                self._torch_scorer = self.scorer
+            elif isinstance(self.scorer, LinearScorer):
+                torch = import_torch()
+                lin = torch.nn.Linear(self.scorer.p, 1, bias=self.scorer.fit_intercept)
+                self._torch_scorer = TorchScorer(lin, self.scorer.X)
+            else:  # pragma: no cover - defensive
+                raise TypeError(f"cannot run torch solvers on {type(self.scorer).__name__}")
+        return self._torch_scorer
+
+    def _torch(self, theta0, target):
+        ts = self._as_torch()
+        torch = ts.torch
+        tgt = torch.as_tensor(target, dtype=ts.dtype, device=ts.device)
+        if self._param is None:
+            self._param = torch.nn.Parameter(ts._tensor(theta0))
+            if self.solver == "adagrad":
+                self._opt = torch.optim.Adagrad([self._param], lr=self.learning_rate)
+            else:
+                self._opt = torch.optim.LBFGS([self._param], lr=self.learning_rate, max_iter=self.max_iter,
+                                              line_search_fn="strong_wolfe")
+        with torch.no_grad():  # warm start from the current iterate; Adagrad state persists
+            self._param.copy_(ts._tensor(theta0))
+
+        def objective():
+            self._opt.zero_grad()
+            excess = torch.clamp(self.surrogates.torch_values(ts.torch_scores(self._param)) - tgt, min=0.0)
+            loss = (excess ** 2).sum()
+            loss.backward()
+            return loss
+
+        n_iter = 0
+        if self.solver == "adagrad":
+            for n_iter in range(1, self.max_iter + 1):
+                if float(objective().detach()) <= self.tol:
+                    break
+                self._opt.step()
+                self._clamp()
+        else:
+            self._opt.step(objective)
+            self._clamp()
+            n_iter = int(self._opt.state[self._param].get("n_iter", self.max_iter))
+        return self._param.detach().cpu().numpy().copy(), n_iter
+
+    def _clamp(self):
+        if self.param_bound is not None:
+            import torch
+
+            with torch.no_grad():
+                self._param.clamp_(-self.param_bound, self.param_bound)
