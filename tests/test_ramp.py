@@ -252,6 +252,34 @@ def test_churn_and_coverage_on_unlabelled_datasets_with_a_deployed_model():
     assert ev["constraints"][0]["value"] == pytest.approx(churn)
 
 
+def test_feasibility_phase_uses_its_own_weaker_regularization():
+    """With the objective's l2 weight, phase 1 stalls short of a tight churn goal (the ramp rates
+    of a small-norm model stay inside the band); the default weight alpha / 100 reaches it."""
+    from sklearn.linear_model import LogisticRegression
+
+    X, y, g = _toy(500, seed=12)
+    Xold, yold, _ = _toy(300, seed=13, shift=0.2)
+    deployed = LogisticRegression().fit(Xold, yold)
+    Xpool = _toy(400, seed=14)[0]
+    b = deployed.predict(Xpool)
+    kw = dict(objective=gf.error_rate(dataset="train"), constraints=[gf.churn_rate(dataset="pool") <= 0.02],
+              alpha=1e-2, deployed_model=deployed)
+    with pytest.warns(RuntimeWarning, match="cannot all be met"):
+        stalled = gf.RampClassifier(**kw, feasibility_alpha=1e-2).fit(X, y, datasets={"pool": (Xpool,)})
+    p = ramp(stalled.decision_function(Xpool))
+    assert not stalled.feasible_ and stalled.max_violation_ > 0.01
+    assert stalled.max_violation_ == pytest.approx(np.mean(np.where(b == 1, 1 - p, p)) - 0.02, abs=1e-9)
+    m = gf.RampClassifier(**kw).fit(X, y, datasets={"pool": (Xpool,)})
+    p = ramp(m.decision_function(Xpool))
+    assert m.feasible_ and np.mean(np.where(b == 1, 1 - p, p)) <= 0.02 + 1e-6
+    phases = [h["phase"] for h in m.history_]
+    assert phases[0] == "start" and "feasibility" in phases and phases[-1] == "mm"
+    objs = [h["objective"] for h in m.history_ if h["phase"] == "mm"]
+    assert all(b_ <= a + 1e-10 for a, b_ in zip(objs, objs[1:]))
+    with pytest.raises(ValueError, match="feasibility_alpha"):
+        gf.RampClassifier(**kw, feasibility_alpha=0.0).fit(X, y, datasets={"pool": (Xpool,)})
+
+
 def test_infeasible_goals_report_the_least_violation():
     X, y, g = _toy(300, seed=15)
     cons = [gf.coverage() >= 0.7, gf.coverage() <= 0.3]

@@ -51,7 +51,16 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         The paper's Adult runs used none; with ``inner_solver="liblinear"`` the intercept is a
         feature of value ``intercept_scaling`` (weakly regularized).
     max_iter : int, default 10
-        MM iterations (the paper's churn runs used 5; svmc.jl stops at 10).
+        MM iterations from a feasible point (the paper's churn runs used 5; svmc.jl stops at 10).
+    max_feasibility_iter : int, optional
+        MM iterations of the feasibility phase that first runs when the start violates a goal
+        (default ``max(max_iter, 20)``; it stops early once every goal is met or when it
+        stalls).
+    feasibility_alpha : float, optional
+        The l2 weight during the feasibility phase (default ``alpha / 100``: there it only keeps
+        the weighted SVMs well posed; with ``alpha`` itself the phase can stall short of a
+        feasible point because the ramp rates of a small-norm model stay inside the band
+        ``0 < sigma < 1``).
     tol : float, default 1e-4
         Stop MM when an iteration lowers the ramp objective by less than this.
     multiplier_solver : {"cutting_plane", "cvxpy"}, default "cutting_plane"
@@ -113,7 +122,8 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, objective="error", constraints=(), *, alpha=None, feature_map=None,
-                 fit_intercept=True, max_iter=10, tol=1e-4, multiplier_solver="cutting_plane",
+                 fit_intercept=True, max_iter=10, max_feasibility_iter=None, feasibility_alpha=None, tol=1e-4,
+                 multiplier_solver="cutting_plane",
                  chooser="auto", max_cutting_plane_iter=30, cutting_plane_tol=1e-4, max_multiplier=1e4,
                  inner_solver="liblinear", inner_tol=1e-4, intercept_scaling=1.0, init="zeros",
                  deployed_model=None, random_state=None):
@@ -123,6 +133,8 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         self.feature_map = feature_map
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
+        self.max_feasibility_iter = max_feasibility_iter
+        self.feasibility_alpha = feasibility_alpha
         self.tol = tol
         self.multiplier_solver = multiplier_solver
         self.chooser = chooser
@@ -235,6 +247,9 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         lam = 1.0 / n_train if self.alpha is None else float(self.alpha)
         if not lam > 0:
             raise ValueError(f"alpha must be positive, got {self.alpha!r}")
+        lam1 = None if self.feasibility_alpha is None else float(self.feasibility_alpha)
+        if lam1 is not None and not lam1 > 0:
+            raise ValueError(f"feasibility_alpha must be positive, got {self.feasibility_alpha!r}")
         params = {"multiplier_solver": self.multiplier_solver, "chooser": self.chooser,
                   "tol": self.cutting_plane_tol, "max_iter": self.max_cutting_plane_iter,
                   "v_max": self.max_multiplier, "inner_solver": self.inner_solver,
@@ -250,7 +265,8 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
                                      random_state=seed)
             coef0, intercept0 = sol.coef, sol.intercept
         res = majorization_minimization(program, Z, lam, coef0=coef0, intercept0=intercept0,
-                                        max_iter=self.max_iter, tol=self.tol, solver_params=params)
+                                        max_iter=self.max_iter, max_feasibility_iter=self.max_feasibility_iter,
+                                        feasibility_lam=lam1, tol=self.tol, solver_params=params)
         self.coef_, self.intercept_ = res.coef, res.intercept
         self.multipliers_ = res.multipliers
         self.constraint_rows_ = list(program.row_names)

@@ -103,7 +103,8 @@ def _step(program, X, lam, coef, intercept, solver_params):
 
 
 def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, max_iter=10, tol=1e-4,
-                              feasibility_tol=1e-6, solver_params=None, callback=None) -> RampResult:
+                              max_feasibility_iter=None, feasibility_lam=None, feasibility_tol=1e-6,
+                              solver_params=None, callback=None) -> RampResult:
     """Alg. 1 with a feasibility phase.
 
     Parameters
@@ -114,9 +115,21 @@ def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, ma
         ``lam/2 |w|^2`` regularization.
     coef0, intercept0 : starting point (default ``w = 0``, the paper's)
     max_iter : int
-        MM iterations per phase.
+        MM iterations of Alg. 1 (phase 2, from a feasible point).
     tol : float
         Stop when an iteration lowers the objective by less than ``tol``.
+    max_feasibility_iter : int, optional
+        MM iterations of the feasibility phase (default ``max(max_iter, 20)``). The phase also
+        stops as soon as every row is met, or when an iteration lowers the sum of the violated
+        rows by less than ``tol / 100`` (stalled: the goals are reported infeasible). Its own
+        budget because a tight goal far from the start (churn <= 0.03 from ``w = 0``, where
+        churn is 1/2) needs more steps than the objective's MM.
+    feasibility_lam : float, optional
+        The l2 weight of the feasibility phase (default ``lam / 100``). Phase 1 minimizes the sum
+        of the violated ramp rows; with the objective's ``lam`` it would stop where shrinking
+        them further costs more in ``lam/2 |w|^2`` than it gains, short of feasibility (the
+        ramp rates of a small-norm model sit in the band where ``0 < sigma < 1``). The weight
+        only keeps the weighted SVMs well posed there.
     feasibility_tol : float
         Rows above this value count as violated.
     solver_params : dict
@@ -150,14 +163,16 @@ def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, ma
     mult = np.zeros(program.n_rows)
     # phase 1: reach a feasible point
     best = (float(rows.max()) if len(rows) else 0.0, coef, intercept)
-    for _ in range(max_iter):
+    n_feasibility = max(int(max_iter), 20) if max_feasibility_iter is None else int(max_feasibility_iter)
+    lam1 = lam / 100.0 if feasibility_lam is None else float(feasibility_lam)
+    for _ in range(n_feasibility):
         violated = np.flatnonzero(rows > feasibility_tol)
         if len(violated) == 0:
             break
         met = np.flatnonzero(rows <= feasibility_tol)
         sub = program.subproblem(violated, met)
         before = float(rows[violated].sum())
-        coef, intercept, upper, lower, _, n_inner = _step(sub, X, lam, coef, intercept, solver_params)
+        coef, intercept, upper, lower, _, n_inner = _step(sub, X, lam1, coef, intercept, solver_params)
         obj, rows = ramp_values(program, X, coef, intercept, lam)
         record("feasibility", obj, rows, upper, lower, n_inner, np.zeros(program.n_rows))
         if rows.max() < best[0]:
