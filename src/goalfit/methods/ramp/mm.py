@@ -9,17 +9,15 @@ the anchor's: MM never increases the objective and keeps every iterate feasible.
 
 Feasible start (the paper starts from ``w = 0``, where every rate is 1/2, and notes that
 egregious-example constraints may make that infeasible): when the start violates some rows, a
-first phase (our construction; the paper leaves phase 1 open) repeats, until every row is met:
-
-1. One MM step of "minimize the sum of the violated rows subject to the rows already met", with
-   a weaker l2 weight (``feasibility_lam``).
-2. When that step reaches the feasible set, it has overshot far past the constraint boundary (it
-   ignores the objective), which phase 2 would have to undo over many MM steps; the iterate is
-   pulled back to where the segment from the previous (infeasible) iterate crosses into the
-   feasible set (bisection on the ramp rows, no SVM solve), if that is no worse in objective.
-
-When phase 1 stalls with rows still violated, the goals are reported infeasible with the
-least-violating iterate.
+first phase (our construction; the paper leaves phase 1 open) runs MM steps of "minimize the sum
+of the violated rows subject to the rows already met", with a weaker l2 weight
+(``feasibility_lam``), until every row is met. It ignores the objective, so it ends well inside
+the feasible set (from the unconstrained SVM on a9a's fairness goal: ratio 1.78 for a bound of
+2.5), and phase 2 walks back towards the boundary one MM step at a time. (Pulling the first
+feasible iterate back to the boundary along its segment was tried: from a start on the boundary
+the cutting plane stalls, because liblinear's dual value is not a certified bound.) When phase 1
+stalls with rows still violated, the goals are reported infeasible with the least-violating
+iterate.
 """
 from __future__ import annotations
 
@@ -100,29 +98,6 @@ def solve_problem3_cvxpy(majorizer):
     if w.value is None:  # infeasible (possible only from an infeasible anchor) or failed
         return None
     return np.asarray(w.value).ravel(), float(b.value), float(prob.value)
-
-
-def _pull_back(program, X, lam, anchor, point, obj, rows, feasibility_tol, n_bisect=30):
-    """The feasible point nearest the infeasible anchor on the segment anchor -> point.
-
-    The violation-only step of phase 1 ignores the objective and lands far past the constraint
-    boundary; bisection on the segment (ramp rows only: matrix-vector products, no SVM solve)
-    finds where it crosses into the feasible set. Kept only when its objective is no worse.
-    """
-    (c0, b0), (c1, b1) = anchor, point
-    lo, hi = 0.0, 1.0
-    for _ in range(n_bisect):
-        t = 0.5 * (lo + hi)
-        _, r = ramp_values(program, X, (1 - t) * c0 + t * c1, (1 - t) * b0 + t * b1, lam)
-        if r.max() <= feasibility_tol:
-            hi = t
-        else:
-            lo = t
-    c, b = (1 - hi) * c0 + hi * c1, (1 - hi) * b0 + hi * b1
-    o, r = ramp_values(program, X, c, b, lam)
-    if r.max() <= feasibility_tol and o <= obj:
-        return c, b, o, r
-    return c1, b1, obj, rows
 
 
 def _step(program, X, lam, coef, intercept, solver_params):
@@ -208,12 +183,8 @@ def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, ma
         met = np.flatnonzero(rows <= feasibility_tol)
         sub = program.subproblem(violated, met)
         before = float(rows[violated].sum())
-        anchor = (coef, intercept)
         coef, intercept, upper, lower, _, n_inner = _step(sub, X, lam1, coef, intercept, solver_params)
         obj, rows = ramp_values(program, X, coef, intercept, lam)
-        if rows.max() <= feasibility_tol:
-            coef, intercept, obj, rows = _pull_back(program, X, lam, anchor, (coef, intercept), obj, rows,
-                                                    feasibility_tol)
         record("feasibility", obj, rows, upper, lower, n_inner, np.zeros(program.n_rows))
         if rows.max() < best[0]:
             best = (float(rows.max()), coef, intercept)
