@@ -47,3 +47,49 @@ def test_plugin_method_meets_an_error_rate_parity_constraint():
     ev = clf.evaluate(X, y, sensitive_features=a)
     assert ev["constraints"][0]["value"] <= 0.01 + 1e-6
     assert gap0 > 0.02  # the constraint was active
+
+
+def test_text_goals_reach_the_omr_and_fpr_disparities():
+    """``parse_constraint`` knows the Ye & Xie disparities (CLI / TOML goals can use them)."""
+    from goalfit.goals import parse_constraint
+
+    y, p, a = _data(2)
+    err = {k: np.mean(y[a == k] != p[a == k]) for k in "ABC"}
+    neg = {k: np.mean(p[(a == k) & (y == 0)]) for k in "ABC"}
+    cases = {
+        "error_rate_difference() <= 0.01": max(err.values()) - min(err.values()),
+        "overall_misclassification_rate_difference() <= 0.01": max(err.values()) - min(err.values()),
+        "error_rate_ratio() >= 0.8": min(err.values()) / max(err.values()),
+        "false_positive_rate_difference() <= 0.05": max(neg.values()) - min(neg.values()),
+        "false_positive_rate_ratio() >= 0.8": min(neg.values()) / max(neg.values()),
+    }
+    for text, want in cases.items():
+        c = parse_constraint(text)
+        assert metrics.score(c.expression, y, p, sensitive_features=a) == pytest.approx(want), text
+    assert parse_constraint("error_rate_difference('sex') <= 0.01").name == "error_rate_difference('sex') <= 0.01"
+
+
+def test_every_public_goal_function_is_reachable_from_the_parser():
+    import types
+
+    import goalfit.goals as gg
+    from goalfit.goals import Expression
+    from goalfit.goals.parse import _functions, parse_goal
+
+    funcs = _functions()
+    args = {"cost_sensitive_loss": ([[0.0, 1.0], [2.0, 0.0]],), "precision_at_k_loss": (5,)}
+    not_goals = {"parse_constraint", "parse_objective", "as_objective", "as_blackbox_metric"}
+    n_goals = 0
+    for name in gg.__all__:
+        obj = getattr(gg, name)
+        if not isinstance(obj, types.FunctionType) or name in not_goals:
+            continue
+        made = obj(*args.get(name, ()))
+        if isinstance(made, Expression):  # a goal: the text form builds the same goal
+            n_goals += 1
+            assert name in funcs, name
+            text = f"{name}({', '.join(repr(v) for v in args.get(name, ()))})"
+            assert parse_goal(text).name == made.name, name
+        else:  # the black-box metrics are evaluated on predictions, not goals of the language
+            assert name not in funcs, name
+    assert n_goals >= 37

@@ -5,6 +5,7 @@ constructors from :mod:`goalfit.goals` with literal arguments, numbers, ``+ - * 
 minus and one comparison ``<=`` / ``>=``. Examples::
 
     parse_constraint("demographic_parity_difference('sex') <= 0.01")
+    parse_constraint("error_rate_difference('sex') <= 0.02")   # OMR parity (Ye & Xie Eq. 11a)
     parse_constraint("true_positive_rate(group='Female') >= true_positive_rate() - 0.05")
     parse_objective("hmean")
 """
@@ -18,19 +19,28 @@ from .expressions import Constraint, Expression
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
 
+# modules whose public functions are goal constructors (each returns an Expression); the
+# black-box metrics of :mod:`.blackbox` evaluate predictions and are not goals of this language
+_GOAL_MODULES = ("goalfit.goals", "goalfit.goals.rates", "goalfit.goals.fairness")
+
+
 def _functions():
+    """Every goal constructor exported by :mod:`goalfit.goals`, by name.
+
+    Taken from ``goalfit.goals.__all__`` (functions defined in the rate, fairness and named
+    metric modules), so a goal added to the vocabulary is reachable from text without a second
+    list to maintain.
+    """
+    import types
+
     import goalfit.goals as g
 
-    names = [
-        "rate", "positive_prediction_rate", "selection_rate", "coverage", "true_positive_rate",
-        "recall", "false_positive_rate", "true_negative_rate", "false_negative_rate", "precision",
-        "error_rate", "accuracy", "churn_rate", "demographic_parity_difference",
-        "demographic_parity_ratio", "equal_opportunity_difference", "equal_opportunity_ratio",
-        "equalized_odds_difference", "equalized_odds_ratio", "hmean", "gmean", "qmean",
-        "minmax_recall", "balanced_error", "fbeta", "f1", "micro_f1", "macro_f1",
-        "kl_quantification", "coverage_deviation", "cost_sensitive_loss", "error",
-    ]
-    return {n: getattr(g, n) for n in names}
+    out = {}
+    for name in g.__all__:
+        obj = getattr(g, name)
+        if isinstance(obj, types.FunctionType) and obj.__module__ in _GOAL_MODULES:
+            out[name] = obj
+    return out
 
 
 class GoalSyntaxError(ValueError):
