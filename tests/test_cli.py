@@ -130,3 +130,46 @@ def test_fit_spec_with_the_ramp_method(tmp_path, need_data):
                    'method_params = {max_iterations = 3}\n')
     res = runner.invoke(app, ["fit", str(bad)])
     assert res.exit_code == 2 and "method_params" in res.output
+
+
+def test_fit_spec_with_the_subdata_method(tmp_path, need_data):
+    need_data("german")
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        '[data]\ndataset = "german"\nsensitive = ["sex"]\ntest_size = 0.3\nseed = 1\n'
+        '[goals]\nobjective = "error"\nmethod = "subdata"\n'
+        'method_params = {t = 1.0, lam = 0.01, max_iter = 10}\n'
+        'constraints = ["error_rate_difference(\'sex\') <= 0.02"]\n'
+    )
+    out = tmp_path / "out"
+    res = runner.invoke(app, ["fit", str(spec), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    r = json.loads((out / "report.json").read_text())
+    assert r["baseline_name"] == "unconstrained" and r["n_train"] == 700
+    assert r["constraints"][0]["expression"] == "error_rate_difference()"
+    sel = r["selection"]
+    assert sel["measure"] == "omr" and sel["epsilon"] == 0.02
+    assert sel["fairness_z_train"] <= 0.02 + 1e-9  # exact on the selection z
+    assert len(r["history"]) >= 1 and all(h["fairness"] <= 0.02 + 1e-9 for h in r["history"])
+    assert 0.6 <= r["metrics"]["test"]["accuracy"] <= 1 and 0.6 <= r["baseline"]["metrics"]["test"]["accuracy"]
+    for f in ("model.joblib", "convergence.png", "group_rates.png"):
+        assert (out / f).stat().st_size > 0
+    import joblib
+
+    from goalfit.datasets import load_dataset
+
+    model = joblib.load(out / "model.joblib")  # preprocessing + FairSubdataClassifier
+    ds = load_dataset("german")
+    pred = model.predict(ds.data.iloc[:20])
+    assert set(pred) <= set(ds.target.unique())
+    for goals, message in [
+        ('objective = "hmean"\nmethod = "subdata"\n', "minimises the error"),
+        ('method = "subdata"\nconstraints = ["demographic_parity_ratio(\'sex\') >= 0.8"]\n', "difference"),
+        ('method = "subdata"\nmethod_params = {epsilon = 0.1}\n'
+         'constraints = ["error_rate_difference(\'sex\') <= 0.02"]\n', "from the constraint"),
+        ('method = "subdata"\nmethod_params = {rhoo = 1.0}\n', "method_params"),
+    ]:
+        bad = tmp_path / "bad.toml"
+        bad.write_text(f'[data]\ndataset = "german"\nsensitive = ["sex"]\n[goals]\n{goals}')
+        res = runner.invoke(app, ["fit", str(bad), "--out", str(tmp_path / "o")])
+        assert res.exit_code == 2 and message in res.output, (goals, res.output)

@@ -150,3 +150,50 @@ def test_history_feeds_the_core_convergence_plot(tmp_path):
     assert all(r["max_violation"] == max(0.0, r["fairness"] - 0.02) for r in clf.history_)
     path = plot_convergence({"GSVMF IRS": clf.history_}, tmp_path / "irs.png")
     assert path.exists() and path.stat().st_size > 1000
+
+
+def test_core_report_of_a_fair_subdata_classifier(tmp_path):
+    """build_report works for FairSubdataClassifier: prediction-based values next to the same SVM
+    trained on all data, F(z) of the selection, and the IRS history for the convergence plot."""
+    from goalfit.methods.subdata.wstep import LinearSVMStep
+    from goalfit.report import build_report
+
+    X, y, g = _synthetic(7)
+    Xte, yte, gte = _synthetic(8)
+    clf = FairSubdataClassifier(rho=0.0, epsilon=0.02, t=1.0, lam=0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        clf.fit(X, y, sensitive_features=g)
+    rep = build_report(clf, X, y, sensitive_features_train=g, X_test=Xte, y_test=yte, sensitive_features_test=gte)
+    d = rep.data
+    # goalfit columns: the classifier's own predictions
+    assert d["metrics"]["train"]["accuracy"] == pytest.approx(clf.score(X, y))
+    assert d["metrics"]["test"]["accuracy"] == pytest.approx(clf.score(Xte, yte))
+    assert d["constraints"][0]["train"] == pytest.approx(clf.train_fairness_)
+    assert d["constraints"][0]["test"] == pytest.approx(
+        metrics.error_rate_difference(yte, clf.predict(Xte), sensitive_features=gte))
+    assert d["constraints"][0]["bound"] == 0.02
+    # baseline: the plain SVM QP on all training rows (Alg. 2 step 1)
+    svm = LinearSVMStep(lam=0.01)
+    m = svm.fit(X, np.where(y == 1, 1, -1), np.ones(len(y)))
+    base_pred = np.where(svm.decision_function(m, Xte) > 0, 1, 0)
+    assert d["baseline"]["metrics"]["test"]["accuracy"] == pytest.approx(np.mean(base_pred == yte))
+    assert d["baseline"]["constraints"][0]["test"] == pytest.approx(
+        metrics.error_rate_difference(yte, base_pred, sensitive_features=gte))
+    assert d["selection"]["fairness_z_train"] == pytest.approx(clf.fairness_) and clf.fairness_ <= 0.02 + 1e-9
+    assert d["selection"]["n_selected"] == int(clf.selected_.sum())
+    assert d["n_oracle_calls"] == len(clf.history_) == len(d["history"])
+    assert d["feasible_train"] == (clf.train_fairness_ <= 0.02 + 1e-7)
+    assert set(rep.group_rates["sensitive_feature"]["goalfit"]) == {"selection", "TPR", "FPR"}
+    sel_a = rep.group_rates["sensitive_feature"]["goalfit"]["selection"][0]
+    assert sel_a == pytest.approx(np.mean(clf.predict(Xte)[gte == "a"] == 1))
+    paths = rep.plot(tmp_path)
+    assert [p.name for p in paths] == ["convergence.png", "group_rates.png"]
+    assert "unconstrained" in rep.to_json()
+    # F1 (no sensitive feature): an objective and no constraint
+    f1 = FairSubdataClassifier(measure="f1", rho=0.5, t=1.0, lam=0.01).fit(X, y)
+    r1 = build_report(f1, X, y)
+    assert r1.data["constraints"] == [] and r1.data["objective"]["train"] == pytest.approx(
+        1 - __import__("sklearn.metrics", fromlist=["f1_score"]).f1_score(y, f1.predict(X)))
+    with pytest.raises(ValueError, match="not seen"):
+        clf.unconstrained_baseline(X, np.where(y == 1, 1, 5))

@@ -117,6 +117,9 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
                 model = RampClassifier(objective, constraints, feature_map=fmap, random_state=spec.seed, **params)
             except TypeError as err:
                 raise SpecError(f"method_params for 'ramp': {err}") from None
+        elif spec.method == "subdata":
+            model, fmap, (Xtr, Xte, Str, Ste) = _subdata_model(spec, base, objective, constraints, params,
+                                                               Xtr, Xte, Str, Ste)
         else:
             model = GoalClassifier(base, objective=objective, constraints=constraints, method=spec.method,
                                    method_params=params or None, random_state=spec.seed)
@@ -133,9 +136,16 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
         report = build_ramp_report(model, Xtr, ytr, sensitive_features_train=Str, X_test=Xte, y_test=yte,
                                    sensitive_features_test=Ste, extra=extra)
     else:
-        model.method_params = spec.method_params or None  # keep the saved model free of the callback
+        if spec.method == "subdata":
+            extra["estimator"] = f"{model.model} (fair subdata selection)"
+        else:
+            model.method_params = spec.method_params or None  # keep the saved model free of the callback
         report = build_report(model, Xtr, ytr, sensitive_features_train=Str, X_test=Xte, y_test=yte,
                               sensitive_features_test=Ste, extra=extra)
+        if spec.method == "subdata" and fmap is not None:  # the saved model predicts on raw rows
+            from sklearn.pipeline import Pipeline
+
+            model = Pipeline([("features", fmap), ("subdata", model)])
     if not quiet:
         report.print(console)
     if json_path is not None:
@@ -148,6 +158,52 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
         paths = report.plot(out)
         console.print(f"wrote {out / 'model.joblib'}, {out / 'report.json'}, " + ", ".join(str(p) for p in paths))
     return report
+
+
+def _subdata_model(spec, base, objective, constraints, params, Xtr, Xte, Str, Ste):
+    """``method = "subdata"``: a :class:`~goalfit.FairSubdataClassifier` for the spec's goal.
+
+    The goal must be the error with at most one ``<disparity>_difference <= epsilon``
+    (:func:`~goalfit.estimators.fair_subdata.subdata_params_from_goals`); ``method_params``
+    go to the constructor. Features are the base estimator's preprocessing (one-hot, scaling)
+    fitted on the training rows; the sensitive feature is one column with two groups.
+
+    Returns
+    -------
+    (model, fitted feature map or None, (Xtr, Xte, Str, Ste) transformed)
+
+    Raises
+    ------
+    SpecError
+        Unsupported goal, conflicting or unknown method_params, no single sensitive column.
+    """
+    import scipy.sparse as sparse
+
+    from ..estimators import FairSubdataClassifier
+    from ..estimators.fair_subdata import subdata_params_from_goals
+
+    try:
+        goal = subdata_params_from_goals(objective, constraints)
+    except ValueError as err:
+        raise SpecError(f"method 'subdata': {err}") from None
+    col = goal.pop("sensitive", None)
+    clash = sorted(set(goal) & set(params))
+    if clash:
+        raise SpecError(f"method 'subdata': {clash} come from the constraint; remove them from method_params")
+    if col is None:
+        if len(spec.sensitive) != 1 and params.get("measure") != "f1":
+            raise SpecError(f"method 'subdata' needs one sensitive column (two groups), got {spec.sensitive}")
+        col = spec.sensitive[0] if spec.sensitive else None
+    try:
+        model = FairSubdataClassifier(random_state=spec.seed, **goal, **params)
+    except TypeError as err:
+        raise SpecError(f"method_params for 'subdata': {err}") from None
+    fmap = base[:-1] if hasattr(base, "steps") else None
+    if fmap is not None:
+        Xtr, Xte = fmap.fit_transform(Xtr), fmap.transform(Xte)
+    Xtr, Xte = (X.toarray() if sparse.issparse(X) else X for X in (Xtr, Xte))
+    Str, Ste = (None if S is None or col is None else S[[col]] for S in (Str, Ste))
+    return model, fmap, (Xtr, Xte, Str, Ste)
 
 
 @app.command()

@@ -16,7 +16,9 @@ Example::
     objective = "error"
     constraints = ["demographic_parity_difference('sex') <= 0.01"]
     method = "auto"               # a plug-in method or baseline, or "ramp" (Goh et al.'s
-                                  # RampClassifier; method_params go to its constructor)
+                                  # RampClassifier; method_params go to its constructor), or
+                                  # "subdata" (Ye & Xie's FairSubdataClassifier: objective "error"
+                                  # and at most one "<disparity>_difference <= eps" constraint)
 """
 from __future__ import annotations
 
@@ -120,7 +122,7 @@ def spec_from_dict(raw: dict, where: str = "spec") -> Spec:
                 dataset_params=dict(data.get("params", {})))
     if spec.estimator not in ESTIMATORS:
         raise SpecError(f"{where}: unknown estimator {spec.estimator!r}; known: {sorted(ESTIMATORS)}")
-    known_methods = ["auto"] + sorted(METHODS) + sorted(BASELINES) + ["ramp"]
+    known_methods = ["auto"] + sorted(METHODS) + sorted(BASELINES) + ["ramp", "subdata"]
     if spec.method not in known_methods:
         raise SpecError(f"{where}: unknown method {spec.method!r}; known: {known_methods}")
     spec.goals()  # validate metric names and bounds now

@@ -16,7 +16,7 @@ from ..methods.subdata import irs as _irs
 from ..methods.subdata import mip as _mip
 from ..methods.subdata import wstep as _w
 
-__all__ = ["FairSubdataClassifier", "SpectralFairSVC", "fairness_goal"]
+__all__ = ["FairSubdataClassifier", "SpectralFairSVC", "fairness_goal", "subdata_params_from_goals"]
 
 _GOALS = {"omr": error_rate_difference, "fpr": false_positive_rate_difference,
           "eo": equal_opportunity_difference, "dp": demographic_parity_difference}
@@ -35,6 +35,56 @@ def fairness_goal(measure: str):
     if measure not in _GOALS:
         raise ValueError(f"measure must be one of {sorted(_GOALS) + ['f1']}, got {measure!r}")
     return _GOALS[measure]()
+
+
+_KIND_TO_MEASURE = {"error_rate": "omr", "false_positive_rate": "fpr", "equal_opportunity": "eo",
+                    "demographic_parity": "dp"}
+
+
+def subdata_params_from_goals(objective="error", constraints=()) -> dict:
+    """Map a goal problem onto :class:`FairSubdataClassifier` parameters (the inverse of
+    :func:`fairness_goal`), for text specs and the command line.
+
+    Ye & Xie's methods minimise the training error (the accuracy term ``A`` of Eq. 1) subject
+    to one exact group-fairness measure of two groups, so the problem must be: objective
+    ``"error"`` and at most one constraint ``<disparity>_difference(...) <= epsilon`` with
+    ``<disparity>`` one of error_rate (OMR), false_positive_rate (FPR), equal_opportunity (EO),
+    demographic_parity (DP), compared between groups, for the default class.
+
+    Parameters
+    ----------
+    objective : str or Expression, default "error"
+    constraints : sequence of Constraint
+
+    Returns
+    -------
+    dict
+        ``{"measure": ..., "epsilon": ..., "sensitive": column or None}``; without a constraint
+        ``{}`` (the caller picks ``measure`` / ``rho``).
+
+    Raises
+    ------
+    ValueError
+        Another objective, several constraints, or a constraint this method cannot express
+        (ratio form, ``>=``, another metric, ``method="to_overall"``, a ``label``).
+    """
+    from ..goals import ErrorRate, GroupDisparity, as_objective
+
+    if not isinstance(as_objective(objective), ErrorRate):
+        raise ValueError(f"fair subdata selection minimises the error (Ye & Xie Eq. 1); objective "
+                         f"{getattr(objective, 'name', objective)!r} is not supported")
+    constraints = list(constraints)
+    if not constraints:
+        return {}
+    if len(constraints) > 1:
+        raise ValueError(f"fair subdata selection takes one fairness constraint, got {len(constraints)}")
+    c = constraints[0]
+    e = c.expression
+    if not (isinstance(e, GroupDisparity) and e.kind in _KIND_TO_MEASURE and e.form == "difference"
+            and c.sense == "<=" and e.method == "between_groups" and e.label is None):
+        raise ValueError(f"fair subdata selection supports '<disparity>_difference(...) <= epsilon' with "
+                         f"disparity in {sorted(_KIND_TO_MEASURE)} (between groups, default class); got {c.name!r}")
+    return {"measure": _KIND_TO_MEASURE[e.kind], "epsilon": float(c.bound), "sensitive": e.sensitive}
 
 
 class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
@@ -205,7 +255,7 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
         if K > 2 and self.measure != "omr":
             raise ValueError("multiclass targets support measure='omr' only (GMSVMF, Eq. 27)")
         self.groups_, g = self._groups(sensitive_features, len(y))
-        yy = np.searchsorted(self.classes_, y) if K > 2 else np.where(y == self.classes_[1], 1, -1)
+        yy = self._encode(y)
         learner = self._learner(K)
         self.n_features_in_ = X.shape[1]
         self.mip_ = None
@@ -225,11 +275,9 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
             calls += 1
             row["oracle_calls"] = calls
             row["max_violation"] = max(0.0, row["fairness"] - self.epsilon) if self.epsilon is not None else 0.0
-        self.model_, self._learner_ = model, learner
+        self._learner_ = learner
         self.selected_ = (z[np.arange(len(yy)), yy] if K > 2 else z) > 0.5
-        if isinstance(model, _w.LinearModel):
-            self.coef_ = np.atleast_2d(model.w.T) if K > 2 else model.w[None, :]
-            self.intercept_ = np.atleast_1d(model.b)
+        self._set_model(model)
         sf = None if self.groups_ is None else np.asarray(sensitive_features).reshape(len(y))
         self.train_fairness_ = self.evaluate(X, y, sensitive_features=sf)["fairness"]["value"]
         if self.epsilon is not None and self.train_fairness_ > self.epsilon + 1e-12:
@@ -242,6 +290,66 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
                 RuntimeWarning, stacklevel=2)
         self.fit_seconds_ = time.perf_counter() - t0
         return self
+
+    def _set_model(self, model):
+        """Store ``model_`` (and ``coef_`` / ``intercept_`` for linear models)."""
+        self.model_ = model
+        if isinstance(model, _w.LinearModel):
+            self.coef_ = np.atleast_2d(model.w.T) if len(self.classes_) > 2 else model.w[None, :]
+            self.intercept_ = np.atleast_1d(model.b)
+
+    def _encode(self, y):
+        """Labels as the steps want them: {-1, +1} (binary) or codes 0..K-1 (multiclass)."""
+        if len(self.classes_) > 2:
+            return np.searchsorted(self.classes_, y)
+        return np.where(y == self.classes_[1], 1, -1)
+
+    def unconstrained_baseline(self, X, y):
+        """The same model trained on all of ``(X, y)``: no selection, no fairness term.
+
+        This is the vanilla classifier Ye & Xie compare against (SVM / LR / SVC / the black box
+        trained on all data; the IRS's starting point, Alg. 2 step 1), and the baseline of
+        :func:`goalfit.report.build_report`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Labels among ``classes_``.
+
+        Returns
+        -------
+        FairSubdataClassifier
+            A fitted shallow copy of this estimator whose ``model_`` is the all-data fit
+            (``predict``, ``decision_function`` and :meth:`evaluate` work on it); its
+            ``fit_seconds_`` is the time of that fit.
+
+        Raises
+        ------
+        ValueError
+            If the estimator is not fitted, ``X`` has the wrong width or ``y`` holds labels
+            outside ``classes_``.
+        """
+        import copy
+
+        check_is_fitted(self, "model_")
+        X = check_array(X, dtype=float)
+        y = column_or_1d(y, warn=True)
+        if X.shape[1] != self.n_features_in_ or len(y) != X.shape[0]:
+            raise ValueError(f"X must have shape (len(y), {self.n_features_in_}), got {X.shape} "
+                             f"with {len(y)} labels")
+        unknown = np.setdiff1d(np.unique(y), self.classes_)
+        if len(unknown):
+            raise ValueError(f"y has labels {unknown.tolist()} not seen at fit ({self.classes_.tolist()})")
+        t0 = time.perf_counter()
+        yy = self._encode(y)
+        keep = np.eye(len(self.classes_))[yy] if len(self.classes_) > 2 else np.ones(len(yy))
+        base = copy.copy(self)
+        base._set_model(self._learner_.fit(X, yy, keep))
+        base.selected_ = np.ones(len(yy), bool)
+        base.history_, base.n_iter_, base.mip_ = [], 0, None
+        base.fit_seconds_ = time.perf_counter() - t0
+        return base
 
     def _fit_exact(self, learner, X, yy, g, K):
         kw = dict(t=self.t, rho=self.rho, epsilon=self.epsilon)

@@ -119,6 +119,10 @@ class Report:
         """Write ``convergence.png`` (objective and max violation per iteration) and
         ``group_rates.png`` (per-group rates, goalfit vs baseline, on test when given).
 
+        ``data`` may name what the history panels show: ``history_objective_name`` (y label
+        of the objective panel), ``history_violation_key`` / ``history_violation_name`` (the
+        history field and title of the second panel; default ``max_violation``).
+
         Returns
         -------
         list of the written paths.
@@ -137,12 +141,13 @@ class Report:
             it = [h["oracle_calls"] for h in hist]
             ax[0].plot(it, [h["objective"] for h in hist], marker=".")
             ax[0].set_xlabel("oracle calls")
-            ax[0].set_ylabel(self.data["objective"]["name"])
+            ax[0].set_ylabel(self.data.get("history_objective_name", self.data["objective"]["name"]))
             ax[0].set_title("objective (train)")
-            ax[1].plot(it, [max(h["max_violation"], 1e-12) for h in hist], marker=".", color="C3")
+            vkey = self.data.get("history_violation_key", "max_violation")
+            ax[1].plot(it, [max(h[vkey], 1e-12) for h in hist], marker=".", color="C3")
             ax[1].set_yscale("log")
             ax[1].set_xlabel("oracle calls")
-            ax[1].set_title("max constraint violation (train)")
+            ax[1].set_title(self.data.get("history_violation_name", "max constraint violation (train)"))
             fig.tight_layout()
             p = directory / "convergence.png"
             fig.savefig(p, dpi=110)
@@ -172,13 +177,19 @@ class Report:
         return paths
 
 
-def _group_rates(model, baseline, X, y, sf, split):
+def _group_rates(classes, predictors, X, y, sf, split):
+    """Per-group selection rate, TPR and FPR (binary) or per-class prediction rates.
+
+    ``predictors`` maps "goalfit" / "baseline" to ``f(X, sensitive_features)`` returning labels
+    of shape (n,) or class distributions of shape (n, n_classes).
+    """
     from .. import goals as g
     from ..confusion.cells import as_frame
+    from ..metrics import score
 
     frame = as_frame(sf, len(y))
     out = {}
-    binary = len(model.classes_) == 2
+    binary = len(classes) == 2
     for col in frame.columns:
         groups = list(dict.fromkeys(frame[col].tolist()))
         if binary:
@@ -187,22 +198,29 @@ def _group_rates(model, baseline, X, y, sf, split):
                      "FPR": lambda grp, c=col: g.false_positive_rate(group={c: grp})}
         else:
             rates = {f"pred={k}": (lambda grp, c=col, k=k: g.positive_prediction_rate(k, group={c: grp}))
-                     for k in model.classes_}
+                     for k in classes}
         entry = {"groups": groups, "rates": list(rates), "split": split, "goalfit": {}, "baseline": {}}
-        for who, clf in (("goalfit", model.classifier_), ("baseline", baseline)):
-            dist = clf.predict_proba(X, sensitive_features=sf)
-            from ..metrics import score
-
+        for who, predict in predictors.items():
+            pred = predict(X, sf)
             for name, make in rates.items():
                 vals = []
                 for grp in groups:
                     try:
-                        vals.append(score(make(grp), y, dist, sensitive_features=frame, classes=model.classes_))
+                        vals.append(score(make(grp), y, pred, sensitive_features=frame, classes=classes))
                     except ValueError:
                         vals.append(float("nan"))
                 entry[who][name] = vals
         out[col] = entry
     return out
+
+
+def _common(data, history, extra):
+    """The fields every report has: iteration history, environment, caller's extras."""
+    data["history"] = history
+    data["environment"] = {"python": platform.python_version(), "machine": platform.machine()}
+    if extra:
+        data.update(extra)
+    return data
 
 
 def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_test=None, y_test=None,
@@ -211,7 +229,7 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
 
     Parameters
     ----------
-    model : fitted GoalClassifier
+    model : fitted GoalClassifier (or FairSubdataClassifier)
     X_train, y_train, sensitive_features_train : the training data
     X_test, y_test, sensitive_features_test : optional held-out data
     extra : dict, optional
@@ -220,7 +238,17 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
     Returns
     -------
     Report
+
+    Notes
+    -----
+    A fitted :class:`~goalfit.FairSubdataClassifier` is reported by :func:`build_subdata_report`.
     """
+    from ..estimators.fair_subdata import FairSubdataClassifier
+
+    if isinstance(model, FairSubdataClassifier):
+        return build_subdata_report(model, X_train, y_train, sensitive_features_train=sensitive_features_train,
+                                    X_test=X_test, y_test=y_test, sensitive_features_test=sensitive_features_test,
+                                    extra=extra)
     baseline = _baseline(model)
     data_sets = {"train": (X_train, y_train, sensitive_features_train)}
     if X_test is not None:
@@ -235,13 +263,12 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
     data["n_members"] = len(model.result_.members)
     data["feasible_train"] = bool(model.feasible_)
     data["message"] = model.result_.message
-    data["history"] = model.history_
-    data["environment"] = {"python": platform.python_version(), "machine": platform.machine()}
-    if extra:
-        data.update(extra)
+    _common(data, model.history_, extra)
     split = "test" if X_test is not None else "train"
     Xs, ys, sfs = data_sets[split]
-    rates = _group_rates(model, baseline, Xs, ys, sfs, split) if sfs is not None else {}
+    predictors = {"goalfit": lambda X, sf: model.classifier_.predict_proba(X, sensitive_features=sf),
+                  "baseline": lambda X, sf: baseline.predict_proba(X, sensitive_features=sf)}
+    rates = _group_rates(model.classes_, predictors, Xs, ys, sfs, split) if sfs is not None else {}
     return Report(data, rates)
 
 
@@ -283,11 +310,75 @@ def build_ramp_report(model, X_train, y_train, *, sensitive_features_train=None,
     data["n_members"] = 1
     data["feasible_train"] = bool(model.feasible_)
     data["multipliers"] = dict(zip(model.constraint_rows_, np.asarray(model.multipliers_).tolist()))
-    data["history"] = model.history_
-    data["environment"] = {"python": platform.python_version(), "machine": platform.machine()}
-    if extra:
-        data.update(extra)
-    return Report(data)
+    return Report(_common(data, model.history_, extra))
+
+
+def build_subdata_report(model, X_train, y_train, *, sensitive_features_train=None, X_test=None, y_test=None,
+                         sensitive_features_test=None, extra: dict | None = None) -> Report:
+    """Report of a fitted :class:`~goalfit.FairSubdataClassifier` on train (and test) data.
+
+    The objective is the error and the constraint the prediction-based gap of the estimator's
+    measure (:func:`~goalfit.estimators.fair_subdata.fairness_goal`) bounded by ``epsilon``
+    (0 in the penalty-only form), as in :meth:`~goalfit.FairSubdataClassifier.evaluate`.
+    The baseline is the same model trained on all training data without selection
+    (:meth:`~goalfit.FairSubdataClassifier.unconstrained_baseline`: the vanilla SVM / LR / SVC
+    of Ye & Xie's tables). The history is the IRS iterations (objective ``H`` of Eq. 12, with
+    ``max_violation = max(0, F(z) - epsilon)``) for the convergence plot. ``selection`` holds
+    what the method makes exact: ``F(z)`` of the training selection, which can differ from the
+    prediction-based training gap (Ye & Xie define fairness on ``z``, §2; see the notes).
+
+    Parameters
+    ----------
+    model : fitted FairSubdataClassifier
+    X_train, y_train, sensitive_features_train : the training data (``sensitive_features_train``
+        is needed for measures other than "f1")
+    X_test, y_test, sensitive_features_test : optional held-out data
+    extra : dict, optional
+
+    Returns
+    -------
+    Report
+
+    Raises
+    ------
+    sklearn.exceptions.NotFittedError
+        If the model is not fitted.
+    ValueError
+        Bad data (see :meth:`~goalfit.FairSubdataClassifier.unconstrained_baseline`).
+    """
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(model, "model_")
+    baseline = model.unconstrained_baseline(X_train, y_train)
+    data_sets = {"train": (X_train, y_train, sensitive_features_train)}
+    if X_test is not None:
+        data_sets["test"] = (X_test, y_test, sensitive_features_test)
+    data = _section({s: model.evaluate(X, y, sensitive_features=sf) for s, (X, y, sf) in data_sets.items()})
+    data["baseline"] = _section({s: baseline.evaluate(X, y, sensitive_features=sf)
+                                 for s, (X, y, sf) in data_sets.items()})
+    data["baseline_name"] = "unconstrained"
+    data["note"] = ("values on predicted labels; the fairness the method makes exact is F(z) of the training "
+                    f"selection ({model.measure} = {model.fairness_:.4g}); unconstrained = the same model trained "
+                    "on all training data (Ye & Xie Alg. 2 step 1)")
+    data["timing"] = {"base_fit_seconds": baseline.fit_seconds_, "total_fit_seconds": model.fit_seconds_}
+    kind = model.model if isinstance(model.model, str) else type(model.model).__name__
+    data["method"] = f"fair subdata selection ({model.solver}, {kind}, Ye & Xie 2020)"
+    data["n_oracle_calls"] = len(model.history_)
+    data["n_members"] = 1
+    data["feasible_train"] = bool(data["constraints"][0]["met_train"]) if data["constraints"] else True
+    data["selection"] = {"measure": model.measure, "fairness_z_train": float(model.fairness_),
+                         "n_selected": int(np.sum(model.selected_)), "n_train": int(len(model.selected_)),
+                         "objective_train": float(model.objective_), "rho": model.rho, "epsilon": model.epsilon,
+                         "t": model.t, "n_iter": int(model.n_iter_), "stop_reason": model.stop_reason_}
+    data["history_objective_name"] = "IRS objective H (Ye & Xie Eq. 12)"
+    data["history_violation_key"] = "fairness"
+    data["history_violation_name"] = f"F(z) of the selection, {model.measure} (train)"
+    _common(data, model.history_, extra)
+    split = "test" if X_test is not None else "train"
+    Xs, ys, sfs = data_sets[split]
+    predictors = {"goalfit": lambda X, sf: model.predict(X), "baseline": lambda X, sf: baseline.predict(X)}
+    rates = _group_rates(model.classes_, predictors, Xs, ys, sfs, split) if sfs is not None else {}
+    return Report(data, rates)
 
 
 def _json_default(o):
