@@ -61,8 +61,29 @@ def test_warm_start_gives_an_incumbent_at_least_as_good_as_irs():
     res = irs(LinearSVMStep(lam=1.0), X, y, g, rho=1.0, t=1.0)
     mip = solve_gsvmf(X, y, g, lam=1.0, t=1.0, rho=1.0, time_limit=3,
                       warm_start=(res.model.w, res.model.b, res.z))
+    assert mip.start == "accepted"
     assert mip.objective <= res.objective + 1e-6
     assert mip.bound <= mip.objective + 1e-9 and mip.gap >= 0
+    assert solve_gsvmf(X, y, g, lam=1.0, t=1.0, rho=1.0, time_limit=1).start is None
+
+
+def test_a_rejected_warm_start_is_reported_not_dropped_silently():
+    X, y, g = _data(4, n=10)
+    M = big_m(X, lam=1.0, t=1.0)
+    w_far = np.full(2, 10 * M)  # margins far beyond the closed-form big-M: infeasible for the model
+    with pytest.warns(RuntimeWarning, match="exceeds the big-M"):
+        mip = solve_gsvmf(X, y, g, lam=1.0, t=1.0, rho=1.0, time_limit=30, big_m_value=M,
+                          warm_start=(w_far, 0.0, np.ones(10)))
+    assert mip.start.startswith("rejected") and mip.optimal  # solved cold
+    ref = bruteforce_gsvmf(X, y, g, learner=LinearSVMStep(lam=1.0), t=1.0, rho=1.0)
+    assert mip.objective == pytest.approx(ref.objective, abs=1e-5)
+    z_unfair = (g == 1).astype(float)  # OMR gap 1 > epsilon
+    with pytest.warns(RuntimeWarning, match="epsilon"):
+        mip = solve_gsvmf(X, y, g, lam=1.0, t=1.0, epsilon=0.3, time_limit=30,
+                          warm_start=(np.zeros(2), 0.0, z_unfair))
+    assert mip.start.startswith("rejected: F(z)")
+    with pytest.raises(ValueError, match="warm_start"):
+        solve_gsvmf(X, y, g, lam=1.0, warm_start=(np.zeros(3), 0.0, np.ones(10)))
 
 
 @pytest.mark.parametrize("make,t", [(lambda: LinearSVMStep(lam=0.2), 1.0), (lambda: LinearSVMStep(lam=0.0), 0.5),
@@ -145,13 +166,36 @@ def test_black_box_irs_returns_its_best_iterate(learner, t):
     assert res.objective == pytest.approx(min(h["objective"] for h in res.history))
 
 
-def test_irs_path_warm_start_never_worse_than_cold():
+def test_irs_path_keeps_the_better_run_and_its_warm_run_descends_from_the_previous_solution():
+    from goalfit.methods.subdata.framework import selection_costs
+    from goalfit.methods.subdata.zstep import select
+
     X, y, g = _data(9, n=50, d=3)
     rhos = [0.1, 1.0, 5.0]
-    path = irs_path(LinearSVMStep(lam=1.0), X, y, g, rhos, t=1.0)
-    for rho, res in zip(rhos, path):
-        cold = irs(LinearSVMStep(lam=1.0), X, y, g, rho=rho, t=1.0)
-        assert res.objective <= cold.objective + 1e-9
+    L = LinearSVMStep(lam=0.1)
+    path = irs_path(L, X, y, g, rhos, t=1.0)
+    cold_path = irs_path(L, X, y, g, rhos, t=1.0, warm_start=False)
+    improved = 0
+    for k, rho in enumerate(rhos):
+        cold = irs(L, X, y, g, rho=rho, t=1.0)  # independent cold run
+        assert cold_path[k].objective == pytest.approx(cold.objective, abs=1e-9)
+        # wall-clock of the whole call(s): initial fits included, so above the iterations' times
+        assert path[k].seconds > sum(h["seconds"] for h in path[k].history) > 0
+        assert cold.seconds > sum(h["seconds"] for h in cold.history)
+        if k == 0:
+            assert path[0].objective == pytest.approx(cold.objective, abs=1e-9)
+            continue
+        prev = path[k - 1].model
+        warm = irs(L, X, y, g, rho=rho, t=1.0, init_model=prev)
+        assert path[k].objective == pytest.approx(min(cold.objective, warm.objective), abs=1e-9)
+        # the warm run starts at the previous solution with its best selection for this rho ...
+        sel = select(selection_costs(L.outcomes(prev, X, y), 1.0, y), y, g, measure="omr", rho=rho)
+        H_start = sel.value + L.regularizer(prev)
+        assert warm.history[0]["objective_after_zstep"] == pytest.approx(H_start, abs=1e-9)
+        # ... and never ends above it (Prop. 9 from a warm start)
+        assert warm.objective <= H_start + 1e-9
+        improved += warm.objective < cold.objective - 1e-9
+    assert improved == 2  # on this instance the warm start beats the cold run at rho = 1 and 5 (by 0.055)
 
 
 @pytest.mark.parametrize("measure,eps", [("omr", None), ("dp", 0.1)])

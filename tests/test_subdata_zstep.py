@@ -1,4 +1,7 @@
 """Exact z-steps of Ye & Xie against 2^N enumeration, and edge cases."""
+import contextlib
+import signal
+
 import numpy as np
 import pytest
 
@@ -97,6 +100,25 @@ def test_f1_loss_matches_sklearn():
     assert fairness_value("f1", z, y) == pytest.approx(1 - f1_score(y, pred))
 
 
+@contextlib.contextmanager
+def _deadline(seconds):
+    """Fail (instead of hanging) when the block runs longer than ``seconds`` (SIGALRM, Unix)."""
+    if not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def expired(signum, frame):
+        raise TimeoutError(f"did not finish within {seconds} s (a non-terminating loop?)")
+
+    old = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
 @pytest.mark.parametrize("c", [
     np.zeros(6), np.full(6, 1.0), np.full(6, -1.0), np.array([0.1, -0.1, 0.1, -0.1, 0.0, 0.0]),
 ])
@@ -104,9 +126,21 @@ def test_f1_loss_matches_sklearn():
 @pytest.mark.parametrize("y", [np.array([1, -1, -1, -1, -1, -1]), np.array([1, 1, 1, 1, 1, 1]),
                                np.array([1, -1, 1, -1, 1, -1])])
 def test_f1_zstep_terminates_on_edge_cases(c, rho, y):
-    got = select_f1(c, y, rho=rho)
+    with _deadline(10):  # the paper's bisection loops forever on a width-one bracket (erratum)
+        got = select_f1(c, y, rho=rho)
     ref = select_bruteforce(c, y, measure="f1", rho=rho)
     assert got.value == pytest.approx(ref.value, rel=1e-12, abs=1e-12)
+
+
+def test_f1_zstep_terminates_on_large_inputs_within_its_pass_bound():
+    rng = np.random.default_rng(11)
+    for n in (1, 2, 3, 1000, 20001):
+        y = np.where(rng.random(n) < 0.3, 1, -1)
+        y[0] = 1
+        c = rng.normal(size=n) / n
+        with _deadline(20):
+            got = select_f1(c, y, rho=float(rng.choice([0.0, 0.5, 50.0])))
+        assert got.z.shape == (n,) and 0.0 <= got.fairness <= 1.0
 
 
 def test_f1_zstep_selects_when_f1_term_favours_it_although_no_cost_is_negative():
@@ -137,6 +171,36 @@ def test_multiclass_zstep_equals_enumeration():
             corr = (a == y).astype(float)
             best = min(best, cost + rho * abs(corr[g == 1].mean() - corr[g == -1].mean()))
         assert got.value == pytest.approx(best, abs=1e-12)
+
+
+def test_multiclass_constraint_zstep_equals_enumeration():
+    """The epsilon (constraint) form of the multiclass z-step against 2^N x K^N enumeration."""
+    rng = np.random.default_rng(12)
+    checked = 0
+    for k in range(90):
+        n, K = int(rng.integers(2, 7)), int(rng.integers(2, 4))
+        U = rng.uniform(0, 3, (n, K))
+        y = rng.integers(0, K, n)
+        g = rng.choice([-1, 1], n)
+        if len(set(g.tolist())) < 2:
+            continue
+        t, rho, eps = 1.0, float(rng.choice([0.0, 0.3, 2.0])), [0.0, 0.1, 0.3][k % 3]
+        got = select_multiclass(U, y, g, t=t, rho=rho, epsilon=eps)
+        corr_got = got.z[np.arange(n), y]
+        F_got = abs(corr_got[g == 1].mean() - corr_got[g == -1].mean())
+        assert F_got <= eps + 1e-9 and got.fairness == pytest.approx(F_got)
+        best = np.inf
+        for assign in np.ndindex(*([K] * n)):
+            a = np.array(assign)
+            corr = (a == y).astype(float)
+            F = abs(corr[g == 1].mean() - corr[g == -1].mean())
+            if F > eps + 1e-9:
+                continue
+            cost = sum((U[i, j] - t) for i in range(n) for j in range(K) if j != y[i] and a[i] != j) / n
+            best = min(best, cost + rho * F)
+        assert got.value == pytest.approx(best, abs=1e-12)
+        checked += 1
+    assert checked > 60
 
 
 def test_zstep_is_fast_enough_for_large_n_and_exact_against_alg1():

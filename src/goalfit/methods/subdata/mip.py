@@ -47,6 +47,10 @@ class MIPResult:
     seconds : float
     fairness : float
         ``F(z)`` at the incumbent.
+    start : str or None
+        What became of a ``warm_start``: None (none given), ``"accepted"`` (a feasible
+        incumbent SCIP starts from) or ``"rejected: <reason>"`` (infeasible for the model; a
+        RuntimeWarning says why; the solve ran cold).
     """
 
     w: np.ndarray
@@ -58,6 +62,7 @@ class MIPResult:
     status: str
     seconds: float
     fairness: float = float("nan")
+    start: str | None = None
 
     @property
     def optimal(self) -> bool:
@@ -161,7 +166,11 @@ def solve_gsvmf(X, y, g=None, *, measure: str = "omr", lam: float = 1.0, t: floa
         Overrides the closed-form big-M (needed for ``lam = 0`` with ``formulation="big_m"``).
     formulation : {"big_m", "indicator"}
     warm_start : (w, b, z), optional
-        A starting incumbent (e.g. the IRS solution).
+        A starting incumbent (e.g. the IRS solution): ``w`` of shape (d,), ``b`` float, ``z``
+        of shape (n,). It is checked against the model first (a start whose margins exceed the
+        big-M, or that violates ``epsilon``, is infeasible); ``MIPResult.start`` records whether
+        SCIP accepted it, and a rejected start raises a RuntimeWarning instead of being dropped
+        silently.
     threads : int
     verbose : bool
 
@@ -210,22 +219,37 @@ def solve_gsvmf(X, y, g=None, *, measure: str = "omr", lam: float = 1.0, t: floa
     else:
         _add_fairness(m, phi, z, alpha, kappa, epsilon)
     m.setObjective(sum(cw[i] * (s[i] - t * z[i]) for i in range(n)) + lam * theta + rho * phi, "minimize")
+    start = None
     if warm_start is not None:
-        _add_start(m, X, y, warm_start, w, b, u, s, z, theta, phi, measure, g, t)
+        start = _add_start(m, X, y, warm_start, w, b, u, s, z, theta, phi, measure, g,
+                           M if formulation == "big_m" else None, epsilon)
     m.optimize()
     status, obj, bound, gap, secs = _finish(m, t0)
     if m.getNSols() == 0:
-        return MIPResult(np.full(d, np.nan), np.nan, np.full(n, np.nan), obj, bound, gap, status, secs)
+        return MIPResult(np.full(d, np.nan), np.nan, np.full(n, np.nan), obj, bound, gap, status, secs,
+                         start=start)
     wv = np.array([m.getVal(v) for v in w])
     zv = np.round([m.getVal(v) for v in z]).astype(float)
     F = fairness_value(measure, zv, y, g)
-    return MIPResult(wv, m.getVal(b), zv, obj, bound, gap, status, secs, F)
+    return MIPResult(wv, m.getVal(b), zv, obj, bound, gap, status, secs, F, start)
 
 
-def _add_start(m, X, y, start, w, b, u, s, z, theta, phi, measure, g, t):
+def _add_start(m, X, y, start, w, b, u, s, z, theta, phi, measure, g, M, epsilon) -> str:
+    """Give SCIP ``start = (w, b, z)`` as a starting incumbent; returns ``MIPResult.start``.
+
+    In SCIP's problem stage ``addSol`` stores a solution without checking it (an infeasible
+    one is discarded later, silently), so the start is checked against the original model
+    first and only a feasible one is added; a rejection is warned about with its reason.
+    """
+    import warnings
+
     wv, bv, zv = start
     wv, zv = np.asarray(wv, float), np.asarray(zv, float)
+    if wv.shape != (len(w),) or zv.shape != (len(z),) or not np.isin(zv, (0.0, 1.0)).all():
+        raise ValueError(f"warm_start must be (w of shape ({len(w)},), b, z of shape ({len(z)},) with 0/1 "
+                         f"entries), got shapes {wv.shape}, {zv.shape}")
     uv = np.maximum(0.0, 1.0 - y * (X @ wv + bv))
+    F = float(fairness_value(measure, zv, y, g))
     sol = m.createSol()
     for j, v in enumerate(w):
         m.setSolVal(sol, v, float(wv[j]))
@@ -235,8 +259,20 @@ def _add_start(m, X, y, start, w, b, u, s, z, theta, phi, measure, g, t):
         m.setSolVal(sol, s[i], float(uv[i] * zv[i]))
         m.setSolVal(sol, z[i], float(zv[i]))
     m.setSolVal(sol, theta, float(wv @ wv))
-    m.setSolVal(sol, phi, float(fairness_value(measure, zv, y, g)))
-    m.addSol(sol, free=True)
+    m.setSolVal(sol, phi, F)
+    if m.checkSol(sol, printreason=False, original=True):
+        if m.addSol(sol, free=True):
+            return "accepted"
+        reason = "SCIP did not store it"
+    elif M is not None and uv.max() > M:
+        reason = f"a margin u_i = {uv.max():.4g} exceeds the big-M {M:.4g} (u <= M is part of the model)"
+    elif epsilon is not None and F > epsilon:
+        reason = f"F(z) = {F:.4g} > epsilon = {epsilon}"
+    else:
+        reason = "infeasible for the model"
+    m.freeSol(sol)
+    warnings.warn(f"warm start rejected: {reason}; SCIP starts without it", RuntimeWarning, stacklevel=3)
+    return f"rejected: {reason}"
 
 
 def solve_gsvmf_milp(X, y, g=None, *, measure: str = "omr", t: float = 1.0, rho: float = 0.0,

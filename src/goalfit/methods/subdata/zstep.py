@@ -283,12 +283,19 @@ def select_f1(costs, y, *, rho: float = 0.0, epsilon: float | None = None) -> Se
         return c[sp][k - 1] + gval(k) - gval(k - 1)
 
     lo, hi = np.zeros(Nm + 1, np.int64), np.full(Nm + 1, Np, np.int64)
-    while (lo < hi).any():  # upper-mid bisection: terminates (width shrinks every pass)
-        mid = (lo + hi + 1) // 2
+    # upper-mid bisection: every pass at least halves each bracket [lo, hi] (width Np at most),
+    # so Np.bit_length() + 1 passes suffice; the cap turns a regression into an error, not a hang
+    for _ in range(int(Np).bit_length() + 1):
         active = lo < hi
+        if not active.any():
+            break
+        mid = (lo + hi + 1) // 2
         ok = marginal(np.maximum(mid, 1)) <= 0
         lo = np.where(active & ok, mid, lo)
         hi = np.where(active & ~ok, mid - 1, hi)
+    else:
+        if (lo < hi).any():
+            raise RuntimeError("select_f1: the bisection did not converge within its pass bound")
     kp = lo
     feasible = np.ones(Nm + 1, bool)
     if epsilon is not None:
