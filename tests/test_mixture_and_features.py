@@ -78,7 +78,7 @@ FEATURE_GOALS = {
         "kl_quantification", gf.fbeta(2.0, 1), gf.cost_sensitive_loss([[0, 1], [3, 0]]), gf.coverage_deviation(),
         gf.demographic_parity_difference(), gf.equal_opportunity_difference(method="to_overall"),
         gf.demographic_parity_ratio(), gf.precision(1), gf.precision(1, group="F") - gf.precision(1, group="M"),
-        gf.true_positive_rate(group="F") - 0.5 * gf.coverage(1)],
+        gf.true_positive_rate(group="F") - 0.5 * gf.coverage(1), gf.macro_f1_over_groups()],
     3: ["error", "hmean", "gmean", "qmean", "minmax_recall", "micro_f1", "macro_f1", "kl_quantification",
         gf.coverage_deviation(), gf.demographic_parity_difference(), gf.fbeta(1.0, 2)],
 }

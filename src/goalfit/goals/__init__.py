@@ -27,7 +27,7 @@ from .fairness import (
 )
 from .metrics import (
     BalancedErrorRate, CostSensitiveLoss, CoverageDeviation, ErrorRate, FBetaLoss, GMeanLoss,
-    HMeanLoss, KLQuantification, MacroF1Loss, MicroF1Loss, MinMaxRecallLoss, QMeanLoss,
+    HMeanLoss, KLQuantification, MacroF1Loss, MacroF1OverGroupsLoss, MicroF1Loss, MinMaxRecallLoss, QMeanLoss,
 )
 from .blackbox import (
     BlackBoxMetric, ConfusionMetric, as_blackbox_metric, error_loss, gmean_loss, macro_f1_over_groups_loss,
@@ -85,6 +85,11 @@ def micro_f1(default_class=None):
 def macro_f1():
     """Macro-F1 loss (see :class:`MacroF1Loss`)."""
     return MacroF1Loss()
+
+
+def macro_f1_over_groups(column=None, label=None):
+    """Macro F1 over the groups of a column, as a loss (see :class:`MacroF1OverGroupsLoss`)."""
+    return MacroF1OverGroupsLoss(column, label)
 
 
 def kl_quantification():

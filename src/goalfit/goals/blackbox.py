@@ -10,7 +10,7 @@ Built-ins (§6, the notes' I.2.4 formulas):
 
 * :func:`gmean_loss` -- ``1 - sqrt(TPR * TNR)`` (§6.1, §6.5), the core's :class:`GMeanLoss`;
 * :func:`macro_f1_over_groups_loss` -- ``1 - (1/G) sum_G F1_G`` with F1 of the positive class
-  on each group's examples (§6.2), the core's :class:`FBetaLoss` per group;
+  on each group's examples (§6.2), the core's :class:`MacroF1OverGroupsLoss`;
 * :func:`error_loss` -- the 0-1 error (§6.4), the core's :class:`ErrorRate`;
 * :func:`precision_at_k_loss` and :func:`prbep_loss` -- ``1 - precision@K`` (top-K scores) and
   ``1 - PRBEP`` (precision@K with K = number of positives, §6.3), ranking metrics of scores.
@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..confusion import ConfusionSpace
-from .metrics import ErrorRate, FBetaLoss, GMeanLoss
+from .metrics import ErrorRate, GMeanLoss, MacroF1OverGroupsLoss
 
 __all__ = [
     "BlackBoxMetric", "ConfusionMetric", "as_blackbox_metric", "gmean_loss", "macro_f1_over_groups_loss",
@@ -163,10 +163,7 @@ def _error_terms(space):
 
 
 def _macro_f1_terms(space):
-    if "group" not in space.cells.columns:
-        return [(1.0, FBetaLoss(1.0))]
-    values = space.column_values("group")
-    return [(1.0 / len(values), FBetaLoss(1.0, group={"group": v})) for v in values]
+    return [(1.0, MacroF1OverGroupsLoss())]  # groups: the space's one column "group", if any
 
 
 def gmean_loss() -> ConfusionMetric:
@@ -183,14 +180,23 @@ def macro_f1_over_groups_loss() -> ConfusionMetric:
     """``1 - (1/G) sum_G F1_G``: one minus the macro F-measure across groups (§6.2).
 
     ``F1_G = 2 P_G R_G / (P_G + R_G)`` of the positive class on the examples of group G
-    (the core's ``FBetaLoss(1, group=G)``; 0 when the group has neither a positive example nor
-    a positive prediction). Needs ``groups``; without them it is ``1 - F1``.
+    (the core's :class:`MacroF1OverGroupsLoss`, also a ``GoalClassifier`` objective; 0 when the
+    group has neither a positive example nor a positive prediction). Needs ``groups``; without
+    them it is ``1 - F1``.
     """
     return ConfusionMetric(_macro_f1_terms, "macro_f1_over_groups_loss")
 
 
 class _TopKMetric(BlackBoxMetric):
-    """``1 - precision@K`` of the top-K scores (ties broken by position)."""
+    """``1 - precision@K`` of the top-K scores (ties broken by position), over all examples.
+
+    Raises
+    ------
+    ValueError
+        On evaluation with ``groups`` (a ranking over all examples has no per-group form
+        here; slice the surrogates with ``surrogate_groups`` instead of ``sensitive_features``),
+        with no positive example (PRBEP) or K above the number of examples.
+    """
 
     def __init__(self, k=None, name="prbep_loss"):
         super().__init__(None, response="score", name=name)
@@ -199,6 +205,9 @@ class _TopKMetric(BlackBoxMetric):
         self.k = None if k is None else int(k)
 
     def evaluate_many(self, y_true, S, groups=None) -> np.ndarray:
+        if groups is not None:
+            raise ValueError(f"{self.name} ranks all examples together and takes no groups; pass the "
+                             "surrogates' slices as surrogate_groups=..., not sensitive_features=...")
         y, S, _ = _check(y_true, S, None)
         S = np.atleast_2d(S)
         k = int(y.sum()) if self.k is None else self.k

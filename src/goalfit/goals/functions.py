@@ -225,6 +225,12 @@ class FeatureFunction(BoundFunction):
         f = self._features
         return (f.U.T @ f.gradient(f.U @ np.asarray(C).ravel())).reshape(self.shape)
 
+    def values(self, Cs) -> np.ndarray:
+        """Values at a stack of tensors, shape (T,): the features of all T at once."""
+        f = self._features
+        Z = np.asarray(Cs, dtype=float).reshape(len(Cs), -1) @ f.U.T
+        return np.array([f.value(z) for z in Z], dtype=float)
+
     def features(self):
         return self._features
 

@@ -22,7 +22,7 @@ EPS = 1e-7
 
 __all__ = [
     "ErrorRate", "BalancedErrorRate", "CostSensitiveLoss", "FBetaLoss", "MicroF1Loss",
-    "MacroF1Loss", "HMeanLoss", "GMeanLoss", "QMeanLoss", "MinMaxRecallLoss",
+    "MacroF1Loss", "MacroF1OverGroupsLoss", "HMeanLoss", "GMeanLoss", "QMeanLoss", "MinMaxRecallLoss",
     "KLQuantification", "CoverageDeviation",
 ]
 
@@ -288,6 +288,86 @@ class MacroF1Loss(_Named):
             return np.concatenate([g_tp, g_den, g_den])
 
         return FeatureFunction(space.shape, U, value, gradient, kind="nonconvex", smooth=True, name=self.name)
+
+
+class MacroF1OverGroupsLoss(_Named):
+    """``1 - (1/G) sum_G F1_G``: one minus the F1 of one class averaged over the groups of a column.
+
+    ``F1_G = 2 TP_G / (2 TP_G + FN_G + FP_G)`` on the cells of group G (the macro F-measure
+    across protected groups of Jiang et al., ICML 2020, §6.2, with the notes' I.2.4 formula);
+    a group with neither an example of the class nor a prediction of it has F1_G = 0
+    (scikit-learn's zero_division=0, as :class:`FBetaLoss`). Each group's F1 is a ratio of
+    linear forms in its own cells, but their average is not pseudo-convex (a sum of ratios,
+    Narasimhan, Cotter & Gupta 2019), so the bound function is ``kind="nonconvex"`` and smooth:
+    the plug-in methods do not choose it automatically; ``method="frank_wolfe"`` runs Frank-Wolfe
+    on it as a heuristic (each group's F1 is maximized by a threshold on that group's class
+    probability, which the plug-in oracle's per-cell costs can express).
+
+    Parameters
+    ----------
+    column : str, optional
+        The slicing column whose values are the groups. Default: the only slicing column of
+        the space; with no slicing column the whole data is one group (the loss is ``1 - F1``).
+    label : class label, optional
+        The class whose F1 is averaged (default the positive class of a binary problem).
+
+    Raises
+    ------
+    ValueError
+        At bind: ``column`` is None while the space has several slicing columns, or it is
+        unknown.
+    """
+
+    is_smooth = True
+
+    def __init__(self, column=None, label=None):
+        self.column, self.label = column, label
+        args = ([] if column is None else [f"column={column!r}"]) + ([] if label is None else [f"label={label!r}"])
+        self.name = "macro_f1_over_groups" + (f"({', '.join(args)})" if args else "")
+
+    def _groups(self, space):
+        cols = list(space.cells.columns)
+        if self.column is None and len(cols) > 1:
+            raise ValueError(f"{self.name}: the space has several slicing columns {cols}; name the groups' "
+                             "column, e.g. macro_f1_over_groups('sex')")
+        column = self.column if self.column is not None else (cols[0] if cols else None)
+        if column is None:
+            return [None]
+        return [{str(column): v} for v in space.column_values(column)]
+
+    def bind(self, space):
+        k = space.default_positive() if self.label is None else space.class_code(self.label)
+        n = space.n_classes
+        tp = np.zeros((n, n)); tp[k, k] = 1
+        fn = np.zeros((n, n)); fn[k, :] = 1; fn[k, k] = 0
+        fp = np.zeros((n, n)); fp[:, k] = 1; fp[k, k] = 0
+        rows = []
+        for group in self._groups(space):
+            g = _group_weights(space, group)
+            rows += [(g * tp).ravel(), (g * fn).ravel(), (g * fp).ravel()]
+        # bound methods (not closures) so that functions bound to this metric pickle
+        return FeatureFunction(space.shape, np.vstack(rows), self._value, self._gradient, kind="nonconvex",
+                               smooth=True, name=self.name)
+
+    @staticmethod
+    def _split(z):
+        z = np.asarray(z, dtype=float).reshape(-1, 3)
+        return z[:, 0], z[:, 1], z[:, 2]
+
+    def _value(self, z):
+        tp, fn, fp = self._split(z)
+        den = 2 * tp + fn + fp
+        f = np.where(den > 1e-15, 2 * tp / np.where(den > 1e-15, den, 1.0), 0.0)
+        return float(1.0 - f.mean())
+
+    def _gradient(self, z):
+        tp, fn, fp = self._split(z)
+        G = len(tp)
+        den = np.maximum(2 * tp + fn + fp, EPS)
+        # dF/dTP = 2 (FN + FP) / den^2, dF/dFN = dF/dFP = -2 TP / den^2; the loss is 1 - mean F
+        d_tp = -2.0 * (fn + fp) / den**2 / G
+        d_err = 2.0 * tp / den**2 / G
+        return np.column_stack([d_tp, d_err, d_err]).ravel()
 
 
 class KLQuantification(_Named):

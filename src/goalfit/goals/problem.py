@@ -25,6 +25,7 @@ OBJECTIVES = {
     "f1": _m.FBetaLoss,
     "micro_f1": _m.MicroF1Loss,
     "macro_f1": _m.MacroF1Loss,
+    "macro_f1_over_groups": _m.MacroF1OverGroupsLoss,
     "kl_quantification": _m.KLQuantification,
 }
 
