@@ -17,6 +17,11 @@ def _one_thread():
         yield
 
 
+def _loss(model, X, y, **kw):
+    """The metric value of ``model.evaluate`` (a dict, as GoalClassifier's)."""
+    return model.evaluate(X, y, **kw)["objective"]["value"]
+
+
 def test_simulated_gmean_ordering_proposed_postshift_logreg():
     """Jiang et al. Table 2 on one seed: proposed < post-shift < logistic regression (= 1)."""
     X, y = make_jiang_simulated(5000, random_state=2)
@@ -25,7 +30,7 @@ def test_simulated_gmean_ordering_proposed_postshift_logreg():
     ps = gf.BlackBoxPostShiftClassifier("gmean").fit(X, y)
     est = gf.AdaptiveSurrogateClassifier("gmean", sigma=0.5, step_size=0.5, n_iter=100, eval_every=5,
                                          random_state=2).fit(X, y)
-    proposed, post = est.evaluate(Xt, yt), ps.evaluate(Xt, yt)
+    proposed, post = _loss(est, Xt, yt), _loss(ps, Xt, yt)
     assert lr == pytest.approx(1.0)  # logistic regression predicts all negative
     assert 0.42 < post < 0.56  # the paper: 0.498
     assert proposed < post - 0.05  # the paper: 0.344
@@ -36,8 +41,30 @@ def test_simulated_gmean_ordering_proposed_postshift_logreg():
     it = est.metric_path_[:, 0].astype(int)
     assert est.best_iteration_ in it
     assert est.validation_metric_ == pytest.approx(est.metric_path_[:, 1].min())
-    assert est.validation_metric_ == pytest.approx(est.evaluate(X, y))
+    assert est.validation_metric_ == pytest.approx(_loss(est, X, y))
     np.testing.assert_array_equal(est.predict(Xt), (est.decision_function(Xt) > 0).astype(int))
+
+
+def test_evaluate_has_the_goal_classifier_layout():
+    """evaluate: {"objective": {name, value}, "constraints": [], "accuracy"}, as GoalClassifier."""
+    X, y, g = _groups_data(2)
+    est = gf.AdaptiveSurrogateClassifier("macro_f1_over_groups", n_iter=4, eval_every=2, init="logistic",
+                                         sigma=0.3, random_state=0).fit(X, y, sensitive_features=g)
+    out = est.evaluate(X, y, sensitive_features=g)
+    core = gf.GoalClassifier(objective="error").fit(X, y, sensitive_features=g).evaluate(X, y, sensitive_features=g)
+    assert set(out) == set(core) and out["constraints"] == []
+    assert set(out["objective"]) == set(core["objective"]) == {"name", "value"}
+    assert out["objective"]["name"] == "macro_f1_over_groups_loss"
+    from sklearn.metrics import f1_score
+
+    pred = est.predict(X)
+    ref = np.mean([f1_score(y[g == v], pred[g == v], pos_label="yes") for v in ("F", "M")])
+    assert out["objective"]["value"] == pytest.approx(1 - ref, abs=1e-12)
+    assert out["accuracy"] == pytest.approx(np.mean(pred == y), abs=1e-12)
+    ps = gf.BlackBoxPostShiftClassifier("gmean").fit(X, y)
+    assert set(ps.evaluate(X, y)) == {"objective", "constraints", "accuracy"}
+    with pytest.raises(ValueError, match="not in classes_"):
+        est.evaluate(X, np.where(y == "yes", "maybe", y), sensitive_features=g)
 
 
 def _groups_data(seed=0, n=900):
@@ -56,16 +83,16 @@ def test_macro_f_with_validation_set_and_restarts():
     est.fit(X[tr], y[tr], sensitive_features=g[tr], X_val=X[va], y_val=y[va], sensitive_features_val=g[va])
     assert est.surrogate_names_ == ["hinge_pos[F]", "hinge_neg[F]", "hinge_pos[M]", "hinge_neg[M]"]
     assert len(est.result_.paths) == 2
-    assert est.validation_metric_ == pytest.approx(est.evaluate(X[va], y[va], sensitive_features=g[va]))
+    assert est.validation_metric_ == pytest.approx(_loss(est, X[va], y[va], sensitive_features=g[va]))
     assert est.validation_metric_ == pytest.approx(min(p.best_metric for p in est.result_.paths))
     assert set(est.predict(X[va])) <= {"yes", "no"}
     ps = gf.BlackBoxPostShiftClassifier("macro_f1_over_groups").fit(
         X[tr], y[tr], sensitive_features=g[tr], X_val=X[va], y_val=y[va], sensitive_features_val=g[va])
-    assert ps.validation_metric_ == pytest.approx(ps.evaluate(X[va], y[va], sensitive_features=g[va]))
+    assert ps.validation_metric_ == pytest.approx(_loss(ps, X[va], y[va], sensitive_features=g[va]))
     rf = gf.RelaxedFMClassifier().fit(X[tr], y[tr], sensitive_features=g[tr], X_val=X[va], y_val=y[va],
                                       sensitive_features_val=g[va])
     assert rf.validation_metric_ == pytest.approx(min(v for _, v in rf.metric_path_))
-    assert rf.validation_metric_ == pytest.approx(rf.evaluate(X[va], y[va], sensitive_features=g[va]))
+    assert rf.validation_metric_ == pytest.approx(_loss(rf, X[va], y[va], sensitive_features=g[va]))
     clone(est)  # scikit-learn conventions
     again = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(again.decision_function(X[va]), est.decision_function(X[va]))
@@ -101,7 +128,7 @@ def test_torch_module_and_adagrad():
     with torch.no_grad():
         s = est.module_(torch.as_tensor(X, dtype=torch.float64)).numpy().ravel()
     np.testing.assert_allclose(est.decision_function(X), s, atol=1e-10)
-    assert est.validation_metric_ == pytest.approx(est.evaluate(X, y))
+    assert est.validation_metric_ == pytest.approx(_loss(est, X, y))
     lin = gf.AdaptiveSurrogateClassifier("gmean", projection="adagrad", n_iter=3, eval_every=3,
                                          random_state=0).fit(X, y)
     assert lin.coef_.shape == (2,)

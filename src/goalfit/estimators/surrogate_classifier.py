@@ -137,13 +137,46 @@ class _BlackBoxBase(ClassifierMixin, BaseEstimator):
         """Predicted labels, ``classes_[1]`` where the score is positive; shape (n_samples,)."""
         return self._labels(self.decision_function(X))
 
-    def evaluate(self, X, y, *, sensitive_features=None) -> float:
-        """The black-box metric (a loss, lower is better) of this classifier on ``(X, y)``."""
+    def evaluate(self, X, y, *, sensitive_features=None) -> dict:
+        """The black-box metric and the accuracy of this classifier on ``(X, y)``.
+
+        The same layout as :meth:`goalfit.GoalClassifier.evaluate` (the goal-vocabulary
+        reports read it): the metric is the objective, there are no constraints.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Labels among ``classes_``.
+        sensitive_features : array-like of shape (n_samples,), optional
+            Groups, for metrics that use them (macro-F over groups); required if the model
+            was fitted with them and the metric reads groups.
+
+        Returns
+        -------
+        dict
+            ``{"objective": {"name": metric_.name, "value": loss}, "constraints": [],
+            "accuracy": float}``; the loss is lower-is-better (e.g. ``1 - macro-F``), the
+            accuracy the share of ``predict(X) == y``, both in [0, 1].
+
+        Raises
+        ------
+        ValueError
+            If ``y`` holds labels outside ``classes_``, lengths differ, or a group was not
+            seen at fit time.
+        """
         check_is_fitted(self, "classes_")
         y = column_or_1d(y)
+        unknown = set(np.unique(y).tolist()) - set(self.classes_.tolist())
+        if unknown:
+            raise ValueError(f"y has labels {sorted(unknown)} not in classes_ {self.classes_.tolist()}")
         s = self.decision_function(X)
+        if len(s) != len(y):
+            raise ValueError(f"X has {len(s)} rows but y has {len(y)} (labels mismatch)")
         g = self._codes(_one_column(sensitive_features, len(y), "sensitive_features"))
-        return self.metric_(np.asarray(y == self.classes_[1], dtype=int), s, g)
+        value = self.metric_(np.asarray(y == self.classes_[1], dtype=int), s, g)
+        return {"objective": {"name": self.metric_.name, "value": float(value)}, "constraints": [],
+                "accuracy": float(np.mean(self._labels(s) == y))}
 
 
 class AdaptiveSurrogateClassifier(_BlackBoxBase):
