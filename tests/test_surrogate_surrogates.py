@@ -91,3 +91,35 @@ def test_errors(data):
         sur.values(np.full(len(y), np.nan))
     with pytest.raises(ValueError, match="shape"):
         sur.values(np.zeros(3))
+
+
+# ------------------------------------------------------------------ Relaxed-FM (§6.2 baseline)
+def test_relaxed_f_measure_is_a_finite_lower_bound_with_correct_derivatives():
+    """F~ <= F for hinge counts, a positive denominator even when the hinge count of false
+    negatives exceeds n+ (positives scored far below 0), and derivatives by finite differences."""
+    from goalfit.methods.surrogate.baselines import relaxed_f_measure
+
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(200) < 0.3, 1, -1)
+    for shift in (0.0, -3.0, -10.0):  # -10: every positive far on the wrong side, FN~ >> n+
+        s = rng.normal(size=200) + 0.8 * y + shift
+        pos, neg = y == 1, y == -1
+        fn_h, fp_h = np.maximum(0, 1 - s[pos]).sum(), np.maximum(0, 1 + s[neg]).sum()
+        tp, fn, fp = np.sum(s[pos] > 0), np.sum(s[pos] <= 0), np.sum(s[neg] > 0)
+        f, d_fn, d_fp = relaxed_f_measure([fn_h], [fp_h], [pos.sum()])
+        assert np.isfinite(f).all() and f[0] <= 2 * tp / (2 * tp + fn + fp) + 1e-12
+        if shift == -10.0:
+            assert 2 * pos.sum() - fn_h + fp_h < 0  # the uncapped denominator would be negative
+            assert f[0] == 0.0 and d_fn[0] == 0.0 and d_fp[0] == 0.0
+    fn_h, fp_h, n = np.array([10.0, 3.0]), np.array([7.0, 2.0]), np.array([30.0, 12.0])
+    f, d_fn, d_fp = relaxed_f_measure(fn_h, fp_h, n)
+    np.testing.assert_allclose(f, 2 * (n - fn_h) / (2 * n - fn_h + fp_h))
+    h = 1e-6
+    np.testing.assert_allclose(d_fn, (relaxed_f_measure(fn_h + h, fp_h, n)[0] - relaxed_f_measure(fn_h - h, fp_h, n)[0])
+                               / (2 * h), rtol=1e-6)
+    np.testing.assert_allclose(d_fp, (relaxed_f_measure(fn_h, fp_h + h, n)[0] - relaxed_f_measure(fn_h, fp_h - h, n)[0])
+                               / (2 * h), rtol=1e-6)
+    with pytest.raises(ValueError, match="at least one positive"):
+        relaxed_f_measure([0.0], [1.0], [0])
+    with pytest.raises(ValueError, match="non-negative"):
+        relaxed_f_measure([-1.0], [1.0], [3])

@@ -11,14 +11,17 @@
   ``FN~_G = sum_{pos in G} max(0, 1 - s_i) >= FN_G`` and
   ``FP~_G = sum_{neg in G} max(0, 1 + s_j) >= FP_G`` (a lower bound of F_G, since F_G increases
   in TP and decreases in FP), maximized by L-BFGS-B; as in the paper the iterate with the best
-  validation metric is kept.
+  validation metric is kept. The hinge count ``FN~_G`` exceeds ``n+_G`` when positives score
+  below 0 on average, and the denominator can then reach 0 or below; ``FN~_G`` is capped at
+  ``n+_G`` (still an upper bound of ``FN_G <= n+_G``), which keeps the denominator
+  ``>= n+_G + FP~_G > 0`` (:func:`relaxed_f_measure`).
 """
 from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import minimize
 
-__all__ = ["best_threshold", "relaxed_macro_f1"]
+__all__ = ["best_threshold", "relaxed_f_measure", "relaxed_macro_f1"]
 
 
 def best_threshold(scores, y, metric, groups=None, *, grid_size=1000, chunk_elements=4_000_000):
@@ -57,6 +60,46 @@ def best_threshold(scores, y, metric, groups=None, *, grid_size=1000, chunk_elem
     return float(grid[k]), float(vals[k])
 
 
+def relaxed_f_measure(fn, fp, n_pos):
+    """Relaxed F-measure per group and its derivatives in the relaxed counts.
+
+    ``F~ = 2 (n+ - FN') / (2 n+ - FN' + FP~)`` with ``FN' = min(FN~, n+)``: a lower bound of
+    the F-measure whenever ``FN~ >= FN`` and ``FP~ >= FP`` (F decreases in FN and FP). The cap
+    keeps the denominator ``>= n+ + FP~ > 0``; beyond it the derivative in ``FN~`` is 0.
+
+    Parameters
+    ----------
+    fn, fp : arrays of shape (G,)
+        Relaxed false-negative and false-positive counts (sums of hinge losses), ``>= 0``.
+    n_pos : array of shape (G,)
+        Positive examples per group, ``> 0``.
+
+    Returns
+    -------
+    (f, d_fn, d_fp) : arrays of shape (G,)
+        F~ per group and its partial derivatives in ``FN~`` and ``FP~``.
+
+    Raises
+    ------
+    ValueError
+        If a group has no positive example (F undefined), or counts are negative or NaN.
+    """
+    fn, fp, n_pos = (np.asarray(a, dtype=float) for a in (fn, fp, n_pos))
+    if not (n_pos > 0).all():
+        raise ValueError("Relaxed-FM needs at least one positive example in every group (F1 is undefined "
+                         f"otherwise); positives per group: {n_pos.tolist()}")
+    if not ((fn >= 0).all() and (fp >= 0).all()):
+        raise ValueError("relaxed counts must be non-negative (and not NaN)")
+    capped = fn >= n_pos
+    fn_c = np.minimum(fn, n_pos)
+    den = 2 * n_pos - fn_c + fp  # >= n_pos + fp > 0
+    f = 2 * (n_pos - fn_c) / den
+    # dF/dFN = (-2 den + 2 (n+ - FN)) / den^2 = -2 (n+ + FP) / den^2 ; dF/dFP = -2 (n+ - FN) / den^2
+    d_fn = np.where(capped, 0.0, -2 * (n_pos + fp) / den**2)
+    d_fp = -2 * (n_pos - fn_c) / den**2
+    return f, d_fn, d_fp
+
+
 def relaxed_macro_f1(problem, theta0, *, max_iter=200):
     """Relaxed-FM: maximize the hinge-relaxed macro-F over groups; keep the best validation iterate.
 
@@ -75,7 +118,7 @@ def relaxed_macro_f1(problem, theta0, *, max_iter=200):
     Raises
     ------
     ValueError
-        If the surrogates are not hinge (pos, neg) pairs.
+        If the surrogates are not hinge (pos, neg) pairs, or a group has no positive example.
     """
     sur = problem.surrogates
     pairs = list(zip(sur.surrogates[0::2], sur.surrogates[1::2]))
@@ -88,15 +131,11 @@ def relaxed_macro_f1(problem, theta0, *, max_iter=200):
     def negative_relaxed_f(theta):
         s = problem.scorer.scores(theta)
         v = sur.values(s)
-        fn, fp = v[0::2] * n_pos, v[1::2] * n_neg
-        den = 2 * n_pos - fn + fp
-        f = 2 * (n_pos - fn) / den
-        # dF/dFN = (-2 den + 2 (n+ - FN)) / den^2 = -2 (n+ + FP) / den^2 ; dF/dFP = -2 (n+ - FN) / den^2
-        dv = np.empty(len(v))
-        dv[0::2] = -2 * (n_pos + fp) / den**2 * n_pos
-        dv[1::2] = -2 * (n_pos - fn) / den**2 * n_neg
+        f, d_fn, d_fp = relaxed_f_measure(v[0::2] * n_pos, v[1::2] * n_neg, n_pos)
+        dv = np.empty(len(v))  # chain rule through FN~ = n+ * phi_pos, FP~ = n- * phi_neg
+        dv[0::2], dv[1::2] = d_fn * n_pos, d_fp * n_neg
         G = len(n_pos)
-        return -f.mean(), problem.scorer.backprop(theta, -(dv / G) @ sur.score_jacobian(s))
+        return -f.mean(), problem.scorer.backprop(theta, sur.score_vjp(s, -dv / G))
 
     iterates = [np.asarray(theta0, dtype=float).copy()]
     minimize(negative_relaxed_f, iterates[0], jac=True, method="L-BFGS-B",

@@ -46,7 +46,8 @@ class ProjectionResult:
     objective : float
         ``||(phi(theta) - u~)_+||^2`` at the end.
     n_iter : int
-        Optimizer iterations (or steps).
+        Optimizer iterations (L-BFGS) or steps (Adagrad) taken by this projection; 0 when the
+        start already meets the target (objective <= ``tol``).
     """
 
     theta: np.ndarray
@@ -64,7 +65,7 @@ def projection_objective(scorer, surrogates, theta, target):
     """
     s = scorer.scores(theta)
     excess = np.maximum(surrogates.values(s) - target, 0.0)
-    g_scores = 2.0 * excess @ surrogates.score_jacobian(s)
+    g_scores = surrogates.score_vjp(s, 2.0 * excess)
     return float(excess @ excess), scorer.backprop(theta, g_scores)
 
 
@@ -179,17 +180,22 @@ class Projector:
             loss.backward()
             return loss
 
-        n_iter = 0
+        n_iter = 0  # steps taken in this call
         if self.solver == "adagrad":
-            for n_iter in range(1, self.max_iter + 1):
+            for _ in range(self.max_iter):
                 if float(objective().detach()) <= self.tol:
                     break
                 self._opt.step()
                 self._clamp()
+                n_iter += 1
         else:
-            self._opt.step(objective)
-            self._clamp()
-            n_iter = int(self._opt.state[self._param].get("n_iter", self.max_iter))
+            if float(objective().detach()) > self.tol:
+                # torch keeps a running total of L-BFGS iterations in the optimizer state,
+                # which persists across calls: count this call's iterations only
+                before = int(self._opt.state[self._param].get("n_iter", 0))
+                self._opt.step(objective)
+                self._clamp()
+                n_iter = int(self._opt.state[self._param].get("n_iter", 0)) - before
         return self._param.detach().cpu().numpy().copy(), n_iter
 
     def _clamp(self):

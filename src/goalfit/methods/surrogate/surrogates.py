@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit
 
 __all__ = [
@@ -328,6 +329,28 @@ class SurrogateSet:
             self.pos_neg.append(None)
         self.losses = [None if isinstance(s, QuantilePrecisionSurrogate) else get_loss(s.loss)
                        for s in self.surrogates]
+        self._blocks = self._pointwise_blocks()
+
+    def _pointwise_blocks(self):
+        """Pointwise surrogates grouped by loss: ``(loss, ks, cols, A)`` with A the sparse
+        (len(ks), len(cols)) averaging matrix over the columns ``cols`` the slices cover (None
+        for all), so that each loss is evaluated once per example even when slices overlap."""
+        by_loss = {}
+        for k, loss in enumerate(self.losses):
+            if loss is not None:
+                by_loss.setdefault((type(loss), loss.name), (loss, []))[1].append(k)
+        blocks = []
+        for loss, ks in by_loss.values():
+            cols = np.unique(np.concatenate([self.index[k] for k in ks]))
+            pos = np.searchsorted(cols, np.concatenate([self.index[k] for k in ks]))
+            rows = np.repeat(np.arange(len(ks)), [len(self.index[k]) for k in ks])
+            w = np.concatenate([np.full(len(self.index[k]), 1.0 / len(self.index[k])) for k in ks])
+            A = sp.csr_matrix((w, (rows, pos)), shape=(len(ks), len(cols)))
+            blocks.append((loss, np.array(ks), None if len(cols) == self.n else cols, A))
+        return blocks
+
+    def _columns(self, S, cols):
+        return (S, self.y) if cols is None else (S[..., cols], self.y[cols])
 
     @property
     def names(self) -> list:
@@ -359,23 +382,42 @@ class SurrogateSet:
         if np.isnan(S2).any():
             raise ValueError("scores contain NaN")
         out = np.empty((S2.shape[0], len(self)))
-        for k, (s, idx, loss) in enumerate(zip(self.surrogates, self.index, self.losses)):
+        for loss, ks, cols, A in self._blocks:
+            Sc, yc = self._columns(S2, cols)
+            out[:, ks] = (A @ loss.value(yc * Sc).T).T
+        for k, (s, loss) in enumerate(zip(self.surrogates, self.losses)):
             if loss is None:
                 out[:, k] = s.bound_values(S2, *self.pos_neg[k])
-            else:
-                out[:, k] = loss.value(self.y[idx] * S2[:, idx]).mean(axis=1)
         return out[0] if one else out
+
+    def score_vjp(self, s, w) -> np.ndarray:
+        """``w @ J(s)``: the weighted sum of the surrogates' score (sub)gradients, shape (n,).
+
+        The projection (4) and Relaxed-FM need only this product (the gradient of
+        ``sum_k w_k phi_k`` w.r.t. the scores), which avoids forming the (K, n) Jacobian.
+
+        Parameters
+        ----------
+        s : array of shape (n,)
+        w : array of shape (K,)
+        """
+        s, w = np.asarray(s, dtype=float), np.asarray(w, dtype=float)
+        g = np.zeros(self.n)
+        for loss, ks, cols, A in self._blocks:
+            sc, yc = self._columns(s, cols)
+            part = (A.T @ w[ks]) * yc * loss.derivative(yc * sc)
+            if cols is None:
+                g += part
+            else:
+                g[cols] += part
+        for k, (sur, loss) in enumerate(zip(self.surrogates, self.losses)):
+            if loss is None and w[k] != 0:
+                g += w[k] * sur.bound_gradient(s, *self.pos_neg[k], self.n)
+        return g
 
     def score_jacobian(self, s) -> np.ndarray:
         """(Sub)gradients of each surrogate w.r.t. the scores ``s`` (n,); shape (K, n)."""
-        s = np.asarray(s, dtype=float)
-        J = np.zeros((len(self), self.n))
-        for k, (sur, idx, loss) in enumerate(zip(self.surrogates, self.index, self.losses)):
-            if loss is None:
-                J[k] = sur.bound_gradient(s, *self.pos_neg[k], self.n)
-            else:
-                J[k, idx] = self.y[idx] * loss.derivative(self.y[idx] * s[idx]) / len(idx)
-        return J
+        return np.stack([self.score_vjp(s, np.eye(len(self))[k]) for k in range(len(self))])
 
     def torch_values(self, s):
         """Surrogate values of a torch score vector (n,), a (K,) tensor with autograd."""
