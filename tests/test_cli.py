@@ -25,18 +25,22 @@ def test_demo_meets_the_issue_targets(tmp_path, need_data):
     assert r["objective"]["name"] == "error"
 
 
-def test_fit_spec_writes_model_report_and_plots(tmp_path, need_data):
-    need_data("german")
+def _fit_german(tmp_path, goals: str):
+    """Run ``goalfit fit`` on German credit (sex; 70/30 split, seed 1) with a [goals] body;
+    returns the output folder and its report."""
     spec = tmp_path / "spec.toml"
-    spec.write_text(
-        '[data]\ndataset = "german"\nsensitive = ["sex"]\ntest_size = 0.3\nseed = 1\n'
-        '[goals]\nobjective = "error"\n'
-        'constraints = ["demographic_parity_difference(\'sex\') <= 0.02", "true_positive_rate() >= 0.6"]\n'
-    )
+    spec.write_text('[data]\ndataset = "german"\nsensitive = ["sex"]\ntest_size = 0.3\nseed = 1\n'
+                    '[goals]\nobjective = "error"\n' + goals)
     out = tmp_path / "out"
     res = runner.invoke(app, ["fit", str(spec), "--out", str(out)])
     assert res.exit_code == 0, res.output
-    r = json.loads((out / "report.json").read_text())
+    return out, json.loads((out / "report.json").read_text())
+
+
+def test_fit_spec_writes_model_report_and_plots(tmp_path, need_data):
+    need_data("german")
+    out, r = _fit_german(
+        tmp_path, 'constraints = ["demographic_parity_difference(\'sex\') <= 0.02", "true_positive_rate() >= 0.6"]\n')
     assert [c["met_train"] for c in r["constraints"]] == [True, True]
     assert r["n_train"] == 700 and r["n_test"] == 300
     for f in ("model.joblib", "convergence.png", "group_rates.png"):
@@ -134,17 +138,8 @@ def test_fit_spec_with_the_ramp_method(tmp_path, need_data):
 
 def test_fit_spec_with_the_subdata_method(tmp_path, need_data):
     need_data("german")
-    spec = tmp_path / "spec.toml"
-    spec.write_text(
-        '[data]\ndataset = "german"\nsensitive = ["sex"]\ntest_size = 0.3\nseed = 1\n'
-        '[goals]\nobjective = "error"\nmethod = "subdata"\n'
-        'method_params = {t = 1.0, lam = 0.01, max_iter = 10}\n'
-        'constraints = ["error_rate_difference(\'sex\') <= 0.02"]\n'
-    )
-    out = tmp_path / "out"
-    res = runner.invoke(app, ["fit", str(spec), "--out", str(out)])
-    assert res.exit_code == 0, res.output
-    r = json.loads((out / "report.json").read_text())
+    out, r = _fit_german(tmp_path, 'method = "subdata"\nmethod_params = {t = 1.0, lam = 0.01, max_iter = 10}\n'
+                                   'constraints = ["error_rate_difference(\'sex\') <= 0.02"]\n')
     assert r["baseline_name"] == "unconstrained" and r["n_train"] == 700
     assert r["constraints"][0]["expression"] == "error_rate_difference()"
     sel = r["selection"]
