@@ -109,11 +109,15 @@ def test_relaxed_f_measure_is_a_finite_lower_bound_with_correct_derivatives():
         f, d_fn, d_fp = relaxed_f_measure([fn_h], [fp_h], [pos.sum()])
         assert np.isfinite(f).all() and f[0] <= 2 * tp / (2 * tp + fn + fp) + 1e-12
         if shift == -10.0:
-            assert 2 * pos.sum() - fn_h + fp_h < 0  # the uncapped denominator would be negative
-            assert f[0] == 0.0 and d_fn[0] == 0.0 and d_fp[0] == 0.0
-    fn_h, fp_h, n = np.array([10.0, 3.0]), np.array([7.0, 2.0]), np.array([30.0, 12.0])
+            assert 2 * pos.sum() - fn_h + fp_h < 0  # the plain formula's denominator would be negative
+            assert f[0] < 0 and d_fn[0] < 0  # still a lower bound, still pushing FN~ down
+    # both branches (FN~ <= n+ and the tangent past it) against the formula and finite differences
+    fn_h, fp_h, n = np.array([10.0, 3.0, 40.0]), np.array([7.0, 2.0, 5.0]), np.array([30.0, 12.0, 25.0])
     f, d_fn, d_fp = relaxed_f_measure(fn_h, fp_h, n)
-    np.testing.assert_allclose(f, 2 * (n - fn_h) / (2 * n - fn_h + fp_h))
+    np.testing.assert_allclose(f[:2], 2 * (n - fn_h)[:2] / (2 * n - fn_h + fp_h)[:2])
+    np.testing.assert_allclose(f[2], -2 * (40 - 25) / (25 + 5))
+    at, _, _ = relaxed_f_measure([25.0 - 1e-9, 25.0 + 1e-9], [5.0, 5.0], [25.0, 25.0])
+    np.testing.assert_allclose(at, 0.0, atol=1e-9)  # continuous at FN~ = n+
     h = 1e-6
     np.testing.assert_allclose(d_fn, (relaxed_f_measure(fn_h + h, fp_h, n)[0] - relaxed_f_measure(fn_h - h, fp_h, n)[0])
                                / (2 * h), rtol=1e-6)

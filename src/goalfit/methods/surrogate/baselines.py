@@ -12,9 +12,10 @@
   ``FP~_G = sum_{neg in G} max(0, 1 + s_j) >= FP_G`` (a lower bound of F_G, since F_G increases
   in TP and decreases in FP), maximized by L-BFGS-B; as in the paper the iterate with the best
   validation metric is kept. The hinge count ``FN~_G`` exceeds ``n+_G`` when positives score
-  below 0 on average, and the denominator can then reach 0 or below; ``FN~_G`` is capped at
-  ``n+_G`` (still an upper bound of ``FN_G <= n+_G``), which keeps the denominator
-  ``>= n+_G + FP~_G > 0`` (:func:`relaxed_f_measure`).
+  below 0 on average (a logistic-regression start on imbalanced data), and the denominator
+  ``2 n+ - FN~ + FP~`` can then reach 0 or below; past ``FN~_G = n+_G`` (where ``F~_G = 0``)
+  the relaxation continues along its tangent, which stays below ``F_G >= 0``, has a positive
+  denominator and keeps pushing ``FN~`` down (:func:`relaxed_f_measure`).
 """
 from __future__ import annotations
 
@@ -63,9 +64,12 @@ def best_threshold(scores, y, metric, groups=None, *, grid_size=1000, chunk_elem
 def relaxed_f_measure(fn, fp, n_pos):
     """Relaxed F-measure per group and its derivatives in the relaxed counts.
 
-    ``F~ = 2 (n+ - FN') / (2 n+ - FN' + FP~)`` with ``FN' = min(FN~, n+)``: a lower bound of
-    the F-measure whenever ``FN~ >= FN`` and ``FP~ >= FP`` (F decreases in FN and FP). The cap
-    keeps the denominator ``>= n+ + FP~ > 0``; beyond it the derivative in ``FN~`` is 0.
+    ``F~ = 2 (n+ - FN~) / (2 n+ - FN~ + FP~)`` for ``FN~ <= n+``: a lower bound of the
+    F-measure whenever ``FN~ >= FN`` and ``FP~ >= FP`` (F decreases in FN and FP). For
+    ``FN~ > n+`` the formula's denominator can vanish or turn negative, so F~ continues along
+    its tangent at ``FN~ = n+`` (where it is 0): ``F~ = -2 (FN~ - n+) / (n+ + FP~)``, below 0
+    and hence still a lower bound of ``F >= 0``, continuous with its derivative, and with a
+    denominator ``>= n+ > 0``.
 
     Parameters
     ----------
@@ -90,13 +94,14 @@ def relaxed_f_measure(fn, fp, n_pos):
                          f"otherwise); positives per group: {n_pos.tolist()}")
     if not ((fn >= 0).all() and (fp >= 0).all()):
         raise ValueError("relaxed counts must be non-negative (and not NaN)")
-    capped = fn >= n_pos
-    fn_c = np.minimum(fn, n_pos)
-    den = 2 * n_pos - fn_c + fp  # >= n_pos + fp > 0
-    f = 2 * (n_pos - fn_c) / den
-    # dF/dFN = (-2 den + 2 (n+ - FN)) / den^2 = -2 (n+ + FP) / den^2 ; dF/dFP = -2 (n+ - FN) / den^2
-    d_fn = np.where(capped, 0.0, -2 * (n_pos + fp) / den**2)
-    d_fp = -2 * (n_pos - fn_c) / den**2
+    inside = fn <= n_pos
+    den = np.where(inside, 2 * n_pos - fn + fp, n_pos + fp)  # >= n_pos + fp > 0 on both branches
+    over = fn - n_pos
+    f = np.where(inside, 2 * (n_pos - fn) / den, -2 * over / den)
+    # inside: dF/dFN = -2 (n+ + FP) / den^2, dF/dFP = -2 (n+ - FN) / den^2 (den = 2n+ - FN + FP);
+    # tangent: dF/dFN = -2 / (n+ + FP), dF/dFP = 2 (FN - n+) / (n+ + FP)^2; equal at FN = n+
+    d_fn = np.where(inside, -2 * (n_pos + fp) / den**2, -2 / den)
+    d_fp = np.where(inside, -2 * (n_pos - fn) / den**2, 2 * over / den**2)
     return f, d_fn, d_fp
 
 
