@@ -43,7 +43,11 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         churn, coverage, recall, egregious examples (``true_positive_rate(dataset="egregious") >= 0.9``).
     alpha : float, optional
         The l2 weight lambda of Goh et al. Eq. 7 (``lambda/2 |w|^2``); default ``1 / n_train``
-        (LIBLINEAR's default, the paper's Adult setting).
+        (LIBLINEAR's default, the paper's Adult setting). The ramp has a fixed width of 1 in
+        score units, so ``alpha`` also sets how wide the band of uncertain randomized
+        predictions is: select it for this estimator (e.g. on validation data) rather than
+        reusing a hinge SVM's value (on Bank Marketing churn the SVM's best 0.01 was 10-100x
+        too large for the ramp; ``benchmarks/goh_churn.py``).
     feature_map : transformer, optional
         Fitted (unsupervised) on the features of all datasets, e.g. ``Nystroem`` or
         ``RBFSampler`` for the kernel-approximation map Phi of §4.2. Default: raw features.
