@@ -366,13 +366,17 @@ def test_cutting_plane_on_sparse_features_matches_dense():
 
 
 def test_ramp_report_prints_saves_and_plots(tmp_path):
-    from goalfit.report import build_ramp_report
+    from goalfit.report import build_ramp_report, build_report
 
     X, y, g = _toy(300, seed=18)
     cons = [gf.positive_prediction_rate(group="A") >= 0.8 * gf.positive_prediction_rate(group="B")]
     m = gf.RampClassifier("error", cons, alpha=1e-2, max_iter=3).fit(X[:200], y[:200], sensitive_features={"g": g[:200]})
     rep = build_ramp_report(m, X[:200], y[:200], sensitive_features_train={"g": g[:200]},
                             X_test=X[200:], y_test=y[200:], sensitive_features_test={"g": g[200:]})
+    # the one entry point dispatches to the ramp report
+    same = build_report(m, X[:200], y[:200], sensitive_features_train={"g": g[:200]},
+                        X_test=X[200:], y_test=y[200:], sensitive_features_test={"g": g[200:]})
+    assert same.data["objective"] == rep.data["objective"] and same.data["baseline"] == rep.data["baseline"]
     d = rep.data
     p = m.predict_proba(X[200:])[:, 1]
     assert d["objective"]["test"] == pytest.approx(np.mean(np.where(y[200:] == 1, 1 - p, p)))
@@ -417,3 +421,15 @@ def test_deployed_model_sees_the_features_as_given():
     p = ramp(m.decision_function(df.iloc[:100]))
     b = deployed.predict(df.iloc[:100])
     assert np.mean(np.where(b == 1, 1 - p, p)) <= 0.1 + 1e-6
+
+
+def test_build_report_rejects_other_estimators_and_misplaced_datasets():
+    from goalfit.report import build_report
+
+    X, y, g = _toy(200, seed=19)
+    bb = gf.BlackBoxPostShiftClassifier("gmean").fit(X, y)
+    with pytest.raises(TypeError, match="BlackBoxPostShiftClassifier"):
+        build_report(bb, X, y)
+    gc = gf.GoalClassifier(objective="error").fit(X, y, sensitive_features={"g": g})
+    with pytest.raises(ValueError, match="RampClassifier"):
+        build_report(gc, X, y, sensitive_features_train={"g": g}, datasets_train={"pool": (X,)})

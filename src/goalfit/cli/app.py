@@ -130,22 +130,17 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
     extra = {"dataset": spec.dataset or spec.csv, "estimator": spec.estimator,
              "seed": spec.seed, "n_train": int(len(ytr)), "n_test": int(len(yte))}
     if spec.method == "ramp":
-        from ..report import build_ramp_report
-
         extra["estimator"] = "linear (ramp loss)"
-        report = build_ramp_report(model, Xtr, ytr, sensitive_features_train=Str, X_test=Xte, y_test=yte,
-                                   sensitive_features_test=Ste, extra=extra)
+    elif spec.method == "subdata":
+        extra["estimator"] = f"{model.model} (fair subdata selection)"
     else:
-        if spec.method == "subdata":
-            extra["estimator"] = f"{model.model} (fair subdata selection)"
-        else:
-            model.method_params = spec.method_params or None  # keep the saved model free of the callback
-        report = build_report(model, Xtr, ytr, sensitive_features_train=Str, X_test=Xte, y_test=yte,
-                              sensitive_features_test=Ste, extra=extra)
-        if spec.method == "subdata" and fmap is not None:  # the saved model predicts on raw rows
-            from sklearn.pipeline import Pipeline
+        model.method_params = spec.method_params or None  # keep the saved model free of the callback
+    report = build_report(model, Xtr, ytr, sensitive_features_train=Str, X_test=Xte, y_test=yte,
+                          sensitive_features_test=Ste, extra=extra)
+    if spec.method == "subdata" and fmap is not None:  # the saved model predicts on raw rows
+        from sklearn.pipeline import Pipeline
 
-            model = Pipeline([("features", fmap), ("subdata", model)])
+        model = Pipeline([("features", fmap), ("subdata", model)])
     if not quiet:
         report.print(console)
     if json_path is not None:

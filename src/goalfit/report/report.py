@@ -1,4 +1,4 @@
-"""Build, print, save and plot the report of a fitted :class:`~goalfit.GoalClassifier`."""
+"""Build, print, save and plot the report of a fitted goalfit estimator (:func:`build_report`)."""
 from __future__ import annotations
 
 import json
@@ -224,14 +224,26 @@ def _common(data, history, extra):
 
 
 def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_test=None, y_test=None,
-                 sensitive_features_test=None, extra: dict | None = None) -> Report:
-    """Report of a fitted GoalClassifier on train (and test) data.
+                 sensitive_features_test=None, datasets_train=None, datasets_test=None,
+                 extra: dict | None = None) -> Report:
+    """Report of a fitted goalfit estimator on train (and test) data.
+
+    One entry point for every estimator whose goals live in the core vocabulary; it dispatches
+    on the estimator's type:
+
+    * :class:`~goalfit.GoalClassifier`: the randomized plug-in classifier's expected values
+      next to the unconstrained plug-in argmax on the same base model;
+    * :class:`~goalfit.RampClassifier`: :func:`build_ramp_report` (randomized and deterministic
+      columns, several datasets through ``datasets_train`` / ``datasets_test``);
+    * :class:`~goalfit.FairSubdataClassifier`: :func:`build_subdata_report`.
 
     Parameters
     ----------
-    model : fitted GoalClassifier (or FairSubdataClassifier)
+    model : fitted GoalClassifier, RampClassifier or FairSubdataClassifier
     X_train, y_train, sensitive_features_train : the training data
     X_test, y_test, sensitive_features_test : optional held-out data
+    datasets_train, datasets_test : dict, optional
+        Extra named datasets of a RampClassifier's goals (``dataset=...``).
     extra : dict, optional
         Extra JSON fields (dataset name, seed, ...).
 
@@ -239,16 +251,31 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
     -------
     Report
 
-    Notes
-    -----
-    A fitted :class:`~goalfit.FairSubdataClassifier` is reported by :func:`build_subdata_report`.
+    Raises
+    ------
+    TypeError
+        For another estimator (e.g. the black-box :class:`~goalfit.AdaptiveSurrogateClassifier`,
+        whose metric has no goal form: use its ``evaluate``).
+    ValueError
+        ``datasets_*`` given for an estimator other than RampClassifier.
     """
-    from ..estimators.fair_subdata import FairSubdataClassifier
+    from ..estimators import FairSubdataClassifier, GoalClassifier, RampClassifier
 
+    if isinstance(model, RampClassifier):
+        return build_ramp_report(model, X_train, y_train, sensitive_features_train=sensitive_features_train,
+                                 datasets_train=datasets_train, X_test=X_test, y_test=y_test,
+                                 sensitive_features_test=sensitive_features_test, datasets_test=datasets_test,
+                                 extra=extra)
+    if datasets_train is not None or datasets_test is not None:
+        raise ValueError(f"datasets_train / datasets_test are for RampClassifier's multi-dataset goals, "
+                         f"not {type(model).__name__}")
     if isinstance(model, FairSubdataClassifier):
         return build_subdata_report(model, X_train, y_train, sensitive_features_train=sensitive_features_train,
                                     X_test=X_test, y_test=y_test, sensitive_features_test=sensitive_features_test,
                                     extra=extra)
+    if not isinstance(model, GoalClassifier):
+        raise TypeError(f"build_report supports GoalClassifier, RampClassifier and FairSubdataClassifier, "
+                        f"not {type(model).__name__}")
     baseline = _baseline(model)
     data_sets = {"train": (X_train, y_train, sensitive_features_train)}
     if X_test is not None:
