@@ -232,8 +232,6 @@ def table2(P, log):
     return rows, extra
 
 
-
-
 def table3(P, log, datasets=("compas", "adult", "credit_default")):
     rows, extra = [], {}
     for name in datasets:
