@@ -433,3 +433,45 @@ def test_build_report_rejects_other_estimators_and_misplaced_datasets():
     gc = gf.GoalClassifier(objective="error").fit(X, y, sensitive_features={"g": g})
     with pytest.raises(ValueError, match="RampClassifier"):
         build_report(gc, X, y, sensitive_features_train={"g": g}, datasets_train={"pool": (X,)})
+
+
+def test_select_ramp_params_applies_the_feasible_then_lowest_objective_rule_on_validation():
+    from goalfit.estimators import select_ramp_params
+
+    X, y, g = _toy(600, seed=20)
+    tr, va = np.arange(400), np.arange(400, 600)
+    cons = [gf.positive_prediction_rate(group="A") >= 0.8 * gf.positive_prediction_rate(group="B"),
+            gf.coverage() <= 0.45]
+    model = gf.RampClassifier("error", cons, max_iter=4, random_state=0)
+    grid = {"alpha": [1e-1, 1e-2, 1e-3]}
+    sf, sf_va = {"g": g[tr]}, {"g": g[va]}
+    best, table = select_ramp_params(model, grid, X[tr], y[tr], sensitive_features=sf, X_val=X[va], y_val=y[va],
+                                     sensitive_features_val=sf_va, tol=[0.08, 0.02])
+    # the rule, recomputed from independent fits evaluated on the validation rows
+    ref = []
+    for a in grid["alpha"]:
+        m = gf.RampClassifier("error", cons, max_iter=4, random_state=0, alpha=a).fit(X[tr], y[tr], sensitive_features=sf)
+        ev = m.evaluate(X[va], y[va], sensitive_features=sf_va)
+        ref.append((ev["objective"]["value"], [c["violation"] for c in ev["constraints"]]))
+    for row, (obj, viol) in zip(table, ref):
+        assert row["objective"] == pytest.approx(obj) and row["violations"] == pytest.approx(viol)
+        assert row["feasible"] == (viol[0] <= 0.08 and viol[1] <= 0.02)
+    ok = [i for i, (_, v) in enumerate(ref) if v[0] <= 0.08 and v[1] <= 0.02]
+    assert 0 < len(ok) < 3  # the tolerance admits some settings and excludes others
+    k = min(ok, key=lambda i: ref[i][0])
+    assert [r["selected"] for r in table] == [i == k for i in range(3)]
+    assert best.alpha == grid["alpha"][k]
+    assert best.evaluate(X[va], y[va], sensitive_features=sf_va)["objective"]["value"] == pytest.approx(ref[k][0])
+    # contradictory goals (no rule meets both): least violation, with a warning
+    tight = gf.RampClassifier("error", [gf.coverage() <= 0.3, gf.coverage() >= 0.6], max_iter=2, random_state=0)
+    with pytest.warns(RuntimeWarning, match="least violation"):
+        _, t2 = select_ramp_params(tight, [{"alpha": 1e-1}, {"alpha": 1e-2}], X[tr], y[tr], X_val=X[va], y_val=y[va],
+                                   tol=0.0)
+    assert sum(r["selected"] for r in t2) == 1 and not any(r["feasible"] for r in t2)
+    sel = next(r for r in t2 if r["selected"])
+    assert sel["max_violation"] == min(r["max_violation"] for r in t2)
+    with pytest.raises(ValueError, match="one per constraint"):
+        select_ramp_params(model, grid, X[tr], y[tr], sensitive_features=sf, X_val=X[va], y_val=y[va],
+                           sensitive_features_val=sf_va, tol=[0.1, 0.1, 0.1])
+    with pytest.raises(ValueError, match="empty"):
+        select_ramp_params(model, [], X[tr], y[tr], X_val=X[va], y_val=y[va])
