@@ -45,9 +45,10 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         The l2 weight lambda of Goh et al. Eq. 7 (``lambda/2 |w|^2``); default ``1 / n_train``
         (LIBLINEAR's default, the paper's Adult setting). The ramp has a fixed width of 1 in
         score units, so ``alpha`` also sets how wide the band of uncertain randomized
-        predictions is: select it for this estimator (e.g. on validation data) rather than
-        reusing a hinge SVM's value (on Bank Marketing churn the SVM's best 0.01 was 10-100x
-        too large for the ramp; ``benchmarks/goh_churn.py``).
+        predictions is: select it for this estimator on validation data
+        (:func:`goalfit.estimators.select_ramp_params`) rather than reusing a hinge SVM's value
+        (on Bank Marketing churn the SVM's best 0.01 was 10-100x too large for the ramp;
+        ``benchmarks/goh_churn.py``).
     feature_map : transformer, optional
         Fitted (unsupervised) on the features of all datasets, e.g. ``Nystroem`` or
         ``RBFSampler`` for the kernel-approximation map Phi of §4.2. Default: raw features.
