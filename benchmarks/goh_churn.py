@@ -67,6 +67,7 @@ from sklearn.svm import LinearSVC
 
 import goalfit as gf
 from goalfit.datasets import load_bank_marketing
+from goalfit.estimators import select_ramp_params
 from goalfit.methods.ramp import ramp
 
 from _common import machine_record, versions
@@ -144,51 +145,58 @@ def metrics(f_or_p, X, y, b, parts, split, randomized):
     return out
 
 
-def fit_ramp(X, y, idx, deployed, phi, lam, target, recall_dep, mm_iter, seed):
-    """The paper's goal on the rows ``idx`` (dict D1/D2/D3 -> indices; D1 is the training data):
-    minimize #errors on D1 + #false positives on D2 (per example) s.t. recall on D2 >= recall_dep
-    and churn on D3 <= target."""
+def ramp_model(y, idx, deployed, phi, lam, target, recall_dep, mm_iter, seed):
+    """The paper's goal for training rows ``idx`` (dict D1/D2/D3 -> indices; D1 is the training
+    data): minimize #errors on D1 + #false positives on D2 (per example) s.t. recall on D2 >=
+    recall_dep and churn on D3 <= target; an unfitted RampClassifier."""
     y2 = y[idx["D2"]]
     n1, n2, n2neg = len(idx["D1"]), len(idx["D2"]), int(np.sum(y2 == 0))
     objective = (n1 * gf.error_rate(dataset="train") + n2neg * gf.false_positive_rate(dataset="D2")) / (n1 + n2)
     cons = [gf.true_positive_rate(dataset="D2") >= recall_dep, gf.churn_rate(dataset="D3") <= target]
-    model = gf.RampClassifier(objective, cons, alpha=lam, feature_map=phi, deployed_model=deployed,
-                              max_iter=mm_iter, max_cutting_plane_iter=20, random_state=seed)
+    return gf.RampClassifier(objective, cons, alpha=lam, feature_map=phi, deployed_model=deployed,
+                             max_iter=mm_iter, max_cutting_plane_iter=20, random_state=seed)
+
+
+def ramp_data(X, y, idx):
+    """``(X_D1, y_D1, datasets)`` of the rows ``idx``: D1 is the training data, D2 labelled, D3 not."""
+    return (X.iloc[idx["D1"]], y[idx["D1"]],
+            {"D2": (X.iloc[idx["D2"]], y[idx["D2"]]), "D3": (X.iloc[idx["D3"]],)})
+
+
+def fit_ramp(X, y, idx, deployed, phi, lam, target, recall_dep, mm_iter, seed):
+    model = ramp_model(y, idx, deployed, phi, lam, target, recall_dep, mm_iter, seed)
+    X1, y1, datasets = ramp_data(X, y, idx)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        model.fit(X.iloc[idx["D1"]], y[idx["D1"]],
-                  datasets={"D2": (X.iloc[idx["D2"]], y2), "D3": (X.iloc[idx["D3"]],)})
-    return model
+        return model.fit(X1, y1, datasets=datasets)
 
 
-def select_ramp_lambda(X, y, b, tr, deployed, phi, recall_dep, target, grid, mm_iter, seed):
-    """lambda for the ramp method on a validation split (75/25 of each training part).
-
-    The ramp has a fixed width in score units, so its best lambda differs from the hinge SVM's
-    (on this data the baseline's lambda = 0.01 leaves wide ramp bands, and the deterministic
-    classifier then meets the churn goal with much room to spare at a cost in error). Rule: among
-    the grid values whose deterministic validation churn is <= target + 2 se and recall >=
-    recall_dep - 2 se (binomial standard errors of the validation estimates), the lowest
-    validation error on D1 + D2; if none qualifies, the smallest standardized violation.
-    Returns (lambda, list of per-candidate records)."""
+def select_ramp_lambda(X, y, tr, deployed, phi, recall_dep, target, grid, mm_iter, seed):
+    """lambda for the ramp method on a validation split (75/25 of each training part), by
+    :func:`goalfit.estimators.select_ramp_params` (Narasimhan et al.'s App. B.1 rule on
+    validation data): among the grid values whose deterministic classifier meets the recall and
+    churn goals on validation within two binomial standard errors of those estimates, the
+    lowest validation objective; else the smallest violation. The ramp has a fixed width in
+    score units, so its best lambda differs from the hinge SVM's (on this data the baseline's
+    lambda = 0.01 leaves wide ramp bands, and the deterministic classifier then meets the churn
+    goal with much room to spare at a cost in error). Returns (lambda, the selection table)."""
     rng = np.random.default_rng(seed + 1000)
-    fit_idx, val_parts = {}, {}
+    fit_idx, val_idx = {}, {}
     for name, idx in tr.items():
         idx = rng.permutation(idx)
         cut = int(0.75 * len(idx))
-        fit_idx[name], val_parts[name] = idx[:cut], (idx[:cut], idx[cut:])
-    n_val_pos = int(np.sum(y[val_parts["D2"][1]] == 1))
-    se_churn = np.sqrt(target * (1 - target) / len(val_parts["D3"][1]))
-    se_recall = np.sqrt(recall_dep * (1 - recall_dep) / max(n_val_pos, 1))
-    cands = []
-    for lam in grid:
-        model = fit_ramp(X, y, fit_idx, deployed, phi, lam, target, recall_dep, mm_iter, seed)
-        m = metrics(model.decision_function, X, y, b, val_parts, "test", False)
-        viol = max(0.0, (m["churn"] - target) / se_churn - 2, (recall_dep - m["recall"]) / se_recall - 2)
-        cands.append({"lambda": lam, **{f"val_{k}": v for k, v in m.items()}, "violation_se": float(viol)})
-    ok = [c for c in cands if c["violation_se"] == 0]
-    best = min(ok, key=lambda c: c["val_error"]) if ok else min(cands, key=lambda c: c["violation_se"])
-    return best["lambda"], cands
+        fit_idx[name], val_idx[name] = idx[:cut], idx[cut:]
+    n_val_pos = int(np.sum(y[val_idx["D2"]] == 1))
+    tol = [2 * np.sqrt(recall_dep * (1 - recall_dep) / max(n_val_pos, 1)),  # recall on D2
+           2 * np.sqrt(target * (1 - target) / len(val_idx["D3"]))]        # churn on D3
+    X1, y1, datasets = ramp_data(X, y, fit_idx)
+    Xv, yv, datasets_v = ramp_data(X, y, val_idx)
+    model = ramp_model(y, fit_idx, deployed, phi, grid[0], target, recall_dep, mm_iter, seed)
+    best, table = select_ramp_params(model, {"alpha": list(grid)}, X1, y1, datasets=datasets, X_val=Xv,
+                                     y_val=yv, datasets_val=datasets_v, tol=tol)
+    for row in table:
+        row["tol"] = tol
+    return best.alpha, table
 
 
 def main(argv=None):
@@ -228,7 +236,8 @@ def main(argv=None):
         va, fi = perm[: len(perm) // 4], perm[len(perm) // 4:]
         best = None
         for lam in (1e-1, 1e-2, 1e-3, 1e-4, 1e-5):
-            svm = LinearSVC(C=1.0 / (lam * len(fi)), loss="hinge", max_iter=20000).fit(Z12[fi], y12[fi])
+            svm = LinearSVC(C=1.0 / (lam * len(fi)), loss="hinge", max_iter=20000,
+                            random_state=seed).fit(Z12[fi], y12[fi])
             err = float(np.mean(svm.predict(Z12[va]) != y12[va]))
             if best is None or err < best[0]:
                 best = (err, lam)
@@ -237,7 +246,7 @@ def main(argv=None):
         y2 = y[tr["D2"]]
         recall_dep = float(np.mean(b[tr["D2"]][y2 == 1] == 1))
         t0 = time.perf_counter()
-        svm = LinearSVC(C=1.0 / (lam * len(y12)), loss="hinge", max_iter=20000).fit(Z12, y12)
+        svm = LinearSVC(C=1.0 / (lam * len(y12)), loss="hinge", max_iter=20000, random_state=seed).fit(Z12, y12)
         s2 = svm.decision_function(Z["D2"])[y2 == 1]
         shift = max(0.0, -np.quantile(s2, 1 - recall_dep) + 1e-9)
         sec_base = time.perf_counter() - t0
@@ -249,13 +258,14 @@ def main(argv=None):
         dep = {s: metrics(deployed.decision_function, X, y, b, parts, s, False) for s in ("train", "test")}
         if args.lambda_selection == "own":
             t0 = time.perf_counter()
-            lam_ramp, cands = select_ramp_lambda(X, y, b, tr, deployed, phi, recall_dep, SELECTION_TARGET,
+            lam_ramp, cands = select_ramp_lambda(X, y, tr, deployed, phi, recall_dep, SELECTION_TARGET,
                                                  RAMP_GRID if not args.quick else RAMP_GRID[:2], mm_iter, seed)
             sec_sel = time.perf_counter() - t0
             print(f"seed {seed}: ramp lambda {lam_ramp:g} (baseline {lam:g}) selected on validation at target "
                   f"{SELECTION_TARGET} in {sec_sel:.0f} s: " + "; ".join(
-                      f"{c['lambda']:g}: error {c['val_error']:.4f} churn {c['val_churn']:.4f} recall "
-                      f"{c['val_recall']:.3f}" for c in cands))
+                      f"{c['params']['alpha']:g}: objective {c['objective']:.4f}, violations recall "
+                      f"{c['violations'][0]:.4f} churn {c['violations'][1]:.4f}"
+                      f"{' (feasible)' if c['feasible'] else ''}" for c in cands))
         else:
             lam_ramp, cands, sec_sel = lam, [], 0.0
         for target in targets:
