@@ -13,7 +13,8 @@ from ..goals import Problem, as_objective
 from ..goals import fairness as _fair
 
 
-def _space_and_tensor(y_true, y_pred, sensitive_features, sample_weight, classes):
+def _encoded(y_true, y_pred, sensitive_features, sample_weight, classes):
+    """Codes, cells, space and confusion tensor of labelled predictions."""
     y_true = np.asarray(y_true)
     y_pred = np.asarray(y_pred)
     if classes is None:
@@ -26,7 +27,11 @@ def _space_and_tensor(y_true, y_pred, sensitive_features, sample_weight, classes
     cells = enc.transform(sensitive_features, len(yc))
     space = ConfusionSpace.from_codes(yc, cells, classes, enc.cells_, sample_weight)
     C = confusion_tensor(yc, pc, cells, len(classes), enc.n_cells, sample_weight)
-    return space, C
+    return yc, pc, cells, space, C
+
+
+def _space_and_tensor(y_true, y_pred, sensitive_features, sample_weight, classes):
+    return _encoded(y_true, y_pred, sensitive_features, sample_weight, classes)[3:]
 
 
 def score(goal, y_true, y_pred, *, sensitive_features=None, sample_weight=None, classes=None) -> float:
@@ -48,16 +53,57 @@ def score(goal, y_true, y_pred, *, sensitive_features=None, sample_weight=None, 
 
 
 def evaluate_problem(problem: Problem, y_true, y_pred, *, sensitive_features=None, sample_weight=None,
-                     classes=None) -> dict:
+                     classes=None, confidence=None, interval_method="auto", n_bootstrap=1000,
+                     random_state=None) -> dict:
     """Objective, constraints and accuracy of predictions on labelled data.
+
+    Parameters
+    ----------
+    problem : Problem
+    y_true : array-like of shape (n_samples,)
+    y_pred : array-like of shape (n_samples,) or (n_samples, n_classes)
+        Labels, or per-example predicted-class distributions (exact expectation).
+    sensitive_features, sample_weight, classes : optional
+        As in :func:`score`.
+    confidence : float in (0, 1), optional
+        Add a ``confidence`` interval to the objective, every constraint and the accuracy
+        (:mod:`goalfit.metrics.intervals`: Clopper-Pearson for a single rate, delta method
+        otherwise, Bonferroni over the pieces of a max/min). The interval covers the
+        population value of the goal for this (fixed) classifier.
+    interval_method : {"auto", "clopper_pearson", "delta", "bootstrap"}
+    n_bootstrap : int
+        Replicates for ``interval_method="bootstrap"``.
+    random_state : int, optional
+        Seed of the bootstrap.
 
     Returns
     -------
     dict: ``objective`` {name, value}, ``constraints`` [{name, value, bound, sense, violation,
-    met}], ``accuracy``.
+    met}], ``accuracy``. With ``confidence``: ``objective["interval"]``, each constraint's
+    ``interval`` ([low, high]), ``interval_method`` and ``met_with_confidence`` (the whole
+    interval on the right side of the bound: the data show the goal holds at that level, one
+    sided at ``(1 + confidence) / 2``), and ``accuracy_interval``.
     """
-    space, C = _space_and_tensor(y_true, y_pred, sensitive_features, sample_weight, classes)
-    return evaluate_compiled(problem, problem.compile(space), C)
+    yc, pc, cells, space, C = _encoded(y_true, y_pred, sensitive_features, sample_weight, classes)
+    out = evaluate_compiled(problem, problem.compile(space), C)
+    if confidence is None:
+        return out
+    from ..goals import accuracy
+    from .intervals import GoalSample, goal_interval
+
+    sample = GoalSample(yc, pc, cells, space, sample_weight)
+    kw = dict(method=interval_method, n_bootstrap=n_bootstrap, random_state=random_state)
+    iv = goal_interval(problem.objective, sample, confidence, **kw)
+    out["objective"]["interval"] = iv.as_list()
+    out["objective"]["interval_method"] = iv.method
+    for c, row in zip(problem.constraints, out["constraints"]):
+        iv = goal_interval(c.expression, sample, confidence, **kw)
+        row["interval"] = iv.as_list()
+        row["interval_method"] = iv.method
+        row["met_with_confidence"] = bool(iv.high <= c.bound + 1e-12 if c.sense == "<=" else iv.low >= c.bound - 1e-12)
+    out["accuracy_interval"] = goal_interval(accuracy(), sample, confidence, **kw).as_list()
+    out["confidence"] = confidence
+    return out
 
 
 def evaluate_compiled(problem: Problem, cp, C) -> dict:
@@ -97,7 +143,9 @@ error_rate_ratio = _wrap(_fair.error_rate_ratio)
 false_positive_rate_difference = _wrap(_fair.false_positive_rate_difference)
 false_positive_rate_ratio = _wrap(_fair.false_positive_rate_ratio)
 
-__all__ = ["score", "evaluate_problem", "evaluate_compiled", "demographic_parity_difference", "demographic_parity_ratio",
+from .scorer import GoalScorer, goal_scorer  # noqa: E402
+
+__all__ = ["score", "evaluate_problem", "goal_scorer", "GoalScorer", "evaluate_compiled", "demographic_parity_difference", "demographic_parity_ratio",
            "equal_opportunity_difference", "equal_opportunity_ratio", "equalized_odds_difference",
            "equalized_odds_ratio", "error_rate_difference", "error_rate_ratio",
            "false_positive_rate_difference", "false_positive_rate_ratio"]

@@ -1,0 +1,322 @@
+"""Confidence intervals for goal values: what a goal measured on a sample says about the population.
+
+Every goal of :mod:`goalfit.goals` is a function of the stacked confusion tensor ``C`` (shape
+``(n_cells, n_classes, n_classes)``), and ``C`` measured on a sample is a weighted mean of one
+vector per example: example ``l`` in cell ``c`` with true class ``y`` and predicted-class
+distribution ``p_l`` contributes ``p_l`` to row ``(c, y)``. The *plug-in estimate* of a goal is
+``h(C_hat)`` where the row masses (the denominators of every conditional rate, and the class priors)
+are themselves read off ``C_hat``. What is uncertain is the sample: the classifier is held fixed.
+
+Methods (``method=``):
+
+``"clopper_pearson"``
+    A goal that is one rate ``a * P(event | slice) + b``: the exact binomial interval of
+    Clopper & Pearson (1934) on the slice, with ``k = rate * N`` successes out of ``N`` slice
+    members. Exact for deterministic predictions and unit weights (for a rate whose slice
+    depends on the prediction, such as precision, exact conditionally on the slice size). For a
+    randomized classifier ``k`` is an expected count (the beta quantiles extend to non-integer
+    ``k``); for weighted data ``N`` is Kish's effective sample size of the slice.
+``"delta"``
+    The delta method with the influence function of the plug-in estimator: ``se^2 =
+    sum_l IF_l^2 / n^2``, ``IF_l = (w_l / mean(w)) * J (z_l - C_hat)``, with ``J`` the Jacobian of
+    ``h`` (row masses re-read from ``C``, so the variance of every denominator counts), taken by
+    central differences. Goals that are a maximum (max-abs disparities, min-max recall) or a
+    minimum (ratio disparities, the 80% rule) of several pieces get a simultaneous interval: each
+    piece at level ``1 - alpha / m`` (Bonferroni over its ``m`` pieces), and the max (min) of the
+    pieces' bounds. This is conservative and never relies on the normal approximation at a
+    kink.
+``"bootstrap"``
+    Percentile bootstrap over examples (Poisson(1) weights, ``n_bootstrap`` replicates, seeded).
+``"auto"`` (default)
+    Clopper-Pearson for a single rate, the delta method otherwise.
+
+What the interval covers: the population value of the goal *for this classifier*, i.e. the
+expectation over new examples drawn like the evaluated ones (and, for a randomized classifier,
+over its randomization): the value :meth:`GoalClassifier.evaluate` would converge to on
+unlimited data. It does not cover the variability of training.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse, stats
+
+from ..confusion import ConfusionSpace
+
+__all__ = ["Interval", "GoalSample", "goal_interval", "one_sided_bound"]
+
+
+@dataclass
+class Interval:
+    """A confidence interval for one goal value.
+
+    Attributes
+    ----------
+    value : float
+        The plug-in estimate on the evaluated sample.
+    low, high : float
+        Interval bounds (``low <= high``), clipped to the goal's range where it is known.
+    confidence : float
+        Nominal coverage (e.g. 0.95).
+    method : str
+        ``"clopper_pearson"``, ``"delta"``, ``"delta_bonferroni"`` or ``"bootstrap"``.
+    se : float or None
+        Standard error of the largest (smallest) piece for the delta method, else None.
+    """
+
+    value: float
+    low: float
+    high: float
+    confidence: float
+    method: str
+    se: float | None = None
+
+    def as_list(self) -> list[float]:
+        return [float(self.low), float(self.high)]
+
+
+class GoalSample:
+    """The evaluated sample in the form intervals need: one confusion vector per example.
+
+    Parameters
+    ----------
+    y_codes : ndarray of int, shape (n_samples,)
+        True class codes.
+    pred : ndarray of shape (n_samples,) (predicted class codes) or (n_samples, n_classes)
+        Predictions, or per-example predicted-class distributions (randomized classifiers).
+    cell_ids : ndarray of int, shape (n_samples,)
+    space : ConfusionSpace
+        The space of the sample (classes and cells).
+    sample_weight : ndarray of shape (n_samples,), optional
+
+    Raises
+    ------
+    ValueError
+        If the sample is empty or weights are negative.
+    """
+
+    def __init__(self, y_codes, pred, cell_ids, space: ConfusionSpace, sample_weight=None):
+        y_codes = np.asarray(y_codes, dtype=np.int64)
+        n = len(y_codes)
+        if n == 0:
+            raise ValueError("cannot compute intervals on an empty sample")
+        K = space.n_classes
+        pred = np.asarray(pred)
+        if pred.ndim == 1:
+            P = np.zeros((n, K))
+            P[np.arange(n), pred.astype(np.int64)] = 1.0
+        else:
+            P = np.asarray(pred, dtype=float)
+        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        if (w < 0).any():
+            raise ValueError("sample weights must be non-negative")
+        self.space, self.n, self.K = space, n, K
+        self.cells = np.asarray(cell_ids, dtype=np.int64)
+        self.y = y_codes
+        self.P = P
+        self.w = w / w.mean()
+        self.row = self.cells * K + y_codes  # row (cell, y) of each example, in 0..n_cells*K-1
+        C = np.zeros(space.n_cells * K * K)
+        np.add.at(C, (self.row[:, None] * K + np.arange(K)[None, :]).ravel(), (self.w[:, None] * P).ravel())
+        self.C = (C / self.w.sum()).reshape(space.shape)
+
+    def bound(self, expression, C=None):
+        """``expression`` bound with the row masses of ``C`` (default: the sample's own)."""
+        C = self.C if C is None else C
+        sp = self.space
+        return expression.bind(ConfusionSpace(sp.classes, sp.cells, np.asarray(C).sum(axis=2)))
+
+    def per_example(self, J) -> np.ndarray:
+        """``J z_l`` for every example, shape (m, n), for ``J`` of shape (m, n_cells, K, K)."""
+        J = np.asarray(J).reshape(len(J), -1, self.K)  # (m, n_cells*K, K)
+        return np.einsum("mnk,nk->mn", J[:, self.row, :], self.P)
+
+    def bootstrap_tensors(self, n_bootstrap: int, random_state=None, chunk: int = 200):
+        """Poisson(1)-bootstrap confusion tensors, shape (n_bootstrap, n_cells, K, K)."""
+        rng = np.random.default_rng(random_state)
+        K, n = self.K, self.n
+        D = self.space.size
+        cols = (self.row[:, None] * K + np.arange(K)[None, :]).ravel()
+        Z = sparse.csr_matrix(((self.w[:, None] * self.P).ravel(), (np.repeat(np.arange(n), K), cols)),
+                              shape=(n, D))
+        out = []
+        for start in range(0, n_bootstrap, chunk):
+            W = rng.poisson(1.0, size=(min(chunk, n_bootstrap - start), n)).astype(float)
+            S = np.asarray((Z.T @ W.T).T)
+            out.append(S / S.sum(axis=1, keepdims=True))
+        return np.concatenate(out).reshape((n_bootstrap,) + self.space.shape)
+
+
+# ----------------------------------------------------------------------------- pieces of a goal
+def _pieces(f, C) -> tuple[np.ndarray, str]:
+    """Component values of a bound goal and how they combine: ``"max"``, ``"min1"`` or ``"one"``."""
+    from ..goals.fairness import _MinRatio
+    from ..goals.functions import MaxOfLinear
+
+    if isinstance(f, MaxOfLinear):
+        return f.piece_values(C), "max"
+    if isinstance(f, _MinRatio):
+        return f._ratios(C)[0], "min1"
+    return np.array([f.value(C)]), "one"
+
+
+def _combine(v, how):
+    if how == "max":
+        return float(np.max(v))
+    if how == "min1":
+        return float(min(1.0, np.min(v)))
+    return float(v[0])
+
+
+def _single_rate(expression):
+    """``(a, rate, b)`` when ``expression`` is ``a * rate + b`` for one rate, else None."""
+    from ..goals.expressions import LinearExpression, Rate
+
+    if isinstance(expression, Rate):
+        return 1.0, expression, 0.0
+    if isinstance(expression, LinearExpression) and len(expression.terms) == 1:
+        a, r = expression.terms[0]
+        return a, r, expression.const
+    return None
+
+
+def _jacobian(sample: GoalSample, expression, eps: float = 1e-6):
+    """Central-difference Jacobian of the self-normalized pieces, shape (m, n_cells, K, K)."""
+    C0 = sample.C.ravel()
+    v0, how = _pieces(sample.bound(expression), sample.C)
+    J = np.zeros((len(v0), C0.size))
+    shape = sample.space.shape
+    for d in range(C0.size):
+        if sample.C.sum(axis=2).ravel()[d // sample.K] <= 0:  # an empty (cell, class) row: no example moves it
+            continue
+        Cp, Cm = C0.copy(), C0.copy()
+        Cp[d] += eps
+        Cm[d] -= eps
+        vp = _pieces(sample.bound(expression, Cp.reshape(shape)), Cp.reshape(shape))[0]
+        vm = _pieces(sample.bound(expression, Cm.reshape(shape)), Cm.reshape(shape))[0]
+        J[:, d] = (vp - vm) / (2 * eps)
+    return v0, how, J.reshape((len(v0),) + shape)
+
+
+def _delta_se(sample: GoalSample, expression):
+    """Plug-in piece values, combination rule and delta-method standard errors of each piece."""
+    v0, how, J = _jacobian(sample, expression)
+    Jz = sample.per_example(J)                       # (m, n)
+    JC = np.tensordot(J, sample.C, axes=([1, 2, 3], [0, 1, 2]))  # (m,)
+    IF = sample.w[None, :] * (Jz - JC[:, None])
+    se = np.sqrt((IF ** 2).sum(axis=1)) / sample.n
+    finite = np.isfinite(v0)
+    se = np.where(finite, se, 0.0)
+    return v0, how, se
+
+
+def _range(expression):
+    lo, hi = getattr(expression, "value_range", (-np.inf, np.inf))
+    return lo, hi
+
+
+def _clopper_pearson(sample: GoalSample, rate, alpha_low, alpha_high):
+    """Clopper-Pearson bounds of a rate on its slice (``alpha_*`` one-sided tail levels)."""
+    num, given = rate.masks(sample.space)
+    K = sample.K
+    num = num.reshape(-1, K)[sample.row] * sample.P       # (n, K): mass in the event
+    giv = given.reshape(-1, K)[sample.row] * sample.P     # (n, K): mass in the slice
+    g = giv.sum(axis=1)
+    wg = sample.w * g
+    if wg.sum() <= 0:
+        raise ValueError(f"{rate.name}: no example of the evaluated data falls in its slice (an empty slice)")
+    r = float((sample.w * num.sum(axis=1)).sum() / wg.sum())
+    N = float(wg.sum() ** 2 / (sample.w ** 2 * g).sum())  # Kish's effective size (= count, unit weights)
+    k = r * N
+    low = 0.0 if (k <= 0 or alpha_low <= 0) else float(stats.beta.ppf(alpha_low, k, N - k + 1))
+    high = 1.0 if (k >= N or alpha_high <= 0) else float(stats.beta.ppf(1 - alpha_high, k + 1, N - k))
+    return r, low, high, N
+
+
+def goal_interval(expression, sample: GoalSample, confidence: float = 0.95, *, method: str = "auto",
+                  alternative: str = "two-sided", n_bootstrap: int = 1000, random_state=None) -> Interval:
+    """Confidence interval of one goal on a sample (see the module docstring for the methods).
+
+    Parameters
+    ----------
+    expression : Expression
+        A goal (rate expression, named metric, fairness disparity).
+    sample : GoalSample
+    confidence : float in (0, 1)
+    method : {"auto", "clopper_pearson", "delta", "bootstrap"}
+    alternative : {"two-sided", "upper", "lower"}
+        ``"upper"`` returns ``low = -inf`` (clipped to the range) and a one-sided upper bound at
+        level ``confidence``; ``"lower"`` the mirror image.
+    n_bootstrap : int
+    random_state : int or None
+        Seed of the bootstrap.
+
+    Returns
+    -------
+    Interval
+
+    Raises
+    ------
+    ValueError
+        For a confidence outside (0, 1), an unknown method or alternative, ``"clopper_pearson"``
+        for a goal that is not a single rate, or an empty slice.
+    """
+    if not (0 < confidence < 1):
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if method not in ("auto", "clopper_pearson", "delta", "bootstrap"):
+        raise ValueError(f"unknown interval method {method!r}; use 'auto', 'clopper_pearson', 'delta' or 'bootstrap'")
+    if alternative not in ("two-sided", "upper", "lower"):
+        raise ValueError(f"alternative must be 'two-sided', 'upper' or 'lower', got {alternative!r}")
+    alpha = 1 - confidence
+    a_low = alpha / 2 if alternative == "two-sided" else (alpha if alternative == "lower" else 0.0)
+    a_high = alpha / 2 if alternative == "two-sided" else (alpha if alternative == "upper" else 0.0)
+    lo_r, hi_r = _range(expression)
+    single = _single_rate(expression)
+    if method == "clopper_pearson" and single is None:
+        raise ValueError(f"{expression.name} is not a single rate: Clopper-Pearson does not apply "
+                         "(use 'delta' or 'bootstrap')")
+    if method in ("auto", "clopper_pearson") and single is not None:
+        a, rate, b = single
+        r, low, high, _ = _clopper_pearson(sample, rate, a_low if a >= 0 else a_high, a_high if a >= 0 else a_low)
+        lo, hi = sorted((a * low + b, a * high + b))
+        return Interval(a * r + b, max(lo, lo_r), min(hi, hi_r), confidence, "clopper_pearson")
+    if method == "bootstrap":
+        f0 = sample.bound(expression)
+        value = _combine(*_pieces(f0, sample.C))
+        Cs = sample.bootstrap_tensors(n_bootstrap, random_state)
+        reps = []
+        for Cb in Cs:
+            try:
+                reps.append(_combine(*_pieces(sample.bound(expression, Cb), Cb)))
+            except ValueError:  # a replicate with an empty slice
+                continue
+        reps = np.asarray(reps, dtype=float)
+        low = float(np.quantile(reps, a_low)) if a_low > 0 else -np.inf
+        high = float(np.quantile(reps, 1 - a_high)) if a_high > 0 else np.inf
+        return Interval(value, max(low, lo_r), min(high, hi_r), confidence, "bootstrap")
+    v0, how, se = _delta_se(sample, expression)
+    m = len(v0)
+    z_low = stats.norm.ppf(1 - a_low / m) if a_low > 0 else np.inf
+    z_high = stats.norm.ppf(1 - a_high / m) if a_high > 0 else np.inf
+    with np.errstate(invalid="ignore"):
+        lows, highs = v0 - z_low * se, v0 + z_high * se
+    if how == "max":
+        low, high = float(np.max(lows)), float(np.max(highs))
+    elif how == "min1":
+        low, high = float(min(1.0, np.min(lows))), float(min(1.0, np.min(highs)))
+    else:
+        low, high = float(lows[0]), float(highs[0])
+    k = int(np.argmax(v0)) if how == "max" else int(np.argmin(v0))
+    return Interval(_combine(v0, how), max(low, lo_r), min(high, hi_r), confidence,
+                    "delta" if m == 1 else "delta_bonferroni", float(se[k]))
+
+
+def one_sided_bound(expression, sense: str, sample: GoalSample, confidence: float, **kw) -> float:
+    """High-confidence bound on the population value in the direction that can break ``sense``.
+
+    The upper confidence bound for a ``<=`` constraint, the lower one for ``>=``.
+    """
+    alt = "upper" if sense == "<=" else "lower"
+    iv = goal_interval(expression, sample, confidence, alternative=alt, **kw)
+    return iv.high if sense == "<=" else iv.low
