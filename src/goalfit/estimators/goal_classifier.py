@@ -1,6 +1,7 @@
 """The scikit-learn meta-estimator: a base class-probability model plus a goal-driven method."""
 from __future__ import annotations
 
+import numbers
 import time
 
 import numpy as np
@@ -99,7 +100,8 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, estimator=None, *, objective="error", constraints=(), method="auto",
-                 oracle="plugin", prefit=False, holdout=None, method_params=None, random_state=None):
+                 oracle="plugin", prefit=False, holdout=None, cv="auto", cv_model="average",
+                 confidence=None, margin=None, safety_fraction=0.4, method_params=None, random_state=None):
         self.estimator = estimator
         self.objective = objective
         self.constraints = constraints
@@ -107,6 +109,11 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.oracle = oracle
         self.prefit = prefit
         self.holdout = holdout
+        self.cv = cv
+        self.cv_model = cv_model
+        self.confidence = confidence
+        self.margin = margin
+        self.safety_fraction = safety_fraction
         self.method_params = method_params
         self.random_state = random_state
 
@@ -148,78 +155,53 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         sw = None if sample_weight is None else _check_sample_weight(sample_weight, X)
         encoder = CellEncoder().fit(sensitive_features, n)
         cells = encoder.transform(sensitive_features, n)
-        fit_rows, out_rows = self._split_rows(y_codes, n)
-        if out_rows is not None:  # sample splitting (§6.6): the outer loop sees only out_rows
-            y_out, cells_out = y_codes[out_rows], cells[out_rows]
-            sw_out = None if sw is None else sw[out_rows]
+        self._check_options()
+        problem = Problem(self.objective, self.constraints)
+        if self.confidence is not None:  # Seldonian split: choose on one part, certify on the other
+            rows, safety_rows = self._safety_split(y_codes, cells, n)
         else:
-            y_out, cells_out, sw_out = y_codes, cells, sw
+            rows, safety_rows = np.arange(n), None
+
+        t0 = time.perf_counter()
+        prob, P, out_rows = self._probabilities(X, y, y_codes, sw, rows)
+        self.base_fit_seconds_ = time.perf_counter() - t0
+        y_out, cells_out = y_codes[out_rows], cells[out_rows]
+        sw_out = None if sw is None else sw[out_rows]
         space = ConfusionSpace.from_codes(y_out, cells_out, self.classes_, encoder.cells_, sw_out)
         self.n_outer_samples_ = len(y_out)
-        self.problem_ = Problem(self.objective, self.constraints).compile(space)
         method = self.method
         if method == "auto":
-            method = choose_method(self.problem_)
+            method = choose_method(problem.compile(space))
         if method not in METHODS and method not in BASELINES:
             raise ValueError(f"unknown method {self.method!r}; known: ['auto'] + "
                              f"{sorted(METHODS) + sorted(BASELINES)}")
         self.method_ = method
 
-        t0 = time.perf_counter()
-        if isinstance(self.estimator, str):
-            if self.estimator != "precomputed":
-                raise ValueError(f"estimator must be an estimator or 'precomputed', got {self.estimator!r}")
-            P = np.asarray(X, dtype=float)
-            if P.ndim != 2 or P.shape[1] != len(self.classes_):
-                raise ValueError(
-                    f"precomputed probabilities must have shape (n_samples, {len(self.classes_)}) "
-                    f"(one column per class of y), got {P.shape}"
-                )
-            if not np.isfinite(P).all() or (P < 0).any():
-                raise ValueError("precomputed probabilities contain NaN, infinite or negative values")
-            self.estimator_ = None
-            prob = ProbabilityModel(None, np.arange(len(self.classes_)))
-        else:
-            base = self._base()
-            if self.prefit:
-                check_is_fitted(base)
-                self.estimator_ = base
-                P_train = None
-            elif out_rows is not None:
-                self.estimator_ = clone(base)
-                _fit_base(self.estimator_, _safe_indexing(X, fit_rows), y[fit_rows],
-                          None if sw is None else sw[fit_rows])
-                P_train = np.asarray(self.estimator_.predict_proba(_safe_indexing(X, out_rows)), dtype=float)
-            else:
-                self.estimator_ = clone(base)
-                P_train = _fit_base(self.estimator_, X, y, sw)
-            est_classes = np.asarray(getattr(self.estimator_, "classes_", self.classes_))
-            missing = [c for c in self.classes_ if c not in set(est_classes.tolist())]
-            if missing:
-                raise ValueError(f"the base estimator does not know the classes {missing} of y")
-            index = [int(np.flatnonzero(est_classes == c)[0]) for c in self.classes_]
-            prob = ProbabilityModel(self.estimator_, index)
-            if self.oracle != "refit" or method in BASELINES:
-                P = P_train[:, prob.class_index] if P_train is not None else prob.predict_proba(X)
-            else:
-                P = None
-        self.base_fit_seconds_ = time.perf_counter() - t0
+        def solve_with(constraints):
+            compiled = Problem(self.objective, constraints).compile(space)
+            if self.oracle == "threshold" and method not in BASELINES:
+                oracle = ThresholdOracle(P, y_out, cells_out, space, sw_out)
+            elif self.oracle == "plugin" or method in BASELINES:
+                oracle = PluginOracle(P, y_out, cells_out, space, sw_out)
+            else:  # refit (checked in _check_options)
+                oracle = RefitOracle(self._base(), X, y_codes, cells, space, sw)
+            params = dict(self.method_params or {})
+            if method in BASELINES:
+                return compiled, BASELINES[method](compiled, oracle, **params)
+            return compiled, solve(compiled, oracle, method, **params)
 
-        if self.oracle == "threshold" and method not in BASELINES:
-            oracle = ThresholdOracle(P, y_out, cells_out, space, sw_out)
-        elif self.oracle == "plugin" or method in BASELINES:
-            oracle = PluginOracle(P, y_out, cells_out, space, sw_out)
-        elif self.oracle == "refit":
-            if self.estimator_ is None:
-                raise ValueError("the refit oracle needs an estimator, not precomputed probabilities")
-            oracle = RefitOracle(self._base(), X, y_codes, cells, space, sw)
+        margins = self._user_margins(problem)
+        if self.confidence is not None:
+            from .certification import certify
+
+            (self.problem_, result), self.certification_, self.certified_ = certify(
+                self, problem, solve_with, margins, X, y_codes, cells, sw, encoder, prob,
+                rows, safety_rows)
         else:
-            raise ValueError(f"oracle must be 'plugin', 'threshold' or 'refit', got {self.oracle!r}")
-        params = dict(self.method_params or {})
-        if method in BASELINES:
-            result = BASELINES[method](self.problem_, oracle, **params)
-        else:
-            result = solve(self.problem_, oracle, method, **params)
+            self.problem_, result = solve_with(_tightened(problem, margins))
+            self.certified_ = None
+            self.certification_ = None
+        self.margins_ = None if margins is None else list(margins)
         self.result_ = result
         self.history_ = result.history
         self.classifier_ = RandomizedClassifier(result.members, result.weights, self.classes_,
@@ -240,6 +222,154 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self.feature_names_in_ = self.estimator_.feature_names_in_
         self.fit_seconds_ = time.perf_counter() - t_start
         return self
+
+    # ------------------------------------------------------------------ fitting: pieces
+    def _cv_folds(self):
+        """The cross-fitting splitter, or None for in-sample probabilities."""
+        cv = self.cv
+        if isinstance(cv, str):
+            if cv != "auto":
+                raise ValueError(f"cv must be 'auto', None, an int >= 2 or a scikit-learn splitter, got {cv!r}")
+            if isinstance(self.estimator, str) or self.prefit or self.holdout is not None \
+                    or self.oracle == "refit" or _is_linear(self._base()):
+                return None
+            cv = 5
+        if cv is None:
+            return None
+        if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+            if cv < 2:
+                raise ValueError(f"cv must be at least 2 folds, got {cv}")
+            from sklearn.model_selection import StratifiedKFold
+
+            return StratifiedKFold(int(cv), shuffle=True, random_state=_seed(self.random_state))
+        if hasattr(cv, "split") or hasattr(cv, "__iter__"):
+            from sklearn.model_selection import check_cv
+
+            return check_cv(cv, classifier=True)  # a splitter, or an iterable of (train, test)
+        raise ValueError(f"cv must be 'auto', None, an int >= 2, a scikit-learn splitter or an iterable "
+                         f"of (train, test) index arrays, got {cv!r}")
+
+    def _check_options(self):
+        if self.oracle not in ("plugin", "threshold", "refit"):
+            raise ValueError(f"oracle must be 'plugin', 'threshold' or 'refit', got {self.oracle!r}")
+        if self.cv_model not in ("average", "refit"):
+            raise ValueError(f"cv_model must be 'average' or 'refit', got {self.cv_model!r}")
+        if self.holdout is not None and (isinstance(self.estimator, str) or self.prefit or self.oracle == "refit"):
+            raise ValueError("holdout splits the sample between fitting the base model and the outer "
+                             "loop: it needs a base model to fit (not 'precomputed', prefit or the refit oracle)")
+        explicit_cv = self.cv is not None and not (isinstance(self.cv, str) and self.cv == "auto")
+        if explicit_cv:
+            if isinstance(self.estimator, str) or self.prefit:
+                raise ValueError("cv cross-fits the base model: it needs a base model to fit "
+                                 "(not 'precomputed' or prefit)")
+            if self.holdout is not None:
+                raise ValueError("holdout and cv are two ways of separating the base model from the "
+                                 "outer loop: give one of them")
+            if self.oracle == "refit":
+                raise ValueError("the refit oracle refits the base model inside the outer loop: "
+                                 "cv does not apply to it")
+        if self.confidence is not None:
+            if not (isinstance(self.confidence, numbers.Real) and 0 < self.confidence < 1):
+                raise ValueError(f"confidence must be a float in (0, 1), got {self.confidence!r}")
+            if not (isinstance(self.safety_fraction, numbers.Real) and 0 < self.safety_fraction < 1):
+                raise ValueError(f"safety_fraction must be a float in (0, 1), got {self.safety_fraction!r}")
+            if self.prefit and hasattr(self._base(), "classes_"):
+                pass  # a prefit model must not have seen the safety data: the user's responsibility
+            if self.oracle == "refit":
+                raise ValueError("confidence needs the classifier chosen on one part of the data: "
+                                 "use the plugin or threshold oracle")
+
+    def _user_margins(self, problem):
+        """Absolute tightening per constraint from ``margin=`` (None when not given)."""
+        if self.margin is None:
+            return None
+        m = self.margin
+        k = len(problem.constraints)
+        if isinstance(m, numbers.Real):
+            m = [float(m)] * k
+        m = [float(v) for v in m]
+        if len(m) != k:
+            raise ValueError(f"margin has {len(m)} entries for {k} constraints")
+        if any(not np.isfinite(v) or v < 0 for v in m):
+            raise ValueError(f"margins must be finite and non-negative, got {m}")
+        return m
+
+    def _safety_split(self, y_codes, cells, n):
+        """Candidate rows and safety rows, stratified by (cell, class)."""
+        from sklearn.model_selection import train_test_split
+
+        rows = np.arange(n)
+        strata = cells.astype(np.int64) * len(self.classes_) + y_codes
+        try:
+            cand, safe = train_test_split(rows, test_size=self.safety_fraction, stratify=strata,
+                                          random_state=_seed(self.random_state))
+        except ValueError:
+            cand, safe = train_test_split(rows, test_size=self.safety_fraction,
+                                          random_state=_seed(self.random_state))
+        return np.sort(cand), np.sort(safe)
+
+    def _probabilities(self, X, y, y_codes, sw, rows):
+        """Fit the base model on ``rows`` and return (deployed model, outer-loop probabilities, outer rows).
+
+        The outer loop runs on ``out_rows`` (all of ``rows``, or the ``holdout`` share) with the
+        probabilities ``P`` of shape (len(out_rows), n_classes) in class-code order: in-sample,
+        held out, or out-of-fold (``cv``).
+        """
+        K = len(self.classes_)
+        all_rows = len(rows) == _num_samples(X)
+        sub = (lambda A: A) if all_rows else (lambda A: _safe_indexing(A, rows))
+        Xr, yr = sub(X), y[rows]
+        swr = None if sw is None else sw[rows]
+        self.estimators_ = None
+        if isinstance(self.estimator, str):
+            if self.estimator != "precomputed":
+                raise ValueError(f"estimator must be an estimator or 'precomputed', got {self.estimator!r}")
+            P = np.asarray(Xr, dtype=float)
+            if P.ndim != 2 or P.shape[1] != K:
+                raise ValueError(
+                    f"precomputed probabilities must have shape (n_samples, {K}) "
+                    f"(one column per class of y), got {P.shape}"
+                )
+            if not np.isfinite(P).all() or (P < 0).any():
+                raise ValueError("precomputed probabilities contain NaN, infinite or negative values")
+            self.estimator_ = None
+            return ProbabilityModel(None, np.arange(K)), P, rows
+        base = self._base()
+        folds = self._cv_folds()
+        self.cv_ = None if folds is None else folds
+        fit_rows, hold_rows = self._split_rows(y_codes[rows], len(rows))
+        if self.prefit:
+            check_is_fitted(base)
+            self.estimator_ = base
+            P_out, out = None, rows
+        elif hold_rows is not None:
+            self.estimator_ = clone(base)
+            _fit_base(self.estimator_, _safe_indexing(Xr, fit_rows), yr[fit_rows],
+                      None if swr is None else swr[fit_rows])
+            P_out = _aligned(self.estimator_, _safe_indexing(Xr, hold_rows), self.classes_)
+            out = rows[hold_rows]
+        elif folds is not None:
+            P_out, models = _cross_fit(base, Xr, yr, swr, folds, self.classes_)
+            self.estimators_ = models
+            if self.cv_model == "average":
+                self.estimator_ = FoldAverage(models, self.classes_)
+            else:
+                self.estimator_ = clone(base)
+                _fit_base(self.estimator_, Xr, yr, swr)
+            out = rows
+        else:
+            self.estimator_ = clone(base)
+            P_fit = _fit_base(self.estimator_, Xr, yr, swr)
+            P_out, out = None, rows
+        est_classes = np.asarray(getattr(self.estimator_, "classes_", self.classes_))
+        missing = [c for c in self.classes_ if c not in set(est_classes.tolist())]
+        if missing:
+            raise ValueError(f"the base estimator does not know the classes {missing} of y")
+        index = [int(np.flatnonzero(est_classes == c)[0]) for c in self.classes_]
+        prob = ProbabilityModel(self.estimator_, index)
+        if P_out is None:
+            P_out = prob.predict_proba(Xr) if self.prefit else np.asarray(P_fit, dtype=float)[:, index]
+        return prob, P_out, out
 
     def _split_rows(self, y_codes, n):
         """Rows for the base model and rows for the outer loop (``holdout``), or (None, None)."""
@@ -287,13 +417,26 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self.classifier_.expected_confusion_matrix(
             X, y, sensitive_features=sensitive_features, sample_weight=sample_weight, per_group=per_group)
 
-    def evaluate(self, X, y, *, sensitive_features=None, sample_weight=None):
+    def evaluate(self, X, y, *, sensitive_features=None, sample_weight=None, confidence=None,
+                 interval_method="auto"):
         """Objective and constraint values on labelled data (expected over the randomization).
+
+        Parameters
+        ----------
+        X, y, sensitive_features, sample_weight
+            Labelled data (``sensitive_features`` as at fit time).
+        confidence : float in (0, 1), optional
+            Add confidence intervals (see :func:`goalfit.metrics.evaluate_problem`): each covers
+            the population value of the goal for this fitted classifier (the expectation over
+            new examples and over the classifier's randomization), given ``(X, y)`` drawn i.i.d.
+            from that population.
+        interval_method : {"auto", "clopper_pearson", "delta", "bootstrap"}
 
         Returns
         -------
-        dict with ``objective`` (float), ``constraints`` (list of dicts name/value/bound/
-        violation/met) and ``accuracy`` (float).
+        dict with ``objective`` (dict name/value), ``constraints`` (list of dicts name/value/
+        bound/violation/met) and ``accuracy`` (float); with ``confidence`` also ``interval``
+        entries, ``met_with_confidence`` and ``accuracy_interval``.
         """
         from ..metrics import evaluate_problem
 
@@ -301,7 +444,8 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         dist = self.predict_proba(X, sensitive_features=sensitive_features)
         return evaluate_problem(Problem(self.objective, self.constraints), y, dist,
                                 sensitive_features=sensitive_features, sample_weight=sample_weight,
-                                classes=self.classes_)
+                                classes=self.classes_, confidence=confidence,
+                                interval_method=interval_method, random_state=_seed(self.random_state))
 
     def score(self, X, y, sample_weight=None, *, sensitive_features=None):
         """Expected accuracy of the (randomized) classifier, in [0, 1]."""
@@ -320,6 +464,106 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         tags.input_tags.allow_nan = False
         tags.non_deterministic = False
         return tags
+
+
+def _seed(random_state):
+    """An int seed (or None) from an int, None or a RandomState."""
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(2**31 - 1))
+    return random_state
+
+
+def _is_linear(estimator) -> bool:
+    """Whether the (final step of the) base estimator is a scikit-learn linear model."""
+    final = estimator.steps[-1][1] if isinstance(estimator, Pipeline) else estimator
+    return type(final).__module__.startswith("sklearn.linear_model")
+
+
+def _tightened(problem, margins):
+    """The problem's constraints with bounds moved inwards by ``margins`` (clipped to the range)."""
+    from ..goals.expressions import Constraint
+
+    if margins is None:
+        return problem.constraints
+    out = []
+    for c, m in zip(problem.constraints, margins):
+        lo, hi = c.expression.value_range
+        b = c.bound - m if c.sense == "<=" else c.bound + m
+        b = min(max(b, lo), hi)
+        out.append(Constraint(c.expression, c.sense, b))
+    return out
+
+
+def _aligned(estimator, X, classes) -> np.ndarray:
+    """``estimator.predict_proba(X)`` with columns in the order of ``classes`` (0 for unseen classes)."""
+    P = np.asarray(estimator.predict_proba(X), dtype=float)
+    est_classes = list(np.asarray(estimator.classes_).tolist())
+    out = np.zeros((P.shape[0], len(classes)))
+    for k, c in enumerate(classes):
+        if c in est_classes:
+            out[:, k] = P[:, est_classes.index(c)]
+    return out
+
+
+def _cross_fit(base, X, y, sample_weight, folds, classes):
+    """Out-of-fold class probabilities (columns in ``classes`` order) and the fold models.
+
+    Each row's probabilities come from the model fitted on the folds that do not contain it
+    (as :func:`sklearn.model_selection.cross_val_predict`); ``sample_weight`` and pipelines as
+    in :func:`_fit_base`.
+
+    Raises
+    ------
+    ValueError
+        If the splitter does not put every row in exactly one test fold.
+    """
+    n = _num_samples(X)
+    P = np.full((n, len(classes)), np.nan)
+    seen = np.zeros(n, dtype=int)
+    models = []
+    for train, test in folds.split(np.zeros((n, 1)), y):
+        m = clone(base)
+        _fit_base(m, _safe_indexing(X, train), y[train], None if sample_weight is None else sample_weight[train])
+        P[test] = _aligned(m, _safe_indexing(X, test), classes)
+        seen[test] += 1
+        models.append(m)
+    if not (seen == 1).all():
+        raise ValueError("cv must be a partition: every row in exactly one test fold "
+                         f"({int((seen == 0).sum())} rows in none, {int((seen > 1).sum())} in several)")
+    return P, models
+
+
+class FoldAverage(ClassifierMixin, BaseEstimator):
+    """The deployed probability model of cross-fitting: the average of the fold models.
+
+    ``predict_proba(X)`` is the mean over the fold models of their class probabilities
+    (columns in ``classes_`` order), the model whose probabilities resemble the out-of-fold
+    ones the goals were solved on (each fold model saw ``(K-1)/K`` of the rows).
+
+    Parameters
+    ----------
+    estimators : list of fitted estimators
+    classes : ndarray of shape (n_classes,)
+    """
+
+    def __init__(self, estimators, classes):
+        self.estimators = estimators
+        self.classes = classes
+        self.estimators_ = estimators
+        self.classes_ = np.asarray(classes)
+        first = estimators[0]
+        for attr in ("n_features_in_", "feature_names_in_"):
+            if hasattr(first, attr):
+                setattr(self, attr, getattr(first, attr))
+
+    def fit(self, X, y=None):  # pragma: no cover - built from fitted models
+        return self
+
+    def predict_proba(self, X) -> np.ndarray:
+        return np.mean([_aligned(m, X, self.classes_) for m in self.estimators_], axis=0)
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
 
 def _fit_base(estimator, X, y, sample_weight):

@@ -1,0 +1,150 @@
+"""High-confidence goals for :class:`GoalClassifier` (``confidence=``): choose, then certify.
+
+The procedure is the Seldonian one of Thomas et al. (Science 2019, "Preventing undesirable
+behavior of intelligent machines", Fig. 2 and the supplement's Alg. 1), with goalfit's methods as
+the candidate selection and :mod:`goalfit.metrics.intervals` as the safety test:
+
+1. The training rows are split, stratified by (cell, class), into a *candidate* part
+   (``1 - safety_fraction``) and a *safety* part (``safety_fraction``).
+2. Candidate selection: the base model and the goals are fitted on the candidate part only, with
+   every constraint tightened by a margin: the user's ``margin=``, or the *predicted* half-width of
+   the safety test's bound (the candidate's one-sided bound width on the candidate part, scaled by
+   ``sqrt(n_candidate / n_safety)``), doubled as in Thomas et al. (supplement, "we double the
+   width of the confidence interval" in candidate selection, to avoid over-fitting the bound to
+   the candidate data); two rounds, each re-predicting the width from the latest candidate.
+3. Safety test: on the safety part, which the candidate never saw, every constraint's one-sided
+   bound at level ``1 - (1 - confidence) / m`` (Bonferroni over the ``m`` constraints, so they
+   hold *simultaneously*) must be on the right side of the goal's bound.
+
+Guarantee: with i.i.d. data, if the classifier is returned with ``certified_ = True``, then with
+probability at least ``confidence`` every constraint holds on the population (for the expected
+value of the randomized rule). The bound of a single-rate constraint is exact (Clopper-Pearson);
+others use the delta method (asymptotic), with Bonferroni over the pieces of max/min
+disparities. When the test fails the candidate is returned as the least-violating model with
+``certified_ = False``, a warning, and per constraint the safety-part size that would be needed
+at the observed values.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.utils import _safe_indexing
+
+from ..classifiers import RandomizedClassifier
+from ..confusion import ConfusionSpace
+from ..metrics.intervals import GoalSample, _jacobian, one_sided_bound
+
+#: Thomas et al.'s inflation of the predicted bound width in candidate selection.
+MARGIN_INFLATION = 2.0
+#: Candidate-selection rounds (each re-predicts the margins from the latest candidate).
+ROUNDS = 2
+
+
+def _sample(model, result, encoder, prob, X, y_codes, cells, sw, rows):
+    """The candidate classifier's predictions on ``rows`` as a :class:`GoalSample`."""
+    clf = RandomizedClassifier(result.members, result.weights, model.classes_, encoder, prob)
+    Xr = _safe_indexing(X, rows)
+    dist = clf._distribution(clf.member_predictions(Xr, cell_ids=cells[rows]))
+    swr = None if sw is None else sw[rows]
+    space = ConfusionSpace.from_codes(y_codes[rows], cells[rows], model.classes_, encoder.cells_, swr)
+    return GoalSample(y_codes[rows], dist, cells[rows], space, swr)
+
+
+def _bounds(problem, sample, level):
+    """(value, one-sided bound) of each constraint on a sample."""
+    out = []
+    for c in problem.constraints:
+        try:
+            value = sample.bound(c.expression).value(sample.C)
+            b = one_sided_bound(c.expression, c.sense, sample, level)
+        except ValueError as e:
+            raise ValueError(f"confidence: cannot bound {c.name} on the held part of the data "
+                             f"({e}); a group or class is too rare for a safety test: give more data, "
+                             "a larger safety_fraction, or drop confidence") from e
+        out.append((value, b))
+    return out
+
+
+def _plain(v):
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _smallest_slice(c, sample, encoder, classes):
+    """(description, count) of the smallest (cell, class) row that moves ``c``'s value."""
+    _, _, J = _jacobian(sample, c.expression)
+    moved = np.abs(J).sum(axis=(0, 3)) > 1e-9  # (n_cells, K)
+    counts = np.zeros(moved.shape)
+    np.add.at(counts, (sample.cells, sample.y), 1)
+    counts = np.where(moved & (counts > 0), counts, np.inf)
+    if not np.isfinite(counts).any():
+        return "the whole sample", sample.n
+    cell, k = np.unravel_index(int(np.argmin(counts)), counts.shape)
+    parts = [f"{col}={_plain(encoder.cells_.iloc[cell][col])!r}" for col in encoder.cells_.columns]
+    parts.append(f"y={_plain(classes[k])!r}")
+    return ", ".join(parts), int(counts[cell, k])
+
+
+def certify(model, problem, solve_with, margins, X, y_codes, cells, sw, encoder, prob, rows, safety_rows):
+    """Candidate selection on ``rows``, safety test on ``safety_rows`` (see the module docstring).
+
+    Returns
+    -------
+    ((compiled problem, SolverResult), certification, certified)
+        ``certification`` is a list with one dict per constraint: ``name``, ``sense``,
+        ``bound``, ``margin`` (tightening used in candidate selection), ``candidate_value``,
+        ``safety_value``, ``safety_bound`` (the one-sided confidence bound), ``passed``, and for
+        failures ``needed_safety_size`` (safety-part size that would certify at the observed
+        values; None when the candidate violates the bound on the safety part) with
+        ``smallest_slice`` / ``smallest_slice_count``.
+    """
+    from .goal_classifier import _tightened
+
+    m = len(problem.constraints)
+    if m == 0:
+        return solve_with(problem.constraints), [], True
+    level = 1 - (1 - model.confidence) / m
+    n_c, n_s = len(rows), len(safety_rows)
+    if margins is None:
+        compiled, result = solve_with(problem.constraints)
+        for _ in range(ROUNDS):
+            cand = _sample(model, result, encoder, prob, X, y_codes, cells, sw, rows)
+            widths = [abs(b - v) for v, b in _bounds(problem, cand, level)]
+            margins = [MARGIN_INFLATION * w * np.sqrt(n_c / n_s) for w in widths]
+            compiled, result = solve_with(_tightened(problem, margins))
+    else:
+        compiled, result = solve_with(_tightened(problem, margins))
+    cand = _sample(model, result, encoder, prob, X, y_codes, cells, sw, rows)
+    safe = _sample(model, result, encoder, prob, X, y_codes, cells, sw, safety_rows)
+    report, msgs = [], []
+    for c, mg, (vc, _), (vs, bs) in zip(problem.constraints, margins, _bounds(problem, cand, level),
+                                        _bounds(problem, safe, level)):
+        passed = bool(bs <= c.bound + 1e-12) if c.sense == "<=" else bool(bs >= c.bound - 1e-12)
+        row = {"name": c.name, "sense": c.sense, "bound": c.bound, "margin": float(mg),
+               "candidate_value": float(vc), "safety_value": float(vs), "safety_bound": float(bs),
+               "confidence_each": level, "passed": passed}
+        if not passed:
+            slack = (c.bound - vs) if c.sense == "<=" else (vs - c.bound)
+            width = abs(bs - vs)
+            where, count = _smallest_slice(c, safe, encoder, model.classes_)
+            row["smallest_slice"], row["smallest_slice_count"] = where, count
+            if slack > 0 and width > 0:
+                factor = (width / slack) ** 2
+                row["needed_safety_size"] = int(np.ceil(n_s * factor))
+                msgs.append(
+                    f"{c.name}: safety value {vs:.4g}, {int(level * 1000) / 10:g}% bound {bs:.4g}; certifying it "
+                    f"at this value needs about {factor:.1f}x the data: a safety part of ~{row['needed_safety_size']} "
+                    f"rows instead of {n_s} (its smallest slice, {where}, has {count}; ~{int(np.ceil(count * factor))} needed)")
+            else:
+                row["needed_safety_size"] = None
+                msgs.append(f"{c.name}: the candidate's value on the safety part ({vs:.4g}) already breaks "
+                            f"the bound {c.bound:g}: more data would not certify it; loosen the goal or "
+                            "give a larger margin")
+        report.append(row)
+    certified = all(r["passed"] for r in report)
+    if not certified:
+        warnings.warn(
+            f"not certified at confidence {model.confidence:g}: no candidate passed the safety test; "
+            "returning the candidate (least-violating on the candidate part), certified_ = False. "
+            + " | ".join(msgs), RuntimeWarning, stacklevel=3)
+    return (compiled, result), report, certified
