@@ -122,7 +122,7 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
                                                                Xtr, Xte, Str, Ste)
         else:
             model = GoalClassifier(base, objective=objective, constraints=constraints, method=spec.method,
-                                   method_params=params or None, random_state=spec.seed)
+                                   method_params=params or None, random_state=spec.seed, **spec.fit_options)
         try:
             model.fit(Xtr, ytr, sensitive_features=Str)
         except ValueError as err:

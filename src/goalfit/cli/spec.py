@@ -19,6 +19,9 @@ Example::
                                   # RampClassifier; method_params go to its constructor), or
                                   # "subdata" (Ye & Xie's FairSubdataClassifier: objective "error"
                                   # and at most one "<disparity>_difference <= eps" constraint)
+    cv = 5                        # optional: cross-fitted probabilities ("auto", 0 = in-sample)
+    confidence = 0.95             # optional: certify the constraints on held data (GoalClassifier)
+    margin = 0.005                # optional: tighten every constraint by this much
 """
 from __future__ import annotations
 
@@ -50,6 +53,7 @@ class Spec:
     method: str = "auto"
     method_params: dict = field(default_factory=dict)
     dataset_params: dict = field(default_factory=dict)
+    fit_options: dict = field(default_factory=dict)  # cv / confidence / margin for GoalClassifier
 
     def goals(self):
         """Parsed objective and constraints.
@@ -68,7 +72,7 @@ class Spec:
 _KNOWN = {
     "data": {"dataset", "csv", "label", "sensitive", "test_size", "seed", "params"},
     "model": {"estimator"},
-    "goals": {"objective", "constraints", "method", "method_params"},
+    "goals": {"objective", "constraints", "method", "method_params", "cv", "confidence", "margin"},
 }
 
 
@@ -119,11 +123,38 @@ def spec_from_dict(raw: dict, where: str = "spec") -> Spec:
                 estimator=model.get("estimator", "logistic_regression"),
                 objective=goals.get("objective", "error"), constraints=list(constraints),
                 method=goals.get("method", "auto"), method_params=dict(goals.get("method_params", {})),
-                dataset_params=dict(data.get("params", {})))
+                dataset_params=dict(data.get("params", {})),
+                fit_options=_fit_options(goals, where))
     if spec.estimator not in ESTIMATORS:
         raise SpecError(f"{where}: unknown estimator {spec.estimator!r}; known: {sorted(ESTIMATORS)}")
     known_methods = ["auto"] + sorted(METHODS) + sorted(BASELINES) + ["ramp", "subdata"]
     if spec.method not in known_methods:
         raise SpecError(f"{where}: unknown method {spec.method!r}; known: {known_methods}")
+    if spec.fit_options and spec.method in ("ramp", "subdata"):
+        raise SpecError(f"{where}: cv / confidence / margin are GoalClassifier options; method "
+                        f"{spec.method!r} does not take them")
     spec.goals()  # validate metric names and bounds now
     return spec
+
+
+def _fit_options(goals: dict, where: str) -> dict:
+    """``cv``, ``confidence`` and ``margin`` of ``[goals]`` as GoalClassifier parameters."""
+    out = {}
+    if "cv" in goals:
+        cv = goals["cv"]
+        if cv == 0:
+            cv = None
+        if not (cv is None or cv == "auto" or (isinstance(cv, int) and not isinstance(cv, bool) and cv >= 2)):
+            raise SpecError(f"{where}: cv must be \"auto\", 0 (in-sample) or an int >= 2, got {cv!r}")
+        out["cv"] = cv
+    if "confidence" in goals:
+        c = goals["confidence"]
+        if not isinstance(c, float) or not 0 < c < 1:
+            raise SpecError(f"{where}: confidence must be a number in (0, 1), got {c!r}")
+        out["confidence"] = c
+    if "margin" in goals:
+        m = goals["margin"]
+        if not isinstance(m, (int, float)) or isinstance(m, bool) or m < 0:
+            raise SpecError(f"{where}: margin must be a non-negative number, got {m!r}")
+        out["margin"] = float(m)
+    return out

@@ -15,10 +15,17 @@ from ..metrics import evaluate_problem
 MET_TOL = 1e-7
 
 
-def _evaluate(model, classifier, X, y, sf):
+def _evaluate(model, classifier, X, y, sf, confidence=None):
     dist = classifier.predict_proba(X, sensitive_features=sf)
     return evaluate_problem(Problem(model.objective, model.constraints), y, dist,
-                            sensitive_features=sf, classes=model.classes_)
+                            sensitive_features=sf, classes=model.classes_, confidence=confidence)
+
+
+def _fmt(value, interval=None) -> str:
+    """``0.1234`` or ``0.1234 [0.1100, 0.1400]``."""
+    if interval is None:
+        return f"{value:.4f}"
+    return f"{value:.4f} [{interval[0]:.4f}, {interval[1]:.4f}]"
 
 
 def _baseline(model) -> PluginClassifier:
@@ -39,12 +46,20 @@ def _section(evals: dict) -> dict:
         "constraints": [],
         "metrics": {s: {"accuracy": evals[s]["accuracy"]} for s in splits},
     }
+    for s in splits:  # confidence intervals, when evaluated with a confidence
+        if "interval" in evals[s]["objective"]:
+            out["objective"][f"interval_{s}"] = evals[s]["objective"]["interval"]
+            out["metrics"][s]["accuracy_interval"] = evals[s]["accuracy_interval"]
     for k, c in enumerate(first["constraints"]):
         row = {"name": c["name"], "expression": c["expression"], "sense": c["sense"], "bound": c["bound"]}
         for s in splits:
             row[s] = evals[s]["constraints"][k]["value"]
             row[f"violation_{s}"] = evals[s]["constraints"][k]["violation"]
             row[f"met_{s}"] = bool(evals[s]["constraints"][k]["violation"] <= MET_TOL)
+            if "interval" in evals[s]["constraints"][k]:
+                row[f"interval_{s}"] = evals[s]["constraints"][k]["interval"]
+                row[f"met_with_confidence_{s}"] = evals[s]["constraints"][k]["met_with_confidence"]
+                row["interval_method"] = evals[s]["constraints"][k]["interval_method"]
         out["constraints"].append(row)
     return out
 
@@ -91,15 +106,16 @@ class Report:
             t.add_column(f"{s}", justify="right")
             t.add_column(f"{bname} {s}", justify="right", style="dim")
         t.add_row(f"minimize {d['objective']['name']}", "",
-                  *sum([[f"{d['objective'][s]:.4f}", f"{b['objective'][s]:.4f}"] for s in splits], []))
+                  *sum([[_fmt(d['objective'][s], d['objective'].get(f"interval_{s}")),
+                         f"{b['objective'][s]:.4f}"] for s in splits], []))
         for c, cb in zip(d["constraints"], b["constraints"]):
             cells = []
             for s in splits:
                 ok = "[green]✓[/green]" if c[f"met_{s}"] else "[red]✗[/red]"
                 okb = "✓" if cb[f"met_{s}"] else "✗"
-                cells += [f"{c[s]:.4f} {ok}", f"{cb[s]:.4f} {okb}"]
+                cells += [f"{_fmt(c[s], c.get(f'interval_{s}'))} {ok}", f"{cb[s]:.4f} {okb}"]
             t.add_row(c["expression"], f"{c['sense']} {c['bound']:g}", *cells)
-        t.add_row("accuracy", "", *sum([[f"{d['metrics'][s]['accuracy']:.4f}",
+        t.add_row("accuracy", "", *sum([[_fmt(d['metrics'][s]['accuracy'], d['metrics'][s].get("accuracy_interval")),
                                           f"{b['metrics'][s]['accuracy']:.4f}"] for s in splits], []))
         console.print(t)
         tm = d["timing"]
@@ -112,8 +128,15 @@ class Report:
             f"{d['n_oracle_calls']} oracle calls; {d['n_members']} member(s); "
             f"constraints met on train: {d['feasible_train']}"
         )
+        if d.get("certified") is not None:
+            console.print(f"certified at confidence {d['confidence_fit']:g}: {d['certified']}")
         console.print("[dim]" + d.get("note", "values are expectations over the randomized classifier; "
                       "baseline = unconstrained plug-in argmax on the same base model") + "[/dim]")
+        if d.get("confidence") is not None:
+            console.print(f"[dim]\\[lo, hi]: {d['confidence']:.0%} confidence intervals for the population value of "
+                          "this classifier's goals, from the evaluated sample "
+                          f"({d.get('interval_note', 'Clopper-Pearson for a rate, delta method otherwise')}); "
+                          "on train they ignore that the classifier was fitted there (optimistic)[/dim]")
 
     def plot(self, directory) -> list[Path]:
         """Write ``convergence.png`` (objective and max violation per iteration) and
@@ -162,7 +185,13 @@ class Report:
                 x = np.arange(len(groups))
                 width = 0.8 / (2 * len(names))
                 for k, name in enumerate(names):
-                    ax.bar(x + (2 * k) * width, gr["goalfit"][name], width, label=f"goalfit {name}")
+                    err = None
+                    if gr.get("goalfit_interval", {}).get(name) is not None:
+                        lo_hi = np.asarray(gr["goalfit_interval"][name], dtype=float)  # (n_groups, 2)
+                        val = np.asarray(gr["goalfit"][name], dtype=float)
+                        err = np.abs(np.vstack([val - lo_hi[:, 0], lo_hi[:, 1] - val]))
+                    ax.bar(x + (2 * k) * width, gr["goalfit"][name], width, label=f"goalfit {name}",
+                           yerr=err, capsize=2, error_kw={"elinewidth": 0.8})
                     ax.bar(x + (2 * k + 1) * width, gr["baseline"][name], width, alpha=0.5,
                            label=f"baseline {name}")
                 ax.set_xticks(x + 0.4 - width / 2)
@@ -177,11 +206,13 @@ class Report:
         return paths
 
 
-def _group_rates(classes, predictors, X, y, sf, split):
+def _group_rates(classes, predictors, X, y, sf, split, confidence=None):
     """Per-group selection rate, TPR and FPR (binary) or per-class prediction rates.
 
     ``predictors`` maps "goalfit" / "baseline" to ``f(X, sensitive_features)`` returning labels
-    of shape (n,) or class distributions of shape (n, n_classes).
+    of shape (n,) or class distributions of shape (n, n_classes). With ``confidence``, goalfit's
+    rates get Clopper-Pearson intervals (``entry["goalfit_interval"][rate]``: one [low, high] per
+    group).
     """
     from .. import goals as g
     from ..confusion.cells import as_frame
@@ -210,8 +241,23 @@ def _group_rates(classes, predictors, X, y, sf, split):
                     except ValueError:
                         vals.append(float("nan"))
                 entry[who][name] = vals
+                if confidence is not None and who == "goalfit":
+                    entry.setdefault("goalfit_interval", {})[name] = [
+                        _rate_interval(make(grp), y, pred, frame, classes, confidence) for grp in groups]
         out[col] = entry
     return out
+
+
+def _rate_interval(rate, y, pred, frame, classes, confidence):
+    """Clopper-Pearson [low, high] of one rate (NaN for an empty slice)."""
+    from ..metrics import evaluate_problem
+
+    try:
+        ev = evaluate_problem(Problem(rate), y, pred, sensitive_features=frame, classes=classes,
+                              confidence=confidence)
+    except ValueError:
+        return [float("nan"), float("nan")]
+    return ev["objective"]["interval"]
 
 
 def _common(data, history, extra):
@@ -225,7 +271,7 @@ def _common(data, history, extra):
 
 def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_test=None, y_test=None,
                  sensitive_features_test=None, datasets_train=None, datasets_test=None,
-                 extra: dict | None = None) -> Report:
+                 extra: dict | None = None, confidence: float | None = 0.95) -> Report:
     """Report of a fitted goalfit estimator on train (and test) data.
 
     One entry point for every estimator whose goals live in the core vocabulary; it dispatches
@@ -246,6 +292,11 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
         Extra named datasets of a RampClassifier's goals (``dataset=...``).
     extra : dict, optional
         Extra JSON fields (dataset name, seed, ...).
+    confidence : float in (0, 1) or None, default 0.95
+        For a GoalClassifier: confidence intervals of the objective, every constraint, the
+        accuracy and the per-group rates on each split (:mod:`goalfit.metrics.intervals`); each
+        covers the population value of the goal for this classifier. On the training split they
+        ignore that the classifier was fitted there. None: no intervals.
 
     Returns
     -------
@@ -280,7 +331,7 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
     data_sets = {"train": (X_train, y_train, sensitive_features_train)}
     if X_test is not None:
         data_sets["test"] = (X_test, y_test, sensitive_features_test)
-    ours = {s: _evaluate(model, model.classifier_, *v) for s, v in data_sets.items()}
+    ours = {s: _evaluate(model, model.classifier_, *v, confidence=confidence) for s, v in data_sets.items()}
     base = {s: _evaluate(model, baseline, *v) for s, v in data_sets.items()}
     data = _section(ours)
     data["baseline"] = _section(base)
@@ -290,12 +341,21 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
     data["n_members"] = len(model.result_.members)
     data["feasible_train"] = bool(model.feasible_)
     data["message"] = model.result_.message
+    data["confidence"] = confidence
+    data["cross_fitting"] = None if getattr(model, "cv_", None) is None else {
+        "folds": _n_splits(model.cv_), "deployed_model": model.cv_model}
+    data["certified"] = getattr(model, "certified_", None)
+    if data["certified"] is not None:
+        data["confidence_fit"] = model.confidence
+        data["certification"] = model.certification_
+    if getattr(model, "margins_", None) is not None:
+        data["margins"] = model.margins_
     _common(data, model.history_, extra)
     split = "test" if X_test is not None else "train"
     Xs, ys, sfs = data_sets[split]
     predictors = {"goalfit": lambda X, sf: model.classifier_.predict_proba(X, sensitive_features=sf),
                   "baseline": lambda X, sf: baseline.predict_proba(X, sensitive_features=sf)}
-    rates = _group_rates(model.classes_, predictors, Xs, ys, sfs, split) if sfs is not None else {}
+    rates = _group_rates(model.classes_, predictors, Xs, ys, sfs, split, confidence) if sfs is not None else {}
     return Report(data, rates)
 
 
@@ -404,7 +464,7 @@ def build_subdata_report(model, X_train, y_train, *, sensitive_features_train=No
     split = "test" if X_test is not None else "train"
     Xs, ys, sfs = data_sets[split]
     predictors = {"goalfit": lambda X, sf: model.predict(X), "baseline": lambda X, sf: baseline.predict(X)}
-    rates = _group_rates(model.classes_, predictors, Xs, ys, sfs, split) if sfs is not None else {}
+    rates = _group_rates(model.classes_, predictors, Xs, ys, sfs, split, confidence) if sfs is not None else {}
     return Report(data, rates)
 
 
@@ -414,3 +474,10 @@ def _json_default(o):
     if isinstance(o, np.ndarray):
         return o.tolist()
     return str(o)
+
+
+def _n_splits(cv):
+    try:
+        return int(cv.get_n_splits())
+    except (TypeError, ValueError):  # splitters whose count depends on the data
+        return None

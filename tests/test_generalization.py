@@ -1,0 +1,345 @@
+"""Goals on new data: confidence intervals, cross-fitting, certification, margins, goal-aware scoring."""
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import sklearn
+from scipy import stats
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_predict
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.tree import DecisionTreeClassifier
+
+import goalfit as gf
+from goalfit import GoalClassifier
+from goalfit.goals import Problem
+from goalfit.metrics import evaluate_problem, goal_scorer
+from goalfit.metrics.intervals import goal_interval
+
+# ----------------------------------------------------------------------------- a discrete world
+# x in {0..4}, group a in {0, 1}; P(a), P(x | a) and P(y = 1 | x, a) are tables, so every
+# population rate of a fixed rule h(x, a) is a finite sum.
+P_A = np.array([0.7, 0.3])
+P_X = np.array([[0.1, 0.2, 0.3, 0.25, 0.15], [0.3, 0.3, 0.2, 0.1, 0.1]])
+ETA = np.array([[0.1, 0.25, 0.5, 0.7, 0.9], [0.05, 0.2, 0.4, 0.6, 0.85]])
+RULE = np.array([[0.0, 0.0, 0.3, 1.0, 1.0], [0.0, 0.5, 1.0, 1.0, 1.0]])  # P(h = 1 | x, a): randomized
+
+
+def _population(goal):
+    """Exact population value of ``goal`` for RULE: the table as a weighted sample."""
+    rows = [(a, x, y, P_A[a] * P_X[a, x] * (ETA[a, x] if y else 1 - ETA[a, x]))
+            for a in (0, 1) for x in range(5) for y in (0, 1)]
+    a, x, y, w = map(np.array, zip(*rows))
+    dist = np.c_[1 - RULE[a, x], RULE[a, x]]
+    return evaluate_problem(Problem(goal), y, dist, sensitive_features=a, sample_weight=w,
+                            classes=[0, 1])["objective"]["value"]
+
+
+def _draw(n, rng):
+    a = (rng.random(n) < P_A[1]).astype(int)
+    x = np.array([rng.choice(5, p=P_X[k]) for k in (0, 1)])  # placeholder to keep shapes simple
+    x = np.where(a == 1, rng.choice(5, n, p=P_X[1]), rng.choice(5, n, p=P_X[0]))
+    y = (rng.random(n) < ETA[a, x]).astype(int)
+    return a, x, y
+
+
+GOALS = {
+    "rate": lambda: gf.true_positive_rate(group=1),
+    "difference": lambda: gf.true_positive_rate(group=0) - gf.true_positive_rate(group=1),
+    "dp_difference": lambda: gf.demographic_parity_difference(),
+    "ratio": lambda: gf.demographic_parity_ratio(),
+    "gmean": lambda: "gmean",
+    "precision": lambda: gf.precision(),
+}
+
+
+@pytest.mark.parametrize("goal", list(GOALS))
+def test_interval_coverage_on_a_known_population(goal):
+    # 400 draws of 600 examples: 95% intervals must cover the exact population value in
+    # 92-99.5% of draws (binomial sd of the share: 0.011). A variance off by a factor of 2 either
+    # way, or a missing denominator term, lands outside.
+    truth = _population(GOALS[goal]())
+    rng = np.random.default_rng(7)
+    hits, draws = 0, 400
+    prob = Problem(GOALS[goal]())
+    for _ in range(draws):
+        a, x, y = _draw(600, rng)
+        dist = np.c_[1 - RULE[a, x], RULE[a, x]]
+        ev = evaluate_problem(prob, y, dist, sensitive_features=a, classes=[0, 1], confidence=0.95)
+        lo, hi = ev["objective"]["interval"]
+        assert lo <= ev["objective"]["value"] + 1e-12 and ev["objective"]["value"] <= hi + 1e-12
+        hits += lo <= truth <= hi
+    assert 0.92 <= hits / draws <= 0.995, (goal, truth, hits / draws)
+
+
+def test_delta_standard_error_matches_the_spread_over_draws():
+    # the delta method's se of a difference of conditional rates equals the sd of the estimate
+    # over independent samples (within 10%); treating the denominators as fixed would not.
+    rng = np.random.default_rng(3)
+    goal = GOALS["difference"]()
+    est, ses = [], []
+    for _ in range(300):
+        a, x, y = _draw(800, rng)
+        dist = np.c_[1 - RULE[a, x], RULE[a, x]]
+        from goalfit.confusion import CellEncoder, ConfusionSpace
+        from goalfit.metrics.intervals import GoalSample
+
+        enc = CellEncoder().fit(a, len(a))
+        cells = enc.transform(a, len(a))
+        space = ConfusionSpace.from_codes(y, cells, np.array([0, 1]), enc.cells_)
+        iv = goal_interval(goal, GoalSample(y, dist, cells, space), 0.95, method="delta")
+        est.append(iv.value)
+        ses.append(iv.se)
+    assert np.mean(ses) == pytest.approx(np.std(est, ddof=1), rel=0.1)
+
+
+def test_clopper_pearson_equals_scipy_exact_interval_for_deterministic_predictions():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 300)
+    g = rng.choice(["A", "B"], 300)
+    yhat = rng.integers(0, 2, 300)
+    ev = evaluate_problem(Problem(gf.true_positive_rate(group="A")), y, yhat, sensitive_features=g,
+                          confidence=0.9)
+    k = int(((yhat == 1) & (y == 1) & (g == "A")).sum())
+    n = int(((y == 1) & (g == "A")).sum())
+    ref = stats.binomtest(k, n).proportion_ci(confidence_level=0.9, method="exact")
+    assert ev["objective"]["interval"] == pytest.approx([ref.low, ref.high], abs=1e-9)
+    assert ev["objective"]["interval_method"] == "clopper_pearson"
+    # a ratio rate (precision): exact on the predicted-positive slice
+    ev = evaluate_problem(Problem(gf.precision()), y, yhat, confidence=0.95)
+    k, n = int(((yhat == 1) & (y == 1)).sum()), int((yhat == 1).sum())
+    ref = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+    assert ev["objective"]["interval"] == pytest.approx([ref.low, ref.high], abs=1e-9)
+
+
+def test_one_sided_bound_is_the_two_sided_bound_at_twice_the_level():
+    rng = np.random.default_rng(1)
+    a, x, y = _draw(1000, rng)
+    dist = np.c_[1 - RULE[a, x], RULE[a, x]]
+    from goalfit.confusion import CellEncoder, ConfusionSpace
+    from goalfit.metrics.intervals import GoalSample, one_sided_bound
+
+    enc = CellEncoder().fit(a, len(a))
+    cells = enc.transform(a, len(a))
+    s = GoalSample(y, dist, cells, ConfusionSpace.from_codes(y, cells, np.array([0, 1]), enc.cells_))
+    for goal in (GOALS["difference"](), GOALS["rate"]()):
+        two = goal_interval(goal, s, 0.90)
+        assert one_sided_bound(goal, "<=", s, 0.95) == pytest.approx(two.high, abs=1e-9)
+        assert one_sided_bound(goal, ">=", s, 0.95) == pytest.approx(two.low, abs=1e-9)
+
+
+def test_bootstrap_interval_agrees_with_delta_on_a_smooth_goal():
+    rng = np.random.default_rng(2)
+    a, x, y = _draw(3000, rng)
+    dist = np.c_[1 - RULE[a, x], RULE[a, x]]
+    prob = Problem("gmean")
+    d = evaluate_problem(prob, y, dist, sensitive_features=a, confidence=0.95)["objective"]["interval"]
+    b = evaluate_problem(prob, y, dist, sensitive_features=a, confidence=0.95, interval_method="bootstrap",
+                         n_bootstrap=600, random_state=0)["objective"]["interval"]
+    assert b[1] - b[0] == pytest.approx(d[1] - d[0], rel=0.2)
+    assert abs((b[0] + b[1]) / 2 - (d[0] + d[1]) / 2) < 0.25 * (d[1] - d[0])
+
+
+def test_interval_errors():
+    y = np.array([0, 1, 1, 0])
+    with pytest.raises(ValueError, match="confidence must be in"):
+        evaluate_problem(Problem("error"), y, y, confidence=1.5)
+    with pytest.raises(ValueError, match="unknown interval method"):
+        evaluate_problem(Problem("error"), y, y, confidence=0.9, interval_method="wald")
+    with pytest.raises(ValueError, match="not a single rate"):
+        evaluate_problem(Problem("gmean"), y, y, confidence=0.9, interval_method="clopper_pearson")
+
+
+# ----------------------------------------------------------------------------- estimators
+def make_data(n, seed):
+    rng = np.random.default_rng(seed)
+    g = rng.choice(["A", "B"], n, p=[0.4, 0.6])
+    X = rng.normal(size=(n, 4)) + (g == "B")[:, None] * 0.5
+    y = (X[:, 0] - 0.5 * X[:, 1] + rng.logistic(size=n) > 0.3).astype(int)
+    return X, y, g
+
+
+RECALL = [gf.true_positive_rate(group="A") >= 0.85, gf.true_positive_rate(group="B") >= 0.85]
+
+
+def test_cross_fitting_a_memorizing_model_keeps_fit_and_test_values_close():
+    X, y, g = make_data(3000, 0)
+    Xt, yt, gt = make_data(20000, 1)
+    tree = DecisionTreeClassifier(random_state=0)  # memorizes: in-sample probabilities are the labels
+
+    def fit_and_test(**kw):
+        m = GoalClassifier(tree, constraints=RECALL, oracle="threshold", random_state=0, **kw).fit(
+            X, y, sensitive_features=g)
+        fit_vals = m.problem_.constraint_values(m.result_.confusion)
+        test_vals = [c["value"] for c in m.evaluate(Xt, yt, sensitive_features=gt)["constraints"]]
+        return np.array(fit_vals), np.array(test_vals)
+
+    fit_in, test_in = fit_and_test(cv=None)
+    assert fit_in.min() >= 0.85 - 1e-9 and test_in.max() < 0.65  # met in-sample, missed by > 0.2 on test
+    fit_cv, test_cv = fit_and_test(cv=5, cv_model="refit")
+    assert fit_cv.min() >= 0.85 - 1e-9
+    assert np.abs(fit_cv - test_cv).max() < 0.03
+
+
+def test_out_of_fold_probabilities_are_cross_val_predict():
+    X, y, g = make_data(600, 3)
+    folds = StratifiedKFold(4, shuffle=True, random_state=5)
+    m = GoalClassifier(LogisticRegression(), objective="balanced_error", cv=folds, method="argmax").fit(X, y)
+    ref = cross_val_predict(LogisticRegression(), X, y, cv=folds, method="predict_proba")
+    # the argmax rule on the out-of-fold probabilities = the fitted member's training predictions
+    assert np.array_equal(m.result_.confusion.sum(axis=0).argmax(axis=1) >= 0, [True, True])
+    C = np.zeros((2, 2))
+    np.add.at(C, (y, ref.argmax(axis=1)), 1 / len(y))
+    assert m.result_.confusion.sum(axis=0) == pytest.approx(C, abs=1e-12)
+    # the deployed model is the fold models' average
+    P = np.mean([e.predict_proba(X) for e in m.estimators_], axis=0)
+    assert m.estimator_.predict_proba(X) == pytest.approx(P)
+    assert len(m.estimators_) == 4
+
+
+def test_cv_works_with_pipelines_weights_and_multiclass():
+    rng = np.random.default_rng(4)
+    n = 1500
+    g = rng.choice(["a", "b", "c"], n)
+    X = rng.normal(size=(n, 3)) + (g == "b")[:, None]
+    y = np.digitize(X[:, 0] + rng.normal(size=n), [-0.5, 0.7])
+    w = rng.uniform(0.5, 2.0, n)
+    pipe = make_pipeline(StandardScaler(), LogisticRegression())
+    m = GoalClassifier(pipe, constraints=[gf.demographic_parity_difference() <= 0.05], cv=3,
+                       random_state=0).fit(X, y, sensitive_features=g, sample_weight=w)
+    assert m.feasible_
+    assert m.problem_.max_violation(m.result_.confusion) <= 1e-7
+    assert m.predict(X, sensitive_features=g).shape == (n,)
+    assert set(np.unique(m.predict(X, sensitive_features=g))) <= {0, 1, 2}
+
+
+def test_cv_auto_is_in_sample_for_linear_models_and_five_fold_otherwise():
+    X, y, g = make_data(500, 0)
+    lin = GoalClassifier(make_pipeline(StandardScaler(), LogisticRegression())).fit(X, y)
+    assert lin.cv_ is None
+    tree = GoalClassifier(DecisionTreeClassifier(max_depth=3, random_state=0)).fit(X, y)
+    assert tree.cv_.get_n_splits() == 5 and len(tree.estimators_) == 5
+
+
+@pytest.mark.parametrize("kw, words", [
+    (dict(estimator="precomputed", cv=5), "needs a base model"),
+    (dict(cv=5, holdout=0.3), "give one of them"),
+    (dict(cv=1), "at least 2"),
+    (dict(cv="loo"), "cv must be"),
+    (dict(cv=5, oracle="refit"), "does not apply"),
+    (dict(cv_model="median"), "cv_model"),
+    (dict(confidence=1.0), "confidence must be"),
+    (dict(confidence=0.9, safety_fraction=0.0), "safety_fraction"),
+    (dict(margin=[0.1, 0.2]), "margin has 2 entries"),
+    (dict(margin=-0.1), "non-negative"),
+])
+def test_option_errors(kw, words):
+    X, y, g = make_data(300, 0)
+    est = kw.pop("estimator", None)
+    Xin = np.c_[1 - y * 0.5, y * 0.5] if est == "precomputed" else X
+    with pytest.raises(ValueError, match=words):
+        GoalClassifier(est, constraints=[gf.demographic_parity_difference() <= 0.1], **kw).fit(
+            Xin, y, sensitive_features=g)
+
+
+def test_margin_tightens_every_constraint():
+    X, y, g = make_data(2000, 0)
+    m = GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.1], margin=0.06).fit(
+        X, y, sensitive_features=g)
+    dp = m.evaluate(X, y, sensitive_features=g)["constraints"][0]["value"]
+    assert dp <= 0.04 + 1e-7 and m.margins_ == [0.06]
+    # a margin past the range clips to it (no ValueError): DP <= 0
+    m0 = GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.01], margin=0.5).fit(
+        X, y, sensitive_features=g)
+    assert m0.evaluate(X, y, sensitive_features=g)["constraints"][0]["value"] <= 1e-7
+
+
+def test_certification_refuses_when_the_data_are_too_few():
+    X, y, g = make_data(400, 0)
+    with pytest.warns(RuntimeWarning, match="not certified"):
+        m = GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.02], confidence=0.95,
+                           random_state=0).fit(X, y, sensitive_features=g)
+    assert m.certified_ is False
+    (row,) = m.certification_
+    assert not row["passed"] and row["safety_bound"] > 0.02
+    if row["needed_safety_size"] is not None:  # the size asked for exceeds what was given
+        assert row["needed_safety_size"] > 160
+    assert "smallest_slice" in row and row["smallest_slice_count"] > 0
+
+
+def test_certified_goals_hold_on_the_population_and_report_margins():
+    X, y, g = make_data(6000, 0)
+    Xt, yt, gt = make_data(100000, 9)  # stands in for the population
+    cons = [gf.true_positive_rate(group="A") >= 0.6, gf.true_positive_rate(group="B") >= 0.6]
+    m = GoalClassifier(constraints=cons, confidence=0.95, random_state=0).fit(X, y, sensitive_features=g)
+    assert m.certified_ is True
+    for row, c in zip(m.certification_, cons):
+        assert row["passed"] and row["safety_bound"] >= 0.6 and row["margin"] > 0
+        assert row["confidence_each"] == pytest.approx(0.975)
+    pop = m.evaluate(Xt, yt, sensitive_features=gt)
+    assert all(c["value"] >= 0.6 for c in pop["constraints"])
+    # the candidate never saw the safety part: the base model was fitted on 60% of the rows
+    assert m.n_outer_samples_ == pytest.approx(0.6 * 6000, abs=2)
+
+
+def test_evaluate_with_confidence_marks_goals_met_with_confidence():
+    X, y, g = make_data(4000, 0)
+    m = GoalClassifier(constraints=[gf.true_positive_rate(group="A") >= 0.5]).fit(X, y, sensitive_features=g)
+    ev = m.evaluate(X, y, sensitive_features=g, confidence=0.95)
+    c = ev["constraints"][0]
+    assert c["interval_method"] == "clopper_pearson"
+    assert c["interval"][0] <= c["value"] <= c["interval"][1]
+    assert c["met_with_confidence"] == (c["interval"][0] >= 0.5)
+    assert ev["accuracy_interval"][0] <= ev["accuracy"] <= ev["accuracy_interval"][1]
+
+
+def test_report_json_and_plot_carry_intervals(tmp_path):
+    X, y, g = make_data(2000, 0)
+    Xt, yt, gt = make_data(1000, 1)
+    from goalfit.report import build_report
+
+    m = GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.05], confidence=0.9,
+                       random_state=0).fit(X, y, sensitive_features=g)
+    rep = build_report(m, X, y, sensitive_features_train=g, X_test=Xt, y_test=yt, sensitive_features_test=gt)
+    d = json.loads(rep.to_json())
+    c = d["constraints"][0]
+    assert c["interval_test"][0] <= c["test"] <= c["interval_test"][1]
+    assert d["objective"]["interval_test"][0] <= d["objective"]["test"] <= d["objective"]["interval_test"][1]
+    assert d["certified"] in (True, False) and d["certification"][0]["name"] == c["name"]
+    gr = rep.group_rates["sensitive_feature"] if "sensitive_feature" in rep.group_rates else next(iter(rep.group_rates.values()))
+    lo_hi = np.array(gr["goalfit_interval"]["selection"])
+    vals = np.array(gr["goalfit"]["selection"])
+    assert (lo_hi[:, 0] <= vals + 1e-12).all() and (vals <= lo_hi[:, 1] + 1e-12).all()
+    assert {p.name for p in rep.plot(tmp_path)} == {"convergence.png", "group_rates.png"}
+
+
+# ----------------------------------------------------------------------------- scoring
+def test_goal_scorer_ranks_a_violator_below_a_feasible_model():
+    X, y, g = make_data(3000, 0)
+    Xv, yv, gv = make_data(3000, 1)
+    target = [gf.demographic_parity_difference() <= 0.05]
+    fair = GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.01]).fit(X, y, sensitive_features=g)
+    plain = GoalClassifier().fit(X, y)
+    scorer = goal_scorer(constraints=target)
+    s_fair = scorer(fair, Xv, yv, sensitive_features=gv)
+    s_plain = scorer(plain, Xv, yv, sensitive_features=gv)
+    assert s_fair == pytest.approx(-fair.evaluate(Xv, yv, sensitive_features=gv)["objective"]["value"])
+    assert s_plain < -1000 < s_fair  # the plain model violates DP <= 0.05 on the validation data
+    with pytest.raises(ValueError, match="Route them"):
+        scorer(fair, Xv, yv)
+
+
+def test_goal_scorer_in_gridsearch_with_metadata_routing_picks_a_bound_that_holds():
+    X, y, g = make_data(3000, 0)
+    target = [gf.demographic_parity_difference() <= 0.05]
+    grid = {"constraints": [[gf.demographic_parity_difference() <= b] for b in (0.01, 0.03, 0.3)]}
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = GoalClassifier().set_fit_request(sensitive_features=True).set_score_request(sensitive_features=True)
+        gs = GridSearchCV(est, grid, cv=3, scoring=goal_scorer(constraints=target)).fit(X, y, sensitive_features=g)
+        plain = GridSearchCV(est, grid, cv=3).fit(X, y, sensitive_features=g)
+    assert plain.best_params_["constraints"][0].bound == 0.3  # accuracy alone picks the loosest bound
+    assert gs.best_params_["constraints"][0].bound in (0.01, 0.03)
+    assert gs.cv_results_["mean_test_score"][2] < -1000
