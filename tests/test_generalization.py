@@ -343,3 +343,26 @@ def test_goal_scorer_in_gridsearch_with_metadata_routing_picks_a_bound_that_hold
     assert plain.best_params_["constraints"][0].bound == 0.3  # accuracy alone picks the loosest bound
     assert gs.best_params_["constraints"][0].bound in (0.01, 0.03)
     assert gs.cv_results_["mean_test_score"][2] < -1000
+
+
+# ----------------------------------------------------------------------------- RampClassifier
+def test_ramp_classifier_confidence_margin_and_intervals():
+    X, y, g = make_data(4000, 0)
+    Xt, yt, gt = make_data(50000, 5)
+    cons = [gf.true_positive_rate(group="A") >= 0.6]
+    plain = gf.RampClassifier(gf.error_rate(), constraints=cons, random_state=0).fit(X, y, sensitive_features=g)
+    assert plain.certified_ is None and plain.margins_ is None
+    m = gf.RampClassifier(gf.error_rate(), constraints=cons, margin=0.05, random_state=0).fit(
+        X, y, sensitive_features=g)
+    assert m.margins_ == [0.05]
+    assert m.evaluate(X, y, sensitive_features=g, randomized=True)["constraints"][0]["value"] >= 0.65 - 1e-3
+    c = gf.RampClassifier(gf.error_rate(), constraints=cons, confidence=0.9, random_state=0).fit(
+        X, y, sensitive_features=g)
+    assert c.certified_ is True
+    (row,) = c.certification_
+    assert row["passed"] and row["safety_bound"] >= 0.6 and row["margin"] > 0
+    # the deterministic predict() is what was certified; it holds on a large fresh sample
+    ev = c.evaluate(Xt, yt, sensitive_features=gt, confidence=0.95)
+    assert ev["constraints"][0]["value"] >= 0.6
+    lo, hi = ev["constraints"][0]["interval"]
+    assert lo <= ev["constraints"][0]["value"] <= hi and ev["constraints"][0]["interval_method"] == "clopper_pearson"

@@ -41,6 +41,18 @@ MARGIN_INFLATION = 2.0
 ROUNDS = 2
 
 
+def split_rows(strata, safety_fraction, random_state):
+    """Candidate rows and safety rows (sorted), stratified by ``strata`` when every stratum allows."""
+    from sklearn.model_selection import train_test_split
+
+    rows = np.arange(len(strata))
+    try:
+        cand, safe = train_test_split(rows, test_size=safety_fraction, stratify=strata, random_state=random_state)
+    except ValueError:
+        cand, safe = train_test_split(rows, test_size=safety_fraction, random_state=random_state)
+    return np.sort(cand), np.sort(safe)
+
+
 def _sample(model, result, encoder, prob, X, y_codes, cells, sw, rows):
     """The candidate classifier's predictions on ``rows`` as a :class:`GoalSample`."""
     clf = RandomizedClassifier(result.members, result.weights, model.classes_, encoder, prob)
@@ -66,11 +78,17 @@ def _bounds(problem, sample, level):
     return out
 
 
+def predicted_margins(problem, candidate_sample, level, n_candidate, n_safety):
+    """Tightening per constraint: the candidate's bound width scaled to the safety size, doubled."""
+    widths = [abs(b - v) for v, b in _bounds(problem, candidate_sample, level)]
+    return [float(MARGIN_INFLATION * w * np.sqrt(n_candidate / n_safety)) for w in widths]
+
+
 def _plain(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def _smallest_slice(c, sample, encoder, classes):
+def _smallest_slice(c, sample, classes):
     """(description, count) of the smallest (cell, class) row that moves ``c``'s value."""
     _, _, J = _jacobian(sample, c.expression)
     moved = np.abs(J).sum(axis=(0, 3)) > 1e-9  # (n_cells, K)
@@ -80,45 +98,31 @@ def _smallest_slice(c, sample, encoder, classes):
     if not np.isfinite(counts).any():
         return "the whole sample", sample.n
     cell, k = np.unravel_index(int(np.argmin(counts)), counts.shape)
-    parts = [f"{col}={_plain(encoder.cells_.iloc[cell][col])!r}" for col in encoder.cells_.columns]
+    cells = sample.space.cells
+    parts = [f"{col}={_plain(cells.iloc[cell][col])!r}" for col in cells.columns]
     parts.append(f"y={_plain(classes[k])!r}")
     return ", ".join(parts), int(counts[cell, k])
 
 
-def certify(model, problem, solve_with, margins, X, y_codes, cells, sw, encoder, prob, rows, safety_rows):
-    """Candidate selection on ``rows``, safety test on ``safety_rows`` (see the module docstring).
+def safety_test(problem, margins, candidate_sample, safety_sample, confidence, classes, stacklevel=4):
+    """The safety test of every constraint on the held part (see the module docstring).
 
     Returns
     -------
-    ((compiled problem, SolverResult), certification, certified)
+    (certification, certified)
         ``certification`` is a list with one dict per constraint: ``name``, ``sense``,
         ``bound``, ``margin`` (tightening used in candidate selection), ``candidate_value``,
-        ``safety_value``, ``safety_bound`` (the one-sided confidence bound), ``passed``, and for
-        failures ``needed_safety_size`` (safety-part size that would certify at the observed
-        values; None when the candidate violates the bound on the safety part) with
-        ``smallest_slice`` / ``smallest_slice_count``.
+        ``safety_value``, ``safety_bound`` (the one-sided confidence bound), ``confidence_each``,
+        ``passed``, and for failures ``needed_safety_size`` (safety-part size that would certify
+        at the observed values; None when the candidate violates the bound on the safety part)
+        with ``smallest_slice`` / ``smallest_slice_count``. A failure also warns.
     """
-    from .goal_classifier import _tightened
-
     m = len(problem.constraints)
-    if m == 0:
-        return solve_with(problem.constraints), [], True
-    level = 1 - (1 - model.confidence) / m
-    n_c, n_s = len(rows), len(safety_rows)
-    if margins is None:
-        compiled, result = solve_with(problem.constraints)
-        for _ in range(ROUNDS):
-            cand = _sample(model, result, encoder, prob, X, y_codes, cells, sw, rows)
-            widths = [abs(b - v) for v, b in _bounds(problem, cand, level)]
-            margins = [MARGIN_INFLATION * w * np.sqrt(n_c / n_s) for w in widths]
-            compiled, result = solve_with(_tightened(problem, margins))
-    else:
-        compiled, result = solve_with(_tightened(problem, margins))
-    cand = _sample(model, result, encoder, prob, X, y_codes, cells, sw, rows)
-    safe = _sample(model, result, encoder, prob, X, y_codes, cells, sw, safety_rows)
+    level = 1 - (1 - confidence) / m
+    n_s = safety_sample.n
     report, msgs = [], []
-    for c, mg, (vc, _), (vs, bs) in zip(problem.constraints, margins, _bounds(problem, cand, level),
-                                        _bounds(problem, safe, level)):
+    for c, mg, (vc, _), (vs, bs) in zip(problem.constraints, margins, _bounds(problem, candidate_sample, level),
+                                        _bounds(problem, safety_sample, level)):
         passed = bool(bs <= c.bound + 1e-12) if c.sense == "<=" else bool(bs >= c.bound - 1e-12)
         row = {"name": c.name, "sense": c.sense, "bound": c.bound, "margin": float(mg),
                "candidate_value": float(vc), "safety_value": float(vs), "safety_bound": float(bs),
@@ -126,7 +130,7 @@ def certify(model, problem, solve_with, margins, X, y_codes, cells, sw, encoder,
         if not passed:
             slack = (c.bound - vs) if c.sense == "<=" else (vs - c.bound)
             width = abs(bs - vs)
-            where, count = _smallest_slice(c, safe, encoder, model.classes_)
+            where, count = _smallest_slice(c, safety_sample, classes)
             row["smallest_slice"], row["smallest_slice_count"] = where, count
             if slack > 0 and width > 0:
                 factor = (width / slack) ** 2
@@ -144,7 +148,35 @@ def certify(model, problem, solve_with, margins, X, y_codes, cells, sw, encoder,
     certified = all(r["passed"] for r in report)
     if not certified:
         warnings.warn(
-            f"not certified at confidence {model.confidence:g}: no candidate passed the safety test; "
+            f"not certified at confidence {confidence:g}: no candidate passed the safety test; "
             "returning the candidate (least-violating on the candidate part), certified_ = False. "
-            + " | ".join(msgs), RuntimeWarning, stacklevel=3)
+            + " | ".join(msgs), RuntimeWarning, stacklevel=stacklevel)
+    return report, certified
+
+
+def certify(model, problem, solve_with, margins, X, y_codes, cells, sw, encoder, prob, rows, safety_rows):
+    """Candidate selection on ``rows``, safety test on ``safety_rows`` (see the module docstring).
+
+    Returns
+    -------
+    ((compiled problem, SolverResult), certification, certified)
+        See :func:`safety_test`.
+    """
+    from .goal_classifier import _tightened
+
+    m = len(problem.constraints)
+    if m == 0:
+        return solve_with(problem.constraints), [], True
+    level = 1 - (1 - model.confidence) / m
+    if margins is None:
+        compiled, result = solve_with(problem.constraints)
+        for _ in range(ROUNDS):
+            cand = _sample(model, result, encoder, prob, X, y_codes, cells, sw, rows)
+            margins = predicted_margins(problem, cand, level, len(rows), len(safety_rows))
+            compiled, result = solve_with(_tightened(problem, margins))
+    else:
+        compiled, result = solve_with(_tightened(problem, margins))
+    cand = _sample(model, result, encoder, prob, X, y_codes, cells, sw, rows)
+    safe = _sample(model, result, encoder, prob, X, y_codes, cells, sw, safety_rows)
+    report, certified = safety_test(problem, margins, cand, safe, model.confidence, model.classes_)
     return (compiled, result), report, certified

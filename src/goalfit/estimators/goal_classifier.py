@@ -280,33 +280,14 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                                  "use the plugin or threshold oracle")
 
     def _user_margins(self, problem):
-        """Absolute tightening per constraint from ``margin=`` (None when not given)."""
-        if self.margin is None:
-            return None
-        m = self.margin
-        k = len(problem.constraints)
-        if isinstance(m, numbers.Real):
-            m = [float(m)] * k
-        m = [float(v) for v in m]
-        if len(m) != k:
-            raise ValueError(f"margin has {len(m)} entries for {k} constraints")
-        if any(not np.isfinite(v) or v < 0 for v in m):
-            raise ValueError(f"margins must be finite and non-negative, got {m}")
-        return m
+        return _user_margins(self.margin, problem)
 
     def _safety_split(self, y_codes, cells, n):
         """Candidate rows and safety rows, stratified by (cell, class)."""
-        from sklearn.model_selection import train_test_split
+        from .certification import split_rows
 
-        rows = np.arange(n)
-        strata = cells.astype(np.int64) * len(self.classes_) + y_codes
-        try:
-            cand, safe = train_test_split(rows, test_size=self.safety_fraction, stratify=strata,
-                                          random_state=_seed(self.random_state))
-        except ValueError:
-            cand, safe = train_test_split(rows, test_size=self.safety_fraction,
-                                          random_state=_seed(self.random_state))
-        return np.sort(cand), np.sort(safe)
+        return split_rows(cells.astype(np.int64) * len(self.classes_) + y_codes, self.safety_fraction,
+                          _seed(self.random_state))
 
     def _probabilities(self, X, y, y_codes, sw, rows):
         """Fit the base model on ``rows`` and return (deployed model, outer-loop probabilities, outer rows).
@@ -477,6 +458,28 @@ def _is_linear(estimator) -> bool:
     """Whether the (final step of the) base estimator is a scikit-learn linear model."""
     final = estimator.steps[-1][1] if isinstance(estimator, Pipeline) else estimator
     return type(final).__module__.startswith("sklearn.linear_model")
+
+
+def _user_margins(margin, problem):
+    """Absolute tightening per constraint from ``margin=`` (None when not given).
+
+    Raises
+    ------
+    ValueError
+        For a wrong number of margins or a negative / non-finite one.
+    """
+    if margin is None:
+        return None
+    m = margin
+    k = len(problem.constraints)
+    if isinstance(m, numbers.Real):
+        m = [float(m)] * k
+    m = [float(v) for v in m]
+    if len(m) != k:
+        raise ValueError(f"margin has {len(m)} entries for {k} constraints")
+    if any(not np.isfinite(v) or v < 0 for v in m):
+        raise ValueError(f"margins must be finite and non-negative, got {m}")
+    return m
 
 
 def _tightened(problem, margins):

@@ -89,6 +89,17 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         that :func:`~goalfit.goals.churn_rate` compares with.
     random_state : int, RandomState or None
         Seeds the feature map, liblinear and randomized predictions.
+    confidence : float in (0, 1), optional
+        High-confidence goals (:mod:`goalfit.estimators.certification`, Thomas et al. 2019):
+        every dataset is split into a candidate part (``1 - safety_fraction``) and a safety
+        part; the model is trained on the candidate parts with each constraint tightened by the
+        predicted width of the safety bound (one round), then the safety test checks a one-sided
+        bound at level ``1 - (1 - confidence) / m`` per constraint for the **deterministic**
+        classifier :meth:`predict` returns (``f(x) > 0``). ``certified_`` says whether it passed.
+    margin : float or sequence of float, optional
+        Tighten every constraint (or each by its own amount) by hand; with ``confidence`` it
+        replaces the predicted margins.
+    safety_fraction : float in (0, 1), default 0.4
 
     Attributes
     ----------
@@ -116,6 +127,12 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         The goals bound to the stacked training datasets.
     dataset_names_ : list of str
     fit_seconds_ : float
+    certified_ : bool or None
+        With ``confidence``: whether the safety test passed (None without ``confidence``).
+    certification_ : list of dict or None
+        Per constraint: margin, candidate and safety values, the safety bound, passed, and the
+        data a failed test would need (:func:`goalfit.estimators.certification.safety_test`).
+    margins_ : list of float or None
 
     Raises
     ------
@@ -131,7 +148,10 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
                  multiplier_solver="cutting_plane",
                  chooser="auto", max_cutting_plane_iter=30, cutting_plane_tol=1e-4, max_multiplier=1e4,
                  inner_solver="liblinear", inner_tol=1e-4, intercept_scaling=1.0, init="zeros",
-                 deployed_model=None, random_state=None):
+                 deployed_model=None, random_state=None, confidence=None, margin=None, safety_fraction=0.4):
+        self.confidence = confidence
+        self.margin = margin
+        self.safety_fraction = safety_fraction
         self.objective = objective
         self.constraints = constraints
         self.alpha = alpha
@@ -210,7 +230,10 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        if self.confidence is not None or self.margin is not None:
+            return self._fit_high_confidence(X, y, sensitive_features, sample_weight, datasets)
         t0 = time.perf_counter()
+        self.certified_ = self.certification_ = self.margins_ = None
         if self.multiplier_solver not in MULTIPLIER_SOLVERS:
             raise ValueError(f"multiplier_solver must be one of {MULTIPLIER_SOLVERS}, got {self.multiplier_solver!r}")
         if self.chooser not in CHOOSERS:
@@ -322,24 +345,8 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
             pos = f > 0
         return self.classes_[pos.astype(int)]
 
-    def evaluate(self, X, y=None, *, sensitive_features=None, sample_weight=None, datasets=None,
-                 randomized=False):
-        """Objective and constraint values on (held-out) datasets.
-
-        Parameters
-        ----------
-        X, y, sensitive_features, sample_weight, datasets
-            As in :meth:`fit` (the same dataset names and columns the goals refer to).
-        randomized : bool, default False
-            Expected values of the randomized rule (ramp) or the deterministic thresholding.
-
-        Returns
-        -------
-        dict with ``objective`` {name, value} and ``constraints`` [{name, expression, value,
-        bound, sense, violation, met}] and ``accuracy`` (on the labelled rows of ``"train"``).
-        """
-        from ..metrics import evaluate_compiled
-
+    def _evaluation(self, X, y, sensitive_features, sample_weight, datasets, randomized):
+        """Stacked labelled/unlabelled rows of every dataset with this model's predictions."""
         check_is_fitted(self, "coef_")
         st = self._stack(X, y, sensitive_features, sample_weight, datasets)
         space, y_codes, cells, unlabelled = self._space(st, self.classes_)
@@ -350,20 +357,139 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         else:
             pos = (self.decision_function(st.X) > 0).astype(float)
             dist = np.column_stack([1 - pos, pos])
+        return st, space, compiled, y_codes, cells, dist
+
+    def _goal_sample(self, X, y, sensitive_features=None, sample_weight=None, datasets=None, randomized=False):
+        """The predictions on stacked datasets as a :class:`~goalfit.metrics.intervals.GoalSample`."""
+        from ..metrics.intervals import GoalSample
+
+        st, space, _, y_codes, cells, dist = self._evaluation(X, y, sensitive_features, sample_weight, datasets,
+                                                              randomized)
+        return GoalSample(y_codes, dist, cells, space, st.sample_weight)
+
+    def evaluate(self, X, y=None, *, sensitive_features=None, sample_weight=None, datasets=None,
+                 randomized=False, confidence=None):
+        """Objective and constraint values on (held-out) datasets.
+
+        Parameters
+        ----------
+        X, y, sensitive_features, sample_weight, datasets
+            As in :meth:`fit` (the same dataset names and columns the goals refer to).
+        randomized : bool, default False
+            Expected values of the randomized rule (ramp) or the deterministic thresholding.
+        confidence : float in (0, 1), optional
+            Add confidence intervals of the population values (as
+            :meth:`GoalClassifier.evaluate`; :mod:`goalfit.metrics.intervals`).
+
+        Returns
+        -------
+        dict with ``objective`` {name, value} and ``constraints`` [{name, expression, value,
+        bound, sense, violation, met}] and ``accuracy`` (on the labelled rows of ``"train"``);
+        with ``confidence``, ``interval`` entries and ``met_with_confidence``.
+        """
+        from ..metrics import add_intervals, evaluate_compiled
+        from ..metrics.intervals import GoalSample
+
+        st, space, compiled, y_codes, cells, dist = self._evaluation(X, y, sensitive_features, sample_weight,
+                                                                     datasets, randomized)
         C = confusion_tensor(y_codes, dist, cells, 2, space.n_cells, st.sample_weight)
-        out = evaluate_compiled(Problem(self.objective, self.constraints), compiled, C)
+        problem = Problem(self.objective, self.constraints)
+        out = evaluate_compiled(problem, compiled, C)
         train = st.labelled & ((st.sensitive_features[DATASET_COLUMN] == "train").to_numpy()
                                if DATASET_COLUMN in st.sensitive_features.columns else True)
         w = st.sample_weight[train]
         correct = dist[train, y_codes[train]]
         out["accuracy"] = float(w @ correct / w.sum())
+        if confidence is not None:
+            add_intervals(out, problem, GoalSample(y_codes, dist, cells, space, st.sample_weight), confidence,
+                          accuracy=False)
         return out
+
+    def _fit_high_confidence(self, X, y, sensitive_features, sample_weight, datasets):
+        """``confidence`` / ``margin``: candidate selection and safety test (see the class docstring)."""
+        from ..confusion.cells import as_frame
+        from ..confusion.datasets import Dataset
+        from .certification import predicted_margins, safety_test, split_rows
+        from .goal_classifier import _seed, _tightened, _user_margins
+
+        t0 = time.perf_counter()
+        problem = Problem(self.objective, self.constraints)
+        margins = _user_margins(self.margin, problem)
+        plain = clone(self).set_params(confidence=None, margin=None)
+        if self.confidence is None:  # margin only: no split
+            fitted = clone(plain).set_params(constraints=_tightened(problem, margins)).fit(
+                X, y, sensitive_features=sensitive_features, sample_weight=sample_weight, datasets=datasets)
+            self._adopt(fitted, margins, None, None, t0)
+            return self
+        if not (0 < self.confidence < 1) or not (0 < self.safety_fraction < 1):
+            raise ValueError(f"confidence and safety_fraction must be in (0, 1), got {self.confidence!r}, "
+                             f"{self.safety_fraction!r}")
+        seed = _seed(self.random_state)
+        y = np.asarray(column_or_1d(y, warn=True))
+        n = len(y)
+        frame = as_frame(sensitive_features, n)
+        strata = frame.astype(str).agg("|".join, axis=1).to_numpy() + "|" + y.astype(str) if frame.shape[1] else y
+        parts = {"train": split_rows(strata, self.safety_fraction, seed)}
+        extra = {k: (d if isinstance(d, Dataset) else Dataset(*d) if isinstance(d, tuple) else Dataset(d))
+                 for k, d in (datasets or {}).items()}
+        for k, d in extra.items():
+            m = _num_rows(d.X)
+            parts[k] = split_rows(np.zeros(m) if d.y is None else np.asarray(d.y), self.safety_fraction, seed)
+
+        def subset(which):
+            rows = parts["train"][which]
+            sub = {k: Dataset(_rows(d.X, parts[k][which]), None if d.y is None else np.asarray(d.y)[parts[k][which]],
+                              None if d.sensitive_features is None else as_frame(d.sensitive_features, _num_rows(d.X)).iloc[parts[k][which]].reset_index(drop=True),
+                              None if d.sample_weight is None else np.asarray(d.sample_weight)[parts[k][which]])
+                   for k, d in extra.items()}
+            return dict(X=_rows(X, rows), y=y[rows],
+                        sensitive_features=frame.iloc[rows].reset_index(drop=True) if frame.shape[1] else None,
+                        sample_weight=None if sample_weight is None else np.asarray(sample_weight)[rows],
+                        datasets=sub or None)
+
+        cand, safe = subset(0), subset(1)
+        n_c, n_s = len(cand["y"]), len(safe["y"])
+        level = 1 - (1 - self.confidence) / max(len(problem.constraints), 1)
+        if margins is None:
+            first = clone(plain).fit(cand["X"], cand["y"], sensitive_features=cand["sensitive_features"],
+                                     sample_weight=cand["sample_weight"], datasets=cand["datasets"])
+            margins = predicted_margins(problem, first._goal_sample(**cand), level, n_c, n_s) \
+                if problem.constraints else []
+        fitted = clone(plain).set_params(constraints=_tightened(problem, margins)).fit(
+            cand["X"], cand["y"], sensitive_features=cand["sensitive_features"],
+            sample_weight=cand["sample_weight"], datasets=cand["datasets"])
+        if problem.constraints:
+            report, certified = safety_test(problem, margins, fitted._goal_sample(**cand), fitted._goal_sample(**safe),
+                                            self.confidence, fitted.classes_, stacklevel=4)
+        else:
+            report, certified = [], True
+        self._adopt(fitted, margins, report, certified, t0)
+        return self
+
+    def _adopt(self, fitted, margins, certification, certified, t0):
+        for k, v in vars(fitted).items():
+            if k.endswith("_") and not k.startswith("__"):
+                setattr(self, k, v)
+        self.margins_ = None if margins is None else list(margins)
+        self.certification_, self.certified_ = certification, certified
+        self.fit_seconds_ = time.perf_counter() - t0
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.classifier_tags.multi_class = False
         return tags
+
+
+def _num_rows(X) -> int:
+    return X.shape[0] if hasattr(X, "shape") else len(X)
+
+
+def _rows(X, rows):
+    from sklearn.utils import _safe_indexing
+
+    out = _safe_indexing(X, rows)
+    return out.reset_index(drop=True) if hasattr(out, "reset_index") else out
 
 
 def _check_dataset(d):

@@ -88,11 +88,23 @@ def evaluate_problem(problem: Problem, y_true, y_pred, *, sensitive_features=Non
     out = evaluate_compiled(problem, problem.compile(space), C)
     if confidence is None:
         return out
-    from ..goals import accuracy
-    from .intervals import GoalSample, goal_interval
+    from .intervals import GoalSample
 
-    sample = GoalSample(yc, pc, cells, space, sample_weight)
-    kw = dict(method=interval_method, n_bootstrap=n_bootstrap, random_state=random_state)
+    return add_intervals(out, problem, GoalSample(yc, pc, cells, space, sample_weight), confidence,
+                         method=interval_method, n_bootstrap=n_bootstrap, random_state=random_state)
+
+
+def add_intervals(out: dict, problem: Problem, sample, confidence: float, *, method="auto", n_bootstrap=1000,
+                  random_state=None, accuracy: bool = True) -> dict:
+    """Add confidence intervals to an evaluation dict (see :func:`evaluate_problem`), in place.
+
+    ``sample`` is the evaluated :class:`~goalfit.metrics.intervals.GoalSample`; ``accuracy``
+    adds ``accuracy_interval`` (over the whole sample).
+    """
+    from ..goals import accuracy as accuracy_rate
+    from .intervals import goal_interval
+
+    kw = dict(method=method, n_bootstrap=n_bootstrap, random_state=random_state)
     iv = goal_interval(problem.objective, sample, confidence, **kw)
     out["objective"]["interval"] = iv.as_list()
     out["objective"]["interval_method"] = iv.method
@@ -101,7 +113,8 @@ def evaluate_problem(problem: Problem, y_true, y_pred, *, sensitive_features=Non
         row["interval"] = iv.as_list()
         row["interval_method"] = iv.method
         row["met_with_confidence"] = bool(iv.high <= c.bound + 1e-12 if c.sense == "<=" else iv.low >= c.bound - 1e-12)
-    out["accuracy_interval"] = goal_interval(accuracy(), sample, confidence, **kw).as_list()
+    if accuracy:
+        out["accuracy_interval"] = goal_interval(accuracy_rate(), sample, confidence, **kw).as_list()
     out["confidence"] = confidence
     return out
 
@@ -145,7 +158,7 @@ false_positive_rate_ratio = _wrap(_fair.false_positive_rate_ratio)
 
 from .scorer import GoalScorer, goal_scorer  # noqa: E402
 
-__all__ = ["score", "evaluate_problem", "goal_scorer", "GoalScorer", "evaluate_compiled", "demographic_parity_difference", "demographic_parity_ratio",
+__all__ = ["score", "evaluate_problem", "add_intervals", "goal_scorer", "GoalScorer", "evaluate_compiled", "demographic_parity_difference", "demographic_parity_ratio",
            "equal_opportunity_difference", "equal_opportunity_ratio", "equalized_odds_difference",
            "equalized_odds_ratio", "error_rate_difference", "error_rate_ratio",
            "false_positive_rate_difference", "false_positive_rate_ratio"]

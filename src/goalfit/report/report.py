@@ -464,7 +464,7 @@ def build_subdata_report(model, X_train, y_train, *, sensitive_features_train=No
     split = "test" if X_test is not None else "train"
     Xs, ys, sfs = data_sets[split]
     predictors = {"goalfit": lambda X, sf: model.predict(X), "baseline": lambda X, sf: baseline.predict(X)}
-    rates = _group_rates(model.classes_, predictors, Xs, ys, sfs, split, confidence) if sfs is not None else {}
+    rates = _group_rates(model.classes_, predictors, Xs, ys, sfs, split) if sfs is not None else {}
     return Report(data, rates)
 
 
