@@ -168,3 +168,22 @@ def test_fit_spec_with_the_subdata_method(tmp_path, need_data):
         bad.write_text(f'[data]\ndataset = "german"\nsensitive = ["sex"]\n[goals]\n{goals}')
         res = runner.invoke(app, ["fit", str(bad), "--out", str(tmp_path / "o")])
         assert res.exit_code == 2 and message in res.output, (goals, res.output)
+
+
+def test_fit_spec_with_cross_fitting_confidence_and_intervals(tmp_path, need_data):
+    need_data("german")
+    out, r = _fit_german(tmp_path, 'constraints = ["true_positive_rate() >= 0.5"]\ncv = 3\nconfidence = 0.9\n')
+    assert r["cross_fitting"] == {"folds": 3, "deployed_model": "average"}
+    assert r["confidence"] == 0.95 and r["confidence_fit"] == 0.9
+    (cert,) = r["certification"]
+    assert cert["passed"] == r["certified"] and cert["margin"] > 0
+    c = r["constraints"][0]
+    assert c["interval_test"][0] <= c["test"] <= c["interval_test"][1]
+    assert c["interval_method"] == "clopper_pearson"
+    for bad, words in [("cv = 1\n", "cv must be"), ("confidence = 2.0\n", "confidence must be"),
+                       ('method = "ramp"\nmargin = 0.01\n', "GoalClassifier options")]:
+        spec = tmp_path / "bad.toml"
+        spec.write_text('[data]\ndataset = "german"\nsensitive = ["sex"]\n[goals]\n'
+                        'constraints = ["true_positive_rate() >= 0.5"]\n' + bad)
+        res = runner.invoke(app, ["fit", str(spec), "--out", str(tmp_path / "o2")])
+        assert res.exit_code == 2 and words in res.output, res.output

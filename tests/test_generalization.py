@@ -366,3 +366,21 @@ def test_ramp_classifier_confidence_margin_and_intervals():
     assert ev["constraints"][0]["value"] >= 0.6
     lo, hi = ev["constraints"][0]["interval"]
     assert lo <= ev["constraints"][0]["value"] <= hi and ev["constraints"][0]["interval_method"] == "clopper_pearson"
+
+
+@pytest.mark.parametrize("method, objective, oracle", [
+    ("column_generation", "error", "plugin"), ("column_generation", "error", "threshold"),
+    ("split_frank_wolfe", "hmean", "plugin"), ("con_gda", "gmean", "plugin"),
+    ("con_ellipsoid", "qmean", "plugin"), ("con_bisection", "f1", "plugin"),
+])
+def test_cross_fitting_runs_every_constrained_method(method, objective, oracle):
+    X, y, g = make_data(1200, 2)
+    m = GoalClassifier(DecisionTreeClassifier(max_depth=4, random_state=0), objective=objective,
+                       constraints=[gf.demographic_parity_difference() <= 0.05], method=method, oracle=oracle,
+                       cv=3, random_state=0, method_params={"max_iter": 200} if method != "column_generation" else None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m.fit(X, y, sensitive_features=g)
+    assert len(m.estimators_) == 3
+    # the goals are solved on the out-of-fold probabilities: met there up to the method's tolerance
+    assert m.problem_.max_violation(m.result_.confusion) <= 0.01
