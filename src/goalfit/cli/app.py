@@ -64,6 +64,13 @@ def load_data(spec: Spec):
     for col in [spec.label] + spec.sensitive:
         if col not in frame.columns:
             raise SpecError(f"unknown column {col!r} in {path}; columns: {list(frame.columns)}")
+    for col in [spec.label] + spec.sensitive:  # before any fitting: one line, exit code 2
+        missing = frame[col].isna().to_numpy()
+        if missing.any():
+            rows = np.flatnonzero(missing)
+            raise SpecError(f"{path}: column {col!r} ({'label' if col == spec.label else 'sensitive feature'}) "
+                            f"has {len(rows)} missing value(s), first at data row {int(rows[0]) + 1}; "
+                            "drop or fill those rows")
     y = frame[spec.label].to_numpy()
     X = frame.drop(columns=[spec.label])
     S = frame[spec.sensitive] if spec.sensitive else None
@@ -229,8 +236,17 @@ def datasets(data_home: Path = typer.Option(None, "--data-home", help="Folder to
     """List the datasets goalfit can load and whether each is found."""
     from rich.table import Table
 
+    import os
+
     from ..datasets import dataset_status
 
+    env = os.environ.get("GOALFIT_DATA")
+    for folder in (env.split(os.pathsep) if env else []):
+        if folder and not Path(folder).expanduser().is_dir():
+            console.print(f"[yellow]warning:[/yellow] GOALFIT_DATA names {folder}, which is not a folder; "
+                          "datasets are looked up in the other locations only", markup=True, highlight=False)
+    if data_home is not None and not Path(data_home).expanduser().is_dir():
+        console.print(f"[yellow]warning:[/yellow] --data-home {data_home} is not a folder", highlight=False)
     t = Table(title="goalfit datasets")
     for col in ("name", "found", "location / missing files"):
         t.add_column(col)

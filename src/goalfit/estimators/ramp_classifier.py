@@ -104,6 +104,10 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     feasible_ : bool
         Whether the ramp (randomized) constraints hold on the training datasets.
     max_violation_ : float
+        Largest constraint violation of the randomized rule on the training datasets.
+    max_violation_deterministic_ : float
+        Largest constraint violation of the default, deterministic :meth:`predict`
+        (``f(x) > 0``) on the training datasets; it can be much larger than ``max_violation_``.
     objective_ : float
         Ramp objective plus ``alpha/2 |w|^2`` at the solution.
     n_iter_ : int
@@ -282,10 +286,19 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         self.program_ = program
         self.alpha_ = lam
         self.dataset_names_ = st.names
+        # what the default (deterministic) predict does on the training datasets: it can violate
+        # the goals far more than the randomized rule the ramp relaxation bounds
+        # (on the inputs as the user gave them, as evaluate is called; array-likes as arrays)
+        ev = self.evaluate(raw[0] if hasattr(raw[0], "shape") else X, y, sensitive_features=sensitive_features,
+                           sample_weight=None if sample_weight is None else np.asarray(sample_weight),
+                           datasets=raw[1], randomized=False)
+        self.max_violation_deterministic_ = max([c["violation"] for c in ev["constraints"]], default=0.0)
         if not res.feasible:
             warnings.warn(
                 "the goals cannot all be met on the training datasets (ramp relaxation): returning "
-                f"the least-violating model (max violation {res.max_violation:.4g})",
+                f"the least-violating model (max violation {res.max_violation:.4g} for the randomized rule, "
+                "predict(X, randomized=True); the default deterministic predict(X) violates them by "
+                f"{self.max_violation_deterministic_:.4g})",
                 RuntimeWarning, stacklevel=2)
         self.fit_seconds_ = time.perf_counter() - t0
         return self

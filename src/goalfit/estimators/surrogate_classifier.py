@@ -173,6 +173,11 @@ class _BlackBoxBase(ClassifierMixin, BaseEstimator):
         s = self.decision_function(X)
         if len(s) != len(y):
             raise ValueError(f"X has {len(s)} rows but y has {len(y)} (labels mismatch)")
+        if (sensitive_features is None and self._group_values is not None
+                and getattr(self.metric_, "uses_groups", False)):
+            raise ValueError(f"metric {self.metric_.name!r} is measured over groups and the model was fitted "
+                             "with sensitive_features: pass sensitive_features=... (without them it would be "
+                             "a different metric)")
         g = self._codes(_one_column(sensitive_features, len(y), "sensitive_features"))
         value = self.metric_(np.asarray(y == self.classes_[1], dtype=int), s, g)
         return {"objective": {"name": self.metric_.name, "value": float(value)}, "constraints": [],
@@ -189,10 +194,12 @@ class AdaptiveSurrogateClassifier(_BlackBoxBase):
 
     Parameters
     ----------
-    metric : str, BlackBoxMetric or callable, default "gmean"
+    metric : str, goal expression, BlackBoxMetric or callable, default "gmean"
         The loss to minimize (lower is better): ``"gmean"``, ``"macro_f1_over_groups"``,
-        ``"error"``, ``"prbep"``, or any callable on ``(y_true, y_pred)`` (see
-        :func:`goalfit.goals.blackbox.as_blackbox_metric`).
+        ``"error"``, ``"prbep"``, a goal expression of the core vocabulary evaluated as a black
+        box (``gf.gmean()``, ``gf.macro_f1_over_groups("sex")``, ``gf.f1()``,
+        ``gf.demographic_parity_difference("sex")``...; :func:`goalfit.goals.blackbox.goal_metric`),
+        or any callable on ``(y_true, y_pred)`` (see :func:`goalfit.goals.blackbox.as_blackbox_metric`).
     surrogate_loss : {"hinge", "logistic", "sigmoid", "lp"} or PointwiseLoss, default "hinge"
         Loss of the rate surrogates: one per (label, surrogate group), K = 2 x groups.
     surrogates : list of SliceSurrogate / QuantilePrecisionSurrogate, optional

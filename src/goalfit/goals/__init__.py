@@ -30,7 +30,7 @@ from .metrics import (
     HMeanLoss, KLQuantification, MacroF1Loss, MacroF1OverGroupsLoss, MicroF1Loss, MinMaxRecallLoss, QMeanLoss,
 )
 from .blackbox import (
-    BlackBoxMetric, ConfusionMetric, as_blackbox_metric, error_loss, gmean_loss, macro_f1_over_groups_loss,
+    BlackBoxMetric, ConfusionMetric, as_blackbox_metric, error_loss, gmean_loss, goal_metric, macro_f1_over_groups_loss,
     prbep_loss, precision_at_k_loss,
 )
 from .parse import parse_constraint, parse_objective

@@ -6,18 +6,39 @@
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..confusion import CellEncoder, ConfusionSpace, confusion_tensor
+from ..confusion.space import AMBIGUOUS
+from ..utils.validation import (check_consistent_rows, check_labels_in_classes, check_sample_weight,
+                                resolve_pos_label)
 from ..goals import Problem, as_objective
 from ..goals import fairness as _fair
 
 
-def _space_and_tensor(y_true, y_pred, sensitive_features, sample_weight, classes):
+def _space_and_tensor(y_true, y_pred, sensitive_features, sample_weight, classes, pos_label=None):
     y_true = np.asarray(y_true)
     y_pred = np.asarray(y_pred)
+    if y_true.ndim != 1:
+        raise ValueError(f"y_true must be 1-D labels, got shape {y_true.shape}")
+    if y_pred.ndim not in (1, 2):
+        raise ValueError(f"y_pred must be labels (n_samples,) or class distributions (n_samples, n_classes), "
+                         f"got shape {y_pred.shape}")
+    check_consistent_rows(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features,
+                          sample_weight=sample_weight)
+    sample_weight = check_sample_weight(sample_weight, len(y_true))
+    strict = classes is None
     if classes is None:
-        classes = np.unique(np.concatenate([y_true, y_pred]) if y_pred.ndim == 1 else y_true)
+        classes = np.unique(y_true)
+    if y_pred.ndim == 1:
+        check_labels_in_classes(y_pred, classes, "y_pred")
+    pos = resolve_pos_label(classes, pos_label)
+    if pos is None and len(classes) == 2:
+        # classes given by the caller (an estimator's classes_): classes[1] is positive, as in
+        # scikit-learn; labels read from y_true: refuse to guess
+        pos = AMBIGUOUS if strict else np.asarray(classes)[1]
     from ..classifiers import encode_labels
 
     yc = encode_labels(y_true, classes)
@@ -25,11 +46,14 @@ def _space_and_tensor(y_true, y_pred, sensitive_features, sample_weight, classes
     enc = CellEncoder().fit(sensitive_features, len(yc))
     cells = enc.transform(sensitive_features, len(yc))
     space = ConfusionSpace.from_codes(yc, cells, classes, enc.cells_, sample_weight)
+    if len(classes) == 2:
+        space = replace(space, pos_label=pos)
     C = confusion_tensor(yc, pc, cells, len(classes), enc.n_cells, sample_weight)
     return space, C
 
 
-def score(goal, y_true, y_pred, *, sensitive_features=None, sample_weight=None, classes=None) -> float:
+def score(goal, y_true, y_pred, *, sensitive_features=None, sample_weight=None, classes=None,
+          pos_label=None) -> float:
     """Value of a goal expression (or objective name) on labels and predictions.
 
     Parameters
@@ -41,14 +65,28 @@ def score(goal, y_true, y_pred, *, sensitive_features=None, sample_weight=None, 
     sensitive_features : optional
     sample_weight : optional
     classes : array-like, optional
-        Class order (required when ``y_pred`` is a distribution over classes absent from y).
+        Class order (required when ``y_pred`` is a distribution over classes absent from y, or
+        predicts a class absent from ``y_true``). Default: the labels of ``y_true``.
+    pos_label : class label, optional
+        Positive class of a binary problem (the class of ``true_positive_rate()``,
+        ``demographic_parity_difference``, ``f1``... without ``label=``), scikit-learn's
+        convention: optional for labels {0, 1}, {-1, 1}, {False, True} (then 1 / True); for
+        other labels it must be given, unless ``classes`` is (then ``classes[1]``, the
+        estimators' ``classes_[1]``).
+
+    Raises
+    ------
+    ValueError
+        ``y_pred`` holds values that are not class labels (probabilities passed as labels),
+        lengths differ, negative sample weights, an ambiguous positive class, a group or class
+        a rate is conditioned on is empty (named in the message).
     """
-    space, C = _space_and_tensor(y_true, y_pred, sensitive_features, sample_weight, classes)
+    space, C = _space_and_tensor(y_true, y_pred, sensitive_features, sample_weight, classes, pos_label)
     return as_objective(goal).bind(space).value(C)
 
 
 def evaluate_problem(problem: Problem, y_true, y_pred, *, sensitive_features=None, sample_weight=None,
-                     classes=None) -> dict:
+                     classes=None, pos_label=None) -> dict:
     """Objective, constraints and accuracy of predictions on labelled data.
 
     Returns
@@ -56,7 +94,7 @@ def evaluate_problem(problem: Problem, y_true, y_pred, *, sensitive_features=Non
     dict: ``objective`` {name, value}, ``constraints`` [{name, value, bound, sense, violation,
     met}], ``accuracy``.
     """
-    space, C = _space_and_tensor(y_true, y_pred, sensitive_features, sample_weight, classes)
+    space, C = _space_and_tensor(y_true, y_pred, sensitive_features, sample_weight, classes, pos_label)
     return evaluate_compiled(problem, problem.compile(space), C)
 
 
@@ -76,13 +114,15 @@ def evaluate_compiled(problem: Problem, cp, C) -> dict:
 
 
 def _wrap(maker):
-    def metric(y_true, y_pred, *, sensitive_features, method="between_groups", sample_weight=None):
+    def metric(y_true, y_pred, *, sensitive_features, method="between_groups", sample_weight=None,
+               pos_label=None):
         return score(maker(None, method=method), y_true, y_pred,
-                     sensitive_features=sensitive_features, sample_weight=sample_weight)
+                     sensitive_features=sensitive_features, sample_weight=sample_weight, pos_label=pos_label)
 
     metric.__name__ = maker.__name__
     metric.__doc__ = (f"``{maker.__name__}`` of predictions (same definition and defaults as "
-                      "fairlearn.metrics). See :mod:`goalfit.goals.fairness`.")
+                      "fairlearn.metrics; ``pos_label`` as scikit-learn's: required for labels other "
+                      "than 0/1, -1/1, False/True). See :mod:`goalfit.goals.fairness` and :func:`score`.")
     return metric
 
 

@@ -329,8 +329,9 @@ def build_ramp_report(model, X_train, y_train, *, sensitive_features_train=None,
     data = _section(evals[True])
     data["baseline"] = _section(evals[False])
     data["baseline_name"] = "deterministic"
-    data["note"] = ("values: expectations of the randomized rule sigma(f(x)) (Goh et al. Eq. 3); "
-                    "deterministic = thresholding f(x) > 0")
+    data["note"] = ("values: expectations of the randomized rule sigma(f(x)) (Goh et al. Eq. 3), what "
+                    "predict(X, randomized=True) samples; deterministic = thresholding f(x) > 0, what the "
+                    "default predict(X) returns (its own violations are in the deterministic columns)")
     data["timing"] = {"total_fit_seconds": model.fit_seconds_}
     data["method"] = "ramp majorization-minimization (Goh et al. 2016)"
     data["n_oracle_calls"] = int(sum(h["n_inner"] for h in model.history_))
@@ -385,7 +386,7 @@ def build_subdata_report(model, X_train, y_train, *, sensitive_features_train=No
                                  for s, (X, y, sf) in data_sets.items()})
     data["baseline_name"] = "unconstrained"
     data["note"] = ("values on predicted labels; the fairness the method makes exact is F(z) of the training "
-                    f"selection ({model.measure} = {model.fairness_:.4g}); unconstrained = the same model trained "
+                    f"selection ({model.measure_} = {model.fairness_:.4g}); unconstrained = the same model trained "
                     "on all training data (Ye & Xie Alg. 2 step 1)")
     data["timing"] = {"base_fit_seconds": baseline.fit_seconds_, "total_fit_seconds": model.fit_seconds_}
     kind = model.model if isinstance(model.model, str) else type(model.model).__name__
@@ -393,13 +394,13 @@ def build_subdata_report(model, X_train, y_train, *, sensitive_features_train=No
     data["n_oracle_calls"] = len(model.history_)
     data["n_members"] = 1
     data["feasible_train"] = bool(data["constraints"][0]["met_train"]) if data["constraints"] else True
-    data["selection"] = {"measure": model.measure, "fairness_z_train": float(model.fairness_),
+    data["selection"] = {"measure": model.measure_, "fairness_z_train": float(model.fairness_),
                          "n_selected": int(np.sum(model.selected_)), "n_train": int(len(model.selected_)),
-                         "objective_train": float(model.objective_), "rho": model.rho, "epsilon": model.epsilon,
+                         "objective_train": float(model.objective_), "rho": model.rho, "epsilon": model.epsilon_,
                          "t": model.t, "n_iter": int(model.n_iter_), "stop_reason": model.stop_reason_}
     data["history_objective_name"] = "IRS objective H (Ye & Xie Eq. 12)"
     data["history_violation_key"] = "fairness"
-    data["history_violation_name"] = f"F(z) of the selection, {model.measure} (train)"
+    data["history_violation_name"] = f"F(z) of the selection, {model.measure_} (train)"
     _common(data, model.history_, extra)
     split = "test" if X_test is not None else "train"
     Xs, ys, sfs = data_sets[split]
