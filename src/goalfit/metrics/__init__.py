@@ -136,8 +136,9 @@ error_rate_difference = _wrap(_fair.error_rate_difference)
 error_rate_ratio = _wrap(_fair.error_rate_ratio)
 false_positive_rate_difference = _wrap(_fair.false_positive_rate_difference)
 false_positive_rate_ratio = _wrap(_fair.false_positive_rate_ratio)
+average_odds_difference = _wrap(_fair.average_odds_difference)
 
 __all__ = ["score", "evaluate_problem", "evaluate_compiled", "demographic_parity_difference", "demographic_parity_ratio",
            "equal_opportunity_difference", "equal_opportunity_ratio", "equalized_odds_difference",
            "equalized_odds_ratio", "error_rate_difference", "error_rate_ratio",
-           "false_positive_rate_difference", "false_positive_rate_ratio"]
+           "false_positive_rate_difference", "false_positive_rate_ratio", "average_odds_difference"]
