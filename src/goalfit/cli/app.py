@@ -127,6 +127,9 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
         elif spec.method == "subdata":
             model, fmap, (Xtr, Xte, Str, Ste) = _subdata_model(spec, base, objective, constraints, params,
                                                                Xtr, Xte, Str, Ste)
+        elif spec.method == "surrogate":
+            model, fmap, (Xtr, Xte, Str, Ste) = _surrogate_model(spec, base, objective, constraints, params,
+                                                                 Xtr, Xte, Str, Ste)
         else:
             model = GoalClassifier(base, objective=objective, constraints=constraints, method=spec.method,
                                    method_params=params or None, random_state=spec.seed)
@@ -140,14 +143,16 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
         extra["estimator"] = "linear (ramp loss)"
     elif spec.method == "subdata":
         extra["estimator"] = f"{model.model} (fair subdata selection)"
+    elif spec.method == "surrogate":
+        extra["estimator"] = "linear (adaptive surrogates)"
     else:
         model.method_params = spec.method_params or None  # keep the saved model free of the callback
     report = build_report(model, Xtr, ytr, sensitive_features_train=Str, X_test=Xte, y_test=yte,
                           sensitive_features_test=Ste, extra=extra)
-    if spec.method == "subdata" and fmap is not None:  # the saved model predicts on raw rows
+    if spec.method in ("subdata", "surrogate") and fmap is not None:  # the saved model predicts on raw rows
         from sklearn.pipeline import Pipeline
 
-        model = Pipeline([("features", fmap), ("subdata", model)])
+        model = Pipeline([("features", fmap), (spec.method, model)])
     if not quiet:
         report.print(console)
     if json_path is not None:
@@ -179,8 +184,6 @@ def _subdata_model(spec, base, objective, constraints, params, Xtr, Xte, Str, St
     SpecError
         Unsupported goal, conflicting or unknown method_params, no single sensitive column.
     """
-    import scipy.sparse as sparse
-
     from ..estimators import FairSubdataClassifier
     from ..estimators.fair_subdata import subdata_params_from_goals
 
@@ -200,12 +203,63 @@ def _subdata_model(spec, base, objective, constraints, params, Xtr, Xte, Str, St
         model = FairSubdataClassifier(random_state=spec.seed, **goal, **params)
     except TypeError as err:
         raise SpecError(f"method_params for 'subdata': {err}") from None
+    fmap, parts = _features_and_column(spec, base, col, Xtr, Xte, Str, Ste, dense=True)
+    return model, fmap, parts
+
+
+def _features_and_column(spec, base, col, Xtr, Xte, Str, Ste, dense):
+    """The base estimator's preprocessing fitted on the training rows, and one sensitive column.
+
+    Shared by the methods that train their own linear model on features (``subdata``,
+    ``surrogate``) rather than wrapping the base estimator.
+    """
+    import scipy.sparse as sparse
+
     fmap = base[:-1] if hasattr(base, "steps") else None
     if fmap is not None:
         Xtr, Xte = fmap.fit_transform(Xtr), fmap.transform(Xte)
-    Xtr, Xte = (X.toarray() if sparse.issparse(X) else X for X in (Xtr, Xte))
+    if dense:
+        Xtr, Xte = (X.toarray() if sparse.issparse(X) else X for X in (Xtr, Xte))
     Str, Ste = (None if S is None or col is None else S[[col]] for S in (Str, Ste))
-    return model, fmap, (Xtr, Xte, Str, Ste)
+    return fmap, (Xtr, Xte, Str, Ste)
+
+
+def _surrogate_model(spec, base, objective, constraints, params, Xtr, Xte, Str, Ste):
+    """``method = "surrogate"``: an :class:`~goalfit.AdaptiveSurrogateClassifier` for the objective.
+
+    The objective (a goal expression or a name such as ``"gmean"``) is the metric, evaluated as
+    a black box (Jiang et al. 2020); the method takes no constraints. ``method_params`` go to
+    the constructor. The metric sees the sensitive column the objective names (or the only
+    one); features are the base estimator's preprocessing.
+
+    Raises
+    ------
+    SpecError
+        Constraints given, several sensitive columns and none named, unknown method_params.
+    """
+    from ..estimators import AdaptiveSurrogateClassifier
+    from ..goals.blackbox import BLACKBOX_METRICS
+
+    if constraints:
+        raise SpecError("method 'surrogate' minimizes one black-box metric and takes no constraints; "
+                        "write the goal as the objective")
+    name = spec.objective.strip()
+    metric = name if name in BLACKBOX_METRICS else objective
+    col = getattr(objective, "sensitive", None) or getattr(objective, "column", None)
+    if col is None and spec.sensitive:
+        if len(spec.sensitive) != 1:
+            raise SpecError(f"method 'surrogate': the metric sees one sensitive column; name it in the "
+                            f"objective or give one in [data] sensitive, got {spec.sensitive}")
+        col = spec.sensitive[0]
+    if col is not None and col not in spec.sensitive:
+        raise SpecError(f"method 'surrogate': the objective names {col!r}, which is not in [data] sensitive "
+                        f"{spec.sensitive}")
+    try:
+        model = AdaptiveSurrogateClassifier(metric, random_state=spec.seed, **params)
+    except TypeError as err:
+        raise SpecError(f"method_params for 'surrogate': {err}") from None
+    fmap, parts = _features_and_column(spec, base, col, Xtr, Xte, Str, Ste, dense=False)
+    return model, fmap, parts
 
 
 @app.command()

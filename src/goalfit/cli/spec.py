@@ -18,7 +18,10 @@ Example::
     method = "auto"               # a plug-in method or baseline, or "ramp" (Goh et al.'s
                                   # RampClassifier; method_params go to its constructor), or
                                   # "subdata" (Ye & Xie's FairSubdataClassifier: objective "error"
-                                  # and at most one "<disparity>_difference <= eps" constraint)
+                                  # and at most one "<disparity>_difference <= eps" constraint), or
+                                  # "surrogate" (Jiang et al.'s AdaptiveSurrogateClassifier: the
+                                  # objective, e.g. "macro_f1_over_groups('sex')", is the black-box
+                                  # metric; no constraints)
 """
 from __future__ import annotations
 
@@ -122,7 +125,7 @@ def spec_from_dict(raw: dict, where: str = "spec") -> Spec:
                 dataset_params=dict(data.get("params", {})))
     if spec.estimator not in ESTIMATORS:
         raise SpecError(f"{where}: unknown estimator {spec.estimator!r}; known: {sorted(ESTIMATORS)}")
-    known_methods = ["auto"] + sorted(METHODS) + sorted(BASELINES) + ["ramp", "subdata"]
+    known_methods = ["auto"] + sorted(METHODS) + sorted(BASELINES) + ["ramp", "subdata", "surrogate"]
     if spec.method not in known_methods:
         raise SpecError(f"{where}: unknown method {spec.method!r}; known: {known_methods}")
     spec.goals()  # validate metric names and bounds now

@@ -11,6 +11,7 @@ import numpy as np
 from ..classifiers import PluginClassifier
 from ..goals import Problem
 from ..metrics import evaluate_problem
+from .names import display_name
 
 MET_TOL = 1e-7
 
@@ -59,7 +60,8 @@ class Report:
         JSON-ready content: ``objective`` {name, train, test}, ``constraints`` [{name, sense,
         bound, train, test, violation_*, met_*}], ``metrics`` {train, test: {accuracy}},
         ``baseline`` (same fields, for the unconstrained plug-in argmax on the same base model),
-        ``timing`` {base_fit_seconds, total_fit_seconds}, ``method``, ``n_oracle_calls``,
+        ``timing`` {base_fit_seconds, total_fit_seconds, base_label (what base_fit_seconds timed, when
+        not the base model)}, ``method``, ``n_oracle_calls``,
         ``n_members``, ``feasible_train``, ``history``. Values are expected values over the
         classifier's randomization (exact, no sampling noise).
     group_rates : dict
@@ -85,12 +87,12 @@ class Report:
         splits = [s for s in ("train", "test") if s in d["metrics"]]
         bname = d.get("baseline_name", "baseline")
         t = Table(title=f"goalfit report — method {d['method']}", show_lines=False)
-        t.add_column("goal")
-        t.add_column("bound", justify="right")
+        t.add_column("goal", overflow="fold")  # full names, folded on narrow consoles (never "demographic_…")
+        t.add_column("bound", justify="right", no_wrap=True)
         for s in splits:
             t.add_column(f"{s}", justify="right")
             t.add_column(f"{bname} {s}", justify="right", style="dim")
-        t.add_row(f"minimize {d['objective']['name']}", "",
+        t.add_row(f"minimize {display_name(d['objective']['name'])}", "",
                   *sum([[f"{d['objective'][s]:.4f}", f"{b['objective'][s]:.4f}"] for s in splits], []))
         for c, cb in zip(d["constraints"], b["constraints"]):
             cells = []
@@ -98,17 +100,17 @@ class Report:
                 ok = "[green]✓[/green]" if c[f"met_{s}"] else "[red]✗[/red]"
                 okb = "✓" if cb[f"met_{s}"] else "✗"
                 cells += [f"{c[s]:.4f} {ok}", f"{cb[s]:.4f} {okb}"]
-            t.add_row(c["expression"], f"{c['sense']} {c['bound']:g}", *cells)
+            t.add_row(display_name(c["expression"]), f"{c['sense']} {c['bound']:g}", *cells)
         t.add_row("accuracy", "", *sum([[f"{d['metrics'][s]['accuracy']:.4f}",
                                           f"{b['metrics'][s]['accuracy']:.4f}"] for s in splits], []))
         console.print(t)
         tm = d["timing"]
         base_fit = tm.get("base_fit_seconds")
         ratio = "" if base_fit is None else (
-            f"base model fit {base_fit:.3f} s, "
-            f"({tm['total_fit_seconds'] / max(base_fit, 1e-12):.2f}x); ")
+            f" = {tm['total_fit_seconds'] / max(base_fit, 1e-12):.2f}x "
+            f"{tm.get('base_label', 'the base model fit and its training probabilities')} ({base_fit:.3f} s)")
         console.print(
-            f"{ratio}total fit {tm['total_fit_seconds']:.3f} s; "
+            f"total fit {tm['total_fit_seconds']:.3f} s{ratio}; "
             f"{d['n_oracle_calls']} oracle calls; {d['n_members']} member(s); "
             f"constraints met on train: {d['feasible_train']}"
         )
@@ -235,11 +237,12 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
       next to the unconstrained plug-in argmax on the same base model;
     * :class:`~goalfit.RampClassifier`: :func:`build_ramp_report` (randomized and deterministic
       columns, several datasets through ``datasets_train`` / ``datasets_test``);
-    * :class:`~goalfit.FairSubdataClassifier`: :func:`build_subdata_report`.
+    * :class:`~goalfit.FairSubdataClassifier`: :func:`build_subdata_report`;
+    * :class:`~goalfit.AdaptiveSurrogateClassifier`: :func:`goalfit.report.surrogate.build_surrogate_report`.
 
     Parameters
     ----------
-    model : fitted GoalClassifier, RampClassifier or FairSubdataClassifier
+    model : fitted GoalClassifier, RampClassifier, FairSubdataClassifier or AdaptiveSurrogateClassifier
     X_train, y_train, sensitive_features_train : the training data
     X_test, y_test, sensitive_features_test : optional held-out data
     datasets_train, datasets_test : dict, optional
@@ -254,12 +257,11 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
     Raises
     ------
     TypeError
-        For another estimator (e.g. the black-box :class:`~goalfit.AdaptiveSurrogateClassifier`,
-        whose metric has no goal form: use its ``evaluate``).
+        For another estimator.
     ValueError
         ``datasets_*`` given for an estimator other than RampClassifier.
     """
-    from ..estimators import FairSubdataClassifier, GoalClassifier, RampClassifier
+    from ..estimators import AdaptiveSurrogateClassifier, FairSubdataClassifier, GoalClassifier, RampClassifier
 
     if isinstance(model, RampClassifier):
         return build_ramp_report(model, X_train, y_train, sensitive_features_train=sensitive_features_train,
@@ -273,9 +275,15 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
         return build_subdata_report(model, X_train, y_train, sensitive_features_train=sensitive_features_train,
                                     X_test=X_test, y_test=y_test, sensitive_features_test=sensitive_features_test,
                                     extra=extra)
+    if isinstance(model, AdaptiveSurrogateClassifier):
+        from .surrogate import build_surrogate_report
+
+        return build_surrogate_report(model, X_train, y_train, sensitive_features_train=sensitive_features_train,
+                                      X_test=X_test, y_test=y_test, sensitive_features_test=sensitive_features_test,
+                                      extra=extra)
     if not isinstance(model, GoalClassifier):
-        raise TypeError(f"build_report supports GoalClassifier, RampClassifier and FairSubdataClassifier, "
-                        f"not {type(model).__name__}")
+        raise TypeError(f"build_report supports GoalClassifier, RampClassifier, FairSubdataClassifier and "
+                        f"AdaptiveSurrogateClassifier, not {type(model).__name__}")
     baseline = _baseline(model)
     data_sets = {"train": (X_train, y_train, sensitive_features_train)}
     if X_test is not None:
@@ -388,7 +396,8 @@ def build_subdata_report(model, X_train, y_train, *, sensitive_features_train=No
     data["note"] = ("values on predicted labels; the fairness the method makes exact is F(z) of the training "
                     f"selection ({model.measure_} = {model.fairness_:.4g}); unconstrained = the same model trained "
                     "on all training data (Ye & Xie Alg. 2 step 1)")
-    data["timing"] = {"base_fit_seconds": baseline.fit_seconds_, "total_fit_seconds": model.fit_seconds_}
+    data["timing"] = {"base_fit_seconds": baseline.fit_seconds_, "total_fit_seconds": model.fit_seconds_,
+                      "base_label": "the fit of the same model on all data"}
     kind = model.model if isinstance(model.model, str) else type(model.model).__name__
     data["method"] = f"fair subdata selection ({model.solver}, {kind}, Ye & Xie 2020)"
     data["n_oracle_calls"] = len(model.history_)
