@@ -8,6 +8,7 @@ from .goals import *  # noqa: F401,F403
 from .goals import __all__ as _goals_all
 
 from . import metrics  # noqa: F401  (goalfit.metrics: evaluate goals on predictions)
+from .tradeoff import Frontier, frontier
 from .estimators import (AdaptiveSurrogateClassifier, BlackBoxPostShiftClassifier, FairSubdataClassifier,
                          GoalClassifier, RampClassifier, RelaxedFMClassifier, SpectralFairSVC)
 
@@ -15,4 +16,4 @@ __version__ = "0.1.0"
 
 __all__ = list(_goals_all) + ["GoalClassifier", "RampClassifier", "FairSubdataClassifier", "SpectralFairSVC",
                               "AdaptiveSurrogateClassifier", "BlackBoxPostShiftClassifier",
-                              "RelaxedFMClassifier", "__version__"]
+                              "RelaxedFMClassifier", "frontier", "Frontier", "__version__"]
