@@ -1,4 +1,4 @@
-"""``goalfit`` command line: ``demo``, ``fit SPEC.toml``, ``datasets``."""
+"""``goalfit`` command line: ``demo``, ``fit SPEC.toml``, ``frontier SPEC.toml --bounds ...``, ``datasets``."""
 from __future__ import annotations
 
 import sys
@@ -279,6 +279,92 @@ def fit(spec: Path = typer.Argument(..., help="TOML problem specification."),
     try:
         s = load_spec(spec)
         run_spec(s, out=out)
+    except SpecError as err:
+        _fail(str(err), 2)
+    except FileNotFoundError as err:
+        _fail(str(err), 1)
+
+
+def run_frontier(spec: Spec, bounds, *, constraint: int = 0, out: Path | None = None, quiet: bool = False):
+    """Sweep the bound of the spec's constraint number ``constraint`` (:func:`goalfit.frontier`).
+
+    The base model is fitted once on the training split; the test split is the validation
+    data of the table. Writes ``frontier.csv``, ``frontier.json`` and ``frontier.png`` to
+    ``out``. Returns the :class:`~goalfit.Frontier`.
+
+    Raises
+    ------
+    SpecError
+        A method other than a plug-in one (``ramp``, ``subdata``, ``surrogate``, baselines),
+        no constraint, a bad constraint index or bound.
+    """
+    import json as _json
+
+    from ..estimators import GoalClassifier
+    from ..tradeoff import frontier
+    from .models import make_estimator
+
+    if spec.method in ("ramp", "subdata", "surrogate"):
+        raise SpecError(f"goalfit frontier sweeps the plug-in methods' goals; method {spec.method!r} is not one")
+    objective, constraints = spec.goals()
+    if not constraints:
+        raise SpecError("goalfit frontier needs a constraint in [goals] constraints whose bound it sweeps")
+    if not -len(constraints) <= constraint < len(constraints):
+        raise SpecError(f"--constraint {constraint}: the spec has {len(constraints)} constraint(s)")
+    (Xtr, ytr, Str), (Xte, yte, Ste) = load_data(spec)
+    est = GoalClassifier(make_estimator(spec.estimator, Xtr, spec.seed), objective=objective, constraints=constraints,
+                         method=spec.method, method_params=spec.method_params or None, random_state=spec.seed)
+    try:
+        f = frontier(est, Xtr, ytr, sensitive_features=Str, bounds=bounds, constraint=constraint,
+                     X_val=Xte, y_val=yte, sensitive_features_val=Ste)
+    except ValueError as err:
+        raise SpecError(str(err)) from None
+    if not quiet:
+        from rich.table import Table
+
+        t = Table(title=f"frontier: {f.objective} vs {f.swept} ({len(f.table)} points, "
+                        f"{f.total_seconds:.2f} s, base model fitted once in {f.base_fit_seconds:.2f} s)")
+        cols = ["bound", "objective_train", f"{f.swept}_train", "objective_val", f"{f.swept}_val"]
+        for c in cols:
+            t.add_column(c.replace("_val", " (test)").replace("_train", " (train)"), justify="right", overflow="fold")
+        for i, row in f.table.iterrows():
+            mark = " *" if i == f.chosen else ""
+            t.add_row(*[f"{row[c]:.4f}" + (mark if c == "bound" else "") for c in cols])
+        console.print(t)
+        console.print("[dim]* the spec's own bound[/dim]")
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        f.table.to_csv(out / "frontier.csv", index=False)
+        (out / "frontier.json").write_text(_json.dumps(
+            {"objective": f.objective, "swept": f.swept, "chosen": f.chosen, "method": f.meta["method"],
+             "base_fit_seconds": f.base_fit_seconds, "total_seconds": f.total_seconds,
+             "dataset": spec.dataset or spec.csv, "seed": spec.seed,
+             "points": f.table.to_dict(orient="records")}, indent=2, default=float) + "\n")
+        f.plot(out / "frontier.png")
+        console.print(f"wrote {out / 'frontier.csv'}, {out / 'frontier.json'}, {out / 'frontier.png'}")
+    return f
+
+
+def _parse_bounds(text: str):
+    """``"0,0.01,0.02"`` or ``"0:0.1:11"`` (start:stop:count, inclusive) -> list of floats."""
+    try:
+        if ":" in text:
+            a, b, k = text.split(":")
+            return np.linspace(float(a), float(b), int(k)).tolist()
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise SpecError(f"--bounds {text!r}: give numbers separated by commas, or start:stop:count") from None
+
+
+@app.command("frontier")
+def frontier_cmd(spec: Path = typer.Argument(..., help="TOML problem specification with a constraint."),
+                 bounds: str = typer.Option(..., "--bounds", help="Bounds to sweep: '0,0.01,0.05' or start:stop:count."),
+                 constraint: int = typer.Option(0, "--constraint", help="Index of the constraint to sweep."),
+                 out: Path = typer.Option(Path("goalfit-frontier"), "--out", help="Output folder.")):
+    """Trade-off curve: refit the spec's goals for each bound on one fitted base model; write
+    frontier.csv, frontier.json and frontier.png (objective vs the swept goal, train and test)."""
+    try:
+        run_frontier(load_spec(spec), _parse_bounds(bounds), constraint=constraint, out=out)
     except SpecError as err:
         _fail(str(err), 2)
     except FileNotFoundError as err:
