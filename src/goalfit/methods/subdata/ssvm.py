@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...utils.extras import optional_import
+
 from .framework import check_binary_pm1
 from .wstep import LinearModel
 
@@ -59,7 +61,7 @@ def fit_ssvm(X, y, g, *, d: float = 0.1, mu: float = 0.01, lam: float = 0.01, ma
     ValueError
         Labels/groups not in {-1, +1}, a group with fewer than two points, negative parameters.
     """
-    import cvxpy as cp
+    cp = optional_import("cvxpy", "SpectralFairSVC")
 
     X = np.asarray(X, float)
     y, g = check_binary_pm1(y, "y"), check_binary_pm1(g, "sensitive group g")

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from ...utils.extras import optional_import
 from sklearn.base import clone
 
 __all__ = ["DegenerateSelection", "LinearModel", "LinearSVMStep", "LogisticStep", "KernelSVMStep",
@@ -78,7 +80,7 @@ class LinearSVMStep(_CachedQP):
         super().__init__(lam, solver or ("HIGHS" if lam == 0 else "CLARABEL"))
 
     def _build(self, X, y):
-        import cvxpy as cp
+        cp = optional_import("cvxpy", "FairSubdataClassifier(model='svm') (its exact SVM w-step)")
 
         n, d = X.shape
         w, b, s = cp.Variable(d), cp.Variable(), cp.Variable(n, nonneg=True)
@@ -247,7 +249,7 @@ class MulticlassSVMStep(_CachedQP):
         self.n_classes = int(n_classes)
 
     def _build(self, X, y):
-        import cvxpy as cp
+        cp = optional_import("cvxpy", "FairSubdataClassifier(model='svm') (its exact SVM w-step)")
 
         n, d = X.shape
         K = self.n_classes
