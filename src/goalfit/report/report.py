@@ -216,6 +216,25 @@ def _group_rates(classes, predictors, X, y, sf, split):
     return out
 
 
+def label_sections(model, baseline, data_sets) -> dict:
+    """Report fields of a model that predicts labels and has ``evaluate`` (the core layout),
+    and of its ``baseline``, on each split of ``data_sets`` ({split: (X, y, sensitive_features)})."""
+    def evals(m):
+        return {s: m.evaluate(X, y, sensitive_features=sf) for s, (X, y, sf) in data_sets.items()}
+
+    data = _section(evals(model))
+    data["baseline"] = _section(evals(baseline))
+    return data
+
+
+def label_group_rates(model, baseline, data_sets) -> dict:
+    """Per-group rates of the labels ``model`` and ``baseline`` predict, on test (else train)."""
+    split = "test" if "test" in data_sets else "train"
+    Xs, ys, sfs = data_sets[split]
+    predictors = {"goalfit": lambda X, sf: model.predict(X), "baseline": lambda X, sf: baseline.predict(X)}
+    return _group_rates(model.classes_, predictors, Xs, ys, sfs, split) if sfs is not None else {}
+
+
 def _common(data, history, extra):
     """The fields every report has: iteration history, environment, caller's extras."""
     data["history"] = history
@@ -389,9 +408,7 @@ def build_subdata_report(model, X_train, y_train, *, sensitive_features_train=No
     data_sets = {"train": (X_train, y_train, sensitive_features_train)}
     if X_test is not None:
         data_sets["test"] = (X_test, y_test, sensitive_features_test)
-    data = _section({s: model.evaluate(X, y, sensitive_features=sf) for s, (X, y, sf) in data_sets.items()})
-    data["baseline"] = _section({s: baseline.evaluate(X, y, sensitive_features=sf)
-                                 for s, (X, y, sf) in data_sets.items()})
+    data = label_sections(model, baseline, data_sets)
     data["baseline_name"] = "unconstrained"
     data["note"] = ("values on predicted labels; the fairness the method makes exact is F(z) of the training "
                     f"selection ({model.measure_} = {model.fairness_:.4g}); unconstrained = the same model trained "
@@ -411,11 +428,7 @@ def build_subdata_report(model, X_train, y_train, *, sensitive_features_train=No
     data["history_violation_key"] = "fairness"
     data["history_violation_name"] = f"F(z) of the selection, {model.measure_} (train)"
     _common(data, model.history_, extra)
-    split = "test" if X_test is not None else "train"
-    Xs, ys, sfs = data_sets[split]
-    predictors = {"goalfit": lambda X, sf: model.predict(X), "baseline": lambda X, sf: baseline.predict(X)}
-    rates = _group_rates(model.classes_, predictors, Xs, ys, sfs, split) if sfs is not None else {}
-    return Report(data, rates)
+    return Report(data, label_group_rates(model, baseline, data_sets))
 
 
 def _json_default(o):

@@ -1,7 +1,7 @@
 """Report of a fitted :class:`~goalfit.AdaptiveSurrogateClassifier` (Jiang et al., ICML 2020)."""
 from __future__ import annotations
 
-from .report import Report, _common, _group_rates, _section
+from .report import Report, _common, label_group_rates, label_sections
 
 
 def build_surrogate_report(model, X_train, y_train, *, sensitive_features_train=None, X_test=None, y_test=None,
@@ -15,21 +15,8 @@ def build_surrogate_report(model, X_train, y_train, *, sensitive_features_train=
     surrogate projected gradient descent (``metric_path_``: on the validation set when one was
     given, else on the training sample).
 
-    Parameters
-    ----------
-    model : fitted AdaptiveSurrogateClassifier
-    X_train, y_train, sensitive_features_train : the training data
-    X_test, y_test, sensitive_features_test : optional held-out data
-    extra : dict, optional
-
-    Returns
-    -------
-    Report
-
-    Raises
-    ------
-    sklearn.exceptions.NotFittedError
-        If the model is not fitted.
+    Parameters and result as :func:`goalfit.report.report.build_subdata_report` (a fitted
+    AdaptiveSurrogateClassifier; ``sensitive_features_*`` are the groups its metric reads).
     """
     import time
 
@@ -42,12 +29,10 @@ def build_surrogate_report(model, X_train, y_train, *, sensitive_features_train=
     baseline = BlackBoxPostShiftClassifier(model.metric).fit(X_train, y_train,
                                                             sensitive_features=sensitive_features_train)
     base_seconds = time.perf_counter() - t0
-    data_sets = {"train": (X_train, y_train, sensitive_features_train)}
+    splits = {"train": (X_train, y_train, sensitive_features_train)}
     if X_test is not None:
-        data_sets["test"] = (X_test, y_test, sensitive_features_test)
-    data = _section({s: model.evaluate(X, y, sensitive_features=sf) for s, (X, y, sf) in data_sets.items()})
-    data["baseline"] = _section({s: baseline.evaluate(X, y, sensitive_features=sf)
-                                 for s, (X, y, sf) in data_sets.items()})
+        splits["test"] = (X_test, y_test, sensitive_features_test)
+    data = label_sections(model, baseline, splits)
     data["baseline_name"] = "post-shift"
     data["note"] = ("values on predicted labels; the metric is a loss (lower is better); post-shift = logistic "
                     "regression with one threshold tuned for the same metric (Jiang et al.'s baseline)")
@@ -61,8 +46,4 @@ def build_surrogate_report(model, X_train, y_train, *, sensitive_features_train=
                for it, v in model.metric_path_]
     data["history_objective_name"] = f"{model.metric_.name} (checks of surrogate PGD)"
     _common(data, history, extra)
-    split = "test" if X_test is not None else "train"
-    Xs, ys, sfs = data_sets[split]
-    predictors = {"goalfit": lambda X, sf: model.predict(X), "baseline": lambda X, sf: baseline.predict(X)}
-    rates = _group_rates(model.classes_, predictors, Xs, ys, sfs, split) if sfs is not None else {}
-    return Report(data, rates)
+    return Report(data, label_group_rates(model, baseline, splits))
