@@ -48,10 +48,16 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
 import warnings
 from datetime import datetime, timezone
 from pathlib import Path
+
+if __name__ == "__main__":  # BLAS/OpenMP threads must be set before numpy is imported
+    _t = sys.argv[sys.argv.index("--threads") + 1] if "--threads" in sys.argv else "1"
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, _t)
 
 import numpy as np
 
@@ -59,12 +65,7 @@ HERE = Path(__file__).resolve().parent
 THRESHOLDS = (0.01, 0.02, 0.05)
 
 
-def _setup(threads: int):
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(var, str(threads))
-
-
-def load(threads):
+def load():
     from goalfit.cli.models import make_estimator
     from goalfit.datasets import load_adult
 
@@ -176,13 +177,12 @@ def main():
     ap.add_argument("--repeats", type=int, default=None)
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
-    _setup(args.threads)
     from _common import machine_record, versions
 
     n_points = args.points or (10 if args.quick else 30)
     repeats = args.repeats or (1 if args.quick else 3)
     t_all = time.perf_counter()
-    data = load(args.threads)
+    data = load()
     Xtr, ytr, str_ = data[:3]
     p0 = lr().fit(Xtr, ytr).predict(Xtr)
     rows, details, summary = [], {}, []
