@@ -176,7 +176,11 @@ def main():
     ap.add_argument("--points", type=int, default=None)
     ap.add_argument("--repeats", type=int, default=None)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--replot", action="store_true", help="redraw frontier.png from frontier.json only")
     args = ap.parse_args()
+    if args.replot:
+        plot(json.loads((HERE / "results" / "frontier.json").read_text())["details"], HERE / "results" / "frontier.png")
+        return
     from _common import machine_record, versions
 
     n_points = args.points or (10 if args.quick else 30)
@@ -248,6 +252,14 @@ def plot(details, path):
             ax.plot([p["test_gap"] for p in pts], [p["test_error"] for p in pts], marker="o" if len(pts) < 3 else ".",
                     ls="-" if name != "fairlearn GridSearch" else "none", color=f"C{k}",
                     label=f"{name} ({statistics.median(d['ratios']):.1f}x LR fit)")
+        # zoom on the low-gap region the goals live in (GridSearch's default multipliers also give
+        # points at gaps up to 1; they are in the JSON)
+        ours = [p["test_gap"] for p in details[f"{kind}/goalfit.frontier"]["points"]]
+        xmax = 1.6 * max(ours)
+        near = [p["test_error"] for d in (v for k, v in details.items() if k.startswith(kind + "/"))
+                for p in d["points"] if p["test_gap"] <= xmax]
+        ax.set_xlim(-0.005, xmax)
+        ax.set_ylim(min(near) - 0.003, max(near) + 0.003)
         ax.set_xlabel(f"test {label}")
         ax.set_ylabel("test error")
         ax.set_title(f"Adult: error vs {label}")
