@@ -30,3 +30,29 @@ def quiet_highs():
         os.close(saved)
     h.setOptionValue("output_flag", False)
     return h
+
+
+_BANNER_DONE = False
+
+
+def silence_highs_banner():
+    """Make sure HiGHS's once-per-process start-up banner has been swallowed.
+
+    The banner comes with the first ``Highs`` instance of the process, also when another
+    library (cvxpy's HIGHS interface) creates it; creating one through :func:`quiet_highs`
+    first leaves nothing to print.
+    """
+    global _BANNER_DONE
+    if not _BANNER_DONE:
+        try:
+            quiet_highs()
+        except ImportError:  # pragma: no cover - highspy is a core dependency
+            pass
+        _BANNER_DONE = True
+
+
+def solve_cvxpy(problem, solver):
+    """``problem.solve(solver=solver)`` with no HiGHS banner on stdout."""
+    if str(solver).upper() == "HIGHS":
+        silence_highs_banner()
+    return problem.solve(solver=solver)

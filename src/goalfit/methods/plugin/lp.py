@@ -16,7 +16,7 @@ class RepeatedLP:
 
     def __init__(self, n_vars, A_ub, b_ub, A_eq, b_eq, shape, live):
         self.shape, self.live = shape, live
-        self.h = quiet_highs()
+        self.h = quiet_highs()  # no banner, no log
         inf = highspy.kHighsInf
         self.n = n_vars
         self.h.addVars(n_vars, np.zeros(n_vars), np.full(n_vars, inf))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...utils.extras import optional_import
+from ...utils.solvers import solve_cvxpy
 
 from .framework import check_binary_pm1
 from .wstep import LinearModel
@@ -87,7 +88,7 @@ def fit_ssvm(X, y, g, *, d: float = 0.1, mu: float = 0.01, lam: float = 0.01, ma
     for it in range(1, max_iter + 1):
         cN.value, kN.value = 2 * N @ wk, float(wk @ N @ wk)
         cP.value, kP.value = 2 * P @ wk, float(wk @ P @ wk)
-        prob.solve(solver=solver)
+        solve_cvxpy(prob, solver)
         if w.value is None:
             raise RuntimeError(f"SSVM QCQP failed ({prob.status})")
         wn = np.asarray(w.value, float).copy()
