@@ -111,6 +111,13 @@ def test_surrogate_takes_goal_expressions():
     pd_ = d.predict(X)
     assert d.evaluate(X, Y, sensitive_features=SEX)["objective"]["value"] == pytest.approx(
         abs(pd_[SEX == "F"].mean() - pd_[SEX == "M"].mean()))
+    # the goal's column is picked from a frame of several, as GoalClassifier does
+    S = pd.DataFrame({"race": RACE, "sex": SEX})
+    e = gf.AdaptiveSurrogateClassifier(gf.macro_f1_over_groups("sex"), **kw).fit(X, Y, sensitive_features=S)
+    f = gf.AdaptiveSurrogateClassifier(gf.macro_f1_over_groups("sex"), **kw).fit(X, Y, sensitive_features=SEX)
+    np.testing.assert_allclose(e.theta_, f.theta_)
+    assert e.evaluate(X, Y, sensitive_features=S)["objective"]["value"] == pytest.approx(
+        f.evaluate(X, Y, sensitive_features=SEX)["objective"]["value"])
 
 
 def test_report_names_goals_in_full_and_losses_as_losses():
