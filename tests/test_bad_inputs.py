@@ -92,6 +92,14 @@ CASES = [
      ValueError, ["X has 199 rows but y has 200"]),
     ("score with short X", lambda: _goal_classifier().score(X[:-1], Y, sensitive_features=SEX),
      ValueError, ["X has 199 rows but y has 200"]),
+    ("ramp evaluate with short X",
+     lambda: gf.RampClassifier("error", [gf.positive_prediction_rate(group="A") <= 0.6]).fit(
+         X, Y, sensitive_features=G).evaluate(X[:-1], Y, sensitive_features=G),
+     ValueError, ["X has 199 rows but y has 200"]),
+    ("subdata evaluate with short y",
+     lambda: gf.FairSubdataClassifier("logistic", t=-0.7).fit(X, Y, sensitive_features=G).evaluate(
+         X, Y[:-1], sensitive_features=G),
+     ValueError, ["X has 200 rows but y has 199"]),
     ("metric with short y_pred", lambda: gm.demographic_parity_difference(Y, P[:-1], sensitive_features=G),
      ValueError, ["y_true has 200 rows but y_pred has 199"]),
     ("base estimator without predict_proba", _linear_svc, TypeError,

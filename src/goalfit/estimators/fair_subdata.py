@@ -15,7 +15,7 @@ from ..goals import (
 from ..methods.subdata import irs as _irs
 from ..methods.subdata import mip as _mip
 from ..methods.subdata import wstep as _w
-from ..utils.validation import check_no_missing
+from ..utils.validation import check_consistent_rows, check_no_missing
 
 __all__ = ["FairSubdataClassifier", "SpectralFairSVC", "fairness_goal", "subdata_params_from_goals"]
 
@@ -523,6 +523,7 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
         """
         from ..metrics import evaluate_problem
 
+        check_consistent_rows(X=X, y=y, sensitive_features=sensitive_features)
         pred = self.predict(X)
         goal = fairness_goal(self.measure_)
         bound = 0.0 if self.epsilon_ is None else float(self.epsilon_)

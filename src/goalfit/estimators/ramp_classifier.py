@@ -16,6 +16,7 @@ from ..confusion.datasets import DATASET_COLUMN, space_with_unlabelled, stack_da
 from ..goals import Problem
 from ..methods.ramp import (CHOOSERS, INNER_SOLVERS, compile_rate_program, majorization_minimization,
                             ramp, solve_weighted_svm)
+from ..utils.validation import check_consistent_rows
 
 MULTIPLIER_SOLVERS = ("cutting_plane", "cvxpy")
 
@@ -354,6 +355,7 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         from ..metrics import evaluate_compiled
 
         check_is_fitted(self, "coef_")
+        check_consistent_rows(X=X, y=y, sensitive_features=sensitive_features, sample_weight=sample_weight)
         st = self._stack(X, y, sensitive_features, sample_weight, datasets)
         space, y_codes, cells, unlabelled = self._space(st, self.classes_)
         compiled = Problem(self.objective, self.constraints).compile(space)

@@ -17,13 +17,16 @@ def n_rows(obj) -> int | None:
     """Number of rows of an array, DataFrame, sparse matrix, list or dict of columns (None for None)."""
     if obj is None:
         return None
+    shape = getattr(obj, "shape", None)  # first: scipy's dok matrices are dicts too
+    if shape is not None and len(shape) > 0:
+        return int(shape[0])
     if isinstance(obj, dict):
         lengths = {len(np.asarray(v)) for v in obj.values()}
         return lengths.pop() if len(lengths) == 1 else None
-    shape = getattr(obj, "shape", None)
-    if shape is not None and len(shape) > 0:
-        return int(shape[0])
-    return len(obj)
+    try:
+        return len(obj)
+    except TypeError:
+        return None
 
 
 def check_consistent_rows(**arrays) -> int:
