@@ -53,7 +53,7 @@ from goalfit.datasets import (
     load_yeast,
 )
 from goalfit.datasets import _base
-from goalfit.datasets._registry import REGISTRY, UCI_ARCHIVE
+from goalfit.datasets._registry import LIBSVM_BINARY, REGISTRY, UCI_ARCHIVE
 
 REPO = Path(__file__).resolve().parents[1]
 FOLDERS = sorted(REGISTRY)
@@ -129,10 +129,37 @@ def test_registry_urls():
             if f.url is None:
                 assert f.note, (folder, f.name)
             else:
-                assert gh.match(f.url) or f.url.startswith(UCI_ARCHIVE + "/"), f.url
+                assert (gh.match(f.url) or f.url.startswith(UCI_ARCHIVE + "/")
+                        or f.url.startswith(LIBSVM_BINARY + "/")), f.url
+            assert all(gh.match(m) for m in f.mirrors), f.mirrors
     no_url = {(d, f.name) for d, s in REGISTRY.items() for f in s.files.values() if f.url is None and f.required}
     assert ("a9a", "a9a.t") in no_url and ("glass", "glass.csv") in no_url
     assert ("adult", "adult.data") not in no_url
+    # the original publishers where they publish the plain file: Adult from the UCI archive
+    for name in ("adult.data", "adult.test", "adult.names"):
+        spec = REGISTRY["adult"].files[name]
+        assert spec.url == f"{UCI_ARCHIVE}/adult/{name}" and spec.mirrors
+    assert REGISTRY["a9a"].files["a9a"].url == LIBSVM_BINARY + "/a9a"
+    assert REGISTRY["german"].files["german.data"].url == f"{UCI_ARCHIVE}/statlog/german/german.data"
+
+
+def test_download_falls_back_to_the_mirror(isolated, monkeypatch):
+    """The original URL first; when it fails (or does not match the checksum) the registered copy."""
+    import goalfit.datasets._base as base
+
+    tried = []
+
+    def fake(url, dest, folder, spec):
+        tried.append(url)
+        if url == spec.url:
+            raise base.DatasetDownloadError(f"could not download {url}")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text("x")
+
+    monkeypatch.setattr(base, "_download", fake)
+    path = base.fetch_file("adult", "adult.names")
+    spec = REGISTRY["adult"].files["adult.names"]
+    assert tried == [spec.url, spec.mirrors[0]] and path.read_text() == "x"
 
 
 def test_get_data_home(isolated, tmp_path):

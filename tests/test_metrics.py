@@ -150,13 +150,20 @@ def test_fairness_against_fairlearn(name, ref, method, n_groups, weighted):
 
 
 def test_fairness_string_labels_and_positive_class():
-    # labels "no" < "yes": the positive class is "yes" as in scikit-learn
+    # labels "no"/"yes": no default positive class (scikit-learn's convention); pos_label names it
     y, p, g, w = labels(3, n=400, n_classes=2, n_groups=3)
     ys, ps = np.array(["no", "yes"])[y], np.array(["no", "yes"])[p]
+    with pytest.raises(ValueError, match="pos_label"):
+        gm.demographic_parity_difference(ys, ps, sensitive_features=g, sample_weight=w)
     exp = flm.demographic_parity_difference(y, p, sensitive_features=g, sample_weight=w)
-    assert gm.demographic_parity_difference(ys, ps, sensitive_features=g, sample_weight=w) == pytest.approx(exp)
+    assert gm.demographic_parity_difference(ys, ps, sensitive_features=g, sample_weight=w,
+                                            pos_label="yes") == pytest.approx(exp)
     exp = flm.equal_opportunity_ratio(y, p, sensitive_features=g, method="to_overall")
-    assert gm.equal_opportunity_ratio(ys, ps, sensitive_features=g, method="to_overall") == pytest.approx(exp)
+    assert gm.equal_opportunity_ratio(ys, ps, sensitive_features=g, method="to_overall",
+                                      pos_label="yes") == pytest.approx(exp)
+    # "no" as the positive class is the same as flipping 0/1
+    exp = flm.equal_opportunity_difference(1 - y, 1 - p, sensitive_features=g)
+    assert gm.equal_opportunity_difference(ys, ps, sensitive_features=g, pos_label="no") == pytest.approx(exp)
 
 
 def _rates_by_group(y, p, g, w, ev, given):

@@ -315,8 +315,10 @@ def test_auto_follows_section_8_6():
              ("minmax_recall", [gf.coverage_deviation() <= 0.05], "con_gda")]
     for obj, cons, method in cases:
         assert choose_method(gf.Problem(obj, cons).compile(big)) == method, (obj, cons)
+    with pytest.warns(RuntimeWarning, match="heuristic"):
+        assert choose_method(gf.Problem("macro_f1").compile(space)) == "frank_wolfe"
     with pytest.raises(ValueError, match="neither convex nor ratio"):
-        choose_method(gf.Problem("macro_f1").compile(space))
+        choose_method(gf.Problem("macro_f1", [gf.coverage_deviation() <= 0.05]).compile(space))
     with pytest.raises(ValueError, match="unknown method"):
         solve(gf.Problem("error").compile(space), PluginOracle(P, y, cells, space), method="ellipse")
 

@@ -9,6 +9,7 @@ from .goals import __all__ as _goals_all
 
 from . import metrics  # noqa: F401  (goalfit.metrics: evaluate goals on predictions)
 from .metrics import goal_scorer
+from .tradeoff import Frontier, frontier
 from .estimators import (AdaptiveSurrogateClassifier, BlackBoxPostShiftClassifier, FairSubdataClassifier,
                          GoalClassifier, RampClassifier, RelaxedFMClassifier, SpectralFairSVC)
 
@@ -16,4 +17,4 @@ __version__ = "0.1.0"
 
 __all__ = list(_goals_all) + ["GoalClassifier", "RampClassifier", "FairSubdataClassifier", "SpectralFairSVC",
                               "AdaptiveSurrogateClassifier", "BlackBoxPostShiftClassifier",
-                              "RelaxedFMClassifier", "goal_scorer", "__version__"]
+                              "RelaxedFMClassifier", "goal_scorer", "frontier", "Frontier", "__version__"]

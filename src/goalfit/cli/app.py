@@ -1,4 +1,4 @@
-"""``goalfit`` command line: ``demo``, ``fit SPEC.toml``, ``datasets``."""
+"""``goalfit`` command line: ``demo``, ``fit SPEC.toml``, ``frontier SPEC.toml --bounds ...``, ``datasets``."""
 from __future__ import annotations
 
 import sys
@@ -64,6 +64,13 @@ def load_data(spec: Spec):
     for col in [spec.label] + spec.sensitive:
         if col not in frame.columns:
             raise SpecError(f"unknown column {col!r} in {path}; columns: {list(frame.columns)}")
+    for col in [spec.label] + spec.sensitive:  # before any fitting: one line, exit code 2
+        missing = frame[col].isna().to_numpy()
+        if missing.any():
+            rows = np.flatnonzero(missing)
+            raise SpecError(f"{path}: column {col!r} ({'label' if col == spec.label else 'sensitive feature'}) "
+                            f"has {len(rows)} missing value(s), first at data row {int(rows[0]) + 1}; "
+                            "drop or fill those rows")
     y = frame[spec.label].to_numpy()
     X = frame.drop(columns=[spec.label])
     S = frame[spec.sensitive] if spec.sensitive else None
@@ -120,6 +127,9 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
         elif spec.method == "subdata":
             model, fmap, (Xtr, Xte, Str, Ste) = _subdata_model(spec, base, objective, constraints, params,
                                                                Xtr, Xte, Str, Ste)
+        elif spec.method == "surrogate":
+            model, fmap, (Xtr, Xte, Str, Ste) = _surrogate_model(spec, base, objective, constraints, params,
+                                                                 Xtr, Xte, Str, Ste)
         else:
             model = GoalClassifier(base, objective=objective, constraints=constraints, method=spec.method,
                                    method_params=params or None, random_state=spec.seed, **spec.fit_options)
@@ -133,14 +143,16 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
         extra["estimator"] = "linear (ramp loss)"
     elif spec.method == "subdata":
         extra["estimator"] = f"{model.model} (fair subdata selection)"
+    elif spec.method == "surrogate":
+        extra["estimator"] = "linear (adaptive surrogates)"
     else:
         model.method_params = spec.method_params or None  # keep the saved model free of the callback
     report = build_report(model, Xtr, ytr, sensitive_features_train=Str, X_test=Xte, y_test=yte,
                           sensitive_features_test=Ste, extra=extra)
-    if spec.method == "subdata" and fmap is not None:  # the saved model predicts on raw rows
+    if spec.method in ("subdata", "surrogate") and fmap is not None:  # the saved model predicts on raw rows
         from sklearn.pipeline import Pipeline
 
-        model = Pipeline([("features", fmap), ("subdata", model)])
+        model = Pipeline([("features", fmap), (spec.method, model)])
     if not quiet:
         report.print(console)
     if json_path is not None:
@@ -172,8 +184,6 @@ def _subdata_model(spec, base, objective, constraints, params, Xtr, Xte, Str, St
     SpecError
         Unsupported goal, conflicting or unknown method_params, no single sensitive column.
     """
-    import scipy.sparse as sparse
-
     from ..estimators import FairSubdataClassifier
     from ..estimators.fair_subdata import subdata_params_from_goals
 
@@ -193,12 +203,63 @@ def _subdata_model(spec, base, objective, constraints, params, Xtr, Xte, Str, St
         model = FairSubdataClassifier(random_state=spec.seed, **goal, **params)
     except TypeError as err:
         raise SpecError(f"method_params for 'subdata': {err}") from None
+    fmap, parts = _features_and_column(spec, base, col, Xtr, Xte, Str, Ste, dense=True)
+    return model, fmap, parts
+
+
+def _features_and_column(spec, base, col, Xtr, Xte, Str, Ste, dense):
+    """The base estimator's preprocessing fitted on the training rows, and one sensitive column.
+
+    Shared by the methods that train their own linear model on features (``subdata``,
+    ``surrogate``) rather than wrapping the base estimator.
+    """
+    import scipy.sparse as sparse
+
     fmap = base[:-1] if hasattr(base, "steps") else None
     if fmap is not None:
         Xtr, Xte = fmap.fit_transform(Xtr), fmap.transform(Xte)
-    Xtr, Xte = (X.toarray() if sparse.issparse(X) else X for X in (Xtr, Xte))
+    if dense:
+        Xtr, Xte = (X.toarray() if sparse.issparse(X) else X for X in (Xtr, Xte))
     Str, Ste = (None if S is None or col is None else S[[col]] for S in (Str, Ste))
-    return model, fmap, (Xtr, Xte, Str, Ste)
+    return fmap, (Xtr, Xte, Str, Ste)
+
+
+def _surrogate_model(spec, base, objective, constraints, params, Xtr, Xte, Str, Ste):
+    """``method = "surrogate"``: an :class:`~goalfit.AdaptiveSurrogateClassifier` for the objective.
+
+    The objective (a goal expression or a name such as ``"gmean"``) is the metric, evaluated as
+    a black box (Jiang et al. 2020); the method takes no constraints. ``method_params`` go to
+    the constructor. The metric sees the sensitive column the objective names (or the only
+    one); features are the base estimator's preprocessing.
+
+    Raises
+    ------
+    SpecError
+        Constraints given, several sensitive columns and none named, unknown method_params.
+    """
+    from ..estimators import AdaptiveSurrogateClassifier
+    from ..goals.blackbox import BLACKBOX_METRICS
+
+    if constraints:
+        raise SpecError("method 'surrogate' minimizes one black-box metric and takes no constraints; "
+                        "write the goal as the objective")
+    name = spec.objective.strip()
+    metric = name if name in BLACKBOX_METRICS else objective
+    col = getattr(objective, "sensitive", None) or getattr(objective, "column", None)
+    if col is None and spec.sensitive:
+        if len(spec.sensitive) != 1:
+            raise SpecError(f"method 'surrogate': the metric sees one sensitive column; name it in the "
+                            f"objective or give one in [data] sensitive, got {spec.sensitive}")
+        col = spec.sensitive[0]
+    if col is not None and col not in spec.sensitive:
+        raise SpecError(f"method 'surrogate': the objective names {col!r}, which is not in [data] sensitive "
+                        f"{spec.sensitive}")
+    try:
+        model = AdaptiveSurrogateClassifier(metric, random_state=spec.seed, **params)
+    except TypeError as err:
+        raise SpecError(f"method_params for 'surrogate': {err}") from None
+    fmap, parts = _features_and_column(spec, base, col, Xtr, Xte, Str, Ste, dense=False)
+    return model, fmap, parts
 
 
 @app.command()
@@ -224,13 +285,108 @@ def fit(spec: Path = typer.Argument(..., help="TOML problem specification."),
         _fail(str(err), 1)
 
 
+def run_frontier(spec: Spec, bounds, *, constraint: int = 0, out: Path | None = None, quiet: bool = False):
+    """Sweep the bound of the spec's constraint number ``constraint`` (:func:`goalfit.frontier`).
+
+    The base model is fitted once on the training split; the test split is the validation
+    data of the table. Writes ``frontier.csv``, ``frontier.json`` and ``frontier.png`` to
+    ``out``. Returns the :class:`~goalfit.Frontier`.
+
+    Raises
+    ------
+    SpecError
+        A method other than a plug-in one (``ramp``, ``subdata``, ``surrogate``, baselines),
+        no constraint, a bad constraint index or bound.
+    """
+    import json as _json
+
+    from ..estimators import GoalClassifier
+    from ..tradeoff import frontier
+    from .models import make_estimator
+
+    if spec.method in ("ramp", "subdata", "surrogate"):
+        raise SpecError(f"goalfit frontier sweeps the plug-in methods' goals; method {spec.method!r} is not one")
+    objective, constraints = spec.goals()
+    if not constraints:
+        raise SpecError("goalfit frontier needs a constraint in [goals] constraints whose bound it sweeps")
+    if not -len(constraints) <= constraint < len(constraints):
+        raise SpecError(f"--constraint {constraint}: the spec has {len(constraints)} constraint(s)")
+    (Xtr, ytr, Str), (Xte, yte, Ste) = load_data(spec)
+    est = GoalClassifier(make_estimator(spec.estimator, Xtr, spec.seed), objective=objective, constraints=constraints,
+                         method=spec.method, method_params=spec.method_params or None, random_state=spec.seed)
+    try:
+        f = frontier(est, Xtr, ytr, sensitive_features=Str, bounds=bounds, constraint=constraint,
+                     X_val=Xte, y_val=yte, sensitive_features_val=Ste)
+    except ValueError as err:
+        raise SpecError(str(err)) from None
+    if not quiet:
+        from rich.table import Table
+
+        t = Table(title=f"frontier: {f.objective} vs {f.swept} ({len(f.table)} points, "
+                        f"{f.total_seconds:.2f} s, base model fitted once in {f.base_fit_seconds:.2f} s)")
+        cols = ["bound", "objective_train", f"{f.swept}_train", "objective_val", f"{f.swept}_val"]
+        for c in cols:
+            t.add_column(c.replace("_val", " (test)").replace("_train", " (train)"), justify="right", overflow="fold")
+        for i, row in f.table.iterrows():
+            mark = " *" if i == f.chosen else ""
+            t.add_row(*[f"{row[c]:.4f}" + (mark if c == "bound" else "") for c in cols])
+        console.print(t)
+        console.print("[dim]* the spec's own bound[/dim]")
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        f.table.to_csv(out / "frontier.csv", index=False)
+        (out / "frontier.json").write_text(_json.dumps(
+            {"objective": f.objective, "swept": f.swept, "chosen": f.chosen, "method": f.meta["method"],
+             "base_fit_seconds": f.base_fit_seconds, "total_seconds": f.total_seconds,
+             "dataset": spec.dataset or spec.csv, "seed": spec.seed,
+             "points": f.table.to_dict(orient="records")}, indent=2, default=float) + "\n")
+        f.plot(out / "frontier.png")
+        console.print(f"wrote {out / 'frontier.csv'}, {out / 'frontier.json'}, {out / 'frontier.png'}")
+    return f
+
+
+def _parse_bounds(text: str):
+    """``"0,0.01,0.02"`` or ``"0:0.1:11"`` (start:stop:count, inclusive) -> list of floats."""
+    try:
+        if ":" in text:
+            a, b, k = text.split(":")
+            return np.linspace(float(a), float(b), int(k)).tolist()
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise SpecError(f"--bounds {text!r}: give numbers separated by commas, or start:stop:count") from None
+
+
+@app.command("frontier")
+def frontier_cmd(spec: Path = typer.Argument(..., help="TOML problem specification with a constraint."),
+                 bounds: str = typer.Option(..., "--bounds", help="Bounds to sweep: '0,0.01,0.05' or start:stop:count."),
+                 constraint: int = typer.Option(0, "--constraint", help="Index of the constraint to sweep."),
+                 out: Path = typer.Option(Path("goalfit-frontier"), "--out", help="Output folder.")):
+    """Trade-off curve: refit the spec's goals for each bound on one fitted base model; write
+    frontier.csv, frontier.json and frontier.png (objective vs the swept goal, train and test)."""
+    try:
+        run_frontier(load_spec(spec), _parse_bounds(bounds), constraint=constraint, out=out)
+    except SpecError as err:
+        _fail(str(err), 2)
+    except FileNotFoundError as err:
+        _fail(str(err), 1)
+
+
 @app.command()
 def datasets(data_home: Path = typer.Option(None, "--data-home", help="Folder to look in first.")):
     """List the datasets goalfit can load and whether each is found."""
     from rich.table import Table
 
+    import os
+
     from ..datasets import dataset_status
 
+    env = os.environ.get("GOALFIT_DATA")
+    for folder in (env.split(os.pathsep) if env else []):
+        if folder and not Path(folder).expanduser().is_dir():
+            console.print(f"[yellow]warning:[/yellow] GOALFIT_DATA names {folder}, which is not a folder; "
+                          "datasets are looked up in the other locations only", markup=True, highlight=False)
+    if data_home is not None and not Path(data_home).expanduser().is_dir():
+        console.print(f"[yellow]warning:[/yellow] --data-home {data_home} is not a folder", highlight=False)
     t = Table(title="goalfit datasets")
     for col in ("name", "found", "location / missing files"):
         t.add_column(col)

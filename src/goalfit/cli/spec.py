@@ -18,7 +18,10 @@ Example::
     method = "auto"               # a plug-in method or baseline, or "ramp" (Goh et al.'s
                                   # RampClassifier; method_params go to its constructor), or
                                   # "subdata" (Ye & Xie's FairSubdataClassifier: objective "error"
-                                  # and at most one "<disparity>_difference <= eps" constraint)
+                                  # and at most one "<disparity>_difference <= eps" constraint), or
+                                  # "surrogate" (Jiang et al.'s AdaptiveSurrogateClassifier: the
+                                  # objective, e.g. "macro_f1_over_groups('sex')", is the black-box
+                                  # metric; no constraints)
     cv = 5                        # optional: cross-fitted probabilities ("auto", 0 = in-sample)
     confidence = 0.95             # optional: certify the constraints on held data (GoalClassifier)
     margin = 0.005                # optional: tighten every constraint by this much
@@ -127,7 +130,7 @@ def spec_from_dict(raw: dict, where: str = "spec") -> Spec:
                 fit_options=_fit_options(goals, where))
     if spec.estimator not in ESTIMATORS:
         raise SpecError(f"{where}: unknown estimator {spec.estimator!r}; known: {sorted(ESTIMATORS)}")
-    known_methods = ["auto"] + sorted(METHODS) + sorted(BASELINES) + ["ramp", "subdata"]
+    known_methods = ["auto"] + sorted(METHODS) + sorted(BASELINES) + ["ramp", "subdata", "surrogate"]
     if spec.method not in known_methods:
         raise SpecError(f"{where}: unknown method {spec.method!r}; known: {known_methods}")
     if spec.fit_options and spec.method in ("ramp", "subdata"):

@@ -116,7 +116,7 @@ class CellEncoder:
         ------
         ValueError
             If sensitive features are required but missing, have other columns than at fit
-            time, or contain a combination of values not seen at fit time.
+            time (a single named column must have the fitted name), or contain a combination of values not seen at fit time.
         """
         if not self.columns_:
             if n_samples is None:
@@ -129,7 +129,14 @@ class CellEncoder:
                 "pass sensitive_features=..."
             )
         frame = as_frame(sensitive_features, n_samples)
-        if len(self.columns_) == 1 and frame.shape[1] == 1:
+        if len(self.columns_) == 1 and frame.shape[1] == 1 and frame.columns[0] != self.columns_[0]:
+            # one unnamed column stands for the fitted one (and any one column for an unnamed fit);
+            # two different names are two different features: refuse rather than guess
+            if DEFAULT_COLUMN not in (frame.columns[0], self.columns_[0]):
+                raise ValueError(
+                    f"sensitive_features has column {frame.columns[0]!r} but the model was fitted on "
+                    f"{self.columns_[0]!r}; pass the {self.columns_[0]!r} column (or an unnamed array)"
+                )
             frame.columns = self.columns_
         missing = [c for c in self.columns_ if c not in frame.columns]
         if missing:

@@ -9,6 +9,16 @@ import pandas as pd
 from .matrices import confusion_tensor
 
 
+class _Ambiguous:
+    """Marker: the positive class of a binary problem must be named (see ``pos_label``)."""
+
+    def __repr__(self):
+        return "AMBIGUOUS"
+
+
+AMBIGUOUS = _Ambiguous()
+
+
 @dataclass(frozen=True)
 class ConfusionSpace:
     """Classes and cells that stacked confusion tensors are indexed by.
@@ -29,11 +39,18 @@ class ConfusionSpace:
         single cell).
     row_mass : ndarray of shape (n_cells, n_classes)
         Fraction of examples in each (cell, true class); sums to 1.
+    pos_label : class label, :data:`AMBIGUOUS` or None
+        The positive class of a binary problem (what ``true_positive_rate()``,
+        ``demographic_parity_difference(...)`` and ``f1()`` refer to without ``label=``).
+        None: the larger label (scikit-learn's order; the estimators' convention).
+        :data:`AMBIGUOUS`: refuse to guess (:mod:`goalfit.metrics` with labels such as
+        "bad"/"good" and no ``pos_label=``).
     """
 
     classes: np.ndarray
     cells: pd.DataFrame
     row_mass: np.ndarray
+    pos_label: object = None
 
     @property
     def n_classes(self) -> int:
@@ -95,13 +112,21 @@ class ConfusionSpace:
         Raises
         ------
         ValueError
-            For multiclass problems, where the class must be named.
+            For multiclass problems, where the class must be named, and for binary labels
+            whose positive class is ambiguous (``pos_label`` is :data:`AMBIGUOUS`).
         """
         if self.n_classes != 2:
             raise ValueError(
                 f"this problem has {self.n_classes} classes: name the class (e.g. label=...)"
             )
-        return 1
+        if self.pos_label is None:
+            return 1
+        if isinstance(self.pos_label, _Ambiguous):
+            raise ValueError(
+                f"the positive class of labels {self.classes.tolist()} is ambiguous (only 0/1, -1/1 and "
+                "False/True have a default): pass pos_label=... (scikit-learn's convention)"
+            )
+        return self.class_code(self.pos_label)
 
     def cell_mask(self, group) -> np.ndarray:
         """Boolean mask over cells selected by ``group``.

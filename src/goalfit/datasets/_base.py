@@ -304,7 +304,7 @@ def fetch_file(
         The file is missing and ``download=False``, or it has no public URL and
         no mirror is set.
     DatasetDownloadError
-        The download failed.
+        The download failed (from the original URL and from every mirror).
     DatasetChecksumError
         A local or downloaded file does not match the registered size/sha256.
     """
@@ -325,8 +325,17 @@ def fetch_file(
             )
         )
     dest = get_data_home(data_home) / folder / name
-    _download(url, dest, folder, spec)
-    return dest
+    urls = [url] + ([] if os.environ.get(MIRROR_ENV, "").strip() else list(spec.mirrors))
+    errors = []
+    for u in urls:  # the original publisher first, then the registered copies
+        try:
+            _download(u, dest, folder, spec)
+            return dest
+        except (DatasetDownloadError, DatasetChecksumError) as exc:
+            errors.append(exc)
+    if len(errors) == 1:
+        raise errors[0]
+    raise type(errors[-1])("; ".join(str(e) for e in errors))
 
 
 def fetch_files(

@@ -315,7 +315,8 @@ def load_a9a(*, subset: Subset = "train", data_home: PathLike = None, download: 
     -----
     * ``data``: ``scipy.sparse.csr_matrix`` of shape (n, 123), float64 0/1,
       read with ``sklearn.datasets.load_svmlight_file(path, n_features=123,
-      zero_based=False)`` (the test file never uses feature 123).  LIBSVM
+      zero_based=False)`` (the test file never uses feature 123), with 32-bit
+      indices (as liblinear requires).  LIBSVM
       feature ``k`` (1-based) is column ``k - 1``.
     * ``target`` ``income``: 1 = label ``+1`` (income >50K; train 7,841, test
       3,846), 0 = ``-1``.
@@ -336,6 +337,9 @@ def load_a9a(*, subset: Subset = "train", data_home: PathLike = None, download: 
             str(_path("a9a", name, data_home, download)), n_features=123, zero_based=False
         )
         X = sp.csr_matrix(X)
+        # 32-bit indices: scikit-learn's liblinear models (LinearSVC, LogisticRegression with
+        # liblinear) refuse the 64-bit indices load_svmlight_file can return
+        X.indices, X.indptr = X.indices.astype(np.int32), X.indptr.astype(np.int32)
         y = _binary(pd.Series(labels), 1.0, -1.0, "income")
         S = pd.concat([_indicator_labels(X, _A9A_SEX, "sex"), _indicator_labels(X, _A9A_RACE, "race")], axis=1)
         return X, y, S

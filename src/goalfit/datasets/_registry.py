@@ -5,6 +5,9 @@ shared data directory, each folder documented by its ``SOURCE.md``).  For each
 file the registry records its sha256, its byte size and the public URL it can be
 downloaded from:
 
+* the original publisher's URL (the UCI archive, the LIBSVM site) where the file
+  is published there as a plain file, with the GitHub copy named in ``SOURCE.md``
+  as a mirror tried when the original cannot be reached or does not match;
 * the raw GitHub URL of the repository + commit + path named in ``SOURCE.md``
   when the stored file is byte-identical to that copy;
 * the UCI archive URL when ``SOURCE.md`` says the file was edited from a GitHub
@@ -48,12 +51,16 @@ class FileSpec:
     size : int
         Expected size in bytes.
     url : str or None
-        Public URL of a byte-identical copy, or ``None`` when the file cannot be
+        Public URL of a byte-identical copy -- the original publisher's (the UCI
+        archive, LIBSVM) where one exists --, or ``None`` when the file cannot be
         downloaded from its origin (see ``note``).
     required : bool
         Whether a loader reads the file (``False`` for reference files).
     note : str
         Why ``url`` is ``None`` (or other provenance remarks).
+    mirrors : tuple of str
+        Other copies (the GitHub copies named in ``SOURCE.md``), tried in order when
+        ``url`` cannot be reached or does not match the checksum.
     """
 
     name: str
@@ -62,6 +69,7 @@ class FileSpec:
     url: str | None
     required: bool = True
     note: str = ""
+    mirrors: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -110,6 +118,14 @@ def _gh(origin: tuple[str, str], path: str) -> str:
     return github_raw(origin[0], origin[1], path)
 
 
+def _original(name, sha256, size, url, mirror, **kw) -> FileSpec:
+    """A file published by its original source at ``url``, with a GitHub copy as mirror."""
+    return FileSpec(name, sha256, size, url, mirrors=(mirror,), **kw)
+
+
+LIBSVM_BINARY = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary"
+
+
 _MLBENCH = ("converted to CSV from CRAN mlbench's {rda} (Debian package r-cran-mlbench 2.1-3-1); "
             "no public copy of this CSV exists")
 _RDA = "taken from the Debian package r-cran-mlbench 2.1-3-1 (a .deb archive, not a plain URL)"
@@ -119,17 +135,18 @@ REGISTRY: dict[str, FolderSpec] = {
     for spec in [
         _folder(
             "adult", "UCI Adult (Census Income)",
-            FileSpec("adult.data", "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
-                     3974305, _gh(_JJ4192, "dataset/adult/adult.data")),
-            FileSpec("adult.test", "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
-                     2003153, _gh(_HIEUNM6, "adult.test")),
-            FileSpec("adult.names", "c248284c0b5de30c9e1958d6cdd168a34a654758b620e68f46aefa83fc0a576a",
-                     5229, _gh(_JJ4192, "dataset/adult/adult.names"), required=False),
+            _original("adult.data", "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
+                      3974305, f"{UCI_ARCHIVE}/adult/adult.data", _gh(_JJ4192, "dataset/adult/adult.data")),
+            _original("adult.test", "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
+                      2003153, f"{UCI_ARCHIVE}/adult/adult.test", _gh(_HIEUNM6, "adult.test")),
+            _original("adult.names", "c248284c0b5de30c9e1958d6cdd168a34a654758b620e68f46aefa83fc0a576a",
+                      5229, f"{UCI_ARCHIVE}/adult/adult.names", _gh(_JJ4192, "dataset/adult/adult.names"),
+                      required=False),
         ),
         _folder(
             "a9a", "LIBSVM a9a (binarized UCI Adult)",
-            FileSpec("a9a", "f5d5ffd8d865ff41328e7ee043e4b020816914ff6843ff15b98905ddbedce906",
-                     2329875, _gh(_ISAKUYA, "a9a")),
+            _original("a9a", "f5d5ffd8d865ff41328e7ee043e4b020816914ff6843ff15b98905ddbedce906",
+                      2329875, f"{LIBSVM_BINARY}/a9a", _gh(_ISAKUYA, "a9a")),
             FileSpec("a9a.t", "1f448a153f0320399a7e40836eb207655b0bde0f21fc941cc472193daa9f5de9",
                      1164628, None,
                      note="every public copy adds a dummy token (e.g. '123:0') that was removed here; "
@@ -151,10 +168,11 @@ REGISTRY: dict[str, FolderSpec] = {
         ),
         _folder(
             "communities", "UCI Communities and Crime",
-            FileSpec("communities.data", "09e0b5c07eae24c1efab19b2edee05e160e7f5743b6f31e31eec3d73624da2ea",
-                     1102815, _gh(_NIRBHIK, "communities.data")),
-            FileSpec("communities.names", "80914f24ab37261fb0fbda7e417cad8001335dadda4a8d702c265601ef8434fc",
-                     27179, _gh(_WALACHOWSKA, "communities.names")),
+            _original("communities.data", "09e0b5c07eae24c1efab19b2edee05e160e7f5743b6f31e31eec3d73624da2ea",
+                      1102815, f"{UCI_ARCHIVE}/communities/communities.data", _gh(_NIRBHIK, "communities.data")),
+            _original("communities.names", "80914f24ab37261fb0fbda7e417cad8001335dadda4a8d702c265601ef8434fc",
+                      27179, f"{UCI_ARCHIVE}/communities/communities.names",
+                      _gh(_WALACHOWSKA, "communities.names")),
             FileSpec("CommViolPredUnnormalizedData.txt",
                      "b090072d0e8d140a936d2411704ed29b2681e4805b805a9c8c6bdb072c5416c3",
                      1555520, _gh(_SHAP, "data/CommViolPredUnnormalizedData.txt"), required=False),
@@ -166,12 +184,13 @@ REGISTRY: dict[str, FolderSpec] = {
         ),
         _folder(
             "german", "Statlog German Credit",
-            FileSpec("german.data", "b21f3d81db8071257d5ff1deaeba1fd4303b62712e6fcc9715c7a86202cb5871",
-                     79793, _gh(_PAFER, "german.data")),
-            FileSpec("german.data-numeric", "2752b044394958ab6dd193a0b56ca0f0b3a2d8bc7cb8c008e35a5e84bbec02f8",
-                     102000, _gh(_PAFER, "german.data-numeric"), required=False),
-            FileSpec("german.doc", "69b92cb551111bc37098698288849c96f0fd87ce81a2e54451ff39aa1e53fe49",
-                     4679, _gh(_PAFER, "german.doc"), required=False),
+            _original("german.data", "b21f3d81db8071257d5ff1deaeba1fd4303b62712e6fcc9715c7a86202cb5871",
+                      79793, f"{UCI_ARCHIVE}/statlog/german/german.data", _gh(_PAFER, "german.data")),
+            _original("german.data-numeric", "2752b044394958ab6dd193a0b56ca0f0b3a2d8bc7cb8c008e35a5e84bbec02f8",
+                      102000, f"{UCI_ARCHIVE}/statlog/german/german.data-numeric", _gh(_PAFER, "german.data-numeric"),
+                      required=False),
+            _original("german.doc", "69b92cb551111bc37098698288849c96f0fd87ce81a2e54451ff39aa1e53fe49",
+                      4679, f"{UCI_ARCHIVE}/statlog/german/german.doc", _gh(_PAFER, "german.doc"), required=False),
         ),
         _folder(
             "bank_marketing", "UCI Bank Marketing (Moro et al.)",
@@ -195,8 +214,8 @@ REGISTRY: dict[str, FolderSpec] = {
             FileSpec("abalone.data", "de37cdcdcaaa50c309d514f248f7c2302a5f1f88c168905eba23fe2fbc78449f",
                      191873, f"{UCI_ARCHIVE}/abalone/abalone.data",
                      note="the GitHub copy had a header line added; removing it gives the UCI file"),
-            FileSpec("abalone.names", "542eee5a2a0ee72db563de010dc3b5055b03c5dc624049ae1f2208fc66a14aac",
-                     4319, _gh(_GVAZQUEZ, "abalone.names"), required=False),
+            _original("abalone.names", "542eee5a2a0ee72db563de010dc3b5055b03c5dc624049ae1f2208fc66a14aac",
+                      4319, f"{UCI_ARCHIVE}/abalone/abalone.names", _gh(_GVAZQUEZ, "abalone.names"), required=False),
         ),
         _folder(
             "pageblocks", "UCI Page Blocks Classification",
@@ -204,8 +223,9 @@ REGISTRY: dict[str, FolderSpec] = {
                      355745, None,
                      note="decompressed from UCI's page-blocks.data.Z (unix compress, which the Python "
                           "standard library cannot read); no byte-identical plain copy is published"),
-            FileSpec("page-blocks.names", "33f6687244f868d84a6e4dae16a0d58a7d9bfb8be9130c9b6bb9e6814d9f751f",
-                     3900, _gh(_RAJDEEP, "data/page-blocks.names"), required=False),
+            _original("page-blocks.names", "33f6687244f868d84a6e4dae16a0d58a7d9bfb8be9130c9b6bb9e6814d9f751f",
+                      3900, f"{UCI_ARCHIVE}/page-blocks/page-blocks.names", _gh(_RAJDEEP, "data/page-blocks.names"),
+                      required=False),
         ),
         _folder(
             "satimage", "Statlog Landsat Satellite (satimage)",
@@ -234,12 +254,13 @@ REGISTRY: dict[str, FolderSpec] = {
         ),
         _folder(
             "segment", "UCI Image Segmentation",
-            FileSpec("segmentation.data", "b4226a708f25d44fbbe4eae36f0d66326bc46393534c2a0d2b9267ae1302002f",
-                     34841, _gh(_NEWTONLB, "segmentation.data")),
-            FileSpec("segmentation.test", "3b5aa7c3559fdc3a165e97d321809b81292084adfc112645e250d90321203685",
-                     345083, _gh(_NEWTONLB, "segmentation.test")),
-            FileSpec("segmentation.names", "af695cf6bb1f8616b37c7fbc169940f18a30d3c7f7356e49d4d6015757fe17e3",
-                     2449, _gh(_NEWTONLB, "segmentation.names"), required=False),
+            _original("segmentation.data", "b4226a708f25d44fbbe4eae36f0d66326bc46393534c2a0d2b9267ae1302002f",
+                      34841, f"{UCI_ARCHIVE}/image/segmentation.data", _gh(_NEWTONLB, "segmentation.data")),
+            _original("segmentation.test", "3b5aa7c3559fdc3a165e97d321809b81292084adfc112645e250d90321203685",
+                      345083, f"{UCI_ARCHIVE}/image/segmentation.test", _gh(_NEWTONLB, "segmentation.test")),
+            _original("segmentation.names", "af695cf6bb1f8616b37c7fbc169940f18a30d3c7f7356e49d4d6015757fe17e3",
+                      2449, f"{UCI_ARCHIVE}/image/segmentation.names", _gh(_NEWTONLB, "segmentation.names"),
+                      required=False),
         ),
         _folder(
             "vehicle", "Statlog Vehicle Silhouettes",
@@ -254,13 +275,13 @@ REGISTRY: dict[str, FolderSpec] = {
                      100912, None,
                      note="a header line was removed from the GitHub copy and its lines start with 4 "
                           "spaces; byte identity with the UCI file is not confirmed"),
-            FileSpec("yeast.names", "c0b2d0e8708c1d2484e898749ab13f46fdc797ac49844c6294108db57bcad19e",
-                     3313, _gh(_BARO, "yeast.names"), required=False),
+            _original("yeast.names", "c0b2d0e8708c1d2484e898749ab13f46fdc797ac49844c6294108db57bcad19e",
+                      3313, f"{UCI_ARCHIVE}/yeast/yeast.names", _gh(_BARO, "yeast.names"), required=False),
         ),
         _folder(
             "wine", "UCI Wine",
-            FileSpec("wine.data", "6be6b1203f3d51df0b553a70e57b8a723cd405683958204f96d23d7cd6aea659",
-                     10782, _gh(_ERIRI, "data/wine.data")),
+            _original("wine.data", "6be6b1203f3d51df0b553a70e57b8a723cd405683958204f96d23d7cd6aea659",
+                      10782, f"{UCI_ARCHIVE}/wine/wine.data", _gh(_ERIRI, "data/wine.data")),
         ),
         _folder(
             "glass", "UCI Glass Identification",

@@ -15,6 +15,7 @@ from ..goals import (
 from ..methods.subdata import irs as _irs
 from ..methods.subdata import mip as _mip
 from ..methods.subdata import wstep as _w
+from ..utils.validation import check_consistent_rows, check_no_missing
 
 __all__ = ["FairSubdataClassifier", "SpectralFairSVC", "fairness_goal", "subdata_params_from_goals"]
 
@@ -39,6 +40,73 @@ def fairness_goal(measure: str):
 
 _KIND_TO_MEASURE = {"error_rate": "omr", "false_positive_rate": "fpr", "equal_opportunity": "eo",
                     "demographic_parity": "dp"}
+
+
+def measure_of_goal(goal):
+    """``(measure name, sensitive column or None)`` of a Ye & Xie measure given by name or as a goal.
+
+    Parameters
+    ----------
+    goal : {"omr", "fpr", "eo", "dp", "f1"} or Expression
+        A name, or :func:`~goalfit.goals.error_rate_difference` /
+        :func:`~goalfit.goals.false_positive_rate_difference` /
+        :func:`~goalfit.goals.equal_opportunity_difference` /
+        :func:`~goalfit.goals.demographic_parity_difference` (between groups, default class) or
+        ``f1()`` (the inverse of :func:`fairness_goal`).
+
+    Raises
+    ------
+    ValueError
+        For another name or expression (ratio forms, ``method="to_overall"``, a ``label``,
+        other metrics), naming the supported ones; a Constraint (pass it as ``constraints=``).
+    """
+    from ..goals import Constraint, FBetaLoss, GroupDisparity
+
+    if isinstance(goal, str):
+        fairness_goal(goal)  # validates the name
+        return goal, None
+    if isinstance(goal, Constraint):
+        raise ValueError(f"measure={goal.name!r} is a constraint: pass it as constraints=[...]")
+    if isinstance(goal, FBetaLoss) and goal.beta == 1 and goal.label is None and goal.group is None:
+        return "f1", None
+    if (isinstance(goal, GroupDisparity) and goal.kind in _KIND_TO_MEASURE and goal.form == "difference"
+            and goal.method == "between_groups" and goal.label is None):
+        return _KIND_TO_MEASURE[goal.kind], goal.sensitive
+    raise ValueError(f"fair subdata selection measures are {sorted(_GOALS) + ['f1']} or the goals "
+                     f"<disparity>_difference(...) with disparity in {sorted(_KIND_TO_MEASURE)} and f1(); "
+                     f"got {getattr(goal, 'name', goal)!r}")
+
+
+def _sensitive_column(sensitive_features, column):
+    """One sensitive column as a 1-D array: ``column`` from a DataFrame / dict when named.
+
+    Raises
+    ------
+    ValueError
+        ``column`` is not among the given columns, or several columns and none named.
+    """
+    import pandas as pd
+
+    if isinstance(sensitive_features, dict):
+        sensitive_features = pd.DataFrame(sensitive_features)
+    if isinstance(sensitive_features, pd.DataFrame):
+        cols = [str(c) for c in sensitive_features.columns]
+        if column is not None:
+            if str(column) not in cols:
+                raise ValueError(f"the goal names sensitive feature {column!r} but sensitive_features has "
+                                 f"columns {cols}")
+            return sensitive_features.iloc[:, cols.index(str(column))].to_numpy()
+        if len(cols) != 1:
+            raise ValueError(f"sensitive_features has columns {cols}: name one in the goal, e.g. "
+                             f"error_rate_difference({cols[0]!r})")
+        return sensitive_features.iloc[:, 0].to_numpy()
+    if isinstance(sensitive_features, pd.Series):
+        if column is not None and sensitive_features.name is not None and str(sensitive_features.name) != str(column):
+            raise ValueError(f"the goal names sensitive feature {column!r} but sensitive_features is the "
+                             f"column {sensitive_features.name!r}")
+        return sensitive_features.to_numpy()
+    s = np.asarray(sensitive_features)
+    return s[:, 0] if s.ndim == 2 and s.shape[1] == 1 else s
 
 
 def subdata_params_from_goals(objective="error", constraints=()) -> dict:
@@ -102,10 +170,18 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
         ``"logistic"``: GLRF (Eq. 31, ``t`` a log-probability < 0); ``"kernel_svm"``: GKSVMF
         (Eq. 32, Alg. 4, scikit-learn's SVC); an estimator with ``fit(X, y, sample_weight=)``
         and ``predict_proba``: Alg. 5 (FCNN-style wrapper, ``t`` a probability in (0, 1)).
-    measure : {"omr", "fpr", "eo", "dp", "f1"}, default "omr"
+    measure : {"omr", "fpr", "eo", "dp", "f1"} or goal expression, default "omr"
         Overall misclassification rate difference (Eq. 11a), false-positive-rate difference
         (21a), equal opportunity (23a), demographic parity (25), or ``1 - F1`` for unbalanced
         data (34a; GSVM-F1 Eq. 35, class-weighted accuracy term, no sensitive feature needed).
+        The same in the goal vocabulary: ``error_rate_difference("sex")``,
+        ``false_positive_rate_difference(...)``, ``equal_opportunity_difference(...)``,
+        ``demographic_parity_difference(...)``, ``f1()`` (the strings are shorthand); a named
+        column picks it from a sensitive-feature DataFrame.
+    constraints : sequence of Constraint, default ()
+        At most one goal ``<disparity>_difference(...) <= epsilon`` (e.g.
+        ``[error_rate_difference("sex") <= 0.02]``): sets ``measure`` and ``epsilon`` as the other
+        estimators' ``constraints=`` do (:func:`subdata_params_from_goals`).
     rho : float >= 0, default 1.0
         Fairness penalty.
     epsilon : float >= 0, optional
@@ -155,6 +231,8 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
     mip_ : MIPResult or None
         Exact solve details (``gap``, ``bound``, ``status``) with ``solver="mip"``.
     fit_seconds_ : float
+    measure_, epsilon_, sensitive_column_ :
+        The measure name, bound and sensitive column resolved from ``measure`` / ``constraints``.
 
     Raises
     ------
@@ -177,11 +255,12 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
     and ``train_fairness_`` holds it for the training data.
     """
 
-    def __init__(self, model="svm", *, measure="omr", rho=1.0, epsilon=None, t=1.0, lam=0.01,
+    def __init__(self, model="svm", *, measure="omr", constraints=(), rho=1.0, epsilon=None, t=1.0, lam=0.01,
                  solver="irs", kernel="rbf", C=1.0, gamma="scale", degree=3, max_iter=50, tol=1e-8,
                  n_restarts=0, time_limit=60.0, random_state=None):
         self.model = model
         self.measure = measure
+        self.constraints = constraints
         self.rho = rho
         self.epsilon = epsilon
         self.t = t
@@ -220,15 +299,15 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
         return _w.EstimatorStep(self.model)
 
     def _groups(self, sensitive_features, n):
+        measure = getattr(self, "measure_", self.measure)
         if sensitive_features is None:
-            if self.measure == "f1":
+            if measure == "f1":
                 return None, np.ones(n, int)
-            raise ValueError(f"measure {self.measure!r} needs sensitive_features (two groups)")
-        s = np.asarray(sensitive_features)
-        if s.ndim == 2 and s.shape[1] == 1:
-            s = s[:, 0]
+            raise ValueError(f"measure {measure!r} needs sensitive_features (two groups)")
+        s = _sensitive_column(sensitive_features, getattr(self, "sensitive_column_", None))
         if s.ndim != 1 or len(s) != n:
             raise ValueError(f"sensitive_features must be one column with {n} entries, got shape {s.shape}")
+        check_no_missing(s, "sensitive_features")
         groups = np.unique(s)
         if len(groups) != 2:
             raise ValueError(f"sensitive_features must have exactly two groups, got {len(groups)}: "
@@ -249,6 +328,7 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         t0 = time.perf_counter()
+        self.measure_, self.epsilon_, self.sensitive_column_ = self._resolve_goal()
         X = check_array(X, dtype=float)
         y = column_or_1d(y, warn=True)
         if len(y) != X.shape[0]:
@@ -258,7 +338,7 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
         K = len(self.classes_)
         if K < 2:
             raise ValueError(f"y has one class {self.classes_.tolist()}: need at least two")
-        if K > 2 and self.measure != "omr":
+        if K > 2 and self.measure_ != "omr":
             raise ValueError("multiclass targets support measure='omr' only (GMSVMF, Eq. 27)")
         self.groups_, g = self._groups(sensitive_features, len(y))
         yy = self._encode(y)
@@ -266,7 +346,7 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         self.mip_ = None
         if self.solver == "irs":
-            res = _irs.irs(learner, X, yy, g, measure=self.measure, rho=self.rho, epsilon=self.epsilon,
+            res = _irs.irs(learner, X, yy, g, measure=self.measure_, rho=self.rho, epsilon=self.epsilon_,
                            t=self.t, max_iter=self.max_iter, tol=self.tol, n_restarts=self.n_restarts,
                            random_state=self.random_state)
             model, z, self.objective_, self.fairness_ = res.model, res.z, res.objective, res.fairness
@@ -280,22 +360,48 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
         for row in self.history_:
             calls += 1
             row["oracle_calls"] = calls
-            row["max_violation"] = max(0.0, row["fairness"] - self.epsilon) if self.epsilon is not None else 0.0
+            row["max_violation"] = max(0.0, row["fairness"] - self.epsilon_) if self.epsilon_ is not None else 0.0
         self._learner_ = learner
         self.selected_ = (z[np.arange(len(yy)), yy] if K > 2 else z) > 0.5
         self._set_model(model)
-        sf = None if self.groups_ is None else np.asarray(sensitive_features).reshape(len(y))
+        sf = None if self.groups_ is None else _sensitive_column(sensitive_features, self.sensitive_column_)
         self.train_fairness_ = self.evaluate(X, y, sensitive_features=sf)["fairness"]["value"]
-        if self.epsilon is not None and self.train_fairness_ > self.epsilon + 1e-12:
+        if self.epsilon_ is not None and self.train_fairness_ > self.epsilon_ + 1e-12:
             import warnings
 
             warnings.warn(
-                f"the {self.measure} constraint holds on the training selection (F(z) = {self.fairness_:.4g}) "
-                f"but the model's training predictions have {self.measure} gap {self.train_fairness_:.4g} > "
-                f"epsilon = {self.epsilon} (violation {self.train_fairness_ - self.epsilon:.4g})",
+                f"the {self.measure_} constraint holds on the training selection (F(z) = {self.fairness_:.4g}) "
+                f"but the model's training predictions have {self.measure_} gap {self.train_fairness_:.4g} > "
+                f"epsilon = {self.epsilon_} (violation {self.train_fairness_ - self.epsilon_:.4g})",
                 RuntimeWarning, stacklevel=2)
         self.fit_seconds_ = time.perf_counter() - t0
         return self
+
+    def _resolve_goal(self):
+        """``(measure, epsilon, sensitive column or None)`` from ``measure`` / ``constraints``.
+
+        ``measure`` may be a Ye & Xie name or a goal expression (:func:`measure_of_goal`);
+        a constraint ``<disparity>_difference(...) <= eps`` sets both the measure and ``epsilon``.
+
+        Raises
+        ------
+        ValueError
+            More than one constraint, a goal no measure expresses, or a constraint that
+            disagrees with an explicit ``measure`` / ``epsilon``.
+        """
+        measure, column = measure_of_goal(self.measure)
+        epsilon = self.epsilon
+        constraints = list(self.constraints or ())
+        if constraints:
+            params = subdata_params_from_goals("error", constraints)
+            if not (self.measure == "omr" or measure_of_goal(self.measure)[0] == params["measure"]):
+                raise ValueError(f"measure={self.measure!r} disagrees with the constraint {constraints[0].name!r}; "
+                                 "give the goal once")
+            if self.epsilon is not None and float(self.epsilon) != params["epsilon"]:
+                raise ValueError(f"epsilon={self.epsilon} disagrees with the constraint's bound "
+                                 f"{params['epsilon']}; give the bound once")
+            measure, epsilon, column = params["measure"], params["epsilon"], params["sensitive"]
+        return measure, epsilon, column
 
     def _set_model(self, model):
         """Store ``model_`` (and ``coef_`` / ``intercept_`` for linear models)."""
@@ -358,16 +464,16 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
         return base
 
     def _fit_exact(self, learner, X, yy, g, K):
-        kw = dict(t=self.t, rho=self.rho, epsilon=self.epsilon)
+        kw = dict(t=self.t, rho=self.rho, epsilon=self.epsilon_)
         if self.solver == "bruteforce":
-            r = _mip.bruteforce_gsvmf(X, yy, g, learner=learner, measure=self.measure, **kw)
+            r = _mip.bruteforce_gsvmf(X, yy, g, learner=learner, measure=self.measure_, **kw)
         elif isinstance(learner, _w.MulticlassSVMStep):
             r = _mip.solve_gmsvmf(X, yy, g, lam=self.lam, time_limit=self.time_limit, **kw)
         elif isinstance(learner, _w.LinearSVMStep):
-            r = _mip.solve_gsvmf(X, yy, g, measure=self.measure, lam=self.lam, time_limit=self.time_limit,
+            r = _mip.solve_gsvmf(X, yy, g, measure=self.measure_, lam=self.lam, time_limit=self.time_limit,
                                  formulation="big_m" if self.lam > 0 else "indicator", **kw)
         elif isinstance(learner, _w.LogisticStep):
-            r = _mip.solve_glrf(X, yy, g, measure=self.measure, lam=self.lam, time_limit=self.time_limit, **kw)
+            r = _mip.solve_glrf(X, yy, g, measure=self.measure_, lam=self.lam, time_limit=self.time_limit, **kw)
         else:
             raise ValueError("solver='mip' supports model='svm' and 'logistic' (kernel SVMs and black "
                              "boxes have no mixed-integer form)")
@@ -417,11 +523,13 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
         """
         from ..metrics import evaluate_problem
 
+        check_consistent_rows(X=X, y=y, sensitive_features=sensitive_features)
         pred = self.predict(X)
-        goal = fairness_goal(self.measure)
-        bound = 0.0 if self.epsilon is None else float(self.epsilon)
-        sf = sensitive_features if sensitive_features is not None else np.zeros(len(pred))
-        if self.measure == "f1":
+        goal = fairness_goal(self.measure_)
+        bound = 0.0 if self.epsilon_ is None else float(self.epsilon_)
+        sf = (_sensitive_column(sensitive_features, self.sensitive_column_) if sensitive_features is not None
+              else np.zeros(len(pred)))
+        if self.measure_ == "f1":
             ev = evaluate_problem(Problem(goal), y, pred, sensitive_features=sf, classes=self.classes_)
             ev["fairness"] = {"name": goal.name, "value": ev["objective"]["value"]}
             return ev

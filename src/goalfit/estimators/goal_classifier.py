@@ -17,6 +17,7 @@ from ..confusion import CellEncoder, ConfusionSpace
 from ..goals import Problem
 from ..methods.baselines import BASELINES
 from ..methods.plugin import METHODS, PluginOracle, RefitOracle, ThresholdOracle, choose_method, solve
+from ..utils.validation import check_consistent_rows, check_has_predict_proba, check_sample_weight
 
 
 class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -152,7 +153,9 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if len(self.classes_) < 2:
             raise ValueError(f"y has one class {self.classes_.tolist()}: need at least two")
         y_codes = encode_labels(y, self.classes_)
-        sw = None if sample_weight is None else _check_sample_weight(sample_weight, X)
+        sw = None if sample_weight is None else _check_sample_weight(check_sample_weight(sample_weight, n), X)
+        if not isinstance(self.estimator, str):
+            check_has_predict_proba(self._base())  # before any fitting
         encoder = CellEncoder().fit(sensitive_features, n)
         cells = encoder.transform(sensitive_features, n)
         self._check_options()
@@ -169,9 +172,16 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         sw_out = None if sw is None else sw[out_rows]
         space = ConfusionSpace.from_codes(y_out, cells_out, self.classes_, encoder.cells_, sw_out)
         self.n_outer_samples_ = len(y_out)
+        try:
+            compiled0 = problem.compile(space)
+        except ValueError as err:
+            if self.holdout is None:
+                raise
+            raise ValueError(f"holdout={self.holdout} leaves {len(y_out)} of {n} examples for the goals, "
+                             f"too few: {err}. Use a smaller holdout or more data") from None
         method = self.method
         if method == "auto":
-            method = choose_method(problem.compile(space))
+            method = choose_method(compiled0)
         if method not in METHODS and method not in BASELINES:
             raise ValueError(f"unknown method {self.method!r}; known: ['auto'] + "
                              f"{sorted(METHODS) + sorted(BASELINES)}")
@@ -395,6 +405,7 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                                   per_group=False):
         """Exact expected confusion matrix (see :meth:`RandomizedClassifier.expected_confusion_matrix`)."""
         check_is_fitted(self, "classifier_")
+        check_consistent_rows(X=X, y=y, sensitive_features=sensitive_features, sample_weight=sample_weight)
         return self.classifier_.expected_confusion_matrix(
             X, y, sensitive_features=sensitive_features, sample_weight=sample_weight, per_group=per_group)
 
@@ -422,6 +433,7 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         from ..metrics import evaluate_problem
 
         check_is_fitted(self, "classifier_")
+        check_consistent_rows(X=X, y=y, sensitive_features=sensitive_features, sample_weight=sample_weight)
         dist = self.predict_proba(X, sensitive_features=sensitive_features)
         return evaluate_problem(Problem(self.objective, self.constraints), y, dist,
                                 sensitive_features=sensitive_features, sample_weight=sample_weight,

@@ -16,6 +16,7 @@ from ..confusion.datasets import DATASET_COLUMN, space_with_unlabelled, stack_da
 from ..goals import Problem
 from ..methods.ramp import (CHOOSERS, INNER_SOLVERS, compile_rate_program, majorization_minimization,
                             ramp, solve_weighted_svm)
+from ..utils.validation import check_consistent_rows
 
 MULTIPLIER_SOLVERS = ("cutting_plane", "cvxpy")
 
@@ -115,6 +116,10 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     feasible_ : bool
         Whether the ramp (randomized) constraints hold on the training datasets.
     max_violation_ : float
+        Largest constraint violation of the randomized rule on the training datasets.
+    max_violation_deterministic_ : float
+        Largest constraint violation of the default, deterministic :meth:`predict`
+        (``f(x) > 0``) on the training datasets; it can be much larger than ``max_violation_``.
     objective_ : float
         Ramp objective plus ``alpha/2 |w|^2`` at the solution.
     n_iter_ : int
@@ -305,10 +310,19 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         self.program_ = program
         self.alpha_ = lam
         self.dataset_names_ = st.names
+        # what the default (deterministic) predict does on the training datasets: it can violate
+        # the goals far more than the randomized rule the ramp relaxation bounds
+        # (on the inputs as the user gave them, as evaluate is called; array-likes as arrays)
+        ev = self.evaluate(raw[0] if hasattr(raw[0], "shape") else X, y, sensitive_features=sensitive_features,
+                           sample_weight=None if sample_weight is None else np.asarray(sample_weight),
+                           datasets=raw[1], randomized=False)
+        self.max_violation_deterministic_ = max([c["violation"] for c in ev["constraints"]], default=0.0)
         if not res.feasible:
             warnings.warn(
                 "the goals cannot all be met on the training datasets (ramp relaxation): returning "
-                f"the least-violating model (max violation {res.max_violation:.4g})",
+                f"the least-violating model (max violation {res.max_violation:.4g} for the randomized rule, "
+                "predict(X, randomized=True); the default deterministic predict(X) violates them by "
+                f"{self.max_violation_deterministic_:.4g})",
                 RuntimeWarning, stacklevel=2)
         self.fit_seconds_ = time.perf_counter() - t0
         return self
@@ -348,6 +362,7 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     def _evaluation(self, X, y, sensitive_features, sample_weight, datasets, randomized):
         """Stacked labelled/unlabelled rows of every dataset with this model's predictions."""
         check_is_fitted(self, "coef_")
+        check_consistent_rows(X=X, y=y, sensitive_features=sensitive_features, sample_weight=sample_weight)
         st = self._stack(X, y, sensitive_features, sample_weight, datasets)
         space, y_codes, cells, unlabelled = self._space(st, self.classes_)
         compiled = Problem(self.objective, self.constraints).compile(space)

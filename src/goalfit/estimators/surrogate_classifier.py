@@ -38,9 +38,13 @@ from ..methods.surrogate.surrogates import DEFAULT_CHUNK_ELEMENTS, SurrogateSet,
 __all__ = ["AdaptiveSurrogateClassifier", "BlackBoxPostShiftClassifier", "RelaxedFMClassifier"]
 
 
-def _one_column(sf, n, what):
+def _one_column(sf, n, what, column=None):
+    """One group column as an object array; ``column`` (the one a goal metric names) is picked
+    from a DataFrame of several."""
     if sf is None:
         return None
+    if isinstance(sf, pd.DataFrame) and column is not None and sf.shape[1] > 1 and column in sf.columns:
+        sf = sf[[column]]
     if isinstance(sf, pd.DataFrame):
         if sf.shape[1] != 1:
             raise ValueError(f"{what} must be one column for a black-box metric, got {sf.shape[1]}")
@@ -88,7 +92,8 @@ class _BlackBoxBase(ClassifierMixin, BaseEstimator):
         if len(self.classes_) != 2:
             raise ValueError(f"black-box metric classifiers are binary; y has classes {self.classes_.tolist()}")
         yc = (y == self.classes_[1]).astype(int)
-        g = _one_column(sensitive_features, X.shape[0], "sensitive_features")
+        self.metric_ = as_blackbox_metric(self.metric)
+        g = _one_column(sensitive_features, X.shape[0], "sensitive_features", self._metric_column())
         if (X_val is None) != (y_val is None):
             raise ValueError("pass both X_val and y_val, or neither")
         if X_val is None:
@@ -106,13 +111,17 @@ class _BlackBoxBase(ClassifierMixin, BaseEstimator):
             if unknown:
                 raise ValueError(f"y_val has labels {sorted(unknown)} not in y's classes {self.classes_.tolist()}")
             yv = (yv_raw == self.classes_[1]).astype(int)
-            gv = _one_column(sensitive_features_val, Xv.shape[0], "sensitive_features_val")
+            gv = _one_column(sensitive_features_val, Xv.shape[0], "sensitive_features_val", self._metric_column())
             if (g is None) != (gv is None):
                 raise ValueError("pass sensitive_features_val together with sensitive_features")
-        self.metric_ = as_blackbox_metric(self.metric)
         self.n_features_in_ = X.shape[1]
         self._group_values = None if gv is None else np.unique(np.concatenate([gv, g]).astype(str))
         return X, yc, g, Xv, yv, gv
+
+    def _metric_column(self):
+        """The sensitive column a goal-expression metric names (None for other metrics)."""
+        column = getattr(self.metric_, "column", None)
+        return None if column in (None, "group") else column
 
     def _codes(self, g):
         if g is None:
@@ -173,7 +182,12 @@ class _BlackBoxBase(ClassifierMixin, BaseEstimator):
         s = self.decision_function(X)
         if len(s) != len(y):
             raise ValueError(f"X has {len(s)} rows but y has {len(y)} (labels mismatch)")
-        g = self._codes(_one_column(sensitive_features, len(y), "sensitive_features"))
+        if (sensitive_features is None and self._group_values is not None
+                and getattr(self.metric_, "uses_groups", False)):
+            raise ValueError(f"metric {self.metric_.name!r} is measured over groups and the model was fitted "
+                             "with sensitive_features: pass sensitive_features=... (without them it would be "
+                             "a different metric)")
+        g = self._codes(_one_column(sensitive_features, len(y), "sensitive_features", self._metric_column()))
         value = self.metric_(np.asarray(y == self.classes_[1], dtype=int), s, g)
         return {"objective": {"name": self.metric_.name, "value": float(value)}, "constraints": [],
                 "accuracy": float(np.mean(self._labels(s) == y))}
@@ -189,10 +203,12 @@ class AdaptiveSurrogateClassifier(_BlackBoxBase):
 
     Parameters
     ----------
-    metric : str, BlackBoxMetric or callable, default "gmean"
+    metric : str, goal expression, BlackBoxMetric or callable, default "gmean"
         The loss to minimize (lower is better): ``"gmean"``, ``"macro_f1_over_groups"``,
-        ``"error"``, ``"prbep"``, or any callable on ``(y_true, y_pred)`` (see
-        :func:`goalfit.goals.blackbox.as_blackbox_metric`).
+        ``"error"``, ``"prbep"``, a goal expression of the core vocabulary evaluated as a black
+        box (``gf.gmean()``, ``gf.macro_f1_over_groups("sex")``, ``gf.f1()``,
+        ``gf.demographic_parity_difference("sex")``...; :func:`goalfit.goals.blackbox.goal_metric`),
+        or any callable on ``(y_true, y_pred)`` (see :func:`goalfit.goals.blackbox.as_blackbox_metric`).
     surrogate_loss : {"hinge", "logistic", "sigmoid", "lp"} or PointwiseLoss, default "hinge"
         Loss of the rate surrogates: one per (label, surrogate group), K = 2 x groups.
     surrogates : list of SliceSurrogate / QuantilePrecisionSurrogate, optional

@@ -13,6 +13,7 @@ Goals are symbolic: they name classes and groups, not data, and bind to a
 from .expressions import Constraint, Expression, LinearExpression, Rate
 from .fairness import (
     GroupDisparity,
+    average_odds_difference,
     demographic_parity_difference,
     demographic_parity_ratio,
     equal_opportunity_difference,
@@ -30,14 +31,14 @@ from .metrics import (
     HMeanLoss, KLQuantification, MacroF1Loss, MacroF1OverGroupsLoss, MicroF1Loss, MinMaxRecallLoss, QMeanLoss,
 )
 from .blackbox import (
-    BlackBoxMetric, ConfusionMetric, as_blackbox_metric, error_loss, gmean_loss, macro_f1_over_groups_loss,
+    BlackBoxMetric, ConfusionMetric, as_blackbox_metric, error_loss, gmean_loss, goal_metric, macro_f1_over_groups_loss,
     prbep_loss, precision_at_k_loss,
 )
 from .parse import parse_constraint, parse_objective
 from .problem import OBJECTIVES, CompiledProblem, Problem, as_objective
 from .rates import (
     accuracy, churn_rate, coverage, error_rate, false_negative_rate, false_positive_rate,
-    positive_prediction_rate, precision, rate, recall, selection_rate, true_negative_rate,
+    positive_prediction_rate, precision, prior, rate, recall, selection_rate, true_negative_rate,
     true_positive_rate,
 )
 

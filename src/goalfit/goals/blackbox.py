@@ -29,7 +29,7 @@ from .metrics import ErrorRate, GMeanLoss, MacroF1OverGroupsLoss
 
 __all__ = [
     "BlackBoxMetric", "ConfusionMetric", "as_blackbox_metric", "gmean_loss", "macro_f1_over_groups_loss",
-    "error_loss", "precision_at_k_loss", "prbep_loss", "BLACKBOX_METRICS",
+    "error_loss", "precision_at_k_loss", "prbep_loss", "goal_metric", "BLACKBOX_METRICS",
 ]
 
 
@@ -111,6 +111,12 @@ class ConfusionMetric(BlackBoxMetric):
         The loss is ``sum_j weight_j * expr_j`` bound to the confusion space of the labels and
         groups (cells named by a column ``"group"``).
     name : str
+    column : str, default "group"
+        Name of the slicing column the groups are bound as (goals name it, e.g.
+        ``demographic_parity_difference("sex")``).
+    uses_groups : bool, default False
+        Whether the value depends on the groups (then :meth:`AdaptiveSurrogateClassifier.evaluate`
+        refuses to compute it without them).
 
     Notes
     -----
@@ -118,9 +124,10 @@ class ConfusionMetric(BlackBoxMetric):
     counts the positive predictions per (cell, true class).
     """
 
-    def __init__(self, terms, name):
-        super().__init__(None, response="predict", name=name)
+    def __init__(self, terms, name, *, column="group", uses_groups=False):
+        super().__init__(None, response="predict", name=name, uses_groups=uses_groups)
         self.terms = terms
+        self.column = column
         self._cache = None
 
     def _bound(self, y, g):
@@ -128,7 +135,7 @@ class ConfusionMetric(BlackBoxMetric):
         if self._cache is not None and self._cache[0] == key:
             return self._cache[1]
         codes, cells = (np.zeros(len(y), dtype=int), pd.DataFrame(index=pd.RangeIndex(1))) if g is None else \
-            self._cells(g)
+            self._cells(g, getattr(self, "column", "group"))
         space = ConfusionSpace.from_codes(y, codes, np.array([0, 1]), cells)
         bound = [(w, e.bind(space)) for w, e in self.terms(space)]
         onehot = np.zeros((len(y), space.n_cells * 2))
@@ -137,9 +144,9 @@ class ConfusionMetric(BlackBoxMetric):
         return self._cache[1]
 
     @staticmethod
-    def _cells(g):
+    def _cells(g, column="group"):
         values, codes = np.unique(g, return_inverse=True)
-        return codes, pd.DataFrame({"group": values})
+        return codes, pd.DataFrame({column: values})
 
     def evaluate_many(self, y_true, S, groups=None) -> np.ndarray:
         y, S, g = _check(y_true, S, groups)
@@ -184,7 +191,46 @@ def macro_f1_over_groups_loss() -> ConfusionMetric:
     group has neither a positive example nor a positive prediction). Needs ``groups``; without
     them it is ``1 - F1``.
     """
-    return ConfusionMetric(_macro_f1_terms, "macro_f1_over_groups_loss")
+    return ConfusionMetric(_macro_f1_terms, "macro_f1_over_groups_loss", uses_groups=True)
+
+
+class _GoalTerms:
+    """Terms builder of a goal expression (a class, not a closure, so that it pickles)."""
+
+    def __init__(self, goal):
+        self.goal = goal
+
+    def __call__(self, space):
+        return [(1.0, self.goal)]
+
+
+def goal_metric(goal) -> ConfusionMetric:
+    """A goal expression of :mod:`goalfit.goals` evaluated as a black box (a loss: lower is better).
+
+    Any objective a :class:`~goalfit.GoalClassifier` takes (``gf.gmean()``, ``gf.f1()``,
+    ``gf.macro_f1_over_groups("sex")``, ``gf.demographic_parity_difference("sex")``,
+    ``gf.error_rate() + 0.5 * gf.false_negative_rate()``, ...) becomes a metric of labels,
+    predictions and groups for :class:`~goalfit.AdaptiveSurrogateClassifier`: its form is known,
+    but Jiang et al.'s method only evaluates it. Groups are bound as the column the goal names
+    (``sensitive`` / ``column``), else ``"group"``.
+
+    Raises
+    ------
+    ValueError
+        For a constraint (``expr <= bound``): a metric is one expression to minimize.
+    """
+    from .expressions import Constraint, Expression
+    from .fairness import GroupDisparity
+
+    if isinstance(goal, Constraint):
+        raise ValueError(f"{goal.name!r} is a constraint; a black-box metric is one goal expression to "
+                         "minimize (e.g. its left-hand side)")
+    if not isinstance(goal, Expression):
+        raise ValueError(f"not a goal expression: {goal!r}")
+    column = getattr(goal, "sensitive", None) or getattr(goal, "column", None)
+    uses_groups = (isinstance(goal, (GroupDisparity, MacroF1OverGroupsLoss)) or "group=" in goal.name)
+    return ConfusionMetric(_GoalTerms(goal), goal.name, column=str(column) if column is not None else "group",
+                           uses_groups=uses_groups)
 
 
 class _TopKMetric(BlackBoxMetric):
@@ -238,15 +284,20 @@ BLACKBOX_METRICS = {
 def as_blackbox_metric(metric) -> BlackBoxMetric:
     """A :class:`BlackBoxMetric` from a name in :data:`BLACKBOX_METRICS`, an instance or a callable.
 
-    A plain callable is taken as ``func(y_true, y_pred) -> loss`` on 0/1 predictions.
+    A plain callable is taken as ``func(y_true, y_pred) -> loss`` on 0/1 predictions; a goal
+    expression of :mod:`goalfit.goals` goes through :func:`goal_metric`.
 
     Raises
     ------
     ValueError
-        For an unknown name or an object that is not callable.
+        For an unknown name, a constraint or an object that is not callable.
     """
+    from .expressions import Constraint, Expression
+
     if isinstance(metric, BlackBoxMetric):
         return metric
+    if isinstance(metric, (Expression, Constraint)):
+        return goal_metric(metric)
     if isinstance(metric, str):
         if metric not in BLACKBOX_METRICS:
             raise ValueError(f"unknown black-box metric {metric!r}; known: {sorted(BLACKBOX_METRICS)}")

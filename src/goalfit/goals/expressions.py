@@ -106,6 +106,37 @@ def space_column(space, column):
     return column
 
 
+def _describe_empty(conds, space) -> str:
+    """Words for an empty conditioning slice, e.g. "group sensitive_feature='B' has no positive
+    examples (true class 1)"."""
+    where, what = [], "examples"
+    for c in conds:
+        if c.what == "group":
+            g = _thaw(c.group)
+            if isinstance(g, dict):
+                where.append("group " + ", ".join(f"{k}={v!r}" for k, v in g.items()))
+            else:
+                where.append(f"group {g!r}")
+        elif c.what == "y":
+            try:
+                labels = ([space.classes[space.default_positive()]] if c.labels is None else list(c.labels))
+            except ValueError:
+                labels = ["(positive class)"]
+            labels = [v.item() if isinstance(v, np.generic) else v for v in labels]
+            shown = labels[0] if len(labels) == 1 else labels
+            try:
+                positive = space.n_classes == 2 and len(labels) == 1 and \
+                    space.class_code(labels[0]) == space.default_positive()
+            except ValueError:
+                positive = False
+            if positive:
+                what = f"{'negative' if c.negate else 'positive'} examples (true class {'not ' if c.negate else ''}{shown!r})"
+            else:
+                what = f"examples of true class {'not ' if c.negate else ''}{shown!r}"
+    subject = " and ".join(where) if where else "the data"
+    return f"{subject} has no {what}"
+
+
 def _mask(conds, space) -> np.ndarray:
     m = np.ones(space.shape, dtype=bool)
     for c in conds:
@@ -308,10 +339,8 @@ class LinearExpression(Expression):
                 continue
             mass = float((given[:, :, 0] * space.row_mass).sum())
             if mass <= 0:
-                raise ValueError(
-                    f"{r.name}: no example satisfies its condition (an empty slice: a class "
-                    "or group with no examples or zero total weight)"
-                )
+                raise ValueError(f"{r.name}: {_describe_empty(r.given, space)}, so this rate is undefined "
+                                 "(an empty slice: a class or group with no examples or zero total weight)")
             linear += c * num / mass
         lin = LinearFunction(linear, self.const, self.name)
         if not ratios:

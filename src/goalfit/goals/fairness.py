@@ -33,10 +33,11 @@ __all__ = [
     "equal_opportunity_difference", "equal_opportunity_ratio",
     "equalized_odds_difference", "equalized_odds_ratio",
     "error_rate_difference", "error_rate_ratio", "overall_misclassification_rate_difference",
-    "false_positive_rate_difference", "false_positive_rate_ratio",
+    "false_positive_rate_difference", "false_positive_rate_ratio", "average_odds_difference",
 ]
 
-_KINDS = ("demographic_parity", "equal_opportunity", "equalized_odds", "error_rate", "false_positive_rate")
+_KINDS = ("demographic_parity", "equal_opportunity", "equalized_odds", "error_rate", "false_positive_rate",
+          "average_odds")
 
 
 class GroupDisparity(Expression):
@@ -66,6 +67,8 @@ class GroupDisparity(Expression):
             raise ValueError(f"method must be 'between_groups' or 'to_overall', got {method!r}")
         if form not in ("difference", "ratio"):
             raise ValueError(f"form must be 'difference' or 'ratio', got {form!r}")
+        if kind == "average_odds" and form != "difference":
+            raise ValueError("average odds has a difference form only")
         self.kind, self.sensitive, self.label, self.method, self.form = kind, sensitive, label, method, form
         self.is_convex = form == "difference"
         self.lower_is_better = form == "difference"
@@ -95,6 +98,13 @@ class GroupDisparity(Expression):
             fam = [((Cond("correct", negate=True),), ())]
         elif self.kind == "false_positive_rate":
             fam = [((Cond("pred", (k,)),), (Cond("y", (k,), negate=True),)) for k in ks]
+        elif self.kind == "average_odds":
+            if len(ks) != 1:
+                raise ValueError(f"{self.name}: a multiclass problem needs the class, e.g. "
+                                 f"average_odds_difference(label={space.classes[0]!r})")
+            k = ks[0]
+            fam = [((Cond("pred", (k,)),), (Cond("y", (k,)),)),                 # TPR
+                   ((Cond("pred", (k,)),), (Cond("y", (k,), negate=True),))]   # FPR
         else:
             fam = [((Cond("pred", (j,)),), (Cond("y", (i,)),)) for i in space.classes for j in ks]
         return fam
@@ -118,6 +128,8 @@ class GroupDisparity(Expression):
 
     def bind(self, space) -> BoundFunction:
         groups, overall, table = self.rate_table(space)
+        if self.kind == "average_odds":
+            return MaxOfLinear(_average_odds_pieces(table, overall, self.method), self.name)
         if self.form == "difference":
             pieces = []
             for f, row in enumerate(table):
@@ -130,6 +142,24 @@ class GroupDisparity(Expression):
                         pieces += [LinearFunction(d, 0.0), LinearFunction(-d, 0.0)]
             return MaxOfLinear(pieces, self.name)
         return _MinRatio(table, overall, self.method, self.name, space.shape)
+
+
+def _average_odds_pieces(table, overall, method):
+    """Linear pieces of ``max 0.5 (|dTPR| + |dFPR|)`` over group pairs (or each group vs overall).
+
+    ``table = [TPR row, FPR row]``; every sign pattern of the two gaps is one piece, so the max
+    over pieces is the sum of absolute values (a convex, polyhedral function).
+    """
+    (tpr, fpr), pieces = table, []
+    if method == "between_groups":
+        pairs = [(tpr[a].coef - tpr[b].coef, fpr[a].coef - fpr[b].coef)
+                 for a, b in itertools.permutations(range(len(tpr)), 2)]
+    else:
+        pairs = [(tpr[a].coef - overall[0].coef, fpr[a].coef - overall[1].coef) for a in range(len(tpr))]
+    for dt, df in pairs:
+        for st, sf in itertools.product((1.0, -1.0), repeat=2):
+            pieces.append(LinearFunction(0.5 * (st * dt + sf * df), 0.0))
+    return pieces
 
 
 def _group_cond(col, value):
@@ -277,3 +307,29 @@ def overall_misclassification_rate_difference(sensitive: str | None = None, *,
     GroupDisparity
     """
     return GroupDisparity("error_rate", sensitive, method=method, form="difference")
+
+
+def average_odds_difference(sensitive: str | None = None, *, label=None,
+                            method: str = "between_groups") -> GroupDisparity:
+    """Average odds difference: ``max_{a, b} (|TPR_a - TPR_b| + |FPR_a - FPR_b|) / 2``.
+
+    The mean of the true- and false-positive-rate gaps of the class (the positive class of a
+    binary problem, or ``label``), in [0, 1]; 0 is equalized odds. For two groups it is
+    AIF360's ``average_abs_odds_difference`` (its signed ``average_odds_difference`` has the same
+    absolute value when both gaps have the same sign); for more groups the largest over pairs
+    (``method="to_overall"``: each group against the overall rates). Convex and polyhedral: a
+    bound ``<= eps`` expands into linear constraints, one per pair and sign pattern.
+
+    Parameters
+    ----------
+    sensitive : str, optional
+        Sensitive-feature column (default: the only one given at fit time).
+    label : class label, optional
+        Required for multiclass problems.
+    method : {"between_groups", "to_overall"}, default "between_groups"
+
+    Returns
+    -------
+    GroupDisparity
+    """
+    return GroupDisparity("average_odds", sensitive, label=label, method=method, form="difference")

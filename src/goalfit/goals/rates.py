@@ -126,6 +126,18 @@ def coverage(label=None, *, group=None, dataset=None) -> Rate:
     return r
 
 
+def prior(label=None, *, group=None, dataset=None) -> Rate:
+    """Class prior ``P(y = label | group)`` of the data a goal is bound to (a constant of the data).
+
+    It does not depend on the classifier (Narasimhan et al. §2: pi is a property of the
+    distribution), so goals can refer to it without computing it by hand: coverage equal to
+    the class prior within ``eps`` is ``[coverage(k) <= prior(k) + eps, coverage(k) >= prior(k) -
+    eps]`` (per group with ``group=``); :func:`~goalfit.goals.coverage_deviation` ``<= eps``
+    bounds every class at once.
+    """
+    return Rate((Cond("y", _labels(label)),), _group(group, dataset), _name("prior", label, group, dataset))
+
+
 def true_positive_rate(label=None, *, group=None, dataset=None) -> Rate:
     """``P(h(x) = label | y = label, group)``: recall / TPR of a class (linear)."""
     return Rate((Cond("pred", _labels(label)),), _group(group, dataset) + (Cond("y", _labels(label)),),

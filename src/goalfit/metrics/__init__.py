@@ -6,19 +6,40 @@
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..confusion import CellEncoder, ConfusionSpace, confusion_tensor
+from ..confusion.space import AMBIGUOUS
+from ..utils.validation import (check_consistent_rows, check_labels_in_classes, check_sample_weight,
+                                resolve_pos_label)
 from ..goals import Problem, as_objective
 from ..goals import fairness as _fair
 
 
-def _encoded(y_true, y_pred, sensitive_features, sample_weight, classes):
-    """Codes, cells, space and confusion tensor of labelled predictions."""
+def _encoded(y_true, y_pred, sensitive_features, sample_weight, classes, pos_label=None):
+    """Codes, cells, space and confusion tensor of labelled predictions (inputs checked)."""
     y_true = np.asarray(y_true)
     y_pred = np.asarray(y_pred)
+    if y_true.ndim != 1:
+        raise ValueError(f"y_true must be 1-D labels, got shape {y_true.shape}")
+    if y_pred.ndim not in (1, 2):
+        raise ValueError(f"y_pred must be labels (n_samples,) or class distributions (n_samples, n_classes), "
+                         f"got shape {y_pred.shape}")
+    check_consistent_rows(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features,
+                          sample_weight=sample_weight)
+    sample_weight = check_sample_weight(sample_weight, len(y_true))
+    strict = classes is None
     if classes is None:
-        classes = np.unique(np.concatenate([y_true, y_pred]) if y_pred.ndim == 1 else y_true)
+        classes = np.unique(y_true)
+    if y_pred.ndim == 1:
+        check_labels_in_classes(y_pred, classes, "y_pred")
+    pos = resolve_pos_label(classes, pos_label)
+    if pos is None and len(classes) == 2:
+        # classes given by the caller (an estimator's classes_): classes[1] is positive, as in
+        # scikit-learn; labels read from y_true: refuse to guess
+        pos = AMBIGUOUS if strict else np.asarray(classes)[1]
     from ..classifiers import encode_labels
 
     yc = encode_labels(y_true, classes)
@@ -26,15 +47,18 @@ def _encoded(y_true, y_pred, sensitive_features, sample_weight, classes):
     enc = CellEncoder().fit(sensitive_features, len(yc))
     cells = enc.transform(sensitive_features, len(yc))
     space = ConfusionSpace.from_codes(yc, cells, classes, enc.cells_, sample_weight)
+    if len(classes) == 2:
+        space = replace(space, pos_label=pos)
     C = confusion_tensor(yc, pc, cells, len(classes), enc.n_cells, sample_weight)
-    return yc, pc, cells, space, C
+    return yc, pc, cells, space, C, sample_weight
 
 
-def _space_and_tensor(y_true, y_pred, sensitive_features, sample_weight, classes):
-    return _encoded(y_true, y_pred, sensitive_features, sample_weight, classes)[3:]
+def _space_and_tensor(y_true, y_pred, sensitive_features, sample_weight, classes, pos_label=None):
+    return _encoded(y_true, y_pred, sensitive_features, sample_weight, classes, pos_label)[3:5]
 
 
-def score(goal, y_true, y_pred, *, sensitive_features=None, sample_weight=None, classes=None) -> float:
+def score(goal, y_true, y_pred, *, sensitive_features=None, sample_weight=None, classes=None,
+          pos_label=None) -> float:
     """Value of a goal expression (or objective name) on labels and predictions.
 
     Parameters
@@ -46,14 +70,28 @@ def score(goal, y_true, y_pred, *, sensitive_features=None, sample_weight=None, 
     sensitive_features : optional
     sample_weight : optional
     classes : array-like, optional
-        Class order (required when ``y_pred`` is a distribution over classes absent from y).
+        Class order (required when ``y_pred`` is a distribution over classes absent from y, or
+        predicts a class absent from ``y_true``). Default: the labels of ``y_true``.
+    pos_label : class label, optional
+        Positive class of a binary problem (the class of ``true_positive_rate()``,
+        ``demographic_parity_difference``, ``f1``... without ``label=``), scikit-learn's
+        convention: optional for labels {0, 1}, {-1, 1}, {False, True} (then 1 / True); for
+        other labels it must be given, unless ``classes`` is (then ``classes[1]``, the
+        estimators' ``classes_[1]``).
+
+    Raises
+    ------
+    ValueError
+        ``y_pred`` holds values that are not class labels (probabilities passed as labels),
+        lengths differ, negative sample weights, an ambiguous positive class, a group or class
+        a rate is conditioned on is empty (named in the message).
     """
-    space, C = _space_and_tensor(y_true, y_pred, sensitive_features, sample_weight, classes)
+    space, C = _space_and_tensor(y_true, y_pred, sensitive_features, sample_weight, classes, pos_label)
     return as_objective(goal).bind(space).value(C)
 
 
 def evaluate_problem(problem: Problem, y_true, y_pred, *, sensitive_features=None, sample_weight=None,
-                     classes=None, confidence=None, interval_method="auto", n_bootstrap=1000,
+                     classes=None, pos_label=None, confidence=None, interval_method="auto", n_bootstrap=1000,
                      random_state=None) -> dict:
     """Objective, constraints and accuracy of predictions on labelled data.
 
@@ -63,7 +101,7 @@ def evaluate_problem(problem: Problem, y_true, y_pred, *, sensitive_features=Non
     y_true : array-like of shape (n_samples,)
     y_pred : array-like of shape (n_samples,) or (n_samples, n_classes)
         Labels, or per-example predicted-class distributions (exact expectation).
-    sensitive_features, sample_weight, classes : optional
+    sensitive_features, sample_weight, classes, pos_label : optional
         As in :func:`score`.
     confidence : float in (0, 1), optional
         Add a ``confidence`` interval to the objective, every constraint and the accuracy
@@ -84,7 +122,8 @@ def evaluate_problem(problem: Problem, y_true, y_pred, *, sensitive_features=Non
     interval on the right side of the bound: the data show the goal holds at that level, one
     sided at ``(1 + confidence) / 2``), and ``accuracy_interval``.
     """
-    yc, pc, cells, space, C = _encoded(y_true, y_pred, sensitive_features, sample_weight, classes)
+    yc, pc, cells, space, C, sample_weight = _encoded(y_true, y_pred, sensitive_features, sample_weight, classes,
+                                                      pos_label)
     out = evaluate_compiled(problem, problem.compile(space), C)
     if confidence is None:
         return out
@@ -135,13 +174,15 @@ def evaluate_compiled(problem: Problem, cp, C) -> dict:
 
 
 def _wrap(maker):
-    def metric(y_true, y_pred, *, sensitive_features, method="between_groups", sample_weight=None):
+    def metric(y_true, y_pred, *, sensitive_features, method="between_groups", sample_weight=None,
+               pos_label=None):
         return score(maker(None, method=method), y_true, y_pred,
-                     sensitive_features=sensitive_features, sample_weight=sample_weight)
+                     sensitive_features=sensitive_features, sample_weight=sample_weight, pos_label=pos_label)
 
     metric.__name__ = maker.__name__
     metric.__doc__ = (f"``{maker.__name__}`` of predictions (same definition and defaults as "
-                      "fairlearn.metrics). See :mod:`goalfit.goals.fairness`.")
+                      "fairlearn.metrics; ``pos_label`` as scikit-learn's: required for labels other "
+                      "than 0/1, -1/1, False/True). See :mod:`goalfit.goals.fairness` and :func:`score`.")
     return metric
 
 
@@ -155,10 +196,11 @@ error_rate_difference = _wrap(_fair.error_rate_difference)
 error_rate_ratio = _wrap(_fair.error_rate_ratio)
 false_positive_rate_difference = _wrap(_fair.false_positive_rate_difference)
 false_positive_rate_ratio = _wrap(_fair.false_positive_rate_ratio)
+average_odds_difference = _wrap(_fair.average_odds_difference)
 
 from .scorer import GoalScorer, goal_scorer  # noqa: E402
 
-__all__ = ["score", "evaluate_problem", "add_intervals", "goal_scorer", "GoalScorer", "evaluate_compiled", "demographic_parity_difference", "demographic_parity_ratio",
+__all__ = ["score", "evaluate_problem", "evaluate_compiled", "add_intervals", "goal_scorer", "GoalScorer", "demographic_parity_difference", "demographic_parity_ratio",
            "equal_opportunity_difference", "equal_opportunity_ratio", "equalized_odds_difference",
            "equalized_odds_ratio", "error_rate_difference", "error_rate_ratio",
-           "false_positive_rate_difference", "false_positive_rate_ratio"]
+           "false_positive_rate_difference", "false_positive_rate_ratio", "average_odds_difference"]

@@ -37,7 +37,7 @@ unlimited data. It does not cover the variability of training.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import sparse, stats
@@ -124,8 +124,7 @@ class GoalSample:
     def bound(self, expression, C=None):
         """``expression`` bound with the row masses of ``C`` (default: the sample's own)."""
         C = self.C if C is None else C
-        sp = self.space
-        return expression.bind(ConfusionSpace(sp.classes, sp.cells, np.asarray(C).sum(axis=2)))
+        return expression.bind(replace(self.space, row_mass=np.asarray(C).sum(axis=2)))
 
     def per_example(self, J) -> np.ndarray:
         """``J z_l`` for every example, shape (m, n), for ``J`` of shape (m, n_cells, K, K)."""

@@ -11,6 +11,7 @@ import numpy as np
 from ..classifiers import PluginClassifier
 from ..goals import Problem
 from ..metrics import evaluate_problem
+from .names import display_name
 
 MET_TOL = 1e-7
 
@@ -74,7 +75,8 @@ class Report:
         JSON-ready content: ``objective`` {name, train, test}, ``constraints`` [{name, sense,
         bound, train, test, violation_*, met_*}], ``metrics`` {train, test: {accuracy}},
         ``baseline`` (same fields, for the unconstrained plug-in argmax on the same base model),
-        ``timing`` {base_fit_seconds, total_fit_seconds}, ``method``, ``n_oracle_calls``,
+        ``timing`` {base_fit_seconds, total_fit_seconds, base_label (what base_fit_seconds timed, when
+        not the base model)}, ``method``, ``n_oracle_calls``,
         ``n_members``, ``feasible_train``, ``history``. Values are expected values over the
         classifier's randomization (exact, no sampling noise).
     group_rates : dict
@@ -100,12 +102,12 @@ class Report:
         splits = [s for s in ("train", "test") if s in d["metrics"]]
         bname = d.get("baseline_name", "baseline")
         t = Table(title=f"goalfit report — method {d['method']}", show_lines=False)
-        t.add_column("goal")
-        t.add_column("bound", justify="right")
+        t.add_column("goal", overflow="fold")  # full names, folded on narrow consoles (never "demographic_…")
+        t.add_column("bound", justify="right", no_wrap=True)
         for s in splits:
             t.add_column(f"{s}", justify="right")
             t.add_column(f"{bname} {s}", justify="right", style="dim")
-        t.add_row(f"minimize {d['objective']['name']}", "",
+        t.add_row(f"minimize {display_name(d['objective']['name'])}", "",
                   *sum([[_fmt(d['objective'][s], d['objective'].get(f"interval_{s}")),
                          f"{b['objective'][s]:.4f}"] for s in splits], []))
         for c, cb in zip(d["constraints"], b["constraints"]):
@@ -114,17 +116,17 @@ class Report:
                 ok = "[green]✓[/green]" if c[f"met_{s}"] else "[red]✗[/red]"
                 okb = "✓" if cb[f"met_{s}"] else "✗"
                 cells += [f"{_fmt(c[s], c.get(f'interval_{s}'))} {ok}", f"{cb[s]:.4f} {okb}"]
-            t.add_row(c["expression"], f"{c['sense']} {c['bound']:g}", *cells)
+            t.add_row(display_name(c["expression"]), f"{c['sense']} {c['bound']:g}", *cells)
         t.add_row("accuracy", "", *sum([[_fmt(d['metrics'][s]['accuracy'], d['metrics'][s].get("accuracy_interval")),
                                           f"{b['metrics'][s]['accuracy']:.4f}"] for s in splits], []))
         console.print(t)
         tm = d["timing"]
         base_fit = tm.get("base_fit_seconds")
         ratio = "" if base_fit is None else (
-            f"base model fit {base_fit:.3f} s, "
-            f"({tm['total_fit_seconds'] / max(base_fit, 1e-12):.2f}x); ")
+            f" = {tm['total_fit_seconds'] / max(base_fit, 1e-12):.2f}x "
+            f"{tm.get('base_label', 'the base model fit and its training probabilities')} ({base_fit:.3f} s)")
         console.print(
-            f"{ratio}total fit {tm['total_fit_seconds']:.3f} s; "
+            f"total fit {tm['total_fit_seconds']:.3f} s{ratio}; "
             f"{d['n_oracle_calls']} oracle calls; {d['n_members']} member(s); "
             f"constraints met on train: {d['feasible_train']}"
         )
@@ -260,6 +262,25 @@ def _rate_interval(rate, y, pred, frame, classes, confidence):
     return ev["objective"]["interval"]
 
 
+def label_sections(model, baseline, data_sets) -> dict:
+    """Report fields of a model that predicts labels and has ``evaluate`` (the core layout),
+    and of its ``baseline``, on each split of ``data_sets`` ({split: (X, y, sensitive_features)})."""
+    def evals(m):
+        return {s: m.evaluate(X, y, sensitive_features=sf) for s, (X, y, sf) in data_sets.items()}
+
+    data = _section(evals(model))
+    data["baseline"] = _section(evals(baseline))
+    return data
+
+
+def label_group_rates(model, baseline, data_sets) -> dict:
+    """Per-group rates of the labels ``model`` and ``baseline`` predict, on test (else train)."""
+    split = "test" if "test" in data_sets else "train"
+    Xs, ys, sfs = data_sets[split]
+    predictors = {"goalfit": lambda X, sf: model.predict(X), "baseline": lambda X, sf: baseline.predict(X)}
+    return _group_rates(model.classes_, predictors, Xs, ys, sfs, split) if sfs is not None else {}
+
+
 def _common(data, history, extra):
     """The fields every report has: iteration history, environment, caller's extras."""
     data["history"] = history
@@ -281,11 +302,12 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
       next to the unconstrained plug-in argmax on the same base model;
     * :class:`~goalfit.RampClassifier`: :func:`build_ramp_report` (randomized and deterministic
       columns, several datasets through ``datasets_train`` / ``datasets_test``);
-    * :class:`~goalfit.FairSubdataClassifier`: :func:`build_subdata_report`.
+    * :class:`~goalfit.FairSubdataClassifier`: :func:`build_subdata_report`;
+    * :class:`~goalfit.AdaptiveSurrogateClassifier`: :func:`goalfit.report.surrogate.build_surrogate_report`.
 
     Parameters
     ----------
-    model : fitted GoalClassifier, RampClassifier or FairSubdataClassifier
+    model : fitted GoalClassifier, RampClassifier, FairSubdataClassifier or AdaptiveSurrogateClassifier
     X_train, y_train, sensitive_features_train : the training data
     X_test, y_test, sensitive_features_test : optional held-out data
     datasets_train, datasets_test : dict, optional
@@ -305,12 +327,11 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
     Raises
     ------
     TypeError
-        For another estimator (e.g. the black-box :class:`~goalfit.AdaptiveSurrogateClassifier`,
-        whose metric has no goal form: use its ``evaluate``).
+        For another estimator.
     ValueError
         ``datasets_*`` given for an estimator other than RampClassifier.
     """
-    from ..estimators import FairSubdataClassifier, GoalClassifier, RampClassifier
+    from ..estimators import AdaptiveSurrogateClassifier, FairSubdataClassifier, GoalClassifier, RampClassifier
 
     if isinstance(model, RampClassifier):
         return build_ramp_report(model, X_train, y_train, sensitive_features_train=sensitive_features_train,
@@ -324,9 +345,15 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
         return build_subdata_report(model, X_train, y_train, sensitive_features_train=sensitive_features_train,
                                     X_test=X_test, y_test=y_test, sensitive_features_test=sensitive_features_test,
                                     extra=extra)
+    if isinstance(model, AdaptiveSurrogateClassifier):
+        from .surrogate import build_surrogate_report
+
+        return build_surrogate_report(model, X_train, y_train, sensitive_features_train=sensitive_features_train,
+                                      X_test=X_test, y_test=y_test, sensitive_features_test=sensitive_features_test,
+                                      extra=extra)
     if not isinstance(model, GoalClassifier):
-        raise TypeError(f"build_report supports GoalClassifier, RampClassifier and FairSubdataClassifier, "
-                        f"not {type(model).__name__}")
+        raise TypeError(f"build_report supports GoalClassifier, RampClassifier, FairSubdataClassifier and "
+                        f"AdaptiveSurrogateClassifier, not {type(model).__name__}")
     baseline = _baseline(model)
     data_sets = {"train": (X_train, y_train, sensitive_features_train)}
     if X_test is not None:
@@ -389,8 +416,9 @@ def build_ramp_report(model, X_train, y_train, *, sensitive_features_train=None,
     data = _section(evals[True])
     data["baseline"] = _section(evals[False])
     data["baseline_name"] = "deterministic"
-    data["note"] = ("values: expectations of the randomized rule sigma(f(x)) (Goh et al. Eq. 3); "
-                    "deterministic = thresholding f(x) > 0")
+    data["note"] = ("values: expectations of the randomized rule sigma(f(x)) (Goh et al. Eq. 3), what "
+                    "predict(X, randomized=True) samples; deterministic = thresholding f(x) > 0, what the "
+                    "default predict(X) returns (its own violations are in the deterministic columns)")
     data["timing"] = {"total_fit_seconds": model.fit_seconds_}
     data["method"] = "ramp majorization-minimization (Goh et al. 2016)"
     data["n_oracle_calls"] = int(sum(h["n_inner"] for h in model.history_))
@@ -440,32 +468,27 @@ def build_subdata_report(model, X_train, y_train, *, sensitive_features_train=No
     data_sets = {"train": (X_train, y_train, sensitive_features_train)}
     if X_test is not None:
         data_sets["test"] = (X_test, y_test, sensitive_features_test)
-    data = _section({s: model.evaluate(X, y, sensitive_features=sf) for s, (X, y, sf) in data_sets.items()})
-    data["baseline"] = _section({s: baseline.evaluate(X, y, sensitive_features=sf)
-                                 for s, (X, y, sf) in data_sets.items()})
+    data = label_sections(model, baseline, data_sets)
     data["baseline_name"] = "unconstrained"
     data["note"] = ("values on predicted labels; the fairness the method makes exact is F(z) of the training "
-                    f"selection ({model.measure} = {model.fairness_:.4g}); unconstrained = the same model trained "
+                    f"selection ({model.measure_} = {model.fairness_:.4g}); unconstrained = the same model trained "
                     "on all training data (Ye & Xie Alg. 2 step 1)")
-    data["timing"] = {"base_fit_seconds": baseline.fit_seconds_, "total_fit_seconds": model.fit_seconds_}
+    data["timing"] = {"base_fit_seconds": baseline.fit_seconds_, "total_fit_seconds": model.fit_seconds_,
+                      "base_label": "the fit of the same model on all data"}
     kind = model.model if isinstance(model.model, str) else type(model.model).__name__
     data["method"] = f"fair subdata selection ({model.solver}, {kind}, Ye & Xie 2020)"
     data["n_oracle_calls"] = len(model.history_)
     data["n_members"] = 1
     data["feasible_train"] = bool(data["constraints"][0]["met_train"]) if data["constraints"] else True
-    data["selection"] = {"measure": model.measure, "fairness_z_train": float(model.fairness_),
+    data["selection"] = {"measure": model.measure_, "fairness_z_train": float(model.fairness_),
                          "n_selected": int(np.sum(model.selected_)), "n_train": int(len(model.selected_)),
-                         "objective_train": float(model.objective_), "rho": model.rho, "epsilon": model.epsilon,
+                         "objective_train": float(model.objective_), "rho": model.rho, "epsilon": model.epsilon_,
                          "t": model.t, "n_iter": int(model.n_iter_), "stop_reason": model.stop_reason_}
     data["history_objective_name"] = "IRS objective H (Ye & Xie Eq. 12)"
     data["history_violation_key"] = "fairness"
-    data["history_violation_name"] = f"F(z) of the selection, {model.measure} (train)"
+    data["history_violation_name"] = f"F(z) of the selection, {model.measure_} (train)"
     _common(data, model.history_, extra)
-    split = "test" if X_test is not None else "train"
-    Xs, ys, sfs = data_sets[split]
-    predictors = {"goalfit": lambda X, sf: model.predict(X), "baseline": lambda X, sf: baseline.predict(X)}
-    rates = _group_rates(model.classes_, predictors, Xs, ys, sfs, split) if sfs is not None else {}
-    return Report(data, rates)
+    return Report(data, label_group_rates(model, baseline, data_sets))
 
 
 def _json_default(o):

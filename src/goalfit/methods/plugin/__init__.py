@@ -53,7 +53,9 @@ def choose_method(problem) -> str:
     Raises
     ------
     ValueError
-        When no method applies (ratio objective with constraints; non-convex objective).
+        When no method applies (a non-convex objective with constraints or without
+        smoothness). An unconstrained smooth non-convex objective (``"macro_f1"``,
+        ``macro_f1_over_groups``) gets ``"frank_wolfe"`` as a heuristic, with a RuntimeWarning.
     """
     kind = problem.objective.kind
     constrained = bool(problem.constraints)
@@ -72,9 +74,19 @@ def choose_method(problem) -> str:
         if problem.objective.smooth and not problem.nonlinear:
             return "split_frank_wolfe"
         return "con_gda"
+    if not constrained and problem.objective.smooth:
+        # macro-F1, macro-F1 over groups: smooth but neither convex nor ratio-of-linear (a sum of
+        # ratios); Frank-Wolfe is the heuristic Narasimhan et al. run on them (§8.6, no guarantee)
+        import warnings
+
+        warnings.warn(f"objective {problem.objective.name!r} is neither convex nor ratio-of-linear: "
+                      "method='auto' runs Frank-Wolfe as a heuristic (no optimality guarantee)",
+                      RuntimeWarning, stacklevel=3)
+        return "frank_wolfe"
     raise ValueError(
-        f"objective {problem.objective.name!r} is neither convex nor ratio-of-linear: no plug-in "
-        "method has a guarantee for it; pass method='frank_wolfe' to run Frank-Wolfe as a heuristic"
+        f"objective {problem.objective.name!r} is neither convex nor ratio-of-linear"
+        + (" and has constraints" if constrained else " nor smooth") + ": no plug-in method has a "
+        "guarantee for it; pass method='frank_wolfe' to run Frank-Wolfe as a heuristic"
     )
 
 

@@ -27,7 +27,8 @@ from ._common import Recorder, SolverResult, prune
 
 
 def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-10,
-                      penalty: float = 1e3, record_every: int = 1, callback=None) -> SolverResult:
+                      penalty: float = 1e3, record_every: int = 1, callback=None,
+                      warm_start=None) -> SolverResult:
     """Solve ``min <L0, C>`` s.t. ``A vec(C) <= b`` over mixtures of oracle outputs.
 
     Parameters
@@ -42,6 +43,10 @@ def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-1
         Stop when the most negative reduced cost is above ``-tol``.
     penalty : float, default 1e3
         Price of one unit of constraint violation in the elastic master.
+    warm_start : (list of members, ndarray of shape (T, *space.shape)), optional
+        Columns known from an earlier solve on the same sample (e.g. the previous point of a
+        frontier, :func:`goalfit.frontier`): they enter the first master LP, so a nearby problem
+        needs few pricing rounds. The result is the same optimum; only the path is shorter.
 
     Returns
     -------
@@ -50,7 +55,8 @@ def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-1
     Raises
     ------
     ValueError
-        If the objective is not linear or a constraint is not polyhedral.
+        If the objective is not linear or a constraint is not polyhedral, or warm-start columns
+        have another shape than the problem's confusion tensors.
     """
     if problem.objective.kind != "linear":
         raise ValueError("column generation needs a linear objective")
@@ -61,6 +67,14 @@ def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-1
     A, b = problem.A, problem.b
     member, C = oracle(c0)
     members, Cs = [member], [C]
+    if warm_start is not None:
+        ws_members, ws_C = warm_start
+        ws_C = np.asarray(ws_C, dtype=float)
+        if len(ws_members) != len(ws_C) or ws_C.shape[1:] != C.shape:
+            raise ValueError(f"warm_start columns must be (members, confusions of shape (T, {C.shape})), got "
+                             f"{len(ws_members)} members and confusions of shape {ws_C.shape}")
+        members += list(ws_members)
+        Cs += list(ws_C)
     rec(0, C, force=True)
     if A is None:
         return SolverResult(members, np.ones(1), np.array(Cs), "column_generation", rec.rows,

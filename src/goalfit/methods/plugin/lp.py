@@ -4,6 +4,8 @@ from __future__ import annotations
 import highspy
 import numpy as np
 
+from ...utils.solvers import quiet_highs
+
 
 class RepeatedLP:
     """``min_x <c, x>`` over a fixed polytope, for many cost vectors ``c``.
@@ -14,8 +16,7 @@ class RepeatedLP:
 
     def __init__(self, n_vars, A_ub, b_ub, A_eq, b_eq, shape, live):
         self.shape, self.live = shape, live
-        self.h = highspy.Highs()
-        self.h.setOptionValue("output_flag", False)
+        self.h = quiet_highs()  # no banner, no log
         inf = highspy.kHighsInf
         self.n = n_vars
         self.h.addVars(n_vars, np.zeros(n_vars), np.full(n_vars, inf))

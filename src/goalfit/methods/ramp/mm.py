@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...utils.extras import optional_import
+
 from .cutting_plane import Majorizer, solve_problem3
 from .rates import ramp
 
@@ -76,7 +78,7 @@ def solve_problem3_cvxpy(majorizer):
     (coef, intercept, objective) with ``objective`` Problem 3's optimum, or None when the solver
     finds Problem 3 infeasible.
     """
-    import cvxpy as cp
+    cp = optional_import("cvxpy", "the cvxpy inner solver of RampClassifier")
     import scipy.sparse as sp
 
     p = majorizer.program

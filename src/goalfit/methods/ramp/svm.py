@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from ...utils.extras import optional_import
 import scipy.sparse as sp
 
 INNER_SOLVERS = ("liblinear", "svc", "cvxpy")
@@ -142,7 +144,7 @@ def solve_weighted_svm(X, a, c, z_anchor, lam, *, solver="liblinear", fit_interc
 
 
 def _solve_cvxpy(Xs, y, omega, lam, fit_intercept):
-    import cvxpy as cp
+    cp = optional_import("cvxpy", "inner_solver='cvxpy'")
 
     Xd = Xs.toarray() if sp.issparse(Xs) else np.asarray(Xs, dtype=float)
     w = cp.Variable(Xd.shape[1])

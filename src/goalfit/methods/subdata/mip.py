@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...utils.extras import optional_import
+
 from .framework import check_binary_pm1, fairness_value, measure_form, selection_costs, step_weights
 
 __all__ = ["MIPResult", "big_m", "solve_gsvmf", "solve_gsvmf_milp", "solve_gmsvmf", "solve_glrf",
@@ -105,7 +107,7 @@ def _ref_value(measure, y, g, epsilon, rho, t, cw) -> float:
 
 
 def _model(time_limit, threads=1, verbose=False):
-    from pyscipopt import Model
+    Model = optional_import("pyscipopt", "solver='mip' (SCIP)").Model
 
     m = Model()
     if not verbose:
@@ -417,7 +419,8 @@ def solve_glrf(X, y, g, *, measure: str = "omr", lam: float = 1.0, t: float = np
     -------
     MIPResult
     """
-    from pyscipopt import exp, log
+    scip = optional_import("pyscipopt", "solver='mip' (SCIP)")
+    exp, log = scip.exp, scip.log
 
     X = np.asarray(X, float)
     y = check_binary_pm1(y, "y")

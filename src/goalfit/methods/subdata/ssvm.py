@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...utils.extras import optional_import
+from ...utils.solvers import solve_cvxpy
+
 from .framework import check_binary_pm1
 from .wstep import LinearModel
 
@@ -59,7 +62,7 @@ def fit_ssvm(X, y, g, *, d: float = 0.1, mu: float = 0.01, lam: float = 0.01, ma
     ValueError
         Labels/groups not in {-1, +1}, a group with fewer than two points, negative parameters.
     """
-    import cvxpy as cp
+    cp = optional_import("cvxpy", "SpectralFairSVC")
 
     X = np.asarray(X, float)
     y, g = check_binary_pm1(y, "y"), check_binary_pm1(g, "sensitive group g")
@@ -85,7 +88,7 @@ def fit_ssvm(X, y, g, *, d: float = 0.1, mu: float = 0.01, lam: float = 0.01, ma
     for it in range(1, max_iter + 1):
         cN.value, kN.value = 2 * N @ wk, float(wk @ N @ wk)
         cP.value, kP.value = 2 * P @ wk, float(wk @ P @ wk)
-        prob.solve(solver=solver)
+        solve_cvxpy(prob, solver)
         if w.value is None:
             raise RuntimeError(f"SSVM QCQP failed ({prob.status})")
         wn = np.asarray(w.value, float).copy()

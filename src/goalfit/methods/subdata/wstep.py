@@ -14,6 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from ...utils.extras import optional_import
+from ...utils.solvers import solve_cvxpy
 from sklearn.base import clone
 
 __all__ = ["DegenerateSelection", "LinearModel", "LinearSVMStep", "LogisticStep", "KernelSVMStep",
@@ -78,7 +81,7 @@ class LinearSVMStep(_CachedQP):
         super().__init__(lam, solver or ("HIGHS" if lam == 0 else "CLARABEL"))
 
     def _build(self, X, y):
-        import cvxpy as cp
+        cp = optional_import("cvxpy", "FairSubdataClassifier(model='svm') (its exact SVM w-step)")
 
         n, d = X.shape
         w, b, s = cp.Variable(d), cp.Variable(), cp.Variable(n, nonneg=True)
@@ -90,7 +93,7 @@ class LinearSVMStep(_CachedQP):
     def fit(self, X, y, weights) -> LinearModel:
         prob, w, b, zp = self._problem(X, y)
         zp.value = np.asarray(weights, float)
-        prob.solve(solver=self.solver)
+        solve_cvxpy(prob, self.solver)
         if w.value is None:
             raise RuntimeError(f"the SVM w-step failed ({prob.status})")
         return LinearModel(np.asarray(w.value, float).copy(), float(b.value))
@@ -247,7 +250,7 @@ class MulticlassSVMStep(_CachedQP):
         self.n_classes = int(n_classes)
 
     def _build(self, X, y):
-        import cvxpy as cp
+        cp = optional_import("cvxpy", "FairSubdataClassifier(model='svm') (its exact SVM w-step)")
 
         n, d = X.shape
         K = self.n_classes
@@ -267,7 +270,7 @@ class MulticlassSVMStep(_CachedQP):
         mask = 1.0 - np.asarray(weights, float)
         mask[np.arange(len(y)), y] = 0.0
         M.value = mask
-        prob.solve(solver=self.solver)
+        solve_cvxpy(prob, self.solver)
         if W.value is None:
             raise RuntimeError(f"the multiclass SVM w-step failed ({prob.status})")
         return LinearModel(np.asarray(W.value, float).copy(), np.asarray(b.value, float).copy())

@@ -1,0 +1,1 @@
+"""Shared helpers that are no algorithm's own: input validation, quiet solvers."""

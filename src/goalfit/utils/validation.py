@@ -1,0 +1,165 @@
+"""Input checks shared by the estimators, the metrics and the command line.
+
+Each check raises a ``ValueError`` (or ``TypeError``) whose message names the offending
+argument and what is wrong with it, so that bad input never turns into a silent wrong answer
+or into an error raised deep inside numpy.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["n_rows", "check_consistent_rows", "check_sample_weight", "check_has_predict_proba",
+           "check_labels_in_classes", "resolve_pos_label", "check_no_missing"]
+
+
+def n_rows(obj) -> int | None:
+    """Number of rows of an array, DataFrame, sparse matrix, list or dict of columns (None for None)."""
+    if obj is None:
+        return None
+    shape = getattr(obj, "shape", None)  # first: scipy's dok matrices are dicts too
+    if shape is not None and len(shape) > 0:
+        return int(shape[0])
+    if isinstance(obj, dict):
+        lengths = {len(np.asarray(v)) for v in obj.values()}
+        return lengths.pop() if len(lengths) == 1 else None
+    try:
+        return len(obj)
+    except TypeError:
+        return None
+
+
+def check_consistent_rows(**arrays) -> int:
+    """Check that every given (non-None) argument has the same number of rows.
+
+    Parameters
+    ----------
+    **arrays
+        Name -> array-like, e.g. ``X=X, y=y, sensitive_features=sf``. The first is the
+        reference the others are compared with.
+
+    Returns
+    -------
+    int
+        The common number of rows.
+
+    Raises
+    ------
+    ValueError
+        ``"X has 200 rows but y has 199"``: naming the two arguments that differ.
+    """
+    items = [(k, n_rows(v)) for k, v in arrays.items() if v is not None]
+    if not items:
+        raise ValueError("no data given")
+    ref_name, ref = items[0]
+    for name, n in items[1:]:
+        if n is not None and ref is not None and n != ref:
+            raise ValueError(f"{ref_name} has {ref} rows but {name} has {n}")
+    return ref
+
+
+def check_sample_weight(sample_weight, n_samples: int):
+    """Sample weights as a float array of shape (n_samples,), or None.
+
+    Raises
+    ------
+    ValueError
+        Wrong length, NaN/infinite or negative weights, or weights that sum to zero.
+    """
+    if sample_weight is None:
+        return None
+    sw = np.asarray(sample_weight, dtype=float)
+    if sw.ndim != 1 or len(sw) != n_samples:
+        raise ValueError(f"sample_weight must have shape ({n_samples},), got {sw.shape}")
+    if not np.isfinite(sw).all():
+        raise ValueError("sample_weight contains NaN or infinite values")
+    if (sw < 0).any():
+        i = int(np.flatnonzero(sw < 0)[0])
+        raise ValueError(f"sample_weight must be non-negative; {int((sw < 0).sum())} negative value(s), "
+                         f"e.g. {sw[i]:g} at index {i}")
+    if sw.sum() <= 0:
+        raise ValueError("sample_weight sums to zero: at least one example needs a positive weight")
+    return sw
+
+
+def check_has_predict_proba(estimator, who: str = "GoalClassifier"):
+    """Raise before fitting when ``estimator`` cannot give class probabilities.
+
+    Raises
+    ------
+    TypeError
+        Naming the estimator and the two ways out: calibrate it with
+        :class:`~sklearn.calibration.CalibratedClassifierCV`, or pass its decision function
+        turned into probabilities with ``estimator="precomputed"``.
+    """
+    if hasattr(estimator, "predict_proba"):
+        return
+    name = type(estimator).__name__
+    raise TypeError(
+        f"{who} needs class probabilities, but {name} has no predict_proba. Wrap it: "
+        f"CalibratedClassifierCV({name}(...)) (sklearn.calibration), or fit it yourself and pass "
+        f"probabilities from its decision_function (e.g. a sigmoid of the scores) with estimator='precomputed'")
+
+
+def check_labels_in_classes(y_pred, classes, what: str = "y_pred"):
+    """Check that 1-D predictions only hold known class labels.
+
+    Catches probabilities or scores passed where labels are expected: with them every distinct
+    float would otherwise become a class of its own.
+
+    Raises
+    ------
+    ValueError
+        Naming a few unknown values; for floats in [0, 1] it suggests thresholding or passing a
+        (n_samples, n_classes) distribution.
+    """
+    y_pred = np.asarray(y_pred)
+    known = set(np.asarray(classes).tolist())
+    uniq = pd.unique(y_pred.ravel())
+    bad = [v for v in uniq.tolist() if v not in known]
+    if not bad:
+        return
+    hint = ""
+    if y_pred.dtype.kind == "f" and np.nanmin(y_pred) >= 0 and np.nanmax(y_pred) <= 1:
+        hint = (" They look like probabilities or scores: pass predicted labels (e.g. "
+                "(proba >= 0.5).astype(int)), or a per-class distribution of shape (n_samples, n_classes)")
+    raise ValueError(f"{what} holds {len(bad)} value(s) that are not class labels of y_true "
+                     f"{sorted(known, key=str)}, e.g. {bad[:3]}.{hint}")
+
+
+_UNAMBIGUOUS = ({0, 1}, {-1, 1}, {False, True})
+
+
+def resolve_pos_label(classes, pos_label):
+    """The positive class of a binary problem, scikit-learn's convention.
+
+    ``pos_label=None`` is accepted when the classes are {0, 1}, {-1, 1} or {False, True} (the
+    positive class is then 1 / True); for other labels (e.g. "bad"/"good") the positive class
+    must be named. Multiclass problems return None (goals name their class).
+
+    Raises
+    ------
+    ValueError
+        ``pos_label`` is not one of the classes, or it is needed and missing.
+    """
+    classes = np.asarray(classes)
+    if pos_label is not None:
+        if pos_label not in set(classes.tolist()):
+            raise ValueError(f"pos_label={pos_label!r} is not one of the classes {classes.tolist()}")
+        return pos_label
+    if len(classes) != 2:
+        return None
+    if set(classes.tolist()) in _UNAMBIGUOUS:
+        return classes[1]
+    return None
+
+
+def check_no_missing(values, what: str):
+    """Raise when an array-like holds NaN / None (named ``what`` in the message)."""
+    if values is None:
+        return
+    mask = pd.isna(pd.DataFrame(values) if np.ndim(values) == 2 else pd.Series(np.asarray(values, dtype=object)))
+    mask = np.asarray(mask).reshape(len(mask), -1).any(axis=1)
+    if mask.any():
+        rows = np.flatnonzero(mask)
+        raise ValueError(f"{what} has {len(rows)} missing value(s) (NaN/None), e.g. at row {int(rows[0])}")

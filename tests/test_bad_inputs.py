@@ -1,0 +1,278 @@
+"""Bad inputs get a clear error that names the problem, never a silent wrong answer (issue 17).
+
+The table holds (call, expected error type, words the message must contain); every case gave
+a silent answer or a confusing error before these checks existed. The tests after it check
+the repaired answers against scikit-learn / fairlearn values.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import goalfit as gf
+from goalfit import metrics as gm
+
+rng = np.random.default_rng(0)
+N = 200
+X = rng.normal(size=(N, 3))
+G = rng.choice(["A", "B"], N)
+Y = (X[:, 0] + rng.logistic(size=N) > 0).astype(int)
+P = (X[:, 0] > 0).astype(int)
+YS, PS = np.where(Y == 1, "good", "bad"), np.where(P == 1, "good", "bad")
+SEX = pd.DataFrame({"sex": G})
+
+
+def _goal_classifier():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return gf.GoalClassifier(constraints=[gf.demographic_parity_difference("sex") <= 0.05]).fit(
+            X, Y, sensitive_features=SEX)
+
+
+def _surrogate():
+    return gf.AdaptiveSurrogateClassifier("macro_f1_over_groups", n_iter=2, n_perturbations=20,
+                                          random_state=0).fit(X, Y, sensitive_features=G)
+
+
+def _no_positive_in_B():
+    y = Y.copy()
+    y[G == "B"] = 0
+    return gm.equal_opportunity_difference(y, P, sensitive_features=G)
+
+
+def _nan_group():
+    g = G.astype(object)
+    g[3] = np.nan
+    return gf.FairSubdataClassifier("svm", measure="omr").fit(X, Y, sensitive_features=g)
+
+
+def _tiny_holdout():
+    # 6 examples, one in group B: the goals' share (2 examples) has no example of B
+    g = np.array(["A", "A", "A", "A", "A", "B"])
+    y = np.array([0, 1, 0, 1, 0, 1])
+    return gf.GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.05], holdout=0.3,
+                             random_state=0).fit(X[:6], y, sensitive_features=g)
+
+
+def _linear_svc():
+    from sklearn.svm import LinearSVC
+
+    return gf.GoalClassifier(LinearSVC(), constraints=[gf.demographic_parity_difference() <= 0.05]).fit(
+        X, Y, sensitive_features=G)
+
+
+CASES = [
+    # §1 silent wrong answers
+    ("probabilities as labels", lambda: gm.demographic_parity_difference(Y, np.full(N, 0.3), sensitive_features=G),
+     ValueError, ["not class labels", "probabilities"]),
+    ("scores as labels in score()", lambda: gm.score("error", Y, X[:, 0], sensitive_features=G),
+     ValueError, ["not class labels"]),
+    ("string labels, no pos_label", lambda: gm.equal_opportunity_difference(YS, PS, sensitive_features=G),
+     ValueError, ["ambiguous", "pos_label"]),
+    ("string labels, f1 goal", lambda: gm.score(gf.f1(), YS, PS),
+     ValueError, ["ambiguous", "pos_label"]),
+    ("pos_label not a class", lambda: gm.equal_opportunity_difference(YS, PS, sensitive_features=G, pos_label="ok"),
+     ValueError, ["pos_label='ok'", "not one of the classes"]),
+    ("predict with another column", lambda: _goal_classifier().predict(X, sensitive_features=pd.DataFrame({"race": G})),
+     ValueError, ["'race'", "'sex'"]),
+    ("group metric evaluated without groups", lambda: _surrogate().evaluate(X, Y),
+     ValueError, ["over groups", "sensitive_features"]),
+    # §2 confusing errors
+    ("group without positives", _no_positive_in_B, ValueError, ["group", "'B'", "no positive examples"]),
+    ("NaN in a string group column", _nan_group, ValueError, ["sensitive_features", "missing", "row 3"]),
+    ("evaluate with short y", lambda: _goal_classifier().evaluate(X, Y[:-1], sensitive_features=SEX),
+     ValueError, ["X has 200 rows but y has 199"]),
+    ("evaluate with short X", lambda: _goal_classifier().evaluate(X[:-1], Y, sensitive_features=SEX),
+     ValueError, ["X has 199 rows but y has 200"]),
+    ("score with short X", lambda: _goal_classifier().score(X[:-1], Y, sensitive_features=SEX),
+     ValueError, ["X has 199 rows but y has 200"]),
+    ("ramp evaluate with short X",
+     lambda: gf.RampClassifier("error", [gf.positive_prediction_rate(group="A") <= 0.6]).fit(
+         X, Y, sensitive_features=G).evaluate(X[:-1], Y, sensitive_features=G),
+     ValueError, ["X has 199 rows but y has 200"]),
+    ("subdata evaluate with short y",
+     lambda: gf.FairSubdataClassifier("logistic", t=-0.7).fit(X, Y, sensitive_features=G).evaluate(
+         X, Y[:-1], sensitive_features=G),
+     ValueError, ["X has 200 rows but y has 199"]),
+    ("metric with short y_pred", lambda: gm.demographic_parity_difference(Y, P[:-1], sensitive_features=G),
+     ValueError, ["y_true has 200 rows but y_pred has 199"]),
+    ("base estimator without predict_proba", _linear_svc, TypeError,
+     ["LinearSVC", "predict_proba", "CalibratedClassifierCV", "decision_function"]),
+    ("negative sample weights", lambda: gf.GoalClassifier().fit(X, Y, sample_weight=-np.ones(N)),
+     ValueError, ["sample_weight", "negative"]),
+    ("negative weights in a metric", lambda: gm.score("error", Y, P, sample_weight=np.r_[-1.0, np.ones(N - 1)]),
+     ValueError, ["sample_weight", "negative"]),
+    ("holdout on tiny data", _tiny_holdout, ValueError, ["holdout=0.3", "too few", "group"]),
+    ("a constraint as a black-box metric",
+     lambda: gf.AdaptiveSurrogateClassifier(gf.demographic_parity_difference() <= 0.1).fit(X, Y, sensitive_features=G),
+     ValueError, ["constraint", "metric"]),
+    ("a subdata goal it cannot express",
+     lambda: gf.FairSubdataClassifier(measure=gf.demographic_parity_ratio("sex")).fit(X, Y, sensitive_features=SEX),
+     ValueError, ["demographic_parity_ratio", "difference"]),
+    ("a subdata goal naming a missing column",
+     lambda: gf.FairSubdataClassifier(constraints=[gf.error_rate_difference("race") <= 0.02]).fit(
+         X, Y, sensitive_features=SEX),
+     ValueError, ["'race'", "['sex']"]),
+]
+
+
+@pytest.mark.parametrize("call, error, words", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_names_the_problem(call, error, words):
+    with pytest.raises(error) as info:
+        call()
+    msg = str(info.value)
+    for w in words:
+        assert w in msg, (w, msg)
+
+
+# ----------------------------------------------------------------------------- repaired answers
+def test_pos_label_values_match_fairlearn_and_sklearn():
+    import fairlearn.metrics as flm
+    from sklearn.metrics import f1_score
+
+    for pos in ("good", "bad"):
+        y01, p01 = (YS == pos).astype(int), (PS == pos).astype(int)
+        assert gm.equal_opportunity_difference(YS, PS, sensitive_features=G, pos_label=pos) == pytest.approx(
+            flm.equal_opportunity_difference(y01, p01, sensitive_features=G))
+        assert gm.demographic_parity_ratio(YS, PS, sensitive_features=G, pos_label=pos) == pytest.approx(
+            flm.demographic_parity_ratio(y01, p01, sensitive_features=G))
+        assert gm.score(gf.f1(), YS, PS, pos_label=pos) == pytest.approx(1 - f1_score(YS, PS, pos_label=pos))
+    # the two choices differ on this data: guessing would have been a silent wrong answer
+    assert abs(gm.equal_opportunity_difference(YS, PS, sensitive_features=G, pos_label="good")
+               - gm.equal_opportunity_difference(YS, PS, sensitive_features=G, pos_label="bad")) > 0.01
+    # error rate does not depend on the positive class: no pos_label needed
+    assert gm.score("error", YS, PS) == pytest.approx(np.mean(YS != PS))
+
+
+def test_labels_absent_from_y_true_need_classes():
+    y = np.zeros(N, int)
+    y[:50] = 1
+    p = np.where(np.arange(N) < 10, 2, y)  # predicts class 2, which y_true lacks
+    with pytest.raises(ValueError, match="not class labels"):
+        gm.score("error", y, p)
+    assert gm.score("error", y, p, classes=[0, 1, 2]) == pytest.approx(np.mean(y != p))
+
+
+def test_predict_accepts_the_fitted_column_or_an_unnamed_one():
+    m = _goal_classifier()
+    a = m.predict_proba(X, sensitive_features=SEX)
+    np.testing.assert_allclose(m.predict_proba(X, sensitive_features=G), a)
+    np.testing.assert_allclose(m.predict_proba(X, sensitive_features=pd.Series(G, name="sex")), a)
+
+
+def test_surrogate_evaluate_with_groups_is_the_macro_f1_over_groups():
+    from sklearn.metrics import f1_score
+
+    m = _surrogate()
+    p = m.predict(X)
+    exp = 1 - np.mean([f1_score(Y[G == k], p[G == k]) for k in ("A", "B")])
+    assert m.evaluate(X, Y, sensitive_features=G)["objective"]["value"] == pytest.approx(exp)
+    # a metric that does not read groups still evaluates without them
+    e = gf.AdaptiveSurrogateClassifier("error", n_iter=2, n_perturbations=20, random_state=0).fit(
+        X, Y, sensitive_features=G)
+    assert e.evaluate(X, Y)["objective"]["value"] == pytest.approx(np.mean(e.predict(X) != Y))
+
+
+def test_ramp_reports_what_the_default_predict_violates():
+    goals = [gf.positive_prediction_rate(group="A") >= 0.9, gf.positive_prediction_rate(group="A") <= 0.5]
+    with pytest.warns(RuntimeWarning, match="deterministic predict") as rec:
+        m = gf.RampClassifier("error", goals).fit(X, Y, sensitive_features=G)
+    det = m.evaluate(X, Y, sensitive_features=G, randomized=False)
+    worst = max(c["violation"] for c in det["constraints"])
+    assert m.max_violation_deterministic_ == pytest.approx(worst)
+    assert worst > m.max_violation_ + 0.1  # the randomized rule's violation understates predict's
+    assert f"{worst:.4g}" in str(rec[0].message)
+    from goalfit.report import build_report
+
+    rep = build_report(m, X, Y, sensitive_features_train=G)
+    assert "default predict(X)" in rep.data["note"]
+    assert max(c["violation_train"] for c in rep.data["baseline"]["constraints"]) == pytest.approx(worst)
+
+
+def test_macro_f1_under_auto_matches_sklearn():
+    from sklearn.metrics import f1_score
+
+    y3 = np.digitize(X[:, 0] + 0.5 * rng.normal(size=N), [-0.5, 0.5])
+    with pytest.warns(RuntimeWarning, match="heuristic"):
+        m = gf.GoalClassifier(objective="macro_f1").fit(X, y3)
+    assert m.method_ == "frank_wolfe"
+    det = m.to_deterministic()
+    p = det.predict(X)
+    assert gm.score("macro_f1", y3, p) == pytest.approx(1 - f1_score(y3, p, average="macro"))
+    lr = m.estimator_.predict(X)
+    # the heuristic does not do worse than the base model's argmax on its training sample
+    assert m.evaluate(X, y3)["objective"]["value"] <= 1 - f1_score(y3, lr, average="macro") + 1e-9
+
+
+def test_cli_nan_in_label_or_group_column_exits_2_with_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from goalfit.cli.app import app
+
+    for col in ("label", "grp"):
+        df = pd.DataFrame({"x1": X[:, 0], "grp": G, "label": Y}).astype({"grp": object, "label": float})
+        df.loc[7, col] = np.nan
+        csv = tmp_path / f"d_{col}.csv"
+        df.to_csv(csv, index=False)
+        spec = tmp_path / "s.toml"
+        spec.write_text(f'[data]\ncsv = "{csv}"\nlabel = "label"\nsensitive = ["grp"]\n'
+                        '[goals]\nconstraints = ["demographic_parity_difference(\'grp\') <= 0.05"]\n')
+        res = CliRunner().invoke(app, ["fit", str(spec), "--out", str(tmp_path / "o")])
+        assert res.exit_code == 2, res.output
+        lines = [ln for ln in res.output.strip().splitlines() if ln.strip()]
+        assert len(lines) == 1 and repr(col) in lines[0] and "missing" in lines[0] and "row 8" in lines[0], lines
+        assert not (tmp_path / "o").exists()
+
+
+def test_datasets_command_warns_about_a_missing_data_folder(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from goalfit.cli.app import app
+
+    missing = tmp_path / "nowhere"
+    monkeypatch.setenv("GOALFIT_DATA", str(missing))
+    res = CliRunner().invoke(app, ["datasets"])
+    assert res.exit_code == 0
+    assert "GOALFIT_DATA" in res.output and str(missing) in res.output.replace("\n", "")
+    assert "not a folder" in res.output
+
+
+def test_a9a_has_liblinear_ready_indices(need_data):
+    need_data("a9a")
+    from sklearn.svm import LinearSVC
+
+    from goalfit.datasets import load_a9a
+
+    d = load_a9a(subset="test")
+    assert d.data.indices.dtype == np.int32 and d.data.indptr.dtype == np.int32
+    m = LinearSVC(C=0.1).fit(d.data[:3000], d.target[:3000])  # refused 64-bit indices before
+    assert m.score(d.data[3000:6000], d.target[3000:6000]) > 0.8
+
+
+_BANNER_CASES = {
+    # SplitFW solves its LPs on highspy directly
+    "split_frank_wolfe": "m = gf.GoalClassifier(objective='hmean', constraints=[gf.demographic_parity_difference() <= 0.05],\n"
+                         "                      method='split_frank_wolfe').fit(X, y, sensitive_features=g)\n",
+    # FairSubdataClassifier's SVM w-step with lam = 0 is an LP on cvxpy's HIGHS interface
+    "subdata_lp": "m = gf.FairSubdataClassifier('svm', lam=0.0, max_iter=2).fit(X[:80], y[:80], sensitive_features=g[:80])\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BANNER_CASES))
+def test_lp_solves_print_no_highs_banner(case):
+    code = ("import numpy as np, goalfit as gf\n"
+            "rng = np.random.default_rng(0); X = rng.normal(size=(300, 2)); g = rng.choice(['a', 'b'], 300)\n"
+            "y = (X[:, 0] + rng.logistic(size=300) > 0).astype(int)\n"
+            + _BANNER_CASES[case] + "print('done')\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "done"
+    assert "HiGHS" not in out.stdout + out.stderr
