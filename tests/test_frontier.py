@@ -114,3 +114,15 @@ def test_cli_frontier_writes_table_and_plot(tmp_path):
     assert pd.read_csv(tmp_path / "o" / "frontier.csv").shape[0] == 5
     res = CliRunner().invoke(app, ["frontier", str(spec), "--bounds", "a,b", "--out", str(tmp_path / "o")])
     assert res.exit_code == 2 and "--bounds" in res.output
+
+
+def test_validation_intervals_match_evaluate_with_confidence():
+    goal = gf.demographic_parity_difference() <= 0.05
+    f = gf.frontier(_template(goal), X, Y, sensitive_features=G, bounds=[0.02, 0.1], X_val=XV, y_val=YV,
+                    sensitive_features_val=GV, confidence=0.9)
+    name = goal.expression.name
+    for i, row in f.table.iterrows():
+        ev = f.model(i).evaluate(XV, YV, sensitive_features=GV, confidence=0.9)
+        assert [row[f"{name}_val_low"], row[f"{name}_val_high"]] == pytest.approx(ev["constraints"][0]["interval"])
+        assert [row.objective_val_low, row.objective_val_high] == pytest.approx(ev["objective"]["interval"])
+        assert row.met_with_confidence_val == ev["constraints"][0]["met_with_confidence"]

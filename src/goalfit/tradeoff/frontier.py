@@ -200,8 +200,9 @@ class _Validation:
     """Goal values of sweep points on validation data; each member's confusion tensor is computed
     once (members recur along a warm-started sweep)."""
 
-    def __init__(self, P, y, sensitive_features):
+    def __init__(self, P, y, sensitive_features, confidence=None):
         self.P, self.y, self.sf = P, np.asarray(y), sensitive_features
+        self.confidence = confidence
         self.cache = {}
         self.cells = self.space = None
 
@@ -219,16 +220,23 @@ class _Validation:
         for member in clf.members:
             if id(member) not in self.cache:
                 pred = member.predict_codes(self.P, self.P, self.cells)
-                self.cache[id(member)] = (member, confusion_tensor(self.codes, pred, self.cells, K, n_cells))
+                self.cache[id(member)] = (member, confusion_tensor(self.codes, pred, self.cells, K, n_cells), pred)
             tensors.append(self.cache[id(member)][1])
         C = np.tensordot(clf.weights, np.array(tensors), axes=1)
         problem = Problem(m.objective, constraints)
-        return evaluate_compiled(problem, problem.compile(self.space), C)
+        out = evaluate_compiled(problem, problem.compile(self.space), C)
+        if self.confidence is not None:  # intervals of the population values (goalfit.metrics.intervals)
+            from ..metrics import add_intervals
+            from ..metrics.intervals import GoalSample
+
+            dist = clf._distribution(np.stack([self.cache[id(mb)][2] for mb in clf.members]))
+            add_intervals(out, problem, GoalSample(self.codes, dist, self.cells, self.space), self.confidence)
+        return out
 
 
 def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constraint: int = 0, goal_sets=None,
              X_val=None, y_val=None, sensitive_features_val=None, sample_weight=None,
-             warm_start: bool = True) -> Frontier:
+             warm_start: bool = True, confidence: float | None = None) -> Frontier:
     """Trade-off curve: refit the goals for a sweep of one constraint's bound (or of goal sets).
 
     Parameters
@@ -255,6 +263,11 @@ def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constrain
     sample_weight : array-like of shape (n_samples,), optional
     warm_start : bool, default True
         Start column generation at each point from the columns of the points before.
+    confidence : float in (0, 1), optional
+        With validation data: confidence intervals of every validation value (columns
+        ``<goal>_val_low`` / ``_val_high``, ``objective_val_low`` / ``_high``, and
+        ``met_with_confidence_val``: every constraint's interval on the right side of its bound),
+        as :meth:`GoalClassifier.evaluate` (:mod:`goalfit.metrics.intervals`).
 
     Returns
     -------
@@ -330,7 +343,7 @@ def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constrain
 
     rows, models = [], []
     sweep = _Sweep(estimator, P, y, sensitive_features, sample_weight, warm_start)
-    val = None if P_val is None else _Validation(P_val, y_val, sensitive_features_val)
+    val = None if P_val is None else _Validation(P_val, y_val, sensitive_features_val, confidence)
     for i, cons in enumerate(sets):
         t1 = time.perf_counter()
         m = sweep.fit(cons)
@@ -341,8 +354,13 @@ def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constrain
             evals["val"] = val.evaluate(m, cons)
         for split, ev in evals.items():
             row[f"objective_{split}"] = ev["objective"]["value"]
+            if "interval" in ev["objective"]:
+                row[f"objective_{split}_low"], row[f"objective_{split}_high"] = ev["objective"]["interval"]
+                row[f"met_with_confidence_{split}"] = all(c["met_with_confidence"] for c in ev["constraints"])
             for c in ev["constraints"]:
                 row[f"{c['expression']}_{split}"] = c["value"]
+                if "interval" in c:
+                    row[f"{c['expression']}_{split}_low"], row[f"{c['expression']}_{split}_high"] = c["interval"]
             row[f"max_violation_{split}"] = max([c["violation"] for c in ev["constraints"]], default=0.0)
             row[f"feasible_{split}"] = row[f"max_violation_{split}"] <= 1e-7
             row[f"accuracy_{split}"] = ev["accuracy"]
