@@ -4,8 +4,9 @@ A rate on a slice that holds a few examples per batch has a noisy minibatch esti
 slice absent from a batch has none. TFCO's documentation (README, "rare groups") recommends a
 separate dataset per small slice so that every batch holds some of its examples. Here the
 slices are the rows of the confusion tensor, ``(cell, true class)``: every slice whose expected
-count in a batch of ``batch_size`` is below ``min_slice_rows`` gets its own stream, from which
-each batch draws ``min_slice_rows`` examples (reshuffled whenever it is exhausted); the other
+count in a batch of ``batch_size`` is below ``min_slice_rows`` and that carries at least
+``min_share`` of some goal (:meth:`goalfit.torch.rates.RateProblem.slice_shares`) gets its own
+stream, from which each batch draws ``min_slice_rows`` examples (reshuffled whenever it is exhausted); the other
 examples form the main stream, which defines the epoch. Each example's importance weight makes
 the batch an unbiased estimate of the whole sample: a stratum ``s`` with weight share ``p_s``
 whose batch rows weigh ``W_s`` in total gives its rows ``p_s * w_r / W_s``, so the weights sum
@@ -30,6 +31,9 @@ class StratifiedBatches:
         Slices with fewer expected rows per batch get their own stream of this many rows per
         batch (0 disables the separate streams).
     seed : int
+    shares : ndarray of shape (n_cells * n_classes,), optional
+        Share of a goal each slice carries; slices below ``min_share`` stay in the main stream.
+    min_share : float, default 0.05
 
     Attributes
     ----------
@@ -47,7 +51,8 @@ class StratifiedBatches:
         For a non-positive batch size or total weight.
     """
 
-    def __init__(self, y_codes, cell_ids, n_classes, sample_weight, batch_size, min_slice_rows, seed):
+    def __init__(self, y_codes, cell_ids, n_classes, sample_weight, batch_size, min_slice_rows, seed, shares=None,
+                 min_share=0.05):
         if int(batch_size) < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         n = len(y_codes)
@@ -57,8 +62,11 @@ class StratifiedBatches:
             raise ValueError("the sample weights sum to zero")
         self.batch_size, self.min_slice_rows = int(batch_size), int(min_slice_rows)
         slice_of = np.asarray(cell_ids) * n_classes + np.asarray(y_codes)
-        counts = np.bincount(slice_of)
-        small = np.flatnonzero((counts > 0) & (counts * min(self.batch_size, n) / n < self.min_slice_rows))
+        counts = np.bincount(slice_of, minlength=1 if shares is None else len(shares))
+        rare = (counts > 0) & (counts * min(self.batch_size, n) / n < self.min_slice_rows)
+        if shares is not None:
+            rare &= np.asarray(shares) >= min_share
+        small = np.flatnonzero(rare)
         is_small = np.isin(slice_of, small)
         self.strata = [np.flatnonzero(~is_small)] + [np.flatnonzero(slice_of == s) for s in small]
         if len(self.strata[0]) == 0:

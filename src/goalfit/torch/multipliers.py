@@ -22,6 +22,7 @@ dependency and an indirection without removing any of our code.
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 
@@ -103,13 +104,15 @@ class ProxyLagrangeMultipliers:
         ``m``; the multipliers have ``m + 1`` coordinates (coordinate 0 weighs the objective).
     lr : float
         Step size ``eta`` of the multiplicative update.
-    device, dtype : torch device and dtype
+    device, dtype : torch device and dtype of :meth:`weights`
 
     Notes
     -----
-    ``log M`` is stored (TFCO's multiplicative implementation), initialized with every column
-    putting weight ``1/2`` on the objective and the rest spread over the constraints; the
-    stationary distribution is found by power iteration.
+    ``log M`` is kept in float64 numpy (TFCO's multiplicative implementation), initialized with
+    every column putting weight ``1/2`` on the objective and the rest spread over the
+    constraints. ``M`` has positive entries, so its stationary distribution (the fixed point
+    ``M lambda = lambda`` in the simplex) is unique; it is the solution of the linear system
+    ``(M - I) lambda = 0``, ``sum(lambda) = 1`` (one small dense solve per step).
     """
 
     kind = "proxy_lagrangian"
@@ -117,51 +120,56 @@ class ProxyLagrangeMultipliers:
     def __init__(self, n_rows, lr=0.1, device="cpu", dtype=torch.float32):
         self.m = int(n_rows)
         self.lr = float(lr)
-        M = torch.full((self.m + 1, self.m + 1), 0.5 / max(self.m, 1), dtype=torch.float64, device=device)
+        M = np.full((self.m + 1, self.m + 1), 0.5 / max(self.m, 1))
         M[0] = 0.5 if self.m else 1.0
-        self.log_M = torch.log(M)
-        self.dtype = dtype
-        self._lam = None
-        self._lam = self._stationary(1000)
+        self.log_M = np.log(M)
+        self.device, self.dtype = device, dtype
+        self._set(self._stationary())
 
-    def _stationary(self, iters: int = 200) -> torch.Tensor:
-        M = torch.exp(self.log_M)
-        lam = getattr(self, "_lam", None)  # warm start: the fixed point moves little per step
-        if lam is None:
-            lam = torch.full((self.m + 1,), 1.0 / (self.m + 1), dtype=M.dtype, device=M.device)
-        for _ in range(iters):
-            new = M @ lam
-            new = new / new.sum()
-            if torch.max(torch.abs(new - lam)) < 1e-12:
-                lam = new
-                break
-            lam = new
-        return lam
+    def _stationary(self) -> np.ndarray:
+        M = np.exp(self.log_M)
+        k = self.m + 1
+        S = M - np.eye(k)
+        S[-1] = 1.0
+        rhs = np.zeros(k)
+        rhs[-1] = 1.0
+        try:
+            lam = np.linalg.solve(S, rhs)
+        except np.linalg.LinAlgError:  # pragma: no cover - M > 0 makes S non-singular
+            lam = np.full(k, 1.0 / k)
+            for _ in range(1000):
+                lam = M @ lam
+                lam /= lam.sum()
+        lam = np.clip(lam, 0.0, None)
+        return lam / lam.sum()
+
+    def _set(self, lam):
+        self._lam = lam
+        self._lam_t = torch.as_tensor(lam, dtype=self.dtype, device=self.device)
 
     def weights(self):
-        lam = self._lam.to(self.dtype)
-        return lam[0], lam[1:]
+        return self._lam_t[0], self._lam_t[1:]
 
     def zero_grad(self):
         pass
 
     def step(self, rows_01):
-        """Multiplicative swap-regret step on the exact 0-1 rows ``g`` (shape (m,))."""
+        """Multiplicative swap-regret step on the exact 0-1 rows ``g`` (tensor of shape (m,))."""
         if self.m == 0:
             return
-        grad = torch.cat([torch.zeros(1, dtype=self.log_M.dtype, device=self.log_M.device),
-                          rows_01.detach().to(self.log_M.dtype)])
-        self.log_M = self.log_M + self.lr * torch.outer(grad, self._lam)
-        self.log_M = self.log_M - torch.logsumexp(self.log_M, dim=0, keepdim=True)
-        self._lam = self._stationary()
+        grad = np.concatenate([[0.0], rows_01.detach().cpu().double().numpy()])
+        L = self.log_M + self.lr * np.outer(grad, self._lam)
+        top = L.max(axis=0, keepdims=True)  # columns renormalized in log space
+        self.log_M = L - (top + np.log(np.exp(L - top).sum(axis=0, keepdims=True)))
+        self._set(self._stationary())
 
     def current(self) -> torch.Tensor:
         """The full distribution ``(lambda_0, lambda_1, ..., lambda_m)``, shape (m + 1,)."""
-        return self._lam.to(self.dtype).clone()
+        return self._lam_t.clone()
 
     def state_dict(self):
-        return {"log_M": self.log_M.clone(), "lam": self._lam.clone()}
+        return {"log_M": self.log_M.copy(), "lam": self._lam.copy()}
 
     def load_state_dict(self, state):
-        self.log_M = state["log_M"].clone()
-        self._lam = state["lam"].clone()
+        self.log_M = np.asarray(state["log_M"], dtype=float).copy()
+        self._set(np.asarray(state["lam"], dtype=float).copy())

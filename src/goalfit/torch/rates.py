@@ -206,6 +206,30 @@ class RateProblem:
         self.n_slacks = int(self.U.shape[0])
         self.n_rows = self.n_constraint_rows + 2 * self.n_slacks
 
+    def slice_shares(self) -> np.ndarray:
+        """How much each (cell, class) slice carries of the goal it matters most to, shape (n_cells * n,).
+
+        For every constraint row, slack feature and linear objective ``a``, slice ``s`` carries
+        ``max_j |a[s, j]| mass_s`` out of the sum of that over all slices; the result is the
+        largest such share over the rows. A rare slice with a large share (the positives of a
+        small group in a TPR constraint) is what TFCO's "one stream per rare group" is for; a
+        rare slice that only enters an overall rate is not.
+        """
+        n = self.n_classes
+        mats = [np.asarray(self.problem.A)] if self.problem.A is not None else []
+        if self.features is None:
+            mats.append(np.asarray(self.problem.objective.coef).reshape(1, -1))
+        else:
+            mats.append(np.asarray(self.features.U))
+        mass = self.space.row_mass.reshape(-1)
+        best = np.zeros(len(mass))
+        for M in mats:
+            W = np.abs(M).reshape(len(M), -1, n).max(axis=2) * mass[None, :]
+            tot = W.sum(axis=1, keepdims=True)
+            share = np.divide(W, tot, out=np.zeros_like(W), where=tot > 0)
+            best = np.maximum(best, share.max(axis=0))
+        return best
+
     # ------------------------------------------------------------------ estimates
     def confusion(self, logits, y_codes, cell_ids, weights, proxy: str | None) -> torch.Tensor:
         """Estimate of ``vec(C)``, shape (n_cells * n * n,).
@@ -221,8 +245,11 @@ class RateProblem:
             ``None`` for the exact 0-1 estimate (no gradient).
         """
         n = self.n_classes
-        ind = indicators(logits, n, proxy).to(self.dtype)
         rows = cell_ids * n + y_codes
+        if proxy is None:  # one bincount of (row, predicted class)
+            flat = rows * n + predicted_codes(logits.detach(), n)
+            return torch.bincount(flat, weights=weights, minlength=self.n_cells * n * n).to(self.dtype)
+        ind = indicators(logits, n, proxy).to(self.dtype)
         C = torch.zeros((self.n_cells * n, n), dtype=self.dtype, device=ind.device)
         C = C.index_add(0, rows, ind * weights[:, None])
         return C.reshape(-1)

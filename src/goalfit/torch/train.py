@@ -153,7 +153,7 @@ class Trainer:
         self.n_classes = rates.n_classes
         self.predictor = NetworkPredictor(copy.deepcopy(module), self.n_classes, device)
         self.batches = StratifiedBatches(data.y_np, data.cells_np, self.n_classes, data.weight, batch_size,
-                                         min_slice_rows, seed)
+                                         min_slice_rows, seed, shares=rates.slice_shares())
         self.snapshots_per_epoch = max(1, int(snapshots_per_epoch))
         with torch.no_grad():
             module.eval()
@@ -207,7 +207,9 @@ class Trainer:
         self.module.train()
         n_b = self.batches.n_batches
         marks = {int(np.ceil(n_b * (k + 1) / self.snapshots_per_epoch)) - 1 for k in range(self.snapshots_per_epoch)}
-        sums = {"objective_proxy": 0.0, "objective_01": 0.0, "max_violation_01": 0.0}
+        zero = torch.zeros((), dtype=rates.dtype, device=self.device)
+        sums = {"objective_proxy": zero, "objective_01": zero, "max_violation_01": zero}
+        k = rates.n_constraint_rows
         t_train, snap_seconds = time.perf_counter(), 0.0
         for b, (rows, w) in enumerate(self.batches.epoch()):
             idx = torch.as_tensor(rows, device=self.device)
@@ -229,16 +231,19 @@ class Trainer:
             mult.step(g01)
             rates.clip_slacks_(self.xi)
             self.step += 1
-            sums["objective_proxy"] += float(obj.detach())
-            sums["objective_01"] += float(rates.objective(C01, self.xi.detach())) if rates.n_slacks == 0 else 0.0
-            k = rates.n_constraint_rows
-            sums["max_violation_01"] += float(torch.clamp(g01[:k], min=0).max()) if k else 0.0
+            with torch.no_grad():  # running sums as tensors: no device synchronization per batch
+                sums["objective_proxy"] = sums["objective_proxy"] + obj.detach()
+                if rates.n_slacks == 0:
+                    sums["objective_01"] = sums["objective_01"] + rates.objective(C01, None)
+                if k:
+                    sums["max_violation_01"] = sums["max_violation_01"] + torch.clamp(g01[:k], min=0).max()
             if b in marks:
                 t = time.perf_counter()
                 self._snapshot()
                 snap_seconds += time.perf_counter() - t
             if progress is not None:
                 progress(b + 1, n_b)
+        sums = {key: float(v) for key, v in sums.items()}
         seconds = time.perf_counter() - t_train - snap_seconds
         self.train_seconds += seconds
         self.epoch += 1
