@@ -39,15 +39,15 @@ from jiang_tables import encode_adult  # noqa: E402
 import goalfit as gf  # noqa: E402
 from goalfit.datasets import load_adult, load_law_school  # noqa: E402
 from goalfit.goals import demographic_parity_difference, recall, true_positive_rate  # noqa: E402
-from goalfit.torch import LagrangianClassifier  # noqa: E402
+from goalfit.torch import FORMULATIONS, LagrangianClassifier  # noqa: E402
 
 NAME = "torch_constrained"
 RESULTS = Path(__file__).resolve().parent / "results"
 TFCO_ADULT = {"error": 0.1433, "max_violation": 0.0180}
 ADULT_GROUPS = [{"sex": "Female"}, {"sex": "Male"}, {"race": "White"}, {"race": "Black"}]
 
-FULL = dict(seeds=3, adult_epochs=40, law_epochs=40, digits_epochs=60, timing_epochs=5)
-QUICK = dict(seeds=1, adult_epochs=6, law_epochs=6, digits_epochs=10, timing_epochs=2)
+FULL = dict(seeds=3, adult_epochs=40, law_epochs=30, digits_epochs=30, timing_epochs=5)
+QUICK = dict(seeds=1, adult_epochs=8, law_epochs=6, digits_epochs=8, timing_epochs=2)
 
 
 def adult_constraints(slack=0.05):
@@ -70,73 +70,185 @@ def evaluate(model, classifier, X, y, sf, problem):
     return ev["objective"]["value"], max([c["violation"] for c in ev["constraints"]] or [0.0])
 
 
-ADULT_PARAMS = dict(formulation="proxy_lagrangian", optimizer="adam", learning_rate=0.01, batch_size=256,
-                    multiplier_learning_rate=0.5, snapshots_per_epoch=2)
+ADULT_PARAMS = dict(optimizer="adam", learning_rate=0.01, batch_size=256, snapshots_per_epoch=2)
+LAW_PARAMS = dict(hidden_layer_sizes=(32,), optimizer="adam", learning_rate=0.01, batch_size=256,
+                  snapshots_per_epoch=2)
+DIGITS_PARAMS = dict(optimizer="adam", learning_rate=0.003, batch_size=64, snapshots_per_epoch=1, min_slice_rows=0)
+#: the multipliers' step size is chosen per formulation, split and seed on a validation part of
+#: the training data (never on test): key (max(val violation - 0.01, 0), val error), lowest wins
+MULTIPLIER_GRID = {"proxy_lagrangian": (0.05, 0.5), "lagrangian": (0.05, 0.5)}
+VAL_TOL = 0.01
+
+
+def _fit(params, d, rows=None, quiet=True):
+    m = LagrangianClassifier(**params)
+    X, y, sf = (d["Xtr"], d["ytr"], d["sftr"]) if rows is None else (
+        d["Xtr"][rows], d["ytr"][rows], None if d["sftr"] is None else d["sftr"].iloc[rows].reset_index(drop=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        m.fit(X, y, sensitive_features=sf if params.get("constraints") else None)
+    return m
+
+
+def select_and_fit(params, d, problem, seed):
+    """Choose ``multiplier_learning_rate`` on a stratified fifth of the training part, then fit on
+    all of it. Returns the model, the chosen step and the validation record."""
+    from sklearn.model_selection import train_test_split
+
+    tr, va = train_test_split(np.arange(len(d["ytr"])), test_size=0.2, random_state=1000 + seed, stratify=d["ytr"])
+    sf = d["sftr"]
+    dva = (d["Xtr"][va], d["ytr"][va], None if sf is None else sf.iloc[va].reset_index(drop=True))
+    record = []
+    for lr in MULTIPLIER_GRID[params["formulation"]]:
+        m = _fit({**params, "multiplier_learning_rate": lr}, d, tr)
+        err, viol = evaluate(m, m.stochastic_classifier_, *dva, problem)
+        record.append({"multiplier_learning_rate": lr, "val_error": err, "val_max_violation": viol})
+    best = min(record, key=lambda r: (max(r["val_max_violation"] - VAL_TOL, 0.0), r["val_error"]))
+    lr = best["multiplier_learning_rate"]
+    return _fit({**params, "multiplier_learning_rate": lr}, d), lr, record
+
+
+def run_task(exp, dataset, P, log, rows, details, *, data, constraints, archs, n_epochs, plugin=None,
+             paper=None, extra_metrics=None):
+    """Constrained (both formulations; stochastic and best iterate), unconstrained and plug-in
+    models per seed, evaluated on train and test; rows appended to ``rows``."""
+    problem = gf.goals.Problem("error", constraints)
+    results, secs = {}, {}
+    for seed in range(P["seeds"]):
+        d = data(seed)
+        splits = {"train": (d["Xtr"], d["ytr"], d["sftr"]), "test": (d["Xte"], d["yte"], d["sfte"])}
+
+        def record(method, model, clf, seconds):
+            for split, (X, y, sf) in splits.items():
+                err, viol = evaluate(model, clf, X, y, sf, problem)
+                vals = {"error": err, "max_violation": viol}
+                for name, fn in (extra_metrics or {}).items():
+                    vals[name] = fn(clf, X, y)
+                for metric, v in vals.items():
+                    results.setdefault((method, metric, split), []).append(v)
+            secs.setdefault(method, []).append(seconds)
+
+        for arch, base in archs:
+            for form in FORMULATIONS:
+                t = time.perf_counter()
+                params = {**base, "constraints": constraints, "formulation": form, "n_epochs": n_epochs,
+                          "random_state": seed}
+                m, lr, sel = select_and_fit(params, d, problem, seed)
+                s = time.perf_counter() - t
+                record(f"{arch} {form} stochastic", m, m.stochastic_classifier_, s)
+                record(f"{arch} {form} best iterate", m, m.best_iterate_classifier_, s)
+                details.setdefault(dataset, {}).setdefault("selection", []).append(
+                    {"arch": arch, "formulation": form, "seed": seed, "chosen": lr, "grid": sel,
+                     "networks_in_mixture": int(len(m.shrunk_index_)), "feasible_on_train": bool(m.feasible_)})
+                if seed == 0:
+                    details[dataset].setdefault("history", {})[f"{arch} {form}"] = m.history_
+                log(f"{dataset} {arch} {form} seed {seed}: multiplier lr {lr}, test (error, max violation) "
+                    f"{results[(f'{arch} {form} stochastic', 'error', 'test')][-1]:.4f}, "
+                    f"{results[(f'{arch} {form} stochastic', 'max_violation', 'test')][-1]:.4f} "
+                    f"({len(m.shrunk_index_)} networks, {s:.0f} s)")
+            t = time.perf_counter()
+            u = _fit({**base, "n_epochs": n_epochs, "random_state": seed, "prediction": "last"}, d)
+            record(f"{arch} unconstrained", u, u.last_classifier_, time.perf_counter() - t)
+        if plugin is not None:
+            t = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                pl = gf.GoalClassifier(plugin(), objective="error", constraints=constraints, random_state=seed)
+                pl.fit(d["Xtr"], d["ytr"], sensitive_features=d["sftr"])
+            record("plug-in (GoalClassifier, group-aware)", pl, _GroupAware(pl, d), time.perf_counter() - t)
+    for (method, metric, split), v in results.items():
+        pv = (paper or {}).get((method, metric, split))
+        rows.append(_row(exp, dataset, method, metric, split, v, secs[method], pv, metric != "min_class_recall"))
 
 
 def part_a(P, log, rows, details):
-    d = adult_data()
-    cons = adult_constraints()
-    problem = gf.goals.Problem("error", cons)
-    log(f"adult: {d['Xtr'].shape} train, {d['Xte'].shape} test")
-    timings = {}
-    for arch, hidden in (("linear", ()), ("mlp", (32,))):
-        res = {k: {"train": [], "test": []} for k in ("stochastic", "best_iterate", "unconstrained")}
-        secs, secs_unc = [], []
-        for seed in range(P["seeds"]):
-            t = time.perf_counter()
-            m = LagrangianClassifier(constraints=cons, hidden_layer_sizes=hidden, n_epochs=P["adult_epochs"],
-                                     random_state=seed, **ADULT_PARAMS)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                m.fit(d["Xtr"], d["ytr"], sensitive_features=d["sftr"])
-            secs.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            u = LagrangianClassifier(hidden_layer_sizes=hidden, n_epochs=P["adult_epochs"], random_state=seed,
-                                     prediction="last", **ADULT_PARAMS).fit(d["Xtr"], d["ytr"])
-            secs_unc.append(time.perf_counter() - t)
-            for key, model, clf in (("stochastic", m, m.stochastic_classifier_),
-                                    ("best_iterate", m, m.best_iterate_classifier_),
-                                    ("unconstrained", u, u.last_classifier_)):
-                for split in ("train", "test"):
-                    X, y, sf = (d["Xtr"], d["ytr"], d["sftr"]) if split == "train" else (d["Xte"], d["yte"], d["sfte"])
-                    res[key][split].append(evaluate(model, clf, X, y, sf, problem))
-            log(f"adult {arch} seed {seed}: stochastic test {res['stochastic']['test'][-1]}, best iterate "
-                f"{res['best_iterate']['test'][-1]}, unconstrained {res['unconstrained']['test'][-1]} "
-                f"({len(m.shrunk_index_)} networks, feasible on train {m.feasible_}, {secs[-1]:.0f} s)")
-            timings.setdefault(arch, []).append(
-                {"constrained": [h["seconds"] for h in m.history_], "unconstrained": [h["seconds"] for h in u.history_],
-                 "snapshot": [h["snapshot_seconds"] for h in m.history_]})
-            if seed == 0:
-                details.setdefault("adult_history", {})[arch] = m.history_
-        for key, vals in res.items():
-            paper = arch == "linear" and key == "stochastic"
-            for split in ("train", "test"):
-                v = np.asarray(vals[split])
-                rows.append(_row("(a) Adult TPR_g >= TPR - 0.05", "adult", f"{arch} {key}", "error", split,
-                                 v[:, 0], secs if key != "unconstrained" else secs_unc,
-                                 TFCO_ADULT["error"] if paper and split == "test" else None, True))
-                rows.append(_row("(a) Adult TPR_g >= TPR - 0.05", "adult", f"{arch} {key}", "max_violation", split,
-                                 v[:, 1], secs if key != "unconstrained" else secs_unc,
-                                 TFCO_ADULT["max_violation"] if paper and split == "test" else None, True))
-    # goalfit's plug-in on the same goals (logistic regression base; per-group thresholds, so its
-    # predict needs the groups, unlike the networks)
     from sklearn.linear_model import LogisticRegression
 
-    t = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        pl = gf.GoalClassifier(LogisticRegression(max_iter=2000), objective="error", constraints=cons,
-                               random_state=0).fit(d["Xtr"], d["ytr"], sensitive_features=d["sftr"])
-    s = time.perf_counter() - t
-    for split in ("train", "test"):
-        X, y, sf = (d["Xtr"], d["ytr"], d["sftr"]) if split == "train" else (d["Xte"], d["yte"], d["sfte"])
-        ev = pl.evaluate(X, y, sensitive_features=sf)
-        rows.append(_row("(a) Adult TPR_g >= TPR - 0.05", "adult", "plug-in (GoalClassifier, group-aware)", "error",
-                         split, [ev["objective"]["value"]], [s], None, True))
-        rows.append(_row("(a) Adult TPR_g >= TPR - 0.05", "adult", "plug-in (GoalClassifier, group-aware)",
-                         "max_violation", split, [max(c["violation"] for c in ev["constraints"])], [s], None, True))
-    details["adult_timings"] = timings
+    d = adult_data()
+    log(f"adult: {d['Xtr'].shape} train, {d['Xte'].shape} test")
+    paper = {("linear proxy_lagrangian stochastic", "error", "test"): TFCO_ADULT["error"],
+             ("linear proxy_lagrangian stochastic", "max_violation", "test"): TFCO_ADULT["max_violation"]}
+    run_task("(a) Adult TPR_g >= TPR - 0.05", "adult", P, log, rows, details, data=lambda seed: d,
+             constraints=adult_constraints(), n_epochs=P["adult_epochs"],
+             archs=[("linear", ADULT_PARAMS), ("mlp-32", {**ADULT_PARAMS, "hidden_layer_sizes": (32,)})],
+             plugin=lambda: LogisticRegression(max_iter=2000), paper=paper)
+
+
+def _splits(n, seed, strat):
+    from sklearn.model_selection import train_test_split
+
+    return train_test_split(np.arange(n), test_size=1 / 3, random_state=seed, stratify=strat)
+
+
+def law_data(seed):
+    """Law school: ZFYA tertiles (cut points from the training part), features LSAT, UGPA, sex and
+    region_first (one-hot), standardized; race not among the features (group-blind)."""
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    ds = load_law_school()
+    df = ds.data
+    race = ds.sensitive_features["race_binary"].astype(str).to_numpy()
+    tr, te = _splits(len(df), seed, race)
+    cuts = np.quantile(df["ZFYA"].to_numpy()[tr], [1 / 3, 2 / 3])
+    y = np.digitize(df["ZFYA"].to_numpy(), cuts)
+    num = df[["LSAT", "UGPA"]].to_numpy(float)
+    cat = df[["sex", "region_first"]].astype(str)
+    oh = OneHotEncoder(handle_unknown="ignore").fit(cat.iloc[tr])
+    sc = StandardScaler().fit(num[tr])
+    X = np.hstack([sc.transform(num), oh.transform(cat).toarray()]).astype(np.float32)
+    sf = pd.DataFrame({"race_binary": race})
+    return dict(Xtr=X[tr], Xte=X[te], ytr=y[tr], yte=y[te], sftr=sf.iloc[tr].reset_index(drop=True),
+                sfte=sf.iloc[te].reset_index(drop=True))
+
+
+def part_b(P, log, rows, details):
+    from sklearn.linear_model import LogisticRegression
+
+    run_task("(b) Law school ZFYA tertiles, DP <= 0.02 (race_binary)", "law_school", P, log, rows, details,
+             data=law_data, constraints=[demographic_parity_difference("race_binary") <= 0.02],
+             n_epochs=P["law_epochs"], archs=[("mlp-32", LAW_PARAMS)],
+             plugin=lambda: LogisticRegression(max_iter=2000))
+
+
+class _GroupAware:
+    """The plug-in's classifier with the groups of the split it is asked about (its rule uses them)."""
+
+    def __init__(self, model, d):
+        self.model, self.sf = model, {id(d["Xtr"]): d["sftr"], id(d["Xte"]): d["sfte"]}
+        self.classes_ = model.classes_
+
+    def predict_proba(self, X):
+        return self.model.predict_proba(X, sensitive_features=self.sf[id(X)])
+
+
+def small_cnn(n_features, n_outputs):
+    """Two 3x3 convolutions (16, 32 channels) with max-pooling, then a linear layer; 8x8 input."""
+    nn = torch.nn
+    return nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(32 * 2 * 2, n_outputs))
+
+
+def digits_data(seed):
+    from sklearn.datasets import load_digits
+
+    dg = load_digits()
+    X = (dg.images / 16.0).astype(np.float32)[:, None]
+    tr, te = _splits(len(dg.target), seed, dg.target)
+    return dict(Xtr=X[tr], Xte=X[te], ytr=dg.target[tr], yte=dg.target[te], sftr=None, sfte=None)
+
+
+def min_class_recall(clf, X, y):
+    """Smallest per-class recall of a (stochastic) classifier, expected over its randomization."""
+    dist = clf.predict_proba(X)
+    return float(min(dist[y == c, c].mean() for c in np.unique(y)))
+
+
+def part_c(P, log, rows, details):
+    run_task("(c) load_digits CNN, recall_k >= 0.97", "digits", P, log, rows, details, data=digits_data,
+             constraints=[recall(k) >= 0.97 for k in range(10)], n_epochs=P["digits_epochs"],
+             archs=[("cnn", {**DIGITS_PARAMS, "module": small_cnn})],
+             extra_metrics={"min_class_recall": min_class_recall})
 
 
 def plain_epoch_seconds(module, X, y, n_classes, batch_size, lr, n_epochs, seed):
@@ -182,7 +294,8 @@ def part_d(P, log, rows, details):
                                  ("goalfit lagrangian", cons, "lagrangian"),
                                  ("goalfit proxy_lagrangian", cons, "proxy_lagrangian")):
                 m = LagrangianClassifier(constraints=c, hidden_layer_sizes=hidden, n_epochs=P["timing_epochs"],
-                                         random_state=rep, **{**ADULT_PARAMS, "formulation": form})
+                                         random_state=rep, formulation=form, multiplier_learning_rate=0.05,
+                                         **ADULT_PARAMS)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)
                     m.fit(d["Xtr"], d["ytr"], sensitive_features=d["sftr"] if c else None)
@@ -230,7 +343,7 @@ def main():
     def log(msg):
         print(f"[{time.perf_counter() - t0:7.1f}s] {msg}", flush=True)
 
-    parts = {"a": part_a, "d": part_d}
+    parts = {"a": part_a, "b": part_b, "c": part_c, "d": part_d}
     for name in args.only.split(","):
         if name in parts:
             parts[name](P, log, rows, details)
@@ -245,6 +358,13 @@ def main():
               "versions": versions("torch"), "seeds": "random_state = 0..seeds-1 (initialization and batches)",
               "protocol": P, "rows": rows, "details": details}
     Path(args.out).write_text(json.dumps(record, indent=1, default=float))
+    from goalfit.torch.plots import plot_training
+
+    for ds, det in details.items():
+        if isinstance(det, dict) and det.get("history"):
+            png = Path(args.out).with_name(f"{Path(args.out).stem}_{ds}_training.png")
+            plot_training(det["history"], png, title=f"{ds}, seed 0 (training sample)")
+            log(f"wrote {png}")
     log(f"wrote {args.out}")
 
 
