@@ -1,4 +1,5 @@
 """goalfit.torch: rate-constrained training of PyTorch networks (issue 14)."""
+import json
 import pickle
 import subprocess
 import sys
@@ -276,3 +277,38 @@ def test_errors():
     with pytest.raises(ValueError, match="linear-row"):
         LagrangianClassifier(constraints=[kl_quantification() <= 0.1]).fit(X, y)
     assert RateProblem  # public
+
+
+@pytest.mark.filterwarnings("ignore:no mixture:RuntimeWarning")
+def test_build_report_and_cli_lagrangian(tmp_path, need_data):
+    need_data("german")
+    from typer.testing import CliRunner
+
+    from goalfit.cli.app import app
+    from goalfit.report import build_report
+
+    X, y, g = _data(300, seed=10)
+    m = LagrangianClassifier(constraints=[true_positive_rate(group="a") >= 0.8], n_epochs=3, batch_size=32,
+                             random_state=0).fit(X, y, sensitive_features=g)
+    rep = build_report(m, X, y, sensitive_features_train=g, X_test=X[:100], y_test=y[:100],
+                       sensitive_features_test=g[:100])
+    ev = m.evaluate(X, y, sensitive_features=g)
+    assert rep.data["objective"]["train"] == pytest.approx(ev["objective"]["value"])
+    assert rep.data["baseline_name"] == "best iterate" and rep.data["n_members"] == len(m.shrunk_index_)
+    paths = rep.plot(tmp_path / "plots")
+    assert {p.name for p in paths} == {"convergence.png", "group_rates.png"}
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[data]\ndataset = "german"\nsensitive = ["sex"]\nseed = 1\n[goals]\nobjective = "error"\n'
+                    'constraints = ["true_positive_rate(group=\'Female\') >= true_positive_rate() - 0.05"]\n'
+                    'method = "lagrangian"\nmethod_params = {hidden_layer_sizes = [8], n_epochs = 3}\n')
+    res = CliRunner().invoke(app, ["fit", str(spec), "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    r = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert r["method"] == "lagrangian (proxy_lagrangian)" and len(r["history"]) == 3
+    import joblib
+
+    from goalfit.datasets import load_dataset
+
+    model = joblib.load(tmp_path / "out" / "model.joblib")  # preprocessing + network, no groups needed
+    ds = load_dataset("german")
+    assert set(model.predict(ds.data.iloc[:20])) <= set(ds.target.unique())

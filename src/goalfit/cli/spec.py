@@ -18,7 +18,10 @@ Example::
     method = "auto"               # a plug-in method or baseline, or "ramp" (Goh et al.'s
                                   # RampClassifier; method_params go to its constructor), or
                                   # "subdata" (Ye & Xie's FairSubdataClassifier: objective "error"
-                                  # and at most one "<disparity>_difference <= eps" constraint)
+                                  # and at most one "<disparity>_difference <= eps" constraint), or
+                                  # "lagrangian" (goalfit.torch.LagrangianClassifier, a PyTorch
+                                  # network; method_params e.g. {hidden_layer_sizes = [32],
+                                  # n_epochs = 20}; needs goalfit[torch])
 """
 from __future__ import annotations
 
@@ -122,7 +125,7 @@ def spec_from_dict(raw: dict, where: str = "spec") -> Spec:
                 dataset_params=dict(data.get("params", {})))
     if spec.estimator not in ESTIMATORS:
         raise SpecError(f"{where}: unknown estimator {spec.estimator!r}; known: {sorted(ESTIMATORS)}")
-    known_methods = ["auto"] + sorted(METHODS) + sorted(BASELINES) + ["ramp", "subdata"]
+    known_methods = ["auto"] + sorted(METHODS) + sorted(BASELINES) + ["ramp", "subdata", "lagrangian"]
     if spec.method not in known_methods:
         raise SpecError(f"{where}: unknown method {spec.method!r}; known: {known_methods}")
     spec.goals()  # validate metric names and bounds now
