@@ -13,7 +13,8 @@ torch = pytest.importorskip("torch")
 cp = pytest.importorskip("cvxpy")
 
 from goalfit.confusion import CellEncoder, ConfusionSpace  # noqa: E402
-from goalfit.goals import (Problem, f1, positive_prediction_rate, precision, true_positive_rate)  # noqa: E402
+from goalfit.goals import (Problem, f1, positive_prediction_rate, precision, recall,  # noqa: E402
+                           true_positive_rate)
 from goalfit.metrics import score  # noqa: E402
 from goalfit.torch import LagrangianClassifier, RateProblem, best_iterate, shrink  # noqa: E402
 from goalfit.torch.batches import StratifiedBatches  # noqa: E402
@@ -226,7 +227,7 @@ def test_multiclass_softmax_and_early_stopping():
     y = np.digitize(X[:, 0] + 0.5 * rng.normal(size=450), [-0.5, 0.5])
     from goalfit.goals import recall
     cons = [recall(k) >= 0.6 for k in range(3)]
-    m = LagrangianClassifier(constraints=cons, hidden_layer_sizes=(8,), n_epochs=30, batch_size=45,
+    m = LagrangianClassifier(constraints=cons, hidden_layer_sizes=(8,), n_epochs=30, batch_size=45, proxy="softmax",
                              n_iter_no_change=3, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -235,6 +236,31 @@ def test_multiclass_softmax_and_early_stopping():
     assert m.n_epochs_ < 30 and m.stopped_early_
     assert set(np.unique(m.predict(X))) <= {0, 1, 2}
     assert "objective_val" in m.history_[-1]
+    # the default multiclass proxy: the cost-augmented cross-entropy bound, which meets the goals here
+    ce = LagrangianClassifier(constraints=cons, hidden_layer_sizes=(8,), n_epochs=15, batch_size=45,
+                              random_state=0).fit(X[:300], y[:300])
+    assert ce.trainer_.rates.proxy == "cross_entropy" and ce.feasible_
+    ev = ce.evaluate(X[:300], y[:300])
+    assert all(c["value"] >= 0.6 - 1e-9 for c in ev["constraints"])
+
+
+def test_cross_entropy_bound_is_an_upper_bound_of_the_cost():
+    """B(c, z) = c_j* + logsumexp(c - c_j* + z - z_j*) >= c_argmax(z), on random costs and logits."""
+    from goalfit.confusion import CellEncoder as CE
+
+    rng = np.random.default_rng(12)
+    y = rng.integers(0, 4, 50)
+    space = ConfusionSpace.from_codes(y, np.zeros(50, int), np.arange(4), CE().fit(None, 50).cells_)
+    cp_ = Problem("error", [recall(k) >= 0.1 for k in range(4)]).compile(space)
+    rp = RateProblem(cp_, "cross_entropy")
+    z = torch.as_tensor(rng.normal(size=(50, 4)) * 3, dtype=torch.float32)
+    lam = torch.as_tensor(rng.random(4), dtype=torch.float32)
+    w = torch.full((50,), 1 / 50)
+    yt, ct = torch.as_tensor(y), torch.zeros(50, dtype=torch.long)
+    bound = float(rp.cost_bound_loss(z, yt, ct, w, 1.0, lam, None))
+    C01 = rp.confusion(z, yt, ct, w, None)
+    exact = float(rp.objective(C01, None) + lam @ (rp.A @ C01))  # the same loss on the 0-1 rates, b dropped
+    assert bound >= exact - 1e-6
 
 
 def test_best_iterate_rank_rule_and_batches():

@@ -92,9 +92,13 @@ class LagrangianClassifier(ClassifierMixin, BaseEstimator):
     formulation : {"proxy_lagrangian", "lagrangian"}, default "proxy_lagrangian"
         ``"lagrangian"``: both players on the proxy Lagrangian; ``"proxy_lagrangian"``: the
         multipliers are updated from the exact 0-1 rates of the batch (swap-regret update).
-    proxy : {"hinge", "logistic", "sigmoid", "softmax"} or None
+    proxy : {"hinge", "logistic", "sigmoid", "softmax", "cross_entropy"} or None
         Proxy of the prediction indicators; default ``"hinge"`` for binary problems (TFCO's
-        default), ``"softmax"`` for multiclass ones.
+        default), ``"cross_entropy"`` for multiclass ones: it bounds each example's cost in the
+        model's loss by a cost-augmented softmax cross-entropy (convex, does not saturate; see
+        :mod:`goalfit.torch.rates`). The plain ``"softmax"`` proxy saturates: on load_digits with
+        ten recall constraints the CNN lost whole classes it could not recover
+        (``benchmarks/README.md``).
     hidden_layer_sizes : tuple of int, default ()
         Hidden layers of the default network (``module=None``).
     optimizer : str or callable, default "adam"
@@ -304,7 +308,7 @@ class LagrangianClassifier(ClassifierMixin, BaseEstimator):
     def _proxy(self):
         if self.proxy is not None:
             return self.proxy
-        return "hinge" if len(self.classes_) == 2 else "softmax"
+        return "hinge" if len(self.classes_) == 2 else "cross_entropy"
 
     def fit(self, X, y, *, sensitive_features=None, sample_weight=None, X_val=None, y_val=None,
             sensitive_features_val=None):

@@ -74,6 +74,11 @@ class LagrangeMultipliers:
     def zero_grad(self):
         self.optimizer.zero_grad(set_to_none=True)
 
+    def set_gradient(self, rows):
+        """Use ``rows`` (shape (n_rows,)) as the ascent direction of the next :meth:`step` (for a
+        model loss that is not the Lagrangian itself, e.g. the cross-entropy bound)."""
+        self.value.grad = rows.detach().to(self.value.dtype).clone()
+
     def step(self, rows_01=None):
         """Ascend (the gradient ``g`` came with the model's backward pass), then project."""
         if self.value.grad is None:
@@ -152,6 +157,9 @@ class ProxyLagrangeMultipliers:
 
     def zero_grad(self):
         pass
+
+    def set_gradient(self, rows):
+        pass  # the swap-regret step reads the 0-1 rows
 
     def step(self, rows_01):
         """Multiplicative swap-regret step on the exact 0-1 rows ``g`` (tensor of shape (m,))."""

@@ -19,6 +19,16 @@ upper bound of the indicator: with it the error objective is the logistic loss i
 softmax of the logits) for any number of classes. Every rate, difference, scalar multiple and
 max-abs disparity of the core is a linear form of ``C`` and so of ``C_hat``.
 
+``"cross_entropy"`` (any number of classes) does not replace the indicators one by one. The
+model's loss ``w_0 psi + sum_k lambda_k g_k`` is linear in the indicators, so on each example it
+is a cost ``c_j`` of predicting class ``j`` (``c = w_0 a_0 + sum_k lambda_k a_k`` at the
+example's (cell, class) row). With ``j* = argmin_j c_j`` and logits ``z``, the cost-augmented
+softmax cross-entropy ``c_{j*} + log sum_j exp(c_j - c_{j*} + z_j - z_{j*})`` is a convex, smooth
+upper bound of ``c_{argmax z}`` (the ``j = argmax z`` term alone exceeds it) whose gradient does
+not vanish when the softmax saturates, unlike the softmax proxy's: the log-loss counterpart of the
+cost-sensitive multiclass hinge. The multipliers of the Lagrangian then ascend on the softmax
+proxies of the rows (those of the proxy-Lagrangian on the 0-1 rows, as always).
+
 A linear objective (error, cost-sensitive, balanced error, any rate expression) is estimated the
 same way. Any other objective that exposes its linear features ``psi(C) = g(U vec(C))`` (ratios
 such as F-beta or precision as an objective, H/G/Q-mean, min-max recall) is optimized through
@@ -35,7 +45,7 @@ import math
 import numpy as np
 import torch
 
-PROXIES = ("hinge", "logistic", "sigmoid", "softmax")
+PROXIES = ("hinge", "logistic", "sigmoid", "softmax", "cross_entropy")
 _LN2 = math.log(2.0)
 
 
@@ -98,7 +108,7 @@ def indicators(logits: torch.Tensor, n_classes: int, proxy: str | None) -> torch
     if proxy is None:
         codes = predicted_codes(logits, n_classes)
         return torch.nn.functional.one_hot(codes, n_classes).to(logits.dtype)
-    if proxy == "softmax":
+    if proxy in ("softmax", "cross_entropy"):  # cross_entropy: softmax stands in for the rates
         if n_classes == 2:
             f = margins(logits, 2)
             return torch.stack([torch.sigmoid(-f), torch.sigmoid(f)], dim=1)
@@ -253,6 +263,41 @@ class RateProblem:
         C = torch.zeros((self.n_cells * n, n), dtype=self.dtype, device=ind.device)
         C = C.index_add(0, rows, ind * weights[:, None])
         return C.reshape(-1)
+
+    def row_matrix(self) -> torch.Tensor:
+        """``[A; U; -U]``, shape (n_rows, D): the rows' linear forms on ``vec(C)``."""
+        if self.n_slacks == 0:
+            return self.A
+        return torch.cat([self.A, self.U, -self.U])
+
+    def cost_bound_loss(self, logits, y_codes, cell_ids, weights, w0, lam, xi) -> torch.Tensor:
+        """The ``"cross_entropy"`` loss of the model (and the slacks) for fixed multipliers.
+
+        ``sum_r w_r B(c_r, z_r)`` with ``c_r`` the cost vector of example ``r`` (see the module
+        docstring), plus the slack terms ``w_0 g(xi) + lambda . [-xi, xi]`` of a non-linear
+        objective; constants (``b``, the objective's constant) are left out.
+        """
+        n = self.n_classes
+        lam = torch.as_tensor(lam, dtype=self.dtype, device=self.device).detach()
+        coef = lam @ self.row_matrix() if lam.numel() else torch.zeros(self.A.shape[1], dtype=self.dtype,
+                                                                          device=self.device)
+        if self.features is None:
+            coef = coef + w0 * self.obj_coef
+        c = coef.reshape(self.n_cells * n, n)[cell_ids * n + y_codes]  # (B, n)
+        if n == 2 and (logits.ndim == 1 or (logits.ndim == 2 and logits.shape[1] == 1)):
+            f = margins(logits, 2)
+            z = torch.stack([torch.zeros_like(f), f], dim=1)
+        else:
+            z = logits
+        star = c.argmin(dim=1, keepdim=True)
+        c_star, z_star = c.gather(1, star), z.gather(1, star)
+        bound = c_star[:, 0] + torch.logsumexp(c - c_star + z.to(self.dtype) - z_star.to(self.dtype), dim=1)
+        loss = (weights * bound).sum()
+        if self.n_slacks:
+            m = self.n_slacks
+            lam_s = lam[self.n_constraint_rows:]
+            loss = loss + w0 * _FeatureObjective.apply(xi, self.features) + ((lam_s[m:] - lam_s[:m]) * xi).sum()
+        return loss
 
     def constraint_rows(self, C: torch.Tensor) -> torch.Tensor:
         """``A vec(C) - b``, shape (K,) (positive entries are violated rows)."""

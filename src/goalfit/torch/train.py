@@ -211,19 +211,29 @@ class Trainer:
         sums = {"objective_proxy": zero, "objective_01": zero, "max_violation_01": zero}
         k = rates.n_constraint_rows
         t_train, snap_seconds = time.perf_counter(), 0.0
+        c_train, snap_cpu = time.process_time(), 0.0
         for b, (rows, w) in enumerate(self.batches.epoch()):
             idx = torch.as_tensor(rows, device=self.device)
             wb = torch.as_tensor(w, dtype=rates.dtype, device=self.device)
             yb, cb = data.y[idx], data.cells[idx]
             logits = self.module(data.X[idx])
-            C = rates.confusion(logits, yb, cb, wb, rates.proxy)
-            obj = rates.objective(C, self.xi)
-            g = rates.rows(C, self.xi)
             w0, lam = mult.weights()
-            loss = w0 * obj + (lam * g).sum() if g.numel() else w0 * obj
             self.optimizer.zero_grad(set_to_none=True)
             mult.zero_grad()
-            loss.backward()
+            if rates.proxy == "cross_entropy":
+                loss = rates.cost_bound_loss(logits, yb, cb, wb, w0, lam, self.xi)
+                loss.backward()
+                with torch.no_grad():  # the rows' softmax proxies: the Lagrangian multipliers' gradient
+                    C = rates.confusion(logits.detach(), yb, cb, wb, "softmax")
+                    obj = rates.objective(C, self.xi.detach())
+                    g = rates.rows(C, self.xi.detach())
+                mult.set_gradient(g)
+            else:
+                C = rates.confusion(logits, yb, cb, wb, rates.proxy)
+                obj = rates.objective(C, self.xi)
+                g = rates.rows(C, self.xi)
+                loss = w0 * obj + (lam * g).sum() if g.numel() else w0 * obj
+                loss.backward()
             self.optimizer.step()
             with torch.no_grad():
                 C01 = rates.confusion(logits.detach(), yb, cb, wb, None)
@@ -238,18 +248,21 @@ class Trainer:
                 if k:
                     sums["max_violation_01"] = sums["max_violation_01"] + torch.clamp(g01[:k], min=0).max()
             if b in marks:
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.process_time()
                 self._snapshot()
                 snap_seconds += time.perf_counter() - t
+                snap_cpu += time.process_time() - c
             if progress is not None:
                 progress(b + 1, n_b)
         sums = {key: float(v) for key, v in sums.items()}
         seconds = time.perf_counter() - t_train - snap_seconds
+        cpu_seconds = time.process_time() - c_train - snap_cpu
         self.train_seconds += seconds
         self.epoch += 1
         last = self.snapshots[-1]
         cp = rates.problem
-        row = {"epoch": self.epoch, "step": self.step, "seconds": seconds, "snapshot_seconds": snap_seconds,
+        row = {"epoch": self.epoch, "step": self.step, "seconds": seconds, "cpu_seconds": cpu_seconds,
+               "snapshot_seconds": snap_seconds,
                "batch_objective_proxy": sums["objective_proxy"] / n_b,
                "batch_max_violation_01": sums["max_violation_01"] / n_b,
                "objective": float(cp.objective.value(last.confusion)),
