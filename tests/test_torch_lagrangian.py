@@ -280,7 +280,7 @@ def test_best_iterate_rank_rule_and_batches():
     y = np.r_[np.zeros(990, int), np.ones(10, int)]
     sb = StratifiedBatches(y, np.zeros(1000, int), 2, None, 100, 5, seed=0)
     assert sb.n_small_slices == 1
-    batches = list(sb.epoch())
+    batches = sb.epoch()
     assert len(batches) == 10
     for rows, wts in batches:
         assert (y[rows] == 1).sum() == 5 and wts.sum() == pytest.approx(1.0)

@@ -101,13 +101,15 @@ class StratifiedBatches:
         return np.concatenate(out)
 
     def epoch(self):
-        """Yield ``(rows, weights)`` for the batches of one epoch.
+        """The batches of one epoch: a list of ``(rows, weights)`` numpy arrays.
 
         The main stream is reshuffled at the start of every epoch and each of its rows is used
-        once; the small-slice streams continue where they stopped.
+        once; the small-slice streams continue where they stopped. The whole epoch is drawn at
+        once (the caller converts it to tensors once, not per batch).
         """
         self._perm[0] = self.rng.permutation(self.strata[0])
         self._pos[0] = 0
+        out = []
         for t in range(self.n_batches):
             start = t * self.per_batch[0]
             main = self._perm[0][start: start + self.per_batch[0]]
@@ -118,7 +120,8 @@ class StratifiedBatches:
                 w = self.w[rows]
                 tot = w.sum()
                 weights.append(w * (self.shares[s] / tot) if tot > 0 else np.zeros(len(rows)))
-            yield np.concatenate(parts), np.concatenate(weights)
+            out.append((np.concatenate(parts), np.concatenate(weights)))
+        return out
 
     def state_dict(self) -> dict:
         """RNG and stream positions, for checkpoints."""

@@ -212,9 +212,11 @@ class Trainer:
         k = rates.n_constraint_rows
         t_train, snap_seconds = time.perf_counter(), 0.0
         c_train, snap_cpu = time.process_time(), 0.0
-        for b, (rows, w) in enumerate(self.batches.epoch()):
-            idx = torch.as_tensor(rows, device=self.device)
-            wb = torch.as_tensor(w, dtype=rates.dtype, device=self.device)
+        epoch = self.batches.epoch()
+        sizes = [len(r) for r, _ in epoch]
+        all_idx = torch.as_tensor(np.concatenate([r for r, _ in epoch]), device=self.device).split(sizes)
+        all_w = torch.as_tensor(np.concatenate([w for _, w in epoch]), dtype=rates.dtype, device=self.device).split(sizes)
+        for b, (idx, wb) in enumerate(zip(all_idx, all_w)):
             yb, cb = data.y[idx], data.cells[idx]
             logits = self.module(data.X[idx])
             w0, lam = mult.weights()
