@@ -145,7 +145,7 @@ def test_proxy_lagrangian_multipliers_follow_01_rates_not_proxies(sense):
             m.fit(X, y)
         out[form] = np.asarray([s.multipliers for s in m.snapshots_])
     pl, lag = out["proxy_lagrangian"][:, 1], out["lagrangian"][:, 0]
-    # 20 steps; proxy-Lagrangian starts at lambda_1 = 1/3 (stationary distribution of the initial M)
+    # 20 steps; proxy-Lagrangian starts at lambda_1 = 1/2 (stationary distribution of the initial M)
     if sense == "<=":  # 0-1 met (g = -0.5), proxy broken (g~ = +0.3)
         assert pl[-1] < 0.05 and np.all(np.diff(pl) < 0)
         assert lag[-1] == pytest.approx(20 * 0.5 * 0.3, rel=1e-4)

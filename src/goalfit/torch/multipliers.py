@@ -134,10 +134,13 @@ class ProxyLagrangeMultipliers:
     def _stationary(self) -> np.ndarray:
         M = np.exp(self.log_M)
         k = self.m + 1
-        S = M - np.eye(k)
+        if getattr(self, "_eye", None) is None:
+            self._eye = np.eye(k)
+            self._rhs = np.zeros(k)
+            self._rhs[-1] = 1.0
+        S = M - self._eye
         S[-1] = 1.0
-        rhs = np.zeros(k)
-        rhs[-1] = 1.0
+        rhs = self._rhs
         try:
             lam = np.linalg.solve(S, rhs)
         except np.linalg.LinAlgError:  # pragma: no cover - M > 0 makes S non-singular
@@ -150,7 +153,8 @@ class ProxyLagrangeMultipliers:
 
     def _set(self, lam):
         self._lam = lam
-        self._lam_t = torch.as_tensor(lam, dtype=self.dtype, device=self.device)
+        t = torch.from_numpy(lam).to(self.dtype)
+        self._lam_t = t if str(self.device) == "cpu" else t.to(self.device)
 
     def weights(self):
         return self._lam_t[0], self._lam_t[1:]
@@ -165,8 +169,10 @@ class ProxyLagrangeMultipliers:
         """Multiplicative swap-regret step on the exact 0-1 rows ``g`` (tensor of shape (m,))."""
         if self.m == 0:
             return
-        grad = np.concatenate([[0.0], rows_01.detach().cpu().double().numpy()])
-        L = self.log_M + self.lr * np.outer(grad, self._lam)
+        grad = np.empty(self.m + 1)
+        grad[0] = 0.0
+        grad[1:] = rows_01.detach().cpu().numpy()
+        L = self.log_M + (self.lr * grad)[:, None] * self._lam[None, :]
         top = L.max(axis=0, keepdims=True)  # columns renormalized in log space
         self.log_M = L - (top + np.log(np.exp(L - top).sum(axis=0, keepdims=True)))
         self._set(self._stationary())
