@@ -190,7 +190,11 @@ def test_reproducible_on_cpu_and_checkpoint_resume(tmp_path):
         for k in sa.state:
             assert torch.equal(sa.state[k], sb.state[k])
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
-    c = LagrangianClassifier(**kw, ).set_params(random_state=12).fit(X, y, sensitive_features=g)
+    # a constant sample weight is no weight at all (importance weights are normalized per stratum)
+    w2 = LagrangianClassifier(**kw).fit(X, y, sensitive_features=g, sample_weight=np.full(len(y), 2.0))
+    for k in a.snapshots_[-1].state:
+        assert torch.allclose(w2.snapshots_[-1].state[k], a.snapshots_[-1].state[k], atol=1e-6)
+    c = LagrangianClassifier(**kw).set_params(random_state=12).fit(X, y, sensitive_features=g)
     assert not torch.equal(c.snapshots_[-1].state["0.weight"], a.snapshots_[-1].state["0.weight"])
     # two epochs, then resume to four from the checkpoint: the same model as four in a row
     path = tmp_path / "ckpt.pt"
