@@ -342,3 +342,21 @@ def test_build_report_and_cli_lagrangian(tmp_path, need_data):
     model = joblib.load(tmp_path / "out" / "model.joblib")  # preprocessing + network, no groups needed
     ds = load_dataset("german")
     assert set(model.predict(ds.data.iloc[:20])) <= set(ds.target.unique())
+
+
+def test_shrink_on_validation_and_progress_bar():
+    X, y, g = _data(600, seed=13)
+    cons = [true_positive_rate(group="a") >= 0.75]
+    m = LagrangianClassifier(constraints=cons, n_epochs=10, batch_size=50, shrink_on="validation", progress=True,
+                             multiplier_learning_rate=0.5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        m.fit(X[:400], y[:400], sensitive_features=g[:400], X_val=X[400:], y_val=y[400:],
+              sensitive_features_val=g[400:])
+    Cv = np.stack([s.confusion_val for s in m.snapshots_])
+    mix = np.tensordot(m.shrunk_weights_, Cv[m.shrunk_index_], axes=1)
+    ev = m.evaluate(X[400:], y[400:], sensitive_features=g[400:])
+    # the LP ran on the validation rates: the classifier's exact validation value is the mixture's
+    tpr_a = mix[0, 1, 1] / mix[0, 1].sum()  # cell 0 is group "a"
+    assert ev["constraints"][0]["value"] == pytest.approx(tpr_a, abs=1e-9)
+    assert m.feasible_ and tpr_a >= 0.75 - 1e-9
