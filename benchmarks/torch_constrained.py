@@ -33,7 +33,7 @@ import pandas as pd
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine_record, versions  # noqa: E402
+from _common import machine_record, merge_previous, versions  # noqa: E402
 from jiang_tables import encode_adult  # noqa: E402
 
 import goalfit as gf  # noqa: E402
@@ -367,14 +367,12 @@ def main():
             parts[name](P, log, rows, details)
     print(f"\n{'experiment':32} {'method':40} {'metric':14} {'split':5} {'ours':>15} {'paper':>7}")
     for r in rows:
-        ours = f"{r['value']:.4f} ± {r['spread'] or 0:.4f}"
-        paper = "-" if r["paper_value"] is None else f"{r['paper_value']:.4f}"
-        print(f"{r['experiment'][:32]:32} {r['method'][:40]:40} {r['metric'][:14]:14} {r['split']:5} {ours:>15} {paper:>7}")
-    if args.merge and Path(args.out).exists():
-        old = json.loads(Path(args.out).read_text())
-        done = {r["experiment"] for r in rows}
-        rows = [r for r in old["rows"] if r["experiment"] not in done] + rows
-        details = {**old.get("details", {}), **details}
+        cells = (r["experiment"][:32], r["method"][:40], r["metric"][:14], r["split"],
+                 f"{r['value']:.4f} ± {r['spread'] or 0:.4f}",
+                 "-" if r["paper_value"] is None else f"{r['paper_value']:.4f}")
+        print("{:32} {:40} {:14} {:5} {:>15} {:>7}".format(*cells))
+    if args.merge:
+        rows, details, _ = merge_previous(args.out, rows, details)
     record = {"script": f"benchmarks/{NAME}.py", "quick": args.quick,
               "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "total_seconds": time.perf_counter() - t0, "machine": machine_record(),

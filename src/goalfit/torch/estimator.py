@@ -148,7 +148,10 @@ class LagrangianClassifier(ClassifierMixin, BaseEstimator):
         The network at the end of training.
     classifier_ : RandomizedClassifier
         The classifier :meth:`predict` uses (see ``prediction``).
-    stochastic_classifier_, best_iterate_classifier_ : RandomizedClassifier
+    stochastic_classifier_, best_iterate_classifier_, last_classifier_ : RandomizedClassifier
+        The shrunk mixture, TFCO's best iterate and the last snapshot (group-blind members).
+    trainer_ : Trainer
+        The training state (model, multipliers, optimizers, batch streams); not pickled.
     snapshots_ : list of Snapshot
     shrunk_index_, shrunk_weights_ : ndarrays
         Snapshots in the shrunk mixture and their probabilities.
@@ -165,6 +168,11 @@ class LagrangianClassifier(ClassifierMixin, BaseEstimator):
     problem_ : CompiledProblem
     n_epochs_ : int
         Epochs trained (fewer than ``n_epochs`` after early stopping).
+    stopped_early_ : bool
+    seed_ : int
+        The seed used (``random_state``, or one drawn when it is None).
+    cell_encoder_ : CellEncoder
+        The training sample's (group) cells the goals were compiled on.
     fit_seconds_ : float
 
     Raises
