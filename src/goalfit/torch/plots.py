@@ -42,7 +42,7 @@ def plot_training(histories: dict, path, *, title: str | None = None):
             row[2].plot(ep, lam)
         row[0].set_title(f"{name}: objective")
         row[1].set_title("max constraint violation")
-        row[2].set_title("multipliers" + (" (proxy-Lagrangian: col 0 = objective)" if lam.ndim == 2 and
+        row[2].set_title("multipliers" + (" (first: objective)" if lam.ndim == 2 and
                                           abs(lam.sum(axis=1) - 1).max() < 1e-4 else ""))
         for ax in row:
             ax.set_xlabel("epoch")
