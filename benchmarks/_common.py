@@ -45,3 +45,15 @@ def half_width(values):
 
     v = np.asarray(values, float)
     return float(2 * v.std() / np.sqrt(v.size)) if v.size > 1 else None
+
+
+def merge_previous(path, rows, details):
+    """``--merge``: the rows and details of the experiments not re-run, from an earlier results
+    file at ``path``, with the new ones. Returns ``(rows, details, old record)``."""
+    import json
+    from pathlib import Path
+
+    old = json.loads(Path(path).read_text()) if Path(path).exists() else {}
+    done = {r["experiment"] for r in rows}
+    rows = [r for r in old.get("rows", []) if r["experiment"] not in done] + rows
+    return rows, {**old.get("details", {}), **details}, old

@@ -64,7 +64,7 @@ import goalfit as gf
 from goalfit.cli.models import make_estimator
 from goalfit.datasets import load_dataset, make_jiang_simulated
 from goalfit.methods.surrogate.gradients import IllConditionedWarning, LinearInterpolation
-from _common import machine_record, versions  # noqa: E402
+from _common import machine_record, merge_previous, versions  # noqa: E402
 
 NAME = "jiang_tables"
 HERE = Path(__file__).resolve().parent
@@ -566,10 +566,7 @@ def main():
         paper = "-" if r["paper_value"] is None else f"{r['paper_value']:.3f}"
         print(f"{r['experiment']:9} {r['dataset']:15} {r['method']:18} {r['metric']:34} {r['split']:5} {ours:>15} {paper:>7}")
     if args.merge and Path(args.out).exists():
-        old = json.loads(Path(args.out).read_text())
-        done = {r["experiment"] for r in rows}
-        rows = [r for r in old["rows"] if r["experiment"] not in done] + rows
-        details = {**old.get("details", {}), **details}
+        rows, details, old = merge_previous(args.out, rows, details)
         seconds = {**old.get("seconds_per_experiment", {}), **seconds}
     checks = target_checks(rows)
     print(json.dumps(checks, indent=1))

@@ -130,6 +130,8 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
         elif spec.method == "surrogate":
             model, fmap, (Xtr, Xte, Str, Ste) = _surrogate_model(spec, base, objective, constraints, params,
                                                                  Xtr, Xte, Str, Ste)
+        elif spec.method == "lagrangian":
+            model, fmap, (Xtr, Xte) = _lagrangian_model(spec, base, objective, constraints, params, Xtr, Xte)
         else:
             model = GoalClassifier(base, objective=objective, constraints=constraints, method=spec.method,
                                    method_params=params or None, random_state=spec.seed, **spec.fit_options)
@@ -145,11 +147,13 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
         extra["estimator"] = f"{model.model} (fair subdata selection)"
     elif spec.method == "surrogate":
         extra["estimator"] = "linear (adaptive surrogates)"
+    elif spec.method == "lagrangian":
+        extra["estimator"] = f"torch network, hidden layers {list(model.hidden_layer_sizes)}"
     else:
         model.method_params = spec.method_params or None  # keep the saved model free of the callback
     report = build_report(model, Xtr, ytr, sensitive_features_train=Str, X_test=Xte, y_test=yte,
                           sensitive_features_test=Ste, extra=extra)
-    if spec.method in ("subdata", "surrogate") and fmap is not None:  # the saved model predicts on raw rows
+    if spec.method in ("subdata", "surrogate", "lagrangian") and fmap is not None:  # the saved model predicts on raw rows
         from sklearn.pipeline import Pipeline
 
         model = Pipeline([("features", fmap), (spec.method, model)])
@@ -260,6 +264,36 @@ def _surrogate_model(spec, base, objective, constraints, params, Xtr, Xte, Str, 
         raise SpecError(f"method_params for 'surrogate': {err}") from None
     fmap, parts = _features_and_column(spec, base, col, Xtr, Xte, Str, Ste, dense=False)
     return model, fmap, parts
+
+
+def _lagrangian_model(spec, base, objective, constraints, params, Xtr, Xte):
+    """``method = "lagrangian"``: a :class:`goalfit.torch.LagrangianClassifier` (a linear model or
+    an MLP, ``method_params`` go to its constructor) on the base estimator's preprocessing
+    (one-hot, scaling) fitted on the training rows.
+
+    Returns
+    -------
+    (model, fitted feature map or None, (Xtr, Xte) transformed)
+
+    Raises
+    ------
+    SpecError
+        Without PyTorch, or for unknown method_params.
+    """
+    try:
+        from ..torch import LagrangianClassifier
+    except ImportError as err:
+        raise SpecError(f"method 'lagrangian': {err}") from None
+    if "hidden_layer_sizes" in params:
+        params["hidden_layer_sizes"] = tuple(params["hidden_layer_sizes"])
+    try:
+        model = LagrangianClassifier(objective=objective, constraints=constraints, random_state=spec.seed, **params)
+    except TypeError as err:
+        raise SpecError(f"method_params for 'lagrangian': {err}") from None
+    fmap = base[:-1] if hasattr(base, "steps") else None
+    if fmap is not None:
+        Xtr, Xte = fmap.fit_transform(Xtr), fmap.transform(Xte)
+    return model, fmap, (Xtr, Xte)
 
 
 @app.command()

@@ -21,7 +21,10 @@ Example::
                                   # and at most one "<disparity>_difference <= eps" constraint), or
                                   # "surrogate" (Jiang et al.'s AdaptiveSurrogateClassifier: the
                                   # objective, e.g. "macro_f1_over_groups('sex')", is the black-box
-                                  # metric; no constraints)
+                                  # metric; no constraints), or
+                                  # "lagrangian" (goalfit.torch.LagrangianClassifier, a PyTorch
+                                  # network; method_params e.g. {hidden_layer_sizes = [32],
+                                  # n_epochs = 20}; needs goalfit[torch])
     cv = 5                        # optional: cross-fitted probabilities ("auto", 0 = in-sample)
     confidence = 0.95             # optional: certify the constraints on held data (GoalClassifier)
     margin = 0.005                # optional: tighten every constraint by this much
@@ -130,10 +133,10 @@ def spec_from_dict(raw: dict, where: str = "spec") -> Spec:
                 fit_options=_fit_options(goals, where))
     if spec.estimator not in ESTIMATORS:
         raise SpecError(f"{where}: unknown estimator {spec.estimator!r}; known: {sorted(ESTIMATORS)}")
-    known_methods = ["auto"] + sorted(METHODS) + sorted(BASELINES) + ["ramp", "subdata", "surrogate"]
+    known_methods = ["auto"] + sorted(METHODS) + sorted(BASELINES) + ["ramp", "subdata", "surrogate", "lagrangian"]
     if spec.method not in known_methods:
         raise SpecError(f"{where}: unknown method {spec.method!r}; known: {known_methods}")
-    if spec.fit_options and spec.method in ("ramp", "subdata"):
+    if spec.fit_options and spec.method in ("ramp", "subdata", "surrogate", "lagrangian"):
         raise SpecError(f"{where}: cv / confidence / margin are GoalClassifier options; method "
                         f"{spec.method!r} does not take them")
     spec.goals()  # validate metric names and bounds now

@@ -144,8 +144,9 @@ class Report:
         """Write ``convergence.png`` (objective and max violation per iteration) and
         ``group_rates.png`` (per-group rates, goalfit vs baseline, on test when given).
 
-        ``data`` may name what the history panels show: ``history_objective_name`` (y label
-        of the objective panel), ``history_violation_key`` / ``history_violation_name`` (the
+        ``data`` may name what the history panels show: ``history_x_key`` / ``history_x_name``
+        (the history field on the x axis and its label; default ``oracle_calls``),
+        ``history_objective_name`` (y label of the objective panel), ``history_violation_key`` / ``history_violation_name`` (the
         history field and title of the second panel; default ``max_violation``).
 
         Returns
@@ -163,15 +164,17 @@ class Report:
         hist = self.data.get("history") or []
         if hist:
             fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
-            it = [h["oracle_calls"] for h in hist]
+            xkey = self.data.get("history_x_key", "oracle_calls")
+            xname = self.data.get("history_x_name", "oracle calls")
+            it = [h[xkey] for h in hist]
             ax[0].plot(it, [h["objective"] for h in hist], marker=".")
-            ax[0].set_xlabel("oracle calls")
+            ax[0].set_xlabel(xname)
             ax[0].set_ylabel(self.data.get("history_objective_name", self.data["objective"]["name"]))
             ax[0].set_title("objective (train)")
             vkey = self.data.get("history_violation_key", "max_violation")
             ax[1].plot(it, [max(h[vkey], 1e-12) for h in hist], marker=".", color="C3")
             ax[1].set_yscale("log")
-            ax[1].set_xlabel("oracle calls")
+            ax[1].set_xlabel(xname)
             ax[1].set_title(self.data.get("history_violation_name", "max constraint violation (train)"))
             fig.tight_layout()
             p = directory / "convergence.png"
@@ -304,6 +307,9 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
       columns, several datasets through ``datasets_train`` / ``datasets_test``);
     * :class:`~goalfit.FairSubdataClassifier`: :func:`build_subdata_report`;
     * :class:`~goalfit.AdaptiveSurrogateClassifier`: :func:`goalfit.report.surrogate.build_surrogate_report`.
+    * :class:`goalfit.torch.LagrangianClassifier`:
+      :func:`goalfit.torch.report.build_lagrangian_report` (the shrunk stochastic network next to
+      the best iterate).
 
     Parameters
     ----------
@@ -331,8 +337,19 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
     ValueError
         ``datasets_*`` given for an estimator other than RampClassifier.
     """
+    import sys
+
     from ..estimators import AdaptiveSurrogateClassifier, FairSubdataClassifier, GoalClassifier, RampClassifier
 
+    torch_est = sys.modules.get("goalfit.torch.estimator")  # never imports torch itself
+    if torch_est is not None and isinstance(model, torch_est.LagrangianClassifier):
+        if datasets_train is not None or datasets_test is not None:
+            raise ValueError("datasets_train / datasets_test are for RampClassifier's multi-dataset goals")
+        from ..torch.report import build_lagrangian_report
+
+        return build_lagrangian_report(model, X_train, y_train, sensitive_features_train=sensitive_features_train,
+                                       X_test=X_test, y_test=y_test, sensitive_features_test=sensitive_features_test,
+                                       extra=extra)
     if isinstance(model, RampClassifier):
         return build_ramp_report(model, X_train, y_train, sensitive_features_train=sensitive_features_train,
                                  datasets_train=datasets_train, X_test=X_test, y_test=y_test,
@@ -353,7 +370,7 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
                                       extra=extra)
     if not isinstance(model, GoalClassifier):
         raise TypeError(f"build_report supports GoalClassifier, RampClassifier, FairSubdataClassifier and "
-                        f"AdaptiveSurrogateClassifier, not {type(model).__name__}")
+                        f"AdaptiveSurrogateClassifier, goalfit.torch.LagrangianClassifier, not {type(model).__name__}")
     baseline = _baseline(model)
     data_sets = {"train": (X_train, y_train, sensitive_features_train)}
     if X_test is not None:

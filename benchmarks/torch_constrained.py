@@ -1,0 +1,393 @@
+"""Rate-constrained training of PyTorch networks with goalfit.torch (issue 14).
+
+(a) Adult, four overlapping groups (female, male, white, black), constraints
+    TPR_g >= TPR - 0.05, objective error; a linear model and a one-hidden-layer MLP trained
+    with the proxy-Lagrangian, shrunk stochastic model and TFCO's best iterate, beside TFCO's
+    published result for the linear model (notebook Fairness_adult: test error 0.1433, max test
+    violation 0.0180), the same network trained without constraints, and goalfit's plug-in
+    (GoalClassifier, logistic regression base, the same goals).
+(b) Law school, ZFYA tertiles (3 classes), MLP, demographic parity <= 0.02 over race_binary,
+    beside the unconstrained MLP and the plug-in.
+(c) load_digits (scikit-learn), a small CNN: minimize error s.t. recall of every class >= 0.97,
+    beside the unconstrained CNN.
+(d) Cost: seconds per training epoch of the constrained vs the unconstrained loop on the same
+    network and data (side by side in one process), and vs a plain PyTorch loop (mean hinge /
+    cross-entropy loss, same batches). CPU only: no GPU was lent to this session.
+
+Features of Adult as in TFCO's notebook (and jiang_tables.py): age in training quartiles, fixed
+bins for the other numeric columns, fnlwgt dropped, every column one-hot; the UCI train/test
+split. Run: ``python benchmarks/torch_constrained.py [--quick] [--only a,b,c,d]``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import machine_record, merge_previous, versions  # noqa: E402
+from jiang_tables import encode_adult  # noqa: E402
+
+import goalfit as gf  # noqa: E402
+from goalfit.datasets import load_adult, load_law_school  # noqa: E402
+from goalfit.goals import demographic_parity_difference, recall, true_positive_rate  # noqa: E402
+from goalfit.torch import FORMULATIONS, LagrangianClassifier  # noqa: E402
+
+NAME = "torch_constrained"
+RESULTS = Path(__file__).resolve().parent / "results"
+TFCO_ADULT = {"error": 0.1433, "max_violation": 0.0180}
+ADULT_GROUPS = [{"sex": "Female"}, {"sex": "Male"}, {"race": "White"}, {"race": "Black"}]
+
+FULL = dict(seeds=3, adult_epochs=40, law_epochs=30, digits_epochs=30, timing_epochs=4)
+QUICK = dict(seeds=1, adult_epochs=8, law_epochs=6, digits_epochs=8, timing_epochs=2)
+
+
+def adult_constraints(slack=0.05):
+    return [true_positive_rate(group=g) >= true_positive_rate() - slack for g in ADULT_GROUPS]
+
+
+def adult_data():
+    tr, te = load_adult(subset="train"), load_adult(subset="test")
+    (Xtr, Xte), _ = encode_adult(tr.data, te.data)
+    sf = lambda d: d.sensitive_features[["sex", "race"]].astype(str).reset_index(drop=True)  # noqa: E731
+    return dict(Xtr=Xtr.toarray().astype(np.float32), Xte=Xte.toarray().astype(np.float32),
+                ytr=np.asarray(tr.target, int), yte=np.asarray(te.target, int), sftr=sf(tr), sfte=sf(te))
+
+
+def evaluate(model, classifier, X, y, sf, problem):
+    """Objective and max violation of one of the fitted classifiers on labelled data."""
+    from goalfit.metrics import evaluate_problem
+
+    ev = evaluate_problem(problem, y, classifier.predict_proba(X), sensitive_features=sf, classes=model.classes_)
+    return ev["objective"]["value"], max([c["violation"] for c in ev["constraints"]] or [0.0])
+
+
+ADULT_PARAMS = dict(optimizer="adam", learning_rate=0.01, batch_size=256, snapshots_per_epoch=2)
+LAW_PARAMS = dict(hidden_layer_sizes=(32,), optimizer="adam", learning_rate=0.01, batch_size=256,
+                  snapshots_per_epoch=2)
+DIGITS_PARAMS = dict(optimizer="adam", learning_rate=0.003, batch_size=64, snapshots_per_epoch=1, min_slice_rows=0)
+#: the multipliers' step size is chosen per formulation, split and seed on a validation part of
+#: the training data (never on test): key (max(val violation - 0.01, 0), val error), lowest wins
+MULTIPLIER_GRID = {"proxy_lagrangian": (0.05, 0.5), "lagrangian": (0.05, 0.5)}
+VAL_TOL = 0.01
+
+
+def _fit(params, d, rows=None, quiet=True):
+    m = LagrangianClassifier(**params)
+    X, y, sf = (d["Xtr"], d["ytr"], d["sftr"]) if rows is None else (
+        d["Xtr"][rows], d["ytr"][rows], None if d["sftr"] is None else d["sftr"].iloc[rows].reset_index(drop=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        m.fit(X, y, sensitive_features=sf if params.get("constraints") else None)
+    return m
+
+
+def select_and_fit(params, d, problem, seed):
+    """Choose ``multiplier_learning_rate`` on a stratified fifth of the training part, then fit on
+    all of it. Returns the model, the chosen step and the validation record."""
+    from sklearn.model_selection import train_test_split
+
+    tr, va = train_test_split(np.arange(len(d["ytr"])), test_size=0.2, random_state=1000 + seed, stratify=d["ytr"])
+    sf = d["sftr"]
+    dva = (d["Xtr"][va], d["ytr"][va], None if sf is None else sf.iloc[va].reset_index(drop=True))
+    record = []
+    for lr in MULTIPLIER_GRID[params["formulation"]]:
+        m = _fit({**params, "multiplier_learning_rate": lr}, d, tr)
+        err, viol = evaluate(m, m.stochastic_classifier_, *dva, problem)
+        record.append({"multiplier_learning_rate": lr, "val_error": err, "val_max_violation": viol})
+    best = min(record, key=lambda r: (max(r["val_max_violation"] - VAL_TOL, 0.0), r["val_error"]))
+    lr = best["multiplier_learning_rate"]
+    return _fit({**params, "multiplier_learning_rate": lr}, d), lr, record
+
+
+def run_task(exp, dataset, P, log, rows, details, *, data, constraints, archs, n_epochs, plugin=None,
+             paper=None, extra_metrics=None):
+    """Constrained (both formulations; stochastic and best iterate), unconstrained and plug-in
+    models per seed, evaluated on train and test; rows appended to ``rows``."""
+    problem = gf.goals.Problem("error", constraints)
+    results, secs = {}, {}
+    for seed in range(P["seeds"]):
+        d = data(seed)
+        splits = {"train": (d["Xtr"], d["ytr"], d["sftr"]), "test": (d["Xte"], d["yte"], d["sfte"])}
+
+        def record(method, model, clf, seconds):
+            for split, (X, y, sf) in splits.items():
+                err, viol = evaluate(model, clf, X, y, sf, problem)
+                vals = {"error": err, "max_violation": viol}
+                for name, fn in (extra_metrics or {}).items():
+                    vals[name] = fn(clf, X, y)
+                for metric, v in vals.items():
+                    results.setdefault((method, metric, split), []).append(v)
+            secs.setdefault(method, []).append(seconds)
+
+        for arch, base in archs:
+            for form in FORMULATIONS:
+                t = time.perf_counter()
+                params = {**base, "constraints": constraints, "formulation": form, "n_epochs": n_epochs,
+                          "random_state": seed}
+                m, lr, sel = select_and_fit(params, d, problem, seed)
+                s = time.perf_counter() - t
+                record(f"{arch} {form} stochastic", m, m.stochastic_classifier_, s)
+                record(f"{arch} {form} best iterate", m, m.best_iterate_classifier_, s)
+                details.setdefault(dataset, {}).setdefault("selection", []).append(
+                    {"arch": arch, "formulation": form, "seed": seed, "chosen": lr, "grid": sel,
+                     "networks_in_mixture": int(len(m.shrunk_index_)), "feasible_on_train": bool(m.feasible_)})
+                if seed == 0:
+                    details[dataset].setdefault("history", {})[f"{arch} {form}"] = m.history_
+                log(f"{dataset} {arch} {form} seed {seed}: multiplier lr {lr}, test (error, max violation) "
+                    f"{results[(f'{arch} {form} stochastic', 'error', 'test')][-1]:.4f}, "
+                    f"{results[(f'{arch} {form} stochastic', 'max_violation', 'test')][-1]:.4f} "
+                    f"({len(m.shrunk_index_)} networks, {s:.0f} s)")
+            t = time.perf_counter()
+            u = _fit({**base, "n_epochs": n_epochs, "random_state": seed, "prediction": "last"}, d)
+            record(f"{arch} unconstrained", u, u.last_classifier_, time.perf_counter() - t)
+        if plugin is not None:
+            t = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                pl = gf.GoalClassifier(plugin(), objective="error", constraints=constraints, random_state=seed)
+                pl.fit(d["Xtr"], d["ytr"], sensitive_features=d["sftr"])
+            record("plug-in (GoalClassifier, group-aware)", pl, _GroupAware(pl, d), time.perf_counter() - t)
+    for (method, metric, split), v in results.items():
+        pv = (paper or {}).get((method, metric, split))
+        rows.append(_row(exp, dataset, method, metric, split, v, secs[method], pv, metric != "min_class_recall"))
+
+
+def part_a(P, log, rows, details):
+    from sklearn.linear_model import LogisticRegression
+
+    d = adult_data()
+    log(f"adult: {d['Xtr'].shape} train, {d['Xte'].shape} test")
+    paper = {("linear proxy_lagrangian stochastic", "error", "test"): TFCO_ADULT["error"],
+             ("linear proxy_lagrangian stochastic", "max_violation", "test"): TFCO_ADULT["max_violation"]}
+    run_task("(a) Adult TPR_g >= TPR - 0.05", "adult", P, log, rows, details, data=lambda seed: d,
+             constraints=adult_constraints(), n_epochs=P["adult_epochs"],
+             archs=[("linear", ADULT_PARAMS), ("mlp-32", {**ADULT_PARAMS, "hidden_layer_sizes": (32,)})],
+             plugin=lambda: LogisticRegression(max_iter=2000), paper=paper)
+
+
+def _splits(n, seed, strat):
+    from sklearn.model_selection import train_test_split
+
+    return train_test_split(np.arange(n), test_size=1 / 3, random_state=seed, stratify=strat)
+
+
+def law_data(seed):
+    """Law school: ZFYA tertiles (cut points from the training part), features LSAT, UGPA, sex and
+    region_first (one-hot), standardized; race not among the features (group-blind)."""
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    ds = load_law_school()
+    df = ds.data
+    race = ds.sensitive_features["race_binary"].astype(str).to_numpy()
+    tr, te = _splits(len(df), seed, race)
+    cuts = np.quantile(df["ZFYA"].to_numpy()[tr], [1 / 3, 2 / 3])
+    y = np.digitize(df["ZFYA"].to_numpy(), cuts)
+    num = df[["LSAT", "UGPA"]].to_numpy(float)
+    cat = df[["sex", "region_first"]].astype(str)
+    oh = OneHotEncoder(handle_unknown="ignore").fit(cat.iloc[tr])
+    sc = StandardScaler().fit(num[tr])
+    X = np.hstack([sc.transform(num), oh.transform(cat).toarray()]).astype(np.float32)
+    sf = pd.DataFrame({"race_binary": race})
+    return dict(Xtr=X[tr], Xte=X[te], ytr=y[tr], yte=y[te], sftr=sf.iloc[tr].reset_index(drop=True),
+                sfte=sf.iloc[te].reset_index(drop=True))
+
+
+def part_b(P, log, rows, details):
+    from sklearn.linear_model import LogisticRegression
+
+    run_task("(b) Law school ZFYA tertiles, DP <= 0.02 (race_binary)", "law_school", P, log, rows, details,
+             data=law_data, constraints=[demographic_parity_difference("race_binary") <= 0.02],
+             n_epochs=P["law_epochs"], archs=[("mlp-32", LAW_PARAMS)],
+             plugin=lambda: LogisticRegression(max_iter=2000))
+
+
+class _GroupAware:
+    """The plug-in's classifier with the groups of the split it is asked about (its rule uses them)."""
+
+    def __init__(self, model, d):
+        self.model, self.sf = model, {id(d["Xtr"]): d["sftr"], id(d["Xte"]): d["sfte"]}
+        self.classes_ = model.classes_
+
+    def predict_proba(self, X):
+        return self.model.predict_proba(X, sensitive_features=self.sf[id(X)])
+
+
+def small_cnn(n_features, n_outputs):
+    """Two 3x3 convolutions (16, 32 channels) with max-pooling, then a linear layer; 8x8 input."""
+    nn = torch.nn
+    return nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(32 * 2 * 2, n_outputs))
+
+
+def digits_data(seed):
+    from sklearn.datasets import load_digits
+
+    dg = load_digits()
+    X = (dg.images / 16.0).astype(np.float32)[:, None]
+    tr, te = _splits(len(dg.target), seed, dg.target)
+    return dict(Xtr=X[tr], Xte=X[te], ytr=dg.target[tr], yte=dg.target[te], sftr=None, sfte=None)
+
+
+def min_class_recall(clf, X, y):
+    """Smallest per-class recall of a (stochastic) classifier, expected over its randomization."""
+    dist = clf.predict_proba(X)
+    return float(min(dist[y == c, c].mean() for c in np.unique(y)))
+
+
+def part_c(P, log, rows, details):
+    run_task("(c) load_digits CNN, recall_k >= 0.97", "digits", P, log, rows, details, data=digits_data,
+             constraints=[recall(k) >= 0.97 for k in range(10)], n_epochs=P["digits_epochs"],
+             archs=[("cnn", {**DIGITS_PARAMS, "module": small_cnn})],
+             extra_metrics={"min_class_recall": min_class_recall})
+
+
+class PlainLoop:
+    """A plain PyTorch loop on the same network: mean hinge (binary) or cross-entropy loss, Adam,
+    one random permutation per epoch; :meth:`epoch` returns (wall, CPU) seconds."""
+
+    def __init__(self, module, X, y, n_classes, batch_size, lr, seed):
+        self.module, self.n_classes, self.batch_size = module, n_classes, batch_size
+        self.X, self.y = torch.as_tensor(np.array(X)), torch.as_tensor(np.array(y))
+        self.gen = torch.Generator().manual_seed(seed)
+        self.opt = torch.optim.Adam(module.parameters(), lr=lr)
+
+    def epoch(self):
+        t, c = time.perf_counter(), time.process_time()
+        perm = torch.randperm(len(self.X), generator=self.gen)
+        for s in range(0, len(self.X), self.batch_size):
+            idx = perm[s: s + self.batch_size]
+            f = self.module(self.X[idx])
+            if self.n_classes == 2:
+                loss = torch.relu(1 - (2 * self.y[idx] - 1) * f[:, 0]).mean()
+            else:
+                loss = torch.nn.functional.cross_entropy(f, self.y[idx])
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            self.opt.step()
+        return time.perf_counter() - t, time.process_time() - c
+
+
+def part_d(P, log, rows, details):
+    """Epoch cost of constrained vs unconstrained training of the same network on the same data.
+
+    The four loops advance one epoch at a time in turn (round robin), so that load from other
+    processes on the machine falls on all of them alike; wall-clock and process CPU seconds of
+    the training loop only (the per-snapshot evaluation on the whole sample is reported apart).
+    """
+    from goalfit.torch import make_mlp
+
+    d = adult_data()
+    cons = adult_constraints()
+    out = {}
+    for arch, hidden in (("linear", ()), ("mlp-32", (32,)), ("mlp 256-256", (256, 256))):
+        keys = ("plain torch", "goalfit unconstrained", "goalfit lagrangian", "goalfit proxy_lagrangian")
+        wall, cpu = {k: [] for k in keys}, {k: [] for k in keys}
+        snap = []
+        for rep in range(P["seeds"]):
+            torch.manual_seed(rep)
+            plain = PlainLoop(make_mlp(d["Xtr"].shape[1], 1, hidden), d["Xtr"], d["ytr"], 2,
+                              ADULT_PARAMS["batch_size"], 0.01, rep)
+            ests = {k: LagrangianClassifier(constraints=c, hidden_layer_sizes=hidden, n_epochs=1, random_state=rep,
+                                            formulation=form, multiplier_learning_rate=0.05, **ADULT_PARAMS)
+                    for k, c, form in (("goalfit unconstrained", (), "proxy_lagrangian"),
+                                       ("goalfit lagrangian", cons, "lagrangian"),
+                                       ("goalfit proxy_lagrangian", cons, "proxy_lagrangian"))}
+            for epoch in range(P["timing_epochs"]):
+                w, c = plain.epoch()
+                wall["plain torch"].append(w)
+                cpu["plain torch"].append(c)
+                for k, m in ests.items():
+                    sf = d["sftr"] if m.constraints else None
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", RuntimeWarning)
+                        (m.fit if epoch == 0 else m.partial_fit)(d["Xtr"], d["ytr"], sensitive_features=sf)
+                    wall[k].append(m.history_[-1]["seconds"])
+                    cpu[k].append(m.history_[-1]["cpu_seconds"])
+                    if m.constraints:
+                        snap.append(m.history_[-1]["snapshot_seconds"] / ADULT_PARAMS["snapshots_per_epoch"])
+        med = {k: float(np.median(v)) for k, v in wall.items()}
+        medc = {k: float(np.median(v)) for k, v in cpu.items()}
+        out[arch] = {"median_epoch_seconds": med, "median_epoch_cpu_seconds": medc, "wall": wall, "cpu": cpu,
+                     "snapshot_seconds_median": float(np.median(snap))}
+        for k in keys:
+            rows.append(_row("(d) cost per epoch (CPU, 1 thread)", "adult", f"{arch} {k}", "epoch_cpu_seconds",
+                             "train", cpu[k], [], None, True))
+        for k in ("goalfit lagrangian", "goalfit proxy_lagrangian"):
+            for base in ("goalfit unconstrained", "plain torch"):
+                for label, m_ in (("epoch_cpu_time_ratio", medc), ("epoch_wall_time_ratio", med)):
+                    rows.append(_row("(d) cost per epoch (CPU, 1 thread)", "adult", f"{arch} {k} / {base}", label,
+                                     "train", [m_[k] / m_[base]], [], 1.3, True,
+                                     note="ratio of medians over epochs x repeats; paper_value = the issue's target"))
+        log(f"timing {arch} (CPU s per epoch, median): " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in medc.items())
+            + f"; one snapshot (exact rates on the whole training sample) {out[arch]['snapshot_seconds_median'] * 1000:.1f} ms wall")
+    details["timing"] = out
+    details["timing_device"] = "cpu, torch.set_num_threads(1) (no GPU was lent to this session)"
+
+
+def _row(exp, dataset, method, metric, split, values, seconds, paper, lower, note=None):
+    v = np.asarray(values, float)
+    row = {"experiment": exp, "dataset": dataset, "method": method, "metric": metric, "split": split,
+           "value": float(v.mean()), "spread": float(v.std()) if v.size > 1 else None, "paper_value": paper,
+           "lower_is_better": lower, "seconds": float(np.mean(seconds)) if len(seconds) else None,
+           "n_seeds": int(v.size), "per_seed": v.tolist()}
+    if note:
+        row["note"] = note
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default="a,b,c,d")
+    ap.add_argument("--out", default=str(RESULTS / f"{NAME}.json"))
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the rows and details of the parts not re-run from the existing --out file")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    P = QUICK if args.quick else FULL
+    t0 = time.perf_counter()
+    rows, details = [], {}
+
+    def log(msg):
+        print(f"[{time.perf_counter() - t0:7.1f}s] {msg}", flush=True)
+
+    parts = {"a": part_a, "b": part_b, "c": part_c, "d": part_d}
+    for name in args.only.split(","):
+        if name in parts:
+            parts[name](P, log, rows, details)
+    print(f"\n{'experiment':32} {'method':40} {'metric':14} {'split':5} {'ours':>15} {'paper':>7}")
+    for r in rows:
+        cells = (r["experiment"][:32], r["method"][:40], r["metric"][:14], r["split"],
+                 f"{r['value']:.4f} ± {r['spread'] or 0:.4f}",
+                 "-" if r["paper_value"] is None else f"{r['paper_value']:.4f}")
+        print("{:32} {:40} {:14} {:5} {:>15} {:>7}".format(*cells))
+    if args.merge:
+        rows, details, _ = merge_previous(args.out, rows, details)
+    record = {"script": f"benchmarks/{NAME}.py", "quick": args.quick,
+              "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+              "total_seconds": time.perf_counter() - t0, "machine": machine_record(),
+              "versions": versions("torch"), "seeds": "random_state = 0..seeds-1 (initialization and batches)",
+              "protocol": P, "rows": rows, "details": details}
+    Path(args.out).write_text(json.dumps(record, indent=1, default=float))
+    from goalfit.torch.plots import plot_training
+
+    for ds, det in details.items():
+        if isinstance(det, dict) and det.get("history"):
+            png = Path(args.out).with_name(f"{Path(args.out).stem}_{ds}_training.png")
+            plot_training(det["history"], png, title=f"{ds}, seed 0 (training sample)")
+            log(f"wrote {png}")
+    log(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,311 @@
+"""The training loop: any ``torch.nn.Module``, Lagrangian or proxy-Lagrangian, snapshots.
+
+Per batch (one forward and one backward pass, as in unconstrained training):
+
+1. the network's output on the batch gives the proxy estimate ``C~`` and the exact 0-1 estimate
+   ``C`` of the stacked confusion tensor (:class:`~goalfit.torch.rates.RateProblem`);
+2. the model (and the slacks of a non-linear objective) take a step of their optimizer on
+   ``w_0 psi(C~) + sum_k lambda_k g_k(C~)``;
+3. the multipliers take a step of their own: gradient ascent on the same Lagrangian
+   (``formulation="lagrangian"``) or the swap-regret update on the 0-1 rows ``g(C)``
+   (``"proxy_lagrangian"``, Cotter, Jiang & Sridharan, ALT 2019, Alg. 4).
+
+Snapshots of the model are kept along training (``snapshots_per_epoch`` per epoch), each with
+its exact confusion tensor on the whole training sample (and on validation data when given):
+they are the candidates of the shrinking LP and of the best-iterate rule
+(:mod:`goalfit.torch.candidates`).
+"""
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .batches import StratifiedBatches
+from .multipliers import LagrangeMultipliers, ProxyLagrangeMultipliers, make_optimizer
+from .rates import RateProblem, check_output, predicted_codes
+
+FORMULATIONS = ("lagrangian", "proxy_lagrangian")
+
+
+@dataclass
+class Snapshot:
+    """A saved iterate: where it was taken, its weights and its exact confusion tensors."""
+
+    epoch: int
+    step: int
+    state: dict
+    confusion: np.ndarray
+    confusion_val: np.ndarray | None = None
+    multipliers: np.ndarray | None = None
+
+
+@dataclass
+class TrainData:
+    """Tensors of one labelled sample on the training device."""
+
+    X: torch.Tensor
+    y: torch.Tensor
+    cells: torch.Tensor
+    weight: np.ndarray | None = None
+    y_np: np.ndarray = field(default=None, repr=False)
+    cells_np: np.ndarray = field(default=None, repr=False)
+
+
+def state_to_cpu(module: torch.nn.Module) -> dict:
+    """A detached CPU copy of a module's ``state_dict``."""
+    return {k: v.detach().to("cpu", copy=True) for k, v in module.state_dict().items()}
+
+
+class NetworkPredictor:
+    """Runs saved weights through one working copy of the architecture.
+
+    Parameters
+    ----------
+    template : torch.nn.Module
+        The architecture (its weights are overwritten by each state before use).
+    n_classes : int
+    device : str or torch.device
+    batch_size : int
+        Rows per forward pass at inference.
+    """
+
+    def __init__(self, template, n_classes, device="cpu", batch_size=4096):
+        self.template = template
+        self.n_classes = int(n_classes)
+        self.device = torch.device(device)
+        self.batch_size = int(batch_size)
+        self._loaded = None
+
+    def logits(self, state, X) -> torch.Tensor:
+        """Network output for every row of ``X`` (an array or tensor), on the CPU."""
+        if self._loaded is not state:
+            self.template.load_state_dict(state)
+            self.template.to(self.device)
+            self._loaded = state
+        self.template.eval()
+        X = torch.as_tensor(X, dtype=torch.float32)
+        out = []
+        with torch.no_grad():
+            for s in range(0, len(X), self.batch_size):
+                out.append(self.template(X[s: s + self.batch_size].to(self.device)).to("cpu"))
+        return torch.cat(out) if out else torch.zeros((0, 1))
+
+    def predict_codes(self, state, X) -> np.ndarray:
+        return predicted_codes(self.logits(state, X), self.n_classes).numpy().astype(np.intp)
+
+
+class NetworkMember:
+    """A member of a :class:`~goalfit.classifiers.RandomizedClassifier`: one saved network.
+
+    It predicts from the features alone (group-blind: the group enters the training loss, not
+    the model's inputs).
+    """
+
+    needs = "X"
+
+    def __init__(self, predictor: NetworkPredictor, state: dict):
+        self.predictor, self.state = predictor, state
+
+    def predict_codes(self, X, proba, cell_ids) -> np.ndarray:
+        return self.predictor.predict_codes(self.state, X)
+
+    def key(self):
+        return id(self.state)
+
+
+class Trainer:
+    """Rate-constrained training of a network (see the module docstring).
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        Trained in place.
+    rates : RateProblem
+    data : TrainData
+        Training sample (features as a float tensor on ``device``).
+    formulation : {"lagrangian", "proxy_lagrangian"}
+    optimizer, learning_rate, weight_decay :
+        The model's optimizer (see :func:`~goalfit.torch.multipliers.make_optimizer`).
+    multiplier_optimizer, multiplier_learning_rate, multiplier_bound :
+        The multipliers' (``multiplier_optimizer`` is used by the Lagrangian only; the
+        proxy-Lagrangian's update is multiplicative with step ``multiplier_learning_rate``).
+    batch_size, min_slice_rows : see :class:`~goalfit.torch.batches.StratifiedBatches`
+    snapshots_per_epoch : int
+    seed : int
+    device : str or torch.device
+    val : TrainData or None
+        Validation sample: the snapshots' confusion tensors on it feed early stopping and,
+        optionally, the shrinking LP.
+    """
+
+    def __init__(self, module, rates: RateProblem, data: TrainData, *, formulation, optimizer, learning_rate,
+                 weight_decay, multiplier_optimizer, multiplier_learning_rate, multiplier_bound, batch_size,
+                 min_slice_rows, snapshots_per_epoch, seed, device, val=None):
+        if formulation not in FORMULATIONS:
+            raise ValueError(f"formulation must be one of {list(FORMULATIONS)}, got {formulation!r}")
+        self.module, self.rates, self.data, self.val = module, rates, data, val
+        self.formulation = formulation
+        self.device = torch.device(device)
+        self.n_classes = rates.n_classes
+        self.predictor = NetworkPredictor(copy.deepcopy(module), self.n_classes, device)
+        self.batches = StratifiedBatches(data.y_np, data.cells_np, self.n_classes, data.weight, batch_size,
+                                         min_slice_rows, seed, shares=rates.slice_shares())
+        self.snapshots_per_epoch = max(1, int(snapshots_per_epoch))
+        with torch.no_grad():
+            module.eval()
+            check_output(module(data.X[: min(len(data.X), 2)]), self.n_classes)
+        C0 = self.confusion_of(state_to_cpu(module), data)
+        self.xi = rates.initial_slacks(C0).clone().requires_grad_(rates.n_slacks > 0)
+        groups = [{"params": [p for p in module.parameters() if p.requires_grad], "weight_decay": weight_decay}]
+        if rates.n_slacks:
+            groups.append({"params": [self.xi], "weight_decay": 0.0})
+        if callable(optimizer) and not isinstance(optimizer, str):
+            self.optimizer = optimizer(groups)
+        else:
+            self.optimizer = make_optimizer(optimizer, groups, learning_rate)
+        if formulation == "lagrangian":
+            self.multipliers = LagrangeMultipliers(rates.n_rows, multiplier_optimizer, multiplier_learning_rate,
+                                                   multiplier_bound, self.device, rates.dtype)
+        else:
+            self.multipliers = ProxyLagrangeMultipliers(rates.n_rows, multiplier_learning_rate, self.device,
+                                                        rates.dtype)
+        self.epoch, self.step = 0, 0
+        self.snapshots: list[Snapshot] = []
+        self.history: list[dict] = []
+        self.train_seconds = 0.0
+
+    # ------------------------------------------------------------------ evaluation
+    def confusion_of(self, state, data: TrainData) -> np.ndarray:
+        """Exact confusion tensor of saved weights on a sample, shape (n_cells, n, n)."""
+        from ..confusion import confusion_tensor
+
+        codes = self.predictor.predict_codes(state, data.X)
+        return confusion_tensor(data.y_np, codes, data.cells_np, self.n_classes, self.rates.n_cells, data.weight)
+
+    def _snapshot(self):
+        state = state_to_cpu(self.module)
+        C = self.confusion_of(state, self.data)
+        Cv = None if self.val is None else self.confusion_of(state, self.val)
+        self.snapshots.append(Snapshot(self.epoch, self.step, state, C, Cv,
+                                       self.multipliers.current().cpu().numpy().astype(float)))
+        self.module.train()
+
+    # ------------------------------------------------------------------ training
+    def run_epoch(self, progress=None) -> dict:
+        """Train one epoch; returns its history row.
+
+        Parameters
+        ----------
+        progress : callable or None
+            Called with ``(batch, n_batches)`` after each batch.
+        """
+        rates, data, mult = self.rates, self.data, self.multipliers
+        self.module.train()
+        n_b = self.batches.n_batches
+        marks = {int(np.ceil(n_b * (k + 1) / self.snapshots_per_epoch)) - 1 for k in range(self.snapshots_per_epoch)}
+        zero = torch.zeros((), dtype=rates.dtype, device=self.device)
+        sums = {"objective_proxy": zero, "objective_01": zero, "max_violation_01": zero}
+        k = rates.n_constraint_rows
+        t_train, snap_seconds = time.perf_counter(), 0.0
+        c_train, snap_cpu = time.process_time(), 0.0
+        epoch = self.batches.epoch()
+        sizes = [len(r) for r, _ in epoch]
+        all_idx = torch.as_tensor(np.concatenate([r for r, _ in epoch]), device=self.device).split(sizes)
+        all_w = torch.as_tensor(np.concatenate([w for _, w in epoch]), dtype=rates.dtype, device=self.device).split(sizes)
+        for b, (idx, wb) in enumerate(zip(all_idx, all_w)):
+            yb, cb = data.y[idx], data.cells[idx]
+            logits = self.module(data.X[idx])
+            w0, lam = mult.weights()
+            self.optimizer.zero_grad(set_to_none=True)
+            mult.zero_grad()
+            if rates.proxy == "cross_entropy":
+                loss = rates.cost_bound_loss(logits, yb, cb, wb, w0, lam, self.xi)
+                loss.backward()
+                with torch.no_grad():  # the rows' softmax proxies: the Lagrangian multipliers' gradient
+                    C = rates.confusion(logits.detach(), yb, cb, wb, "softmax")
+                    obj = rates.objective(C, self.xi.detach())
+                    g = rates.rows(C, self.xi.detach())
+                mult.set_gradient(g)
+            else:
+                C = rates.confusion(logits, yb, cb, wb, rates.proxy)
+                obj = rates.objective(C, self.xi)
+                g = rates.rows(C, self.xi)
+                loss = w0 * obj + (lam * g).sum() if g.numel() else w0 * obj
+                loss.backward()
+            self.optimizer.step()
+            with torch.no_grad():
+                C01 = rates.confusion(logits.detach(), yb, cb, wb, None)
+                g01 = rates.rows(C01, self.xi.detach())
+            mult.step(g01)
+            rates.clip_slacks_(self.xi)
+            self.step += 1
+            with torch.no_grad():  # running sums as tensors: no device synchronization per batch
+                sums["objective_proxy"] = sums["objective_proxy"] + obj.detach()
+                if rates.n_slacks == 0:
+                    sums["objective_01"] = sums["objective_01"] + rates.objective(C01, None)
+                if k:
+                    sums["max_violation_01"] = sums["max_violation_01"] + torch.clamp(g01[:k], min=0).max()
+            if b in marks:
+                t, c = time.perf_counter(), time.process_time()
+                self._snapshot()
+                snap_seconds += time.perf_counter() - t
+                snap_cpu += time.process_time() - c
+            if progress is not None:
+                progress(b + 1, n_b)
+        sums = {key: float(v) for key, v in sums.items()}
+        seconds = time.perf_counter() - t_train - snap_seconds
+        cpu_seconds = time.process_time() - c_train - snap_cpu
+        self.train_seconds += seconds
+        self.epoch += 1
+        last = self.snapshots[-1]
+        cp = rates.problem
+        row = {"epoch": self.epoch, "step": self.step, "seconds": seconds, "cpu_seconds": cpu_seconds,
+               "snapshot_seconds": snap_seconds,
+               "batch_objective_proxy": sums["objective_proxy"] / n_b,
+               "batch_max_violation_01": sums["max_violation_01"] / n_b,
+               "objective": float(cp.objective.value(last.confusion)),
+               "max_violation": float(cp.max_violation(last.confusion)),
+               "constraints": [float(c.value(last.confusion)) for c in cp.constraints],
+               "multipliers": last.multipliers.tolist()}
+        if rates.n_slacks == 0:
+            row["batch_objective_01"] = sums["objective_01"] / n_b
+        if last.confusion_val is not None:
+            row["objective_val"] = float(cp.objective.value(last.confusion_val))
+            row["max_violation_val"] = float(cp.max_violation(last.confusion_val))
+        self.history.append(row)
+        return row
+
+    # ------------------------------------------------------------------ checkpoints
+    def state_dict(self) -> dict:
+        """Everything needed to resume: model, slacks, both optimizers, RNG streams, snapshots."""
+        return {"epoch": self.epoch, "step": self.step, "module": state_to_cpu(self.module),
+                "xi": self.xi.detach().cpu().clone(), "optimizer": self.optimizer.state_dict(),
+                "multipliers": self.multipliers.state_dict(), "batches": self.batches.state_dict(),
+                "torch_rng": torch.get_rng_state(), "snapshots": self.snapshots, "history": self.history,
+                "train_seconds": self.train_seconds, "formulation": self.formulation}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore :meth:`state_dict` (the problem and data must be the same).
+
+        Raises
+        ------
+        ValueError
+            If the checkpoint was written by the other formulation.
+        """
+        if state["formulation"] != self.formulation:
+            raise ValueError(f"the checkpoint was written with formulation={state['formulation']!r}, "
+                             f"not {self.formulation!r}")
+        self.module.load_state_dict(state["module"])
+        with torch.no_grad():
+            self.xi.copy_(state["xi"].to(self.xi.device))
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.multipliers.load_state_dict(state["multipliers"])
+        self.batches.load_state_dict(state["batches"])
+        self.torch_rng = state["torch_rng"]  # the caller restores it around training
+        self.epoch, self.step = state["epoch"], state["step"]
+        self.snapshots, self.history = list(state["snapshots"]), list(state["history"])
+        self.train_seconds = state["train_seconds"]
