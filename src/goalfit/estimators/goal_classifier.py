@@ -14,6 +14,7 @@ from sklearn.utils.validation import _check_sample_weight, _num_samples, check_i
 
 from ..classifiers import ProbabilityModel, RandomizedClassifier, encode_labels
 from ..confusion import CellEncoder, ConfusionSpace
+from ..distributed import is_dask_collection
 from ..goals import Problem
 from ..methods.baselines import BASELINES
 from ..methods.plugin import METHODS, PluginOracle, RefitOracle, ThresholdOracle, choose_method, solve
@@ -140,6 +141,9 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        if is_dask_collection(X):  # Dask arrays / DataFrames: goalfit.distributed
+            from ..distributed import estimator as dist
+            return dist.fit(self, X, y, sensitive_features=sensitive_features, sample_weight=sample_weight)
         t_start = time.perf_counter()
         if y is None:
             raise ValueError("GoalClassifier requires y to be passed, but the target y is None")
@@ -397,6 +401,9 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         same predictions.
         """
         check_is_fitted(self, "classifier_")
+        if is_dask_collection(X):
+            from ..distributed import estimator as dist
+            return dist.predict(self, X, sensitive_features=sensitive_features, random_state=random_state)
         rs = self.random_state if random_state is None else random_state
         return self.classifier_.predict(X, sensitive_features=sensitive_features, random_state=rs)
 
@@ -408,6 +415,9 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         probabilities use ``estimator_.predict_proba``.
         """
         check_is_fitted(self, "classifier_")
+        if is_dask_collection(X):
+            from ..distributed import estimator as dist
+            return dist.predict_proba(self, X, sensitive_features=sensitive_features)
         return self.classifier_.predict_proba(X, sensitive_features=sensitive_features)
 
     def expected_confusion_matrix(self, X, y, *, sensitive_features=None, sample_weight=None,
@@ -441,6 +451,10 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         from ..metrics import evaluate_problem
 
         check_is_fitted(self, "classifier_")
+        if is_dask_collection(X):
+            from ..distributed import estimator as dist
+            return dist.evaluate(self, X, y, sensitive_features=sensitive_features,
+                                 sample_weight=sample_weight, confidence=confidence)
         dist = self.predict_proba(X, sensitive_features=sensitive_features)
         return evaluate_problem(Problem(self.objective, self.constraints), y, dist,
                                 sensitive_features=sensitive_features, sample_weight=sample_weight,

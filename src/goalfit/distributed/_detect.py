@@ -1,0 +1,25 @@
+"""Recognize Dask collections without importing Dask (an optional dependency)."""
+from __future__ import annotations
+
+
+def is_dask_collection(obj) -> bool:
+    """Whether ``obj`` is a Dask collection (array, DataFrame, Series, ...).
+
+    Cheap for every other input: Dask is imported only when the object's type comes from it.
+    """
+    if not type(obj).__module__.startswith("dask"):
+        return False
+    import dask
+
+    return dask.is_dask_collection(obj)
+
+
+def any_dask(*objs) -> bool:
+    """Whether any of ``objs`` (or a value of a dict among them) is a Dask collection."""
+    for o in objs:
+        if isinstance(o, dict):
+            if any(is_dask_collection(v) for v in o.values()):
+                return True
+        elif is_dask_collection(o):
+            return True
+    return False
