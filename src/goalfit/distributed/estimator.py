@@ -36,18 +36,24 @@ def _summary(k, y, s, w):
     return np.unique(y), frame, len(y)
 
 
-def _prepare(k, X, y, s, w, prob, encoder, classes):
+def _raw(k, X, y, s, w, estimator):
+    """The one pass over ``X``: ``(P, y, s, w)`` with P in the estimator's column order (or X
+    itself when precomputed); persisted, so later passes do not read or generate X again."""
+    check_block(k, X, y, s, w)
+    P = np.asarray(X if estimator is None else estimator.predict_proba(X), dtype=float)
+    if estimator is None and (P.ndim != 2 or not np.isfinite(P).all() or (P < 0).any()):
+        raise ValueError(f"partition {k}: precomputed probabilities must be a 2-D array without NaN, "
+                         "infinite or negative values")
+    return P, to_1d(y), s, to_1d(w)
+
+
+def _prepare(k, raw, index, encoder, classes, precomputed):
     """One partition as ``(P, y_codes, cells, w)`` for the outer loop (P in class-code order)."""
-    n = check_block(k, X, y, s, w)
-    P = prob.predict_proba(X)
-    if P.ndim != 2 or P.shape[1] != len(classes):
+    P, y, s, w = raw
+    if precomputed and P.shape[1] != len(classes):
         raise ValueError(f"partition {k}: probabilities must have shape (n_samples, {len(classes)}) "
                          f"(one column per class of y), got {P.shape}")
-    if prob.estimator is None and (not np.isfinite(P).all() or (P < 0).any()):
-        raise ValueError(f"partition {k}: precomputed probabilities contain NaN, infinite or negative values")
-    codes = encode_labels(to_1d(y), classes)
-    cells = encoder.transform(s, n)
-    return P, codes, cells, to_1d(w)
+    return P[:, index], encode_labels(y, classes), encoder.transform(s, len(y)), w
 
 
 def _partial_fit_step(model, k, X, y, w, classes):
@@ -103,36 +109,46 @@ def _check_supported(clf):
                          "in-memory data for it")
 
 
-def _base_model(clf, data, classes):
-    """The probability model: precomputed, prefit, or trained by ``partial_fit`` over partitions."""
-    import dask
-
-    K = len(classes)
-    clf.estimators_, clf.cv_ = None, None
+def _needs_training(clf):
     if isinstance(clf.estimator, str):
         if clf.estimator != "precomputed":
             raise ValueError(f"estimator must be an estimator or 'precomputed', got {clf.estimator!r}")
-        clf.estimator_ = None
-        return ProbabilityModel(None, np.arange(K))
-    base = clf._base()
+        return False
     if clf.prefit:
-        check_is_fitted(base)
-        est = base
-    elif hasattr(base, "partial_fit"):
-        epochs = int(get_option("partial_fit_epochs"))
-        rng = check_random_state(clf.random_state if not isinstance(clf.random_state, np.random.RandomState)
-                                 else clf.random_state.randint(2 ** 31 - 1))
-        model = dask.delayed(clone(base))
-        for _ in range(epochs):
-            for k in rng.permutation(len(data.blocks)):
-                Xk, yk, _, wk = data.blocks[k]
-                model = dask.delayed(_partial_fit_step)(model, int(k), Xk, yk, wk, classes)
-        est = model.compute()
-    else:
+        check_is_fitted(clf._base())
+        return False
+    if not hasattr(clf._base(), "partial_fit"):
         raise ValueError(f"on Dask collections the base model must be prefit (prefit=True), learn "
                          f"incrementally (have partial_fit, e.g. SGDClassifier(loss='log_loss')) or be "
-                         f"'precomputed'; {type(base).__name__} has no partial_fit")
-    clf.estimator_ = est
+                         f"'precomputed'; {type(clf._base()).__name__} has no partial_fit")
+    return True
+
+
+def _train(clf, data, classes):
+    """The base estimator: None (precomputed), the prefit one, or trained by ``partial_fit``
+    over the partitions (``goalfit.partial_fit_epochs`` passes in shuffled orders)."""
+    import dask
+
+    if isinstance(clf.estimator, str):
+        return None
+    base = clf._base()
+    if clf.prefit:
+        return base
+    epochs = int(get_option("partial_fit_epochs"))
+    rng = check_random_state(clf.random_state if not isinstance(clf.random_state, np.random.RandomState)
+                             else clf.random_state.randint(2 ** 31 - 1))
+    model = dask.delayed(clone(base))
+    for _ in range(epochs):
+        for k in rng.permutation(len(data.blocks)):
+            Xk, yk, _, wk = data.blocks[k]
+            model = dask.delayed(_partial_fit_step)(model, int(k), Xk, yk, wk, classes)
+        return model.compute()
+
+
+def _probability_model(est, classes):
+    """:class:`ProbabilityModel` reading the columns of ``classes`` from ``est.predict_proba``."""
+    if est is None:
+        return ProbabilityModel(None, np.arange(len(classes)))
     est_classes = np.asarray(getattr(est, "classes_", classes))
     missing = [c for c in classes if c not in set(est_classes.tolist())]
     if missing:
@@ -164,20 +180,31 @@ def fit(clf, X, y, *, sensitive_features=None, sample_weight=None):
         raise ValueError("GoalClassifier requires y to be passed, but the target y is None")
     _check_supported(clf)
     data = Partitions(X, y, sensitive_features, sample_weight)
-    summaries = dask.compute(*[dask.delayed(_summary)(k, yk, sk, wk)
-                               for k, (_, yk, sk, wk) in enumerate(data.blocks)])
-    classes = np.unique(np.concatenate([s[0] for s in summaries]))
-    check_classification_targets(classes)
-    if len(classes) < 2:
-        raise ValueError(f"y has one class {classes.tolist()}: need at least two")
-    clf.classes_ = classes
-    n_total = int(sum(s[2] for s in summaries))
-    encoder = CellEncoder().fit(None, 1) if sensitive_features is None else \
-        CellEncoder().fit(pd.concat([s[1] for s in summaries], ignore_index=True).drop_duplicates())
+
+    def labels_and_groups(blocks):  # classes, cells and rows from (y, s, w) blocks
+        out = dask.compute(*[dask.delayed(_summary)(k, yk, sk, wk) for k, (yk, sk, wk) in enumerate(blocks)])
+        classes = np.unique(np.concatenate([o[0] for o in out]))
+        check_classification_targets(classes)
+        if len(classes) < 2:
+            raise ValueError(f"y has one class {classes.tolist()}: need at least two")
+        encoder = CellEncoder().fit(None, 1) if sensitive_features is None else \
+            CellEncoder().fit(pd.concat([o[1] for o in out], ignore_index=True).drop_duplicates())
+        return classes, encoder, int(sum(o[2] for o in out))
 
     t0 = time.perf_counter()
-    prob = _base_model(clf, data, classes)
-    preps = [dask.delayed(_prepare)(k, *blk, prob, encoder, classes) for k, blk in enumerate(data.blocks)]
+    clf.estimators_, clf.cv_ = None, None
+    if _needs_training(clf):  # labels first (partial_fit needs the classes), then the epochs
+        classes, encoder, n_total = labels_and_groups([b[1:] for b in data.blocks])
+        est = _train(clf, data, classes)
+    else:
+        est = _train(clf, data, None)
+    raw = list(dask.persist(*[dask.delayed(_raw)(k, *blk, est) for k, blk in enumerate(data.blocks)]))
+    if not _needs_training(clf):  # from the persisted pass: X is read (or generated) once
+        classes, encoder, n_total = labels_and_groups([(r[1], r[2], r[3]) for r in raw])
+    clf.classes_, clf.estimator_ = classes, est
+    prob = _probability_model(est, classes)
+    preps = [dask.delayed(_prepare)(k, r, prob.class_index, encoder, classes, est is None)
+             for k, r in enumerate(raw)]
     K = len(classes)
     stats = {"n_partitions": data.n_partitions, "n_samples": n_total}
     if K == 2:
@@ -200,6 +227,7 @@ def fit(clf, X, y, *, sensitive_features=None, sample_weight=None):
         if clf.oracle == "threshold":
             raise ValueError("the threshold oracle is defined for binary problems only")
         preps = list(dask.persist(*preps))  # the probabilities stay on the workers
+        del raw
         mass = np.sum(dask.compute(*[dask.delayed(_row_mass)(p, K, encoder.n_cells) for p in preps]), axis=0)
         space = ConfusionSpace(classes=classes, cells=encoder.cells_, row_mass=mass / mass.sum())
         stats.update(kind="map_reduce", rate_error_bound=0.0)

@@ -29,10 +29,12 @@ def _dask_blocks(obj, name):
             obj = obj.rechunk({1: -1})  # one block per row chunk
         sizes = obj.chunks[0]
         known = None if any(np.isnan(s) for s in sizes) else tuple(int(s) for s in sizes)
-        return list(obj.to_delayed().ravel()), known, None
+        # unoptimized: optimizing each collection alone would fuse a task that X, y and the
+        # sensitive features share (e.g. one that generates or reads the partition) into each
+        return list(obj.to_delayed(optimize_graph=False).ravel()), known, None
     if hasattr(obj, "to_delayed") and hasattr(obj, "npartitions"):  # Dask DataFrame / Series
         divisions = tuple(obj.divisions) if obj.known_divisions else None
-        return list(obj.to_delayed()), None, divisions
+        return list(obj.to_delayed(optimize_graph=False)), None, divisions
     raise TypeError(f"{name}: unsupported Dask collection {type(obj).__name__} (use a Dask array, "
                     "DataFrame or Series)")
 
