@@ -264,7 +264,7 @@ def main():
     ap.add_argument("--memory-limit", default="8GB", help="per worker")
     ap.add_argument("--out", default=str(RESULTS / "scale_dask.json"))
     args = ap.parse_args()
-    sizes = [int(s) for s in (args.sizes or ([1e5, 1e6] if args.quick else [1e6, 1e7]))]
+    sizes = [int(s) for s in (args.sizes if args.sizes is not None else ([1e5, 1e6] if args.quick else [1e6, 1e7]))]
     multiclass = int(args.multiclass if args.multiclass is not None else (1e6 if args.quick else 1e7))
     from dask.distributed import Client, LocalCluster
 

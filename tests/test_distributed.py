@@ -198,3 +198,41 @@ def test_options_that_need_memory_are_refused():
     with pytest.raises(ValueError, match="power of two"):
         with gf.distributed.options(n_bins=1000):
             pass
+
+
+def test_cli_fits_a_parquet_glob_on_a_scheduler(tmp_path):
+    import json
+
+    import joblib
+    from typer.testing import CliRunner
+
+    from goalfit.cli.app import app
+
+    distributed = pytest.importorskip("dask.distributed")
+    X, y, s = _data(n=3000, seed=5)
+    cols = list("pqrs")
+    frame = pd.DataFrame(X, columns=cols).assign(label=y, group=s)
+    for k in range(3):
+        frame.iloc[1000 * k:1000 * (k + 1)].to_parquet(tmp_path / f"part-{k}.parquet")
+    lr = LogisticRegression().fit(frame[cols], y)
+    joblib.dump(lr, tmp_path / "lr.joblib")
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'[data]\nfiles = "{tmp_path}/part-*.parquet"\nlabel = "label"\nsensitive = ["group"]\n'
+                    f'[model]\nprefit = "{tmp_path}/lr.joblib"\n'
+                    '[goals]\nconstraints = ["demographic_parity_difference(\'group\') <= 0.01"]\n')
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, dask.config.set(scheduler=None):
+        res = CliRunner().invoke(app, ["fit", str(spec), "--out", str(tmp_path / "out"),
+                                       "--scheduler", cluster.scheduler_address])
+    assert res.exit_code == 0, res.output
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    mem = gf.GoalClassifier(lr, prefit=True, constraints=[gf.demographic_parity_difference("group") <= 0.01]).fit(
+        frame[cols], y, sensitive_features=frame[["group"]])
+    ev = mem.evaluate(frame[cols], y, sensitive_features=frame[["group"]])
+    assert report["objective"]["train"] == pytest.approx(ev["objective"]["value"], abs=1e-12)
+    assert report["constraints"][0]["train"] == pytest.approx(ev["constraints"][0]["value"], abs=1e-12)
+    assert report["dask_statistics"]["kind"] == "exact" and report["dask_statistics"]["n_partitions"] == 3
+    assert report["n_train"] == 3000
+    spec.write_text(spec.read_text().replace("part-*", "nothing-*"))
+    res = CliRunner().invoke(app, ["fit", str(spec), "--out", str(tmp_path / "out2"), "--scheduler", "inproc://x"])
+    assert res.exit_code == 2 and "no file matches" in res.output

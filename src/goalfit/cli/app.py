@@ -260,6 +260,13 @@ def fit(spec: Path = typer.Argument(..., help="TOML problem specification."),
     try:
         s = load_spec(spec)
         if s.files:
+            from ..distributed.io import matching_files
+
+            for pattern in filter(None, (s.files, s.test_files)):
+                try:
+                    matching_files(pattern)  # before starting or reaching a cluster
+                except ValueError as err:
+                    raise SpecError(str(err)) from None
             with _dask_client(scheduler):
                 run_spec(s, out=out)
         elif scheduler is not None:

@@ -5,6 +5,20 @@ import glob
 from pathlib import Path
 
 
+def matching_files(pattern: str) -> list:
+    """The sorted paths matching the glob ``pattern``.
+
+    Raises
+    ------
+    ValueError
+        When none does.
+    """
+    files = sorted(glob.glob(str(Path(pattern).expanduser())))
+    if not files:
+        raise ValueError(f"no file matches {pattern!r}")
+    return files
+
+
 def read_table(pattern: str, *, label: str, sensitive=(), features=None):
     """Features, label and sensitive columns of the files matching ``pattern``, partitioned alike.
 
@@ -34,9 +48,7 @@ def read_table(pattern: str, *, label: str, sensitive=(), features=None):
     """
     import dask.dataframe as dd
 
-    files = sorted(glob.glob(str(Path(pattern).expanduser())))
-    if not files:
-        raise ValueError(f"no file matches {pattern!r}")
+    files = matching_files(pattern)
     kinds = {"parquet" if f.endswith((".parquet", ".pq")) else "csv" if f.endswith((".csv", ".csv.gz")) else f
              for f in files}
     if len(kinds) != 1 or not kinds <= {"parquet", "csv"}:

@@ -130,7 +130,8 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
-            (class probabilities of shape (n_samples, n_classes) when ``estimator="precomputed"``)
+            (class probabilities of shape (n_samples, n_classes) when ``estimator="precomputed"``),
+            or a Dask array / DataFrame: see :mod:`goalfit.distributed`
         y : array-like of shape (n_samples,)
         sensitive_features : array-like, Series, DataFrame or dict, optional
             Group columns the goals refer to (and, e.g., a deployed model's predictions for
