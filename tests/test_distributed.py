@@ -57,6 +57,21 @@ def test_binary_fit_equals_in_memory(objective, constraints, oracle):
     assert ev_d["accuracy"] == pytest.approx(ev_m["accuracy"], abs=1e-12)
 
 
+def test_sample_weight_and_precomputed_probabilities():
+    X, y, s = _data(n=4000, seed=6)
+    P = LogisticRegression().fit(X, y).predict_proba(X)
+    w = np.random.default_rng(0).uniform(0.2, 3.0, len(y))
+    kw = dict(estimator="precomputed", constraints=DP)
+    mem = gf.GoalClassifier(**kw).fit(P, y, sensitive_features=s, sample_weight=w)
+    Pd = da.from_array(P, chunks=(1000, 2))
+    dsk = gf.GoalClassifier(**kw).fit(Pd, da.from_array(y, chunks=1000), sensitive_features=da.from_array(s, chunks=1000),
+                                      sample_weight=w)  # in memory, cut at the known chunks
+    np.testing.assert_allclose(dsk.result_.confusion, mem.result_.confusion, atol=1e-12)
+    with pytest.raises(ValueError, match="shape"):
+        gf.GoalClassifier(**kw).fit(da.from_array(np.hstack([P, P]), chunks=(1000, 4)),
+                                    da.from_array(y, chunks=1000), sensitive_features=da.from_array(s, chunks=1000))
+
+
 def test_multiclass_map_reduce_equals_in_memory():
     X, y, s = _data(n=3000, k=3, seed=1)
     lr = LogisticRegression().fit(X, y)
