@@ -199,6 +199,14 @@ def test_partial_fit_over_partitions():
     for k in order:
         ref.partial_fit(X[1000 * k:1000 * (k + 1)], y[1000 * k:1000 * (k + 1)], classes=np.array([0, 1]))
     np.testing.assert_allclose(clf.estimator_.coef_, ref.coef_)
+    with gf.distributed.options(partial_fit_epochs=2):  # a second pass in a new shuffled order
+        two = gf.GoalClassifier(sgd, constraints=DP, random_state=0).fit(Xd, yd, sensitive_features=sd)
+    rng = np.random.RandomState(0)
+    ref2 = SGDClassifier(loss="log_loss", random_state=0)
+    for k in np.concatenate([rng.permutation(3), rng.permutation(3)]):
+        ref2.partial_fit(X[1000 * k:1000 * (k + 1)], y[1000 * k:1000 * (k + 1)], classes=np.array([0, 1]))
+    np.testing.assert_allclose(two.estimator_.coef_, ref2.coef_)
+    assert np.abs(two.estimator_.coef_ - ref.coef_).max() > 1e-6  # the second epoch moved the weights
     mem = gf.GoalClassifier(ref, prefit=True, constraints=DP).fit(X, y, sensitive_features=s)
     np.testing.assert_allclose(clf.result_.confusion, mem.result_.confusion, atol=1e-12)
 

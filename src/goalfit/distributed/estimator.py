@@ -142,7 +142,7 @@ def _train(clf, data, classes):
         for k in rng.permutation(len(data.blocks)):
             Xk, yk, _, wk = data.blocks[k]
             model = dask.delayed(_partial_fit_step)(model, int(k), Xk, yk, wk, classes)
-        return model.compute()
+    return model.compute()
 
 
 def _probability_model(est, classes):
@@ -159,10 +159,11 @@ def _probability_model(est, classes):
 def fit(clf, X, y, *, sensitive_features=None, sample_weight=None):
     """:meth:`GoalClassifier.fit` on a Dask ``X`` (see :mod:`goalfit.distributed`).
 
-    Passes over the data: one over ``y`` / ``sensitive_features`` (labels, groups), the
-    ``partial_fit`` epochs when the base model learns incrementally, one computing the base
-    model's probabilities and their statistics; multiclass problems then run one map-reduce over
-    the persisted probabilities per oracle call.
+    Passes over ``X``: one, computing the base model's probabilities, persisted on the workers
+    with the labels and groups (labels, groups and the statistics are then read from there),
+    after the ``partial_fit`` epochs (and a first pass over ``y`` for the classes) when the base
+    model learns incrementally; multiclass problems then run one map-reduce over the persisted
+    probabilities per oracle call.
 
     Raises
     ------
