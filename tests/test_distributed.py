@@ -127,6 +127,25 @@ def test_histogram_rates_within_the_stated_bound():
     assert ev["constraints"][0]["value"] <= 0.01 + 2 * eps
 
 
+def test_encode_cells_on_distinct_rows_equals_the_encoder():
+    from goalfit.confusion import CellEncoder
+    from goalfit.distributed.partitions import encode_cells
+
+    rng = np.random.default_rng(0)
+    s = np.array(["a", "b", "c"])[rng.integers(0, 3, 500)]
+    frame = pd.DataFrame({"g": s, "h": rng.integers(0, 2, 500)}, index=np.arange(500) + 7)
+    for sf in (s, pd.Series(s, name="g"), frame):
+        enc = CellEncoder().fit(sf)
+        np.testing.assert_array_equal(encode_cells(enc, sf, 500), enc.transform(sf, 500))
+    bad = frame.copy()
+    bad.iloc[3, 0] = "zz"
+    with pytest.raises(ValueError, match="'zz' was not seen"):
+        encode_cells(CellEncoder().fit(frame), bad, 500)
+    bad.iloc[3, 0] = None
+    with pytest.raises(ValueError, match="missing values"):
+        encode_cells(CellEncoder().fit(frame), bad, 500)
+
+
 def test_unaligned_partitions_raise_a_clear_error():
     X, y, s = _data(n=3000)
     Xd = da.from_array(X, chunks=(1000, 4))

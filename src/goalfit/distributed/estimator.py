@@ -22,7 +22,7 @@ from ..confusion.cells import as_frame
 from ..goals import Problem
 from ..methods.baselines import BASELINES
 from ..methods.plugin import METHODS, PluginOracle, ThresholdOracle, choose_method, solve
-from .partitions import Partitions, check_block, n_rows, to_1d
+from .partitions import Partitions, check_block, encode_cells, n_rows, to_1d
 from .statistics import (MapReduceOracle, gather_scores, get_option, histogram_sample,
                          score_histograms)
 
@@ -53,7 +53,7 @@ def _prepare(k, raw, index, encoder, classes, precomputed):
     if precomputed and P.shape[1] != len(classes):
         raise ValueError(f"partition {k}: probabilities must have shape (n_samples, {len(classes)}) "
                          f"(one column per class of y), got {P.shape}")
-    return P[:, index], encode_labels(y, classes), encoder.transform(s, len(y)), w
+    return P[:, index], encode_labels(y, classes), encode_cells(encoder, s, len(y)), w
 
 
 def _partial_fit_step(model, k, X, y, w, classes):
@@ -76,7 +76,7 @@ def _expected_counts(k, X, y, s, w, classifiers, classes):
     total = n if w is None else float(w.sum())
     out = []
     for clf in classifiers:
-        cells = clf.cell_encoder.transform(s, n)
+        cells = encode_cells(clf.cell_encoder, s, n)
         out.append(clf.expected_confusion_tensor(X, codes, cells, sample_weight=w) * total)
     return np.stack(out)
 

@@ -131,3 +131,23 @@ def to_1d(v):
             raise ValueError(f"expected one column, got {v.shape[1]}")
         v = v.iloc[:, 0]
     return np.asarray(v).ravel()
+
+
+def encode_cells(encoder, s, n):
+    """``encoder.transform(s, n)`` computed on the distinct rows of ``s`` only (one
+    ``pandas.factorize`` per partition instead of a dictionary look-up per row); same ids, same
+    errors (missing values and unseen groups reach ``transform``)."""
+    if s is None or not encoder.columns_:
+        return encoder.transform(s, n)
+    if isinstance(s, np.ndarray) and s.ndim == 1:
+        codes, uniq = pd.factorize(s, use_na_sentinel=False)
+        uniq = np.asarray(uniq)
+    else:
+        frame = s.to_frame() if isinstance(s, pd.Series) else s
+        if not isinstance(frame, pd.DataFrame) or frame.shape[1] == 0:
+            return encoder.transform(s, n)
+        codes, uniq = pd.MultiIndex.from_frame(frame).factorize(use_na_sentinel=False)
+        uniq = pd.DataFrame(list(uniq), columns=frame.columns)
+    if len(codes) != n:
+        raise ValueError(f"sensitive_features has {len(codes)} rows but X/y have {n}")
+    return encoder.transform(uniq, len(uniq))[codes]
