@@ -19,8 +19,9 @@ worker processes (1 thread each):
   SPEC --scheduler``.
 
 Usage: ``python benchmarks/scale_dask.py [--quick] [--sizes 1e6 1e7 1e8] [--parquet]``
-(``--quick``: 10^5 and 10^6, multiclass at 10^6, a few minutes). Writes
-``benchmarks/results/scale_dask.json``.
+(``--quick``: 10^5 and 10^6, multiclass at 10^6, about 2 minutes, written to
+``scale_dask_quick.json``). Writes ``benchmarks/results/scale_dask.json``, keeping the rows of
+sizes not re-run.
 """
 from __future__ import annotations
 
@@ -262,8 +263,10 @@ def main():
     ap.add_argument("--parquet", type=float, default=0, help="rows of the Parquet + CLI run (0: none)")
     ap.add_argument("--compare-up-to", type=float, default=1e7)
     ap.add_argument("--memory-limit", default="8GB", help="per worker")
-    ap.add_argument("--out", default=str(RESULTS / "scale_dask.json"))
+    ap.add_argument("--out", default=None, help="default results/scale_dask.json (--quick: scale_dask_quick.json)")
     args = ap.parse_args()
+    if args.out is None:
+        args.out = str(RESULTS / ("scale_dask_quick.json" if args.quick else "scale_dask.json"))
     sizes = [int(s) for s in (args.sizes if args.sizes is not None else ([1e5, 1e6] if args.quick else [1e6, 1e7]))]
     multiclass = int(args.multiclass if args.multiclass is not None else (1e6 if args.quick else 1e7))
     from dask.distributed import Client, LocalCluster
