@@ -13,13 +13,3 @@ def is_dask_collection(obj) -> bool:
 
     return dask.is_dask_collection(obj)
 
-
-def any_dask(*objs) -> bool:
-    """Whether any of ``objs`` (or a value of a dict among them) is a Dask collection."""
-    for o in objs:
-        if isinstance(o, dict):
-            if any(is_dask_collection(v) for v in o.values()):
-                return True
-        elif is_dask_collection(o):
-            return True
-    return False
