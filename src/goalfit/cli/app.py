@@ -36,6 +36,16 @@ def load_data(spec: Spec):
     """
     from sklearn.model_selection import train_test_split
 
+    if spec.files:  # Dask DataFrames (goalfit.distributed)
+        from ..distributed.io import read_table
+
+        kw = dict(label=spec.label, sensitive=spec.sensitive, features=spec.features)
+        try:
+            train = read_table(spec.files, **kw)
+            test = read_table(spec.test_files, **kw) if spec.test_files else (None, None, None)
+        except ValueError as err:
+            raise SpecError(str(err)) from None
+        return [train, test]
     if spec.dataset:
         from ..datasets import load_dataset, list_datasets
 
@@ -102,7 +112,17 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
 
     objective, constraints = spec.goals()
     (Xtr, ytr, Str), (Xte, yte, Ste) = load_data(spec)
-    base = make_estimator(spec.estimator, Xtr, spec.seed)
+    if spec.prefit:
+        base = joblib.load(spec.prefit)
+        if spec.features is None and spec.files and hasattr(base, "feature_names_in_"):
+            Xtr, Xte = (None if X is None else X[list(base.feature_names_in_)] for X in (Xtr, Xte))
+    elif spec.files:  # no preprocessing pipeline: the model must learn by partial_fit on numeric columns
+        from .models import ESTIMATORS
+
+        base = ESTIMATORS[spec.estimator](spec.seed)
+    else:
+        base = make_estimator(spec.estimator, Xtr, spec.seed)
+    n_train = None if spec.files else len(ytr)  # Dask: counted by the fit
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from ..methods.plugin import METHODS
@@ -111,7 +131,8 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                   TextColumn("{task.completed} iterations"), TimeElapsedColumn(),
                   console=console, transient=True, disable=quiet) as progress:
-        task = progress.add_task(f"fitting {spec.estimator} + {spec.method} on {len(ytr)} examples",
+        task = progress.add_task(f"fitting {spec.prefit or spec.estimator} + {spec.method} on "
+                                 f"{n_train or spec.files} examples",
                                  total=params.get("max_iter"))
         if spec.method in METHODS or spec.method == "auto":
             params["callback"] = lambda it: progress.update(task, completed=it)
@@ -134,13 +155,17 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
             model, fmap, (Xtr, Xte) = _lagrangian_model(spec, base, objective, constraints, params, Xtr, Xte)
         else:
             model = GoalClassifier(base, objective=objective, constraints=constraints, method=spec.method,
-                                   method_params=params or None, random_state=spec.seed, **spec.fit_options)
+                                   method_params=params or None, random_state=spec.seed,
+                                   prefit=bool(spec.prefit), **spec.fit_options)
         try:
             model.fit(Xtr, ytr, sensitive_features=Str)
         except ValueError as err:
             raise SpecError(str(err)) from None
-    extra = {"dataset": spec.dataset or spec.csv, "estimator": spec.estimator,
-             "seed": spec.seed, "n_train": int(len(ytr)), "n_test": int(len(yte))}
+    extra = {"dataset": spec.dataset or spec.csv or spec.files, "estimator": spec.prefit or spec.estimator,
+             "seed": spec.seed, "n_train": int(n_train or model.n_outer_samples_),
+             "n_test": None if yte is None or spec.files else int(len(yte))}
+    if hasattr(model, "statistics_"):
+        extra["dask_statistics"] = model.statistics_
     if spec.method == "ramp":
         extra["estimator"] = "linear (ramp loss)"
     elif spec.method == "subdata":
@@ -296,6 +321,21 @@ def _lagrangian_model(spec, base, objective, constraints, params, Xtr, Xte):
     return model, fmap, (Xtr, Xte)
 
 
+def _dask_client(address):
+    """A Dask client on ``address``, or on a new LocalCluster (closed on exit)."""
+    import contextlib
+
+    from dask.distributed import Client, LocalCluster
+
+    stack = contextlib.ExitStack()
+    if address is None:
+        cluster = stack.enter_context(LocalCluster(dashboard_address=":0"))
+        console.print(f"started a LocalCluster: {cluster.scheduler_address}")
+        address = cluster
+    stack.enter_context(Client(address))
+    return stack
+
+
 @app.command()
 def demo(json: Path = typer.Option(None, "--json", help="Write report.json here."),
          out: Path = typer.Option(None, "--out", help="Also write the model and plots into this folder.")):
@@ -308,11 +348,26 @@ def demo(json: Path = typer.Option(None, "--json", help="Write report.json here.
 
 @app.command()
 def fit(spec: Path = typer.Argument(..., help="TOML problem specification."),
-        out: Path = typer.Option(Path("goalfit-out"), "--out", help="Output folder.")):
+        out: Path = typer.Option(Path("goalfit-out"), "--out", help="Output folder."),
+        scheduler: str = typer.Option(None, "--scheduler", help="Dask scheduler address (tcp://host:8786) for "
+                                      "specs with files = \"glob\"; default: a LocalCluster on this machine.")):
     """Fit the problem in SPEC and write model.joblib, report.json and plots to --out."""
     try:
         s = load_spec(spec)
-        run_spec(s, out=out)
+        if s.files:
+            from ..distributed.io import matching_files
+
+            for pattern in filter(None, (s.files, s.test_files)):
+                try:
+                    matching_files(pattern)  # before starting or reaching a cluster
+                except ValueError as err:
+                    raise SpecError(str(err)) from None
+            with _dask_client(scheduler):
+                run_spec(s, out=out)
+        elif scheduler is not None:
+            raise SpecError("--scheduler is for specs that read files = \"glob\" with Dask")
+        else:
+            run_spec(s, out=out)
     except SpecError as err:
         _fail(str(err), 2)
     except FileNotFoundError as err:

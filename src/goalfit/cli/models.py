@@ -6,7 +6,7 @@ import scipy.sparse as sp
 from sklearn.compose import make_column_selector, make_column_transformer
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.impute import SimpleImputer
-from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
@@ -15,6 +15,8 @@ ESTIMATORS = {
     "gradient_boosting": lambda seed: HistGradientBoostingClassifier(random_state=seed),
     "random_forest": lambda seed: RandomForestClassifier(n_estimators=200, min_samples_leaf=5,
                                                          random_state=seed, n_jobs=1),
+    # incremental (partial_fit): the base model of Dask fits on files that are not prefit
+    "sgd_logistic": lambda seed: SGDClassifier(loss="log_loss", random_state=seed),
 }
 
 

@@ -3,14 +3,17 @@
 Example::
 
     [data]
-    dataset = "adult"            # a goalfit.datasets name, or: csv = "path/to/file.csv"
+    dataset = "adult"            # a goalfit.datasets name, or: csv = "path/to/file.csv", or
+                                 # files = "data/part-*.parquet" (Parquet or CSV glob, read with Dask;
+                                 # test_files = "..." optional; features = [...] optional)
     label = "income"             # label column (csv only)
     sensitive = ["sex"]          # sensitive-feature columns (also kept as features)
     test_size = 0.3              # random stratified split; datasets with an official split use it
     seed = 0
 
     [model]
-    estimator = "logistic_regression"   # or gradient_boosting, random_forest
+    estimator = "logistic_regression"   # or gradient_boosting, random_forest, sgd_logistic
+    prefit = "model.joblib"             # optional: a fitted model (then estimator is not used)
 
     [goals]
     objective = "error"
@@ -49,6 +52,10 @@ class SpecError(ValueError):
 class Spec:
     dataset: str | None = None
     csv: str | None = None
+    files: str | None = None       # Parquet/CSV glob read with Dask (goalfit.distributed)
+    test_files: str | None = None
+    features: list | None = None
+    prefit: str | None = None      # path of a fitted model (joblib)
     label: str | None = None
     sensitive: list = field(default_factory=list)
     test_size: float = 0.3
@@ -76,8 +83,8 @@ class Spec:
 
 
 _KNOWN = {
-    "data": {"dataset", "csv", "label", "sensitive", "test_size", "seed", "params"},
-    "model": {"estimator"},
+    "data": {"dataset", "csv", "files", "test_files", "features", "label", "sensitive", "test_size", "seed", "params"},
+    "model": {"estimator", "prefit"},
     "goals": {"objective", "constraints", "method", "method_params", "cv", "confidence", "margin"},
 }
 
@@ -111,10 +118,14 @@ def spec_from_dict(raw: dict, where: str = "spec") -> Spec:
         if unknown:
             raise SpecError(f"{where}: unknown key(s) {sorted(unknown)} in [{section}]; known: {sorted(_KNOWN[section])}")
     data, model, goals = raw.get("data", {}), raw.get("model", {}), raw.get("goals", {})
-    if bool(data.get("dataset")) == bool(data.get("csv")):
-        raise SpecError(f"{where}: [data] needs exactly one of dataset = \"name\" or csv = \"path\"")
-    if data.get("csv") and not data.get("label"):
-        raise SpecError(f"{where}: [data] csv needs label = \"column\"")
+    if sum(bool(data.get(k)) for k in ("dataset", "csv", "files")) != 1:
+        raise SpecError(f"{where}: [data] needs exactly one of dataset = \"name\", csv = \"path\" or "
+                        "files = \"glob\"")
+    for key in ("csv", "files"):
+        if data.get(key) and not data.get("label"):
+            raise SpecError(f"{where}: [data] {key} needs label = \"column\"")
+    if (data.get("test_files") or data.get("features")) and not data.get("files"):
+        raise SpecError(f"{where}: [data] test_files and features go with files = \"glob\"")
     sensitive = data.get("sensitive", [])
     if isinstance(sensitive, str):
         sensitive = [sensitive]
@@ -125,6 +136,9 @@ def spec_from_dict(raw: dict, where: str = "spec") -> Spec:
     if not isinstance(test_size, (int, float)) or not 0 < test_size < 1:
         raise SpecError(f"{where}: test_size must be a number in (0, 1), got {test_size!r}")
     spec = Spec(dataset=data.get("dataset"), csv=data.get("csv"), label=data.get("label"),
+                files=data.get("files"), test_files=data.get("test_files"),
+                features=None if data.get("features") is None else list(data["features"]),
+                prefit=model.get("prefit"),
                 sensitive=list(sensitive), test_size=float(test_size), seed=int(data.get("seed", 0)),
                 estimator=model.get("estimator", "logistic_regression"),
                 objective=goals.get("objective", "error"), constraints=list(constraints),

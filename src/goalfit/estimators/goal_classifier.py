@@ -14,6 +14,7 @@ from sklearn.utils.validation import _check_sample_weight, _num_samples, check_i
 
 from ..classifiers import ProbabilityModel, RandomizedClassifier, encode_labels
 from ..confusion import CellEncoder, ConfusionSpace
+from ..distributed import is_dask_collection
 from ..goals import Problem
 from ..methods.baselines import BASELINES
 from ..methods.plugin import METHODS, PluginOracle, RefitOracle, ThresholdOracle, choose_method, solve
@@ -130,7 +131,8 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
-            (class probabilities of shape (n_samples, n_classes) when ``estimator="precomputed"``)
+            (class probabilities of shape (n_samples, n_classes) when ``estimator="precomputed"``),
+            or a Dask array / DataFrame: see :mod:`goalfit.distributed`
         y : array-like of shape (n_samples,)
         sensitive_features : array-like, Series, DataFrame or dict, optional
             Group columns the goals refer to (and, e.g., a deployed model's predictions for
@@ -141,6 +143,9 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        if is_dask_collection(X):  # Dask arrays / DataFrames: goalfit.distributed
+            from ..distributed import estimator as dist
+            return dist.fit(self, X, y, sensitive_features=sensitive_features, sample_weight=sample_weight)
         t_start = time.perf_counter()
         if y is None:
             raise ValueError("GoalClassifier requires y to be passed, but the target y is None")
@@ -388,6 +393,9 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         same predictions.
         """
         check_is_fitted(self, "classifier_")
+        if is_dask_collection(X):
+            from ..distributed import estimator as dist
+            return dist.predict(self, X, sensitive_features=sensitive_features, random_state=random_state)
         rs = self.random_state if random_state is None else random_state
         return self.classifier_.predict(X, sensitive_features=sensitive_features, random_state=rs)
 
@@ -399,6 +407,9 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         probabilities use ``estimator_.predict_proba``.
         """
         check_is_fitted(self, "classifier_")
+        if is_dask_collection(X):
+            from ..distributed import estimator as dist
+            return dist.predict_proba(self, X, sensitive_features=sensitive_features)
         return self.classifier_.predict_proba(X, sensitive_features=sensitive_features)
 
     def expected_confusion_matrix(self, X, y, *, sensitive_features=None, sample_weight=None,
@@ -433,6 +444,10 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         from ..metrics import evaluate_problem
 
         check_is_fitted(self, "classifier_")
+        if is_dask_collection(X):
+            from ..distributed import estimator as dist
+            return dist.evaluate(self, X, y, sensitive_features=sensitive_features,
+                                 sample_weight=sample_weight, confidence=confidence)
         check_consistent_rows(X=X, y=y, sensitive_features=sensitive_features, sample_weight=sample_weight)
         dist = self.predict_proba(X, sensitive_features=sensitive_features)
         return evaluate_problem(Problem(self.objective, self.constraints), y, dist,

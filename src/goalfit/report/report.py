@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..classifiers import PluginClassifier
+from ..distributed import is_dask_collection
 from ..goals import Problem
 from ..metrics import evaluate_problem
 from .names import display_name
@@ -17,6 +18,9 @@ MET_TOL = 1e-7
 
 
 def _evaluate(model, classifier, X, y, sf, confidence=None):
+    if is_dask_collection(X):  # reduced per partition (no intervals): goalfit.distributed
+        from ..distributed.estimator import evaluate_classifier
+        return evaluate_classifier(Problem(model.objective, model.constraints), classifier, model.classes_, X, y, sf)
     dist = classifier.predict_proba(X, sensitive_features=sf)
     return evaluate_problem(Problem(model.objective, model.constraints), y, dist,
                             sensitive_features=sf, classes=model.classes_, confidence=confidence)
@@ -219,22 +223,14 @@ def _group_rates(classes, predictors, X, y, sf, split, confidence=None):
     rates get Clopper-Pearson intervals (``entry["goalfit_interval"][rate]``: one [low, high] per
     group).
     """
-    from .. import goals as g
     from ..confusion.cells import as_frame
     from ..metrics import score
 
     frame = as_frame(sf, len(y))
     out = {}
-    binary = len(classes) == 2
     for col in frame.columns:
         groups = list(dict.fromkeys(frame[col].tolist()))
-        if binary:
-            rates = {"selection": lambda grp, c=col: g.positive_prediction_rate(group={c: grp}),
-                     "TPR": lambda grp, c=col: g.true_positive_rate(group={c: grp}),
-                     "FPR": lambda grp, c=col: g.false_positive_rate(group={c: grp})}
-        else:
-            rates = {f"pred={k}": (lambda grp, c=col, k=k: g.positive_prediction_rate(k, group={c: grp}))
-                     for k in classes}
+        rates = _rate_makers(classes, col)
         entry = {"groups": groups, "rates": list(rates), "split": split, "goalfit": {}, "baseline": {}}
         for who, predict in predictors.items():
             pred = predict(X, sf)
@@ -251,6 +247,18 @@ def _group_rates(classes, predictors, X, y, sf, split, confidence=None):
                         _rate_interval(make(grp), y, pred, frame, classes, confidence) for grp in groups]
         out[col] = entry
     return out
+
+
+def _rate_makers(classes, col) -> dict:
+    """The per-group rates of the report: name -> ``f(group value)`` returning the rate goal."""
+    from .. import goals as g
+
+    if len(classes) == 2:
+        return {"selection": lambda grp, c=col: g.positive_prediction_rate(group={c: grp}),
+                "TPR": lambda grp, c=col: g.true_positive_rate(group={c: grp}),
+                "FPR": lambda grp, c=col: g.false_positive_rate(group={c: grp})}
+    return {f"pred={k}": (lambda grp, c=col, k=k: g.positive_prediction_rate(k, group={c: grp}))
+            for k in classes}
 
 
 def _rate_interval(rate, y, pred, frame, classes, confidence):
@@ -372,6 +380,8 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
         raise TypeError(f"build_report supports GoalClassifier, RampClassifier, FairSubdataClassifier and "
                         f"AdaptiveSurrogateClassifier, goalfit.torch.LagrangianClassifier, not {type(model).__name__}")
     baseline = _baseline(model)
+    if is_dask_collection(X_train):
+        confidence = None  # intervals need the per-example sample
     data_sets = {"train": (X_train, y_train, sensitive_features_train)}
     if X_test is not None:
         data_sets["test"] = (X_test, y_test, sensitive_features_test)
@@ -399,7 +409,11 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
     Xs, ys, sfs = data_sets[split]
     predictors = {"goalfit": lambda X, sf: model.classifier_.predict_proba(X, sensitive_features=sf),
                   "baseline": lambda X, sf: baseline.predict_proba(X, sensitive_features=sf)}
-    rates = _group_rates(model.classes_, predictors, Xs, ys, sfs, split, confidence) if sfs is not None else {}
+    if is_dask_collection(Xs) and sfs is not None:
+        from ..distributed.report import group_rates
+        rates = group_rates(model.classes_, {"goalfit": model.classifier_, "baseline": baseline}, Xs, ys, sfs, split)
+    else:
+        rates = _group_rates(model.classes_, predictors, Xs, ys, sfs, split, confidence) if sfs is not None else {}
     return Report(data, rates)
 
 
