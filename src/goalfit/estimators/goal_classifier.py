@@ -102,6 +102,10 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Examples the method ran on (all, or the ``holdout`` share).
     feasible_ : bool
         Whether the constraints hold on the training sample (expected over the randomization).
+    train_sample_ : TrainingSample
+        What :meth:`to_deterministic` needs to check a deterministic classifier on the training
+        rows the method ran on: their probabilities (joint ones when ``group_blind``), labels,
+        true cells, weights, row hashes and every member's predictions.
 
     Raises
     ------
@@ -520,8 +524,8 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
               not depend on the batch. Guarantee: if the row hashes behave as independent
               uniforms, on any sample each rate equals the randomized classifier's expected
               rate plus zero-mean noise with standard deviation at most
-              ``sqrt(f (1 - f) / n_slice)``, ``f`` the share of the slice's examples on which
-              the members disagree (they differ only near the decision boundary), so the goals
+              ``sqrt(f / (4 n_slice))``, ``f`` the share of the slice's ``n_slice`` examples on
+              which the members disagree (they differ only near the decision boundary), so the goals
               hold up to that noise; duplicated rows share one draw.
             * ``"best_rule"``: the single deterministic rule with the lowest training objective
               among those that meet every goal on the training data (else the least violating),

@@ -86,9 +86,16 @@ class GroupBlindOracle:
                                 self.space.n_cells, self.w)
 
     def __call__(self, cost):
-        """Return ``(GroupBlindRule(cost), C)`` with C the rule's confusion tensor on the sample."""
-        cost = np.broadcast_to(np.asarray(cost, dtype=float), self.space.shape)
-        if not np.isfinite(cost).all():
-            raise ValueError("the oracle got a cost tensor with NaN or infinite entries")
+        """Return ``(GroupBlindRule(cost), C)`` with C the rule's confusion tensor on the sample.
+
+        Raises
+        ------
+        ValueError
+            For a cost tensor with NaN or infinite entries.
+        """
+        L = np.broadcast_to(np.asarray(cost, dtype=float), self.space.shape)
+        bad = ~np.isfinite(L)
+        if bad.any():
+            raise ValueError(f"the oracle got a cost tensor with {int(bad.sum())} NaN or infinite entries")
         self.n_calls += 1
-        return GroupBlindRule(cost), self.confusion_of(cost)
+        return GroupBlindRule(L), self.confusion_of(L)
