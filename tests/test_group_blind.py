@@ -14,7 +14,7 @@ from goalfit.confusion import CellEncoder, ConfusionSpace, confusion_tensor
 from goalfit.estimators.joint import FactoredJointClassifier
 from goalfit.goals import Problem
 from goalfit.methods.derandomize import best_threshold_rule
-from goalfit.methods.plugin.group_blind import GroupBlindOracle
+from goalfit.methods.plugin.group_blind import GroupBlindOracle, GroupBlindThresholdOracle
 
 
 def _tiny_sample(rng, n_x, G, K, per_x=12):
@@ -53,6 +53,32 @@ def test_group_blind_oracle_equals_brute_force(G, K, seed):
         # the member reproduces the oracle's predictions from the joint alone
         np.testing.assert_array_equal(member.predict_codes(None, J.reshape(len(y), -1), np.zeros(len(y), int)),
                                       oracle.predict_codes(L))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_group_blind_threshold_oracle_is_the_best_shift_of_the_plugin_rule(seed):
+    rng = np.random.default_rng(seed)
+    n, G = 300, 2
+    cells = rng.integers(0, G, n)
+    J = rng.dirichlet(np.ones(2 * G), n).reshape(n, G, 2)
+    y = rng.integers(0, 2, n)
+    space = ConfusionSpace.from_codes(y, cells, np.arange(2), pd.DataFrame({"g": np.arange(G)}))
+    plug, thr = GroupBlindOracle(J, y, cells, space), GroupBlindThresholdOracle(J, y, cells, space)
+    for _ in range(5):
+        L = rng.normal(size=(G, 2, 2))
+        _, C_plug = plug(L)
+        rule, C_thr = thr(L)
+        d = (L[:, :, 1] - L[:, :, 0]).ravel()
+        score = J.reshape(n, -1) @ d
+        best = np.inf  # brute force over every threshold between (and beyond) the scores
+        cuts = np.unique(score)
+        for t in np.r_[cuts[0] - 1, (cuts[1:] + cuts[:-1]) / 2, cuts[-1]]:
+            C = confusion_tensor(y, (score <= t).astype(int), cells, 2, G, None)
+            best = min(best, float(np.vdot(L, C)))
+        assert float(np.vdot(L, C_thr)) == pytest.approx(best, abs=1e-12)
+        assert float(np.vdot(L, C_thr)) <= float(np.vdot(L, C_plug)) + 1e-12
+        np.testing.assert_allclose(confusion_tensor(y, rule.predict_codes(None, J.reshape(n, -1), cells),
+                                                    cells, 2, G, None), C_thr, atol=1e-12)
 
 
 def _aware_and_blind(constraints, K, seed, n=600):
@@ -144,8 +170,12 @@ def test_group_blind_option_errors():
     X, y, g, _ = _blobs(n=200)
     with pytest.raises(ValueError, match="pass sensitive_features to fit"):
         gf.GoalClassifier(group_blind=True).fit(X, y)
-    with pytest.raises(ValueError, match="oracle must be 'plugin'"):
-        gf.GoalClassifier(group_blind=True, oracle="threshold").fit(X, y, sensitive_features=g)
+    with pytest.raises(ValueError, match="oracle must be 'plugin' or 'threshold'"):
+        gf.GoalClassifier(group_blind=True, oracle="refit").fit(X, y, sensitive_features=g)
+    X3, y3, g3, _ = _blobs(n=300, K=3)
+    with pytest.raises(ValueError, match="binary problems only"):
+        gf.GoalClassifier(group_blind=True, oracle="threshold",
+                          constraints=[gf.demographic_parity_difference("g") <= 0.1]).fit(X3, y3, sensitive_features={"g": g3})
     with pytest.raises(ValueError, match="joint_model"):
         gf.GoalClassifier(group_blind=True, joint_model="x").fit(X, y, sensitive_features=g)
     with pytest.raises(ValueError, match=r"shape \(n_samples, 4\)"):

@@ -17,7 +17,7 @@ from ..confusion import CellEncoder, ConfusionSpace
 from ..goals import Problem
 from ..methods.baselines import BASELINES
 from ..methods.plugin import METHODS, PluginOracle, RefitOracle, ThresholdOracle, choose_method, solve
-from ..methods.plugin.group_blind import GroupBlindOracle
+from ..methods.plugin.group_blind import GroupBlindOracle, GroupBlindThresholdOracle
 from .deterministic import TrainingSample, to_deterministic as _to_deterministic
 
 
@@ -73,8 +73,10 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         is a function of ``x``) as in Menon & Williamson (FAT* 2018) and Yang, Cisse & Koyejo
         (NeurIPS 2020). Cross-fitting (``cv``), ``holdout``, ``confidence`` and
         ``"precomputed"`` (``X`` then holds the joint probabilities, shape (n_samples,
-        n_cells * n_classes), cell-major in the order of the fitted cells) apply as usual; the
-        ``"threshold"`` and ``"refit"`` oracles, ``prefit`` and the post-shift baselines do not.
+        n_cells * n_classes), cell-major in the order of the fitted cells) apply as usual;
+        ``oracle="threshold"`` (binary) keeps the plug-in direction and picks each rule's
+        threshold exactly on the sample (:class:`~goalfit.methods.plugin.group_blind.GroupBlindThresholdOracle`);
+        the ``"refit"`` oracle, ``prefit`` and the post-shift baselines do not apply.
     joint_model : {"product", "factored"}, default "product"
         How ``group_blind`` estimates the joint: one multiclass model on the (cell, class)
         label, or ``P(Y | x) P(A | x, Y)`` (:class:`goalfit.estimators.joint.FactoredJointClassifier`).
@@ -213,7 +215,9 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         def solve_with(constraints):
             compiled = Problem(self.objective, constraints).compile(space)
             if self.group_blind:
-                oracle = GroupBlindOracle(P.reshape(-1, G, K), y_out, cells_out, space, sw_out)
+                kind = GroupBlindThresholdOracle if self.oracle == "threshold" and method not in BASELINES \
+                    else GroupBlindOracle
+                oracle = kind(P.reshape(-1, G, K), y_out, cells_out, space, sw_out)
             elif self.oracle == "threshold" and method not in BASELINES:
                 oracle = ThresholdOracle(P, y_out, cells_out, space, sw_out)
             elif self.oracle == "plugin" or method in BASELINES:
@@ -292,9 +296,9 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if self.joint_model not in ("product", "factored"):
             raise ValueError(f"joint_model must be 'product' or 'factored', got {self.joint_model!r}")
         if self.group_blind:
-            if self.oracle != "plugin":
-                raise ValueError(f"group_blind=True runs the group-blind plug-in oracle: oracle must be "
-                                 f"'plugin', got {self.oracle!r}")
+            if self.oracle == "refit":
+                raise ValueError("group_blind=True runs the group-blind plug-in oracle: oracle must be "
+                                 "'plugin' or 'threshold' (binary), got 'refit'")
             if self.prefit:
                 raise ValueError("group_blind=True fits a joint model of (group, class): prefit is not "
                                  "supported (give the estimator unfitted, or 'precomputed' joint probabilities)")

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..classifiers.members import ThresholdRule
 from ..confusion import confusion_tensor
+from .plugin.group_blind import OffsetScan
 
 TOL = 1e-9
 
@@ -182,23 +183,13 @@ def best_offset_rule(problem, member, joint, y_codes, cell_ids, sample_weight=No
     cells = np.asarray(cell_ids, dtype=np.intp)
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
     lin = _LinearGoals(problem, y, cells, w)
-    cost = member.cost
-    G = cost.shape[0]
-    score = np.asarray(joint, float).reshape(len(y), -1) @ (cost[:, :, 1] - cost[:, :, 0]).ravel()
-    order = np.argsort(score, kind="stable")
-    sc = score[order]
-    steps = lin.delta[:, cells[order], y[order]].T * (w[order] / w.sum())[:, None]  # (N, 1 + R)
-    vals = np.vstack([np.zeros(lin.R + 1), np.cumsum(steps, axis=0)])  # position k: first k predicted 1
-    ok = np.r_[True, sc[1:] > sc[:-1], True]  # positions between distinct scores
+    scan = OffsetScan(member.cost, joint)
+    vals = scan.cumulative(lin.delta[:, cells, y].T * (w / w.sum())[:, None])  # (N + 1, 1 + R)
     viol, obj = lin.key(vals)
-    cand = np.flatnonzero(ok)
-    k = int(cand[np.lexsort((obj[cand], viol[cand]))[0]])
-    t = -np.inf if k == 0 else (sc[k - 1] if k == len(sc) else 0.5 * (sc[k - 1] + sc[k]))
-    new = cost.copy()
-    new[:, :, 1] -= t if np.isfinite(t) else -(np.abs(score).max() + 1.0)
-    out = type(member)(new)
+    cand = scan.valid
+    out = scan.rule(int(cand[np.lexsort((obj[cand], viol[cand]))[0]]))
     pred = out.predict_codes(None, joint, cells)
-    return out, confusion_tensor(y, pred, cells, 2, G, w)
+    return out, confusion_tensor(y, pred, cells, 2, member.cost.shape[0], w)
 
 
 def best_threshold_rule(problem, eta1, y_codes, cell_ids, sample_weight=None, chunk: int = 64,

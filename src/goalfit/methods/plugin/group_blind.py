@@ -22,6 +22,11 @@ oracle. The confusion tensors it returns are computed with the **true** groups o
 training examples, so the reported training values of the goals are those of the deployed
 group-blind classifier.
 
+For two classes, :class:`GroupBlindThresholdOracle` keeps the plug-in *direction* and picks the
+threshold exactly on the sample (the group-blind analogue of the threshold oracle: robust to a
+joint model whose probabilities are miscalibrated by a shift of the score); not in the papers
+above, an addition.
+
 When ``A`` is a deterministic function of ``x`` (``eta_{y,a}(x) = eta_y(x) 1[a = A(x)]``), the
 rule is exactly Alg. 10's, and so is every method's output.
 """
@@ -99,3 +104,81 @@ class GroupBlindOracle:
             raise ValueError(f"the oracle got a cost tensor with {int(bad.sum())} NaN or infinite entries")
         self.n_calls += 1
         return GroupBlindRule(L), self.confusion_of(L)
+
+
+class OffsetScan:
+    """The rules ``1[<eta(x), d> <= t]`` of a binary group-blind cost, over every threshold ``t``.
+
+    ``d = L[:, :, 1] - L[:, :, 0]`` (flattened, cell-major); ``t = 0`` is the plug-in rule. The
+    examples are sorted by the score ``<eta(x), d>``; position ``k`` predicts class 1 on the first
+    ``k`` of them, and only positions between distinct scores are valid. Since the joint
+    probabilities sum to 1, the rule with threshold ``t`` is the :class:`GroupBlindRule` of the
+    cost with ``t`` subtracted from ``L[:, :, 1]``.
+
+    Parameters
+    ----------
+    cost : ndarray of shape (n_cells, 2, 2)
+    joint : ndarray of shape (n_samples, n_cells, 2) or (n_samples, 2 * n_cells)
+    """
+
+    def __init__(self, cost, joint):
+        self.cost = np.asarray(cost, dtype=float)
+        J = np.asarray(joint, dtype=float).reshape(len(joint), -1)
+        self.score = J @ (self.cost[:, :, 1] - self.cost[:, :, 0]).ravel()
+        self.order = np.argsort(self.score, kind="stable")
+        sc = self.score[self.order]
+        self.sorted_score = sc
+        self.valid = np.flatnonzero(np.r_[True, sc[1:] > sc[:-1], True])
+
+    def cumulative(self, gains) -> np.ndarray:
+        """``out[k]``: sum of ``gains`` (shape (n_samples, m), per example predicted 1) over the
+        first ``k`` sorted examples, shape (n_samples + 1, m)."""
+        g = np.asarray(gains, dtype=float)[self.order]
+        return np.vstack([np.zeros((1, g.shape[1])), np.cumsum(g, axis=0)])
+
+    def rule(self, k) -> GroupBlindRule:
+        """The rule predicting class 1 on the first ``k`` sorted examples (a valid position)."""
+        sc, n = self.sorted_score, len(self.sorted_score)
+        if k == 0:  # nobody: below the smallest score
+            t = sc[0] - 1.0 if n else -1.0
+        elif k == n:  # everybody: above the largest (not at it: J @ (d - t) rounds differently)
+            t = sc[-1] + 1.0
+        else:
+            t = 0.5 * (sc[k - 1] + sc[k])
+        new = self.cost.copy()
+        new[:, :, 1] -= t
+        return GroupBlindRule(new)
+
+
+class GroupBlindThresholdOracle(GroupBlindOracle):
+    """Binary group-blind LMO: the plug-in direction, the threshold exact on the sample.
+
+    For a cost ``L`` it returns, among the rules ``1[<eta(x), d> <= t]`` (:class:`OffsetScan`;
+    ``t = 0`` is :class:`GroupBlindOracle`'s rule), the one minimizing ``<L, C>`` on the sample
+    (true groups), by one sort and one cumulative sum per call. Its sample cost is never above
+    the plug-in rule's.
+
+    Parameters
+    ----------
+    As :class:`GroupBlindOracle`.
+
+    Raises
+    ------
+    ValueError
+        For more than two classes.
+    """
+
+    def __init__(self, joint, y_codes, cell_ids, space, sample_weight=None):
+        if space.n_classes != 2:
+            raise ValueError("the group-blind threshold oracle is defined for binary problems only")
+        super().__init__(joint, y_codes, cell_ids, space, sample_weight)
+
+    def __call__(self, cost):
+        rule, _ = super().__call__(cost)
+        scan = OffsetScan(rule.cost, self.joint)
+        # predicting 1 instead of 0 on example l changes <L, C> by (L[c,y,1] - L[c,y,0]) w_l / W
+        gain = (rule.cost[self.cells, self.y, 1] - rule.cost[self.cells, self.y, 0]) * self.w / self.w.sum()
+        vals = scan.cumulative(gain[:, None])[:, 0]
+        k = int(scan.valid[np.argmin(vals[scan.valid])])
+        best = scan.rule(k)
+        return best, self.confusion_of(best.cost)
