@@ -158,20 +158,15 @@ class GroupBlindThresholdOracle(GroupBlindOracle):
     (true groups), by one sort and one cumulative sum per call. Its sample cost is never above
     the plug-in rule's.
 
-    Parameters
-    ----------
-    As :class:`GroupBlindOracle`.
-
-    Raises
-    ------
-    ValueError
-        For more than two classes.
+    Takes the parameters of :class:`GroupBlindOracle` and raises its errors, plus a
+    ``ValueError`` for a problem with more than two classes.
     """
 
     def __init__(self, joint, y_codes, cell_ids, space, sample_weight=None):
-        if space.n_classes != 2:
-            raise ValueError("the group-blind threshold oracle is defined for binary problems only")
         super().__init__(joint, y_codes, cell_ids, space, sample_weight)
+        if space.n_classes != 2:
+            raise ValueError(f"the group-blind threshold oracle is defined for binary problems only "
+                             f"(this one has {space.n_classes} classes)")
 
     def __call__(self, cost):
         rule, _ = super().__call__(cost)
