@@ -265,11 +265,13 @@ def test_feasibility_phase_uses_its_own_weaker_regularization():
     b = deployed.predict(Xpool)
     kw = dict(objective=gf.error_rate(dataset="train"), constraints=[gf.churn_rate(dataset="pool") <= 0.02],
               alpha=1e-2, deployed_model=deployed)
-    with pytest.warns(RuntimeWarning, match="cannot all be met"):
-        stalled = gf.RampClassifier(**kw, feasibility_alpha=1e-2).fit(X, y, datasets={"pool": (Xpool,)})
+    stalled = gf.RampClassifier(**kw, feasibility_alpha=1e-2).fit(X, y, datasets={"pool": (Xpool,)})
+    # the MM steps of phase 1 stall short of the goal; the certified LP start (phase1.py) rescues it
+    phase1 = [h for h in stalled.history_ if h["phase"] == "feasibility"]
+    assert phase1 and phase1[-1]["max_violation"] > 0.01
+    assert [h["phase"] for h in stalled.history_].count("feasibility_lp") == 1
     p = ramp(stalled.decision_function(Xpool))
-    assert not stalled.feasible_ and stalled.max_violation_ > 0.01
-    assert stalled.max_violation_ == pytest.approx(np.mean(np.where(b == 1, 1 - p, p)) - 0.02, abs=1e-9)
+    assert stalled.feasible_ and np.mean(np.where(b == 1, 1 - p, p)) <= 0.02 + 1e-6
     m = gf.RampClassifier(**kw).fit(X, y, datasets={"pool": (Xpool,)})
     p = ramp(m.decision_function(Xpool))
     assert m.feasible_ and np.mean(np.where(b == 1, 1 - p, p)) <= 0.02 + 1e-6

@@ -6,6 +6,9 @@
   computed as ``a + eta_1 (b - a) <= 0`` with ``a = L_01 - L_00`` and ``b = L_11 - L_10``, the
   same inequality the sorted-threshold oracle evaluates, so training predictions and the
   oracle's confusion matrices agree exactly.
+* :class:`GroupBlindRule` — the group-blind plug-in rule on a joint model
+  ``eta_{y,a}(x) = P(Y = y, A = a | x)``: ``h(x) = argmin*_j sum_{y,a} eta_{y,a}(x) L_a[y, j]``
+  (see :mod:`goalfit.methods.plugin.group_blind`); it never reads the group.
 * :class:`FittedMember` — an estimator refitted with example weights (the weighted-refit oracle,
   §8.7); it predicts from the features.
 """
@@ -64,6 +67,49 @@ class PluginRule:
 
     def key(self):
         return self.cost.tobytes()
+
+
+def group_blind_predict(joint, cost) -> np.ndarray:
+    """Group-blind plug-in decisions ``argmin*_j sum_{a,y} joint[l, a, y] cost[a, y, j]``.
+
+    Parameters
+    ----------
+    joint : ndarray of shape (n_samples, n_cells, n_classes) or (n_samples, n_cells * n_classes)
+        Joint probabilities ``P(A = a, Y = y | x)`` (cell-major when flattened).
+    cost : ndarray of shape (n_cells, n_classes, n_classes)
+
+    Returns
+    -------
+    ndarray of int, shape (n_samples,): predicted class codes; ties go to the larger index, and
+    for two classes class 1 wins where ``score_1 - score_0 <= 0`` (as :func:`binary_margin`).
+    """
+    cost = np.asarray(cost, dtype=float)
+    G, n, _ = cost.shape
+    J = np.asarray(joint, dtype=float).reshape(-1, G * n)
+    if n == 2:
+        d = (cost[:, :, 1] - cost[:, :, 0]).ravel()
+        return (J @ d <= 0).astype(np.intp)
+    scores = J @ cost.reshape(G * n, n)
+    return n - 1 - np.argmin(scores[:, ::-1], axis=1)
+
+
+class GroupBlindRule:
+    """A group-blind plug-in rule given by a per-group cost tensor (shape (n_cells, n, n)).
+
+    Reads the joint probabilities ``P(A = a, Y = y | x)`` (the ``proba`` argument, shape
+    (n_samples, n_cells * n)) and ignores ``cell_ids``.
+    """
+
+    needs = "proba"
+
+    def __init__(self, cost):
+        self.cost = np.array(cost, dtype=float)
+
+    def predict_codes(self, X, proba, cell_ids) -> np.ndarray:
+        return group_blind_predict(proba, self.cost)
+
+    def key(self):
+        return ("blind", self.cost.tobytes())
 
 
 class ThresholdRule:

@@ -21,19 +21,26 @@ class ProbabilityModel:
     estimator : fitted classifier with ``predict_proba``, or None
         ``None`` means the features *are* the probabilities (``estimator="precomputed"``).
     class_index : ndarray of int, shape (n_classes,)
-        Column of ``estimator.predict_proba`` that holds each class code.
+        Column of ``estimator.predict_proba`` that holds each class code (-1: a class the
+        estimator never saw, probability 0; used for joint labels (group, class) absent from
+        the training data).
     """
 
     def __init__(self, estimator, class_index):
         self.estimator = estimator
         self.class_index = np.asarray(class_index, dtype=np.intp)
 
+    def columns(self, P) -> np.ndarray:
+        """The estimator's probabilities ``P`` in class-code order (index -1: a zero column)."""
+        P = np.asarray(P, dtype=float)
+        out = P[:, np.maximum(self.class_index, 0)]
+        out[:, self.class_index < 0] = 0.0
+        return out
+
     def predict_proba(self, X) -> np.ndarray:
         if self.estimator is None:
-            P = np.asarray(X, dtype=float)
-        else:
-            P = np.asarray(self.estimator.predict_proba(X), dtype=float)[:, self.class_index]
-        return P
+            return np.asarray(X, dtype=float)
+        return self.columns(self.estimator.predict_proba(X))
 
 
 class RandomizedClassifier:
@@ -50,6 +57,12 @@ class RandomizedClassifier:
     cell_encoder : CellEncoder
         Maps sensitive features to cells (the members' cost matrices depend on the cell).
     probability_model : ProbabilityModel
+    hash_seed : int, optional
+        Derandomize by hashing (Cotter, Narasimhan & Gupta, NeurIPS 2019, §4): example ``x`` gets
+        the prediction of the member that :func:`~goalfit.classifiers.hashing.hash_choice` picks
+        from a hash of its feature row and this seed, so the classifier is a deterministic
+        function of the row (the same in any batch) whose rates match the mixture's up to
+        hashing noise. Default None: :meth:`predict` samples.
 
     Raises
     ------
@@ -57,7 +70,7 @@ class RandomizedClassifier:
         If weights are negative, do not sum to 1, or do not match the members.
     """
 
-    def __init__(self, members, weights, classes, cell_encoder, probability_model):
+    def __init__(self, members, weights, classes, cell_encoder, probability_model, hash_seed=None):
         w = np.asarray(weights, dtype=float)
         if len(w) != len(members) or len(members) == 0:
             raise ValueError(f"{len(members)} members but {len(w)} weights")
@@ -68,19 +81,39 @@ class RandomizedClassifier:
         self.classes = np.asarray(classes)
         self.cell_encoder = cell_encoder
         self.probability_model = probability_model
+        self.hash_seed = hash_seed
 
     @property
     def is_deterministic(self) -> bool:
-        return len(self.members) == 1
+        return len(self.members) == 1 or self.hash_seed is not None
+
+    def _hashed(self, X, preds) -> np.ndarray:
+        """Class codes of the hash-derandomized classifier, shape (n_samples,)."""
+        from .hashing import hash_choice, row_hash
+
+        pick = hash_choice(row_hash(X), self.weights, self.hash_seed)
+        return preds[pick, np.arange(preds.shape[1])]
+
+    def _dist(self, X, preds) -> np.ndarray:
+        """Per-example class distribution (one-hot when derandomized by hashing)."""
+        if self.hash_seed is None or len(self.members) == 1:
+            return self._distribution(preds)
+        out = np.zeros((preds.shape[1], len(self.classes)))
+        out[np.arange(preds.shape[1]), self._hashed(X, preds)] = 1.0
+        return out
+
+    def _proba(self, X):
+        """(probabilities when a member reads them else None, number of rows)."""
+        needs_proba = any(m.needs == "proba" for m in self.members)
+        P = self.probability_model.predict_proba(X) if needs_proba else None
+        return P, (len(P) if P is not None else _num_rows(X))
 
     def member_predictions(self, X, *, sensitive_features=None, cell_ids=None) -> np.ndarray:
         """Class codes predicted by every member, shape (n_members, n_samples).
 
         ``cell_ids`` (already encoded cells) may replace ``sensitive_features``.
         """
-        needs_proba = any(m.needs == "proba" for m in self.members)
-        P = self.probability_model.predict_proba(X) if needs_proba else None
-        n = len(P) if P is not None else _num_rows(X)
+        P, n = self._proba(X)
         if cell_ids is None:
             cells = self.cell_encoder.transform(sensitive_features, n)
         else:
@@ -94,7 +127,7 @@ class RandomizedClassifier:
         example ``l`` (the total weight of the members that predict it). This is **not** an
         estimate of ``P(y | x)``; it is what :meth:`predict` samples from.
         """
-        return self._distribution(self.member_predictions(X, sensitive_features=sensitive_features))
+        return self._dist(X, self.member_predictions(X, sensitive_features=sensitive_features))
 
     def _distribution(self, preds) -> np.ndarray:
         out = np.zeros((preds.shape[1], len(self.classes)))
@@ -111,6 +144,8 @@ class RandomizedClassifier:
         preds = self.member_predictions(X, sensitive_features=sensitive_features)
         if len(self.members) == 1:
             return self.classes[preds[0]]
+        if self.hash_seed is not None:
+            return self.classes[self._hashed(X, preds)]
         rng = check_random_state(random_state)
         pick = rng.choice(len(self.members), size=preds.shape[1], p=self.weights)
         return self.classes[preds[pick, np.arange(preds.shape[1])]]
@@ -124,7 +159,7 @@ class RandomizedClassifier:
         """
         if cell_ids is None:
             cell_ids = self.cell_encoder.transform(sensitive_features, _num_rows(X))
-        dist = self._distribution(self.member_predictions(X, cell_ids=cell_ids))
+        dist = self._dist(X, self.member_predictions(X, cell_ids=cell_ids))
         return confusion_tensor(y_codes, dist, cell_ids, len(self.classes), self.cell_encoder.n_cells,
                                 sample_weight)
 
@@ -155,22 +190,64 @@ class RandomizedClassifier:
                                            sample_weight=sample_weight)
         return T if per_group else T.sum(axis=0)
 
-    def to_deterministic(self, strategy: str = "max_weight") -> "RandomizedClassifier":
-        """A deterministic classifier derived from the mixture.
+    def with_members(self, members, weights, hash_seed=None) -> "RandomizedClassifier":
+        """A classifier of the same kind (group-aware or group-blind) with other members."""
+        return type(self)(members, weights, self.classes, self.cell_encoder, self.probability_model,
+                          hash_seed=hash_seed)
+
+    def to_deterministic(self, strategy: str = "max_weight", *, random_state=0) -> "RandomizedClassifier":
+        """A deterministic classifier derived from the mixture alone (no training data).
 
         Parameters
         ----------
-        strategy : {"max_weight"}
-            ``"max_weight"``: the member with the largest weight. It is deterministic and
-            simple to deploy, but may break constraints that only the mixture meets (check it
-            with a report). Per-example voting is not offered: its confusion matrix is not a
-            mixture of the members' and carries no guarantee.
+        strategy : {"max_weight", "hash"}
+            ``"max_weight"``: the member with the largest weight; it may break constraints that
+            only the mixture meets. ``"hash"``: the hash-derandomized mixture (see ``hash_seed``;
+            Cotter et al. 2019): on any sample whose row hashes behave as independent uniforms,
+            each rate is the mixture's expected rate plus the noise of one sampled prediction
+            per example, O(sqrt(1/n_slice)) and only from examples where members disagree.
+            :meth:`GoalClassifier.to_deterministic <goalfit.GoalClassifier.to_deterministic>`
+            adds the best single rule and checks the goals on the training data.
+            Per-example voting is not offered: its confusion matrix is not a mixture of the
+            members' and carries no guarantee.
+        random_state : int, default 0
+            Seed of the hash (``"hash"`` only).
         """
+        if strategy == "hash":
+            return self.with_members(self.members, self.weights, hash_seed=int(random_state))
         if strategy != "max_weight":
-            raise ValueError(f"unknown strategy {strategy!r}; known: ['max_weight']")
+            raise ValueError(f"unknown strategy {strategy!r}; known: ['max_weight', 'hash']")
         k = int(np.argmax(self.weights))
-        return RandomizedClassifier([self.members[k]], [1.0], self.classes, self.cell_encoder,
-                                    self.probability_model)
+        return self.with_members([self.members[k]], [1.0])
+
+
+class GroupBlindClassifier(RandomizedClassifier):
+    """A mixture of group-blind members: predictions never read the sensitive features.
+
+    The members (e.g. :class:`~goalfit.classifiers.members.GroupBlindRule`) read the joint
+    probabilities ``P(A = a, Y = y | x)`` of ``probability_model``. ``cell_encoder`` is kept to
+    *audit* the goals: :meth:`expected_confusion_tensor` puts each example in its true group
+    when ``sensitive_features`` (or ``cell_ids``) are given; :meth:`predict` and
+    :meth:`predict_proba` ignore them.
+    """
+
+    def member_predictions(self, X, *, sensitive_features=None, cell_ids=None) -> np.ndarray:
+        P, n = self._proba(X)
+        blind = np.zeros(n, dtype=np.intp)
+        return np.stack([m.predict_codes(X, P, blind) for m in self.members])
+
+    def expected_confusion_tensor(self, X, y_codes, cell_ids=None, *, sensitive_features=None,
+                                  sample_weight=None) -> np.ndarray:
+        """As :meth:`RandomizedClassifier.expected_confusion_tensor`, cells from the true groups
+        (all examples in the first cell when neither ``cell_ids`` nor ``sensitive_features``
+        is given: only the sum over cells is then meaningful)."""
+        n = _num_rows(X)
+        if cell_ids is None:
+            cell_ids = (np.zeros(n, dtype=np.intp) if sensitive_features is None
+                        else self.cell_encoder.transform(sensitive_features, n))
+        dist = self._dist(X, self.member_predictions(X))
+        return confusion_tensor(y_codes, dist, cell_ids, len(self.classes), self.cell_encoder.n_cells,
+                                sample_weight)
 
 
 class PluginClassifier(RandomizedClassifier):
@@ -189,6 +266,10 @@ class PluginClassifier(RandomizedClassifier):
     @property
     def cost(self) -> np.ndarray:
         return self.members[0].cost
+
+    def with_members(self, members, weights, hash_seed=None) -> RandomizedClassifier:
+        return RandomizedClassifier(members, weights, self.classes, self.cell_encoder,
+                                    self.probability_model, hash_seed=hash_seed)
 
 
 def encode_labels(y, classes) -> np.ndarray:

@@ -12,13 +12,15 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _check_sample_weight, _num_samples, check_is_fitted, column_or_1d
 
-from ..classifiers import ProbabilityModel, RandomizedClassifier, encode_labels
+from ..classifiers import GroupBlindClassifier, ProbabilityModel, RandomizedClassifier, encode_labels
 from ..confusion import CellEncoder, ConfusionSpace
 from ..distributed import is_dask_collection
 from ..goals import Problem
 from ..methods.baselines import BASELINES
 from ..methods.plugin import METHODS, PluginOracle, RefitOracle, ThresholdOracle, choose_method, solve
 from ..utils.validation import check_consistent_rows, check_has_predict_proba, check_sample_weight
+from ..methods.plugin.group_blind import GroupBlindOracle, GroupBlindThresholdOracle
+from .deterministic import TrainingSample, to_deterministic as _to_deterministic
 
 
 class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -62,6 +64,24 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         not hurt").
     method_params : dict, optional
         Passed to the method (e.g. ``{"max_iter": 500}``).
+    group_blind : bool, default False
+        Use the sensitive features only to state and measure the goals, never to decide: the
+        base model estimates the joint ``P(Y = y, A = a | x)`` over the classes and the cells
+        (groups, or their intersections with several columns), the group-blind plug-in oracle
+        (:mod:`goalfit.methods.plugin.group_blind`) predicts ``argmin_j sum_{y,a}
+        eta_{y,a}(x) L_a[y, j]``, and every plug-in method runs unchanged on it; the training
+        values of the goals are measured with the true groups. :meth:`predict` then needs no
+        ``sensitive_features``. This extends Narasimhan et al.'s Def. 2 (which assumes the group
+        is a function of ``x``) as in Menon & Williamson (FAT* 2018) and Yang, Cisse & Koyejo
+        (NeurIPS 2020). Cross-fitting (``cv``), ``holdout``, ``confidence`` and
+        ``"precomputed"`` (``X`` then holds the joint probabilities, shape (n_samples,
+        n_cells * n_classes), cell-major in the order of the fitted cells) apply as usual;
+        ``oracle="threshold"`` (binary) keeps the plug-in direction and picks each rule's
+        threshold exactly on the sample (:class:`~goalfit.methods.plugin.group_blind.GroupBlindThresholdOracle`);
+        the ``"refit"`` oracle, ``prefit`` and the post-shift baselines do not apply.
+    joint_model : {"product", "factored"}, default "product"
+        How ``group_blind`` estimates the joint: one multiclass model on the (cell, class)
+        label, or ``P(Y | x) P(A | x, Y)`` (:class:`goalfit.estimators.joint.FactoredJointClassifier`).
     random_state : int, RandomState or None
         Default seed for :meth:`predict`'s sampling.
 
@@ -86,6 +106,10 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Examples the method ran on (all, or the ``holdout`` share).
     feasible_ : bool
         Whether the constraints hold on the training sample (expected over the randomization).
+    train_sample_ : TrainingSample
+        What :meth:`to_deterministic` needs to check a deterministic classifier on the training
+        rows the method ran on: their probabilities (joint ones when ``group_blind``), labels,
+        true cells, weights, row hashes and every member's predictions.
 
     Raises
     ------
@@ -98,12 +122,13 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     Notes
     -----
     Group-dependent goals make the classifier depend on the group: pass the same
-    ``sensitive_features`` columns to :meth:`predict`.
+    ``sensitive_features`` columns to :meth:`predict`, or fit with ``group_blind=True``.
     """
 
     def __init__(self, estimator=None, *, objective="error", constraints=(), method="auto",
                  oracle="plugin", prefit=False, holdout=None, cv="auto", cv_model="average",
-                 confidence=None, margin=None, safety_fraction=0.4, method_params=None, random_state=None):
+                 confidence=None, margin=None, safety_fraction=0.4, method_params=None,
+                 group_blind=False, joint_model="product", random_state=None):
         self.estimator = estimator
         self.objective = objective
         self.constraints = constraints
@@ -117,6 +142,8 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.margin = margin
         self.safety_fraction = safety_fraction
         self.method_params = method_params
+        self.group_blind = group_blind
+        self.joint_model = joint_model
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fitting
@@ -171,7 +198,15 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             rows, safety_rows = np.arange(n), None
 
         t0 = time.perf_counter()
-        prob, P, out_rows = self._probabilities(X, y, y_codes, sw, rows)
+        K, G = len(self.classes_), encoder.n_cells
+        if self.group_blind:
+            if not encoder.columns_:
+                raise ValueError("group_blind=True states the goals on groups it never sees at predict "
+                                 "time: pass sensitive_features to fit")
+            joint = y_codes + K * cells  # cell-major joint label
+            prob, P, out_rows = self._probabilities(X, joint, joint, sw, rows, classes=np.arange(G * K))
+        else:
+            prob, P, out_rows = self._probabilities(X, y, y_codes, sw, rows)
         self.base_fit_seconds_ = time.perf_counter() - t0
         y_out, cells_out = y_codes[out_rows], cells[out_rows]
         sw_out = None if sw is None else sw[out_rows]
@@ -194,7 +229,11 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         def solve_with(constraints):
             compiled = Problem(self.objective, constraints).compile(space)
-            if self.oracle == "threshold" and method not in BASELINES:
+            if self.group_blind:
+                kind = GroupBlindThresholdOracle if self.oracle == "threshold" and method not in BASELINES \
+                    else GroupBlindOracle
+                oracle = kind(P.reshape(-1, G, K), y_out, cells_out, space, sw_out)
+            elif self.oracle == "threshold" and method not in BASELINES:
                 oracle = ThresholdOracle(P, y_out, cells_out, space, sw_out)
             elif self.oracle == "plugin" or method in BASELINES:
                 oracle = PluginOracle(P, y_out, cells_out, space, sw_out)
@@ -219,8 +258,10 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.margins_ = None if margins is None else list(margins)
         self.result_ = result
         self.history_ = result.history
-        self.classifier_ = RandomizedClassifier(result.members, result.weights, self.classes_,
-                                                encoder, prob)
+        kind = GroupBlindClassifier if self.group_blind else RandomizedClassifier
+        self.classifier_ = kind(result.members, result.weights, self.classes_, encoder, prob)
+        self.train_sample_ = TrainingSample.build(self.classifier_, X, out_rows, P, y_out, cells_out,
+                                                   sw_out, self.problem_)
         C = result.confusion
         self.feasible_ = self.problem_.max_violation(C) <= 1e-7
         if self.problem_.constraints and not self.feasible_ and method not in BASELINES:
@@ -267,6 +308,17 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def _check_options(self):
         if self.oracle not in ("plugin", "threshold", "refit"):
             raise ValueError(f"oracle must be 'plugin', 'threshold' or 'refit', got {self.oracle!r}")
+        if self.joint_model not in ("product", "factored"):
+            raise ValueError(f"joint_model must be 'product' or 'factored', got {self.joint_model!r}")
+        if self.group_blind:
+            if self.oracle == "refit":
+                raise ValueError("group_blind=True runs the group-blind plug-in oracle: oracle must be "
+                                 "'plugin' or 'threshold' (binary), got 'refit'")
+            if self.prefit:
+                raise ValueError("group_blind=True fits a joint model of (group, class): prefit is not "
+                                 "supported (give the estimator unfitted, or 'precomputed' joint probabilities)")
+            if self.method in ("post_shift", "post_shift_groups"):
+                raise ValueError(f"method {self.method!r} thresholds per group: it is not group-blind")
         if self.cv_model not in ("average", "refit"):
             raise ValueError(f"cv_model must be 'average' or 'refit', got {self.cv_model!r}")
         if self.holdout is not None and (isinstance(self.estimator, str) or self.prefit or self.oracle == "refit"):
@@ -304,14 +356,18 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return split_rows(cells.astype(np.int64) * len(self.classes_) + y_codes, self.safety_fraction,
                           _seed(self.random_state))
 
-    def _probabilities(self, X, y, y_codes, sw, rows):
+    def _probabilities(self, X, y, y_codes, sw, rows, classes=None):
         """Fit the base model on ``rows`` and return (deployed model, outer-loop probabilities, outer rows).
 
         The outer loop runs on ``out_rows`` (all of ``rows``, or the ``holdout`` share) with the
         probabilities ``P`` of shape (len(out_rows), n_classes) in class-code order: in-sample,
-        held out, or out-of-fold (``cv``).
+        held out, or out-of-fold (``cv``). ``classes`` (default ``classes_``) are the labels the
+        base model learns: the joint (cell, class) codes for ``group_blind``, where a code
+        absent from the data gets probability 0.
         """
-        K = len(self.classes_)
+        joint = classes is not None
+        classes = self.classes_ if classes is None else classes
+        K = len(classes)
         all_rows = len(rows) == _num_samples(X)
         sub = (lambda A: A) if all_rows else (lambda A: _safe_indexing(A, rows))
         Xr, yr = sub(X), y[rows]
@@ -322,15 +378,21 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError(f"estimator must be an estimator or 'precomputed', got {self.estimator!r}")
             P = np.asarray(Xr, dtype=float)
             if P.ndim != 2 or P.shape[1] != K:
+                what = ("one column per (group, class) pair, cell-major" if joint
+                        else "one column per class of y")
                 raise ValueError(
                     f"precomputed probabilities must have shape (n_samples, {K}) "
-                    f"(one column per class of y), got {P.shape}"
+                    f"({what}), got {P.shape}"
                 )
             if not np.isfinite(P).all() or (P < 0).any():
                 raise ValueError("precomputed probabilities contain NaN, infinite or negative values")
             self.estimator_ = None
             return ProbabilityModel(None, np.arange(K)), P, rows
         base = self._base()
+        if joint and self.joint_model == "factored":
+            from .joint import FactoredJointClassifier
+
+            base = FactoredJointClassifier(base, len(self.classes_), K // len(self.classes_))
         folds = self._cv_folds()
         self.cv_ = None if folds is None else folds
         fit_rows, hold_rows = self._split_rows(y_codes[rows], len(rows))
@@ -342,13 +404,13 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self.estimator_ = clone(base)
             _fit_base(self.estimator_, _safe_indexing(Xr, fit_rows), yr[fit_rows],
                       None if swr is None else swr[fit_rows])
-            P_out = _aligned(self.estimator_, _safe_indexing(Xr, hold_rows), self.classes_)
+            P_out = _aligned(self.estimator_, _safe_indexing(Xr, hold_rows), classes)
             out = rows[hold_rows]
         elif folds is not None:
-            P_out, models = _cross_fit(base, Xr, yr, swr, folds, self.classes_)
+            P_out, models = _cross_fit(base, Xr, yr, swr, folds, classes)
             self.estimators_ = models
             if self.cv_model == "average":
-                self.estimator_ = FoldAverage(models, self.classes_)
+                self.estimator_ = FoldAverage(models, classes)
             else:
                 self.estimator_ = clone(base)
                 _fit_base(self.estimator_, Xr, yr, swr)
@@ -357,14 +419,14 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self.estimator_ = clone(base)
             P_fit = _fit_base(self.estimator_, Xr, yr, swr)
             P_out, out = None, rows
-        est_classes = np.asarray(getattr(self.estimator_, "classes_", self.classes_))
-        missing = [c for c in self.classes_ if c not in set(est_classes.tolist())]
-        if missing:
+        est_classes = np.asarray(getattr(self.estimator_, "classes_", classes))
+        missing = [c for c in classes if c not in set(est_classes.tolist())]
+        if missing and not joint:
             raise ValueError(f"the base estimator does not know the classes {missing} of y")
-        index = [int(np.flatnonzero(est_classes == c)[0]) for c in self.classes_]
+        index = [int(np.flatnonzero(est_classes == c)[0]) if c not in missing else -1 for c in classes]
         prob = ProbabilityModel(self.estimator_, index)
         if P_out is None:
-            P_out = prob.predict_proba(Xr) if self.prefit else np.asarray(P_fit, dtype=float)[:, index]
+            P_out = prob.predict_proba(Xr) if self.prefit else prob.columns(P_fit)
         return prob, P_out, out
 
     def _split_rows(self, y_codes, n):
@@ -461,10 +523,58 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                                            sample_weight=sample_weight)
         return float(np.trace(C))
 
-    def to_deterministic(self, strategy="max_weight"):
-        """The deterministic classifier of :meth:`RandomizedClassifier.to_deterministic`."""
+    def to_deterministic(self, strategy="hash", *, random_state=0):
+        """A deterministic classifier that keeps the goals, checked on the training data.
+
+        Parameters
+        ----------
+        strategy : {"hash", "best_rule", "max_weight"}, default "hash"
+            * ``"hash"``: hash-based derandomization (Cotter, Narasimhan & Gupta, "On making
+              stochastic classifiers deterministic", NeurIPS 2019, §4): example ``x`` gets the
+              prediction of the member picked by a hash of its feature row (see
+              :mod:`goalfit.classifiers.hashing`), a deterministic function of ``x`` that does
+              not depend on the batch. Guarantee: if the row hashes behave as independent
+              uniforms, on any sample each rate equals the randomized classifier's expected
+              rate plus zero-mean noise with standard deviation at most
+              ``sqrt(f / (4 n_slice))``, ``f`` the share of the slice's ``n_slice`` examples on
+              which the members disagree (they differ only near the decision boundary), so the goals
+              hold up to that noise; duplicated rows share one draw.
+            * ``"best_rule"``: the single deterministic rule with the lowest training objective
+              among those that meet every goal on the training data (else the least violating),
+              found by :mod:`goalfit.methods.derandomize`: for binary group-aware problems with
+              a linear objective and polyhedral constraints, a search over per-group thresholds
+              ``1[eta_1(x) >= t_a]``, exact (every combination) for one or two groups,
+              coordinate descent for more; otherwise (multiclass, ``group_blind``, nonlinear goals) the best of the members
+              and of the plug-in rules between pairs of members (meets the goals on the training
+              data whenever one of these candidates does; no optimality over all rules).
+              Guarantee on new data: that of a single fixed rule chosen on the training sample
+              (its rates generalize as the randomized classifier's do).
+            * ``"max_weight"``: the member with the largest weight (no guarantee; often breaks
+              goals that only the mixture meets).
+        random_state : int, default 0
+            Seed of the hash (``"hash"``).
+
+        Returns
+        -------
+        RandomizedClassifier
+            Deterministic (``is_deterministic``), with ``train_objective_``,
+            ``train_constraint_values_``, ``train_max_violation_`` (on the outer-loop training
+            rows, the randomized classifier's basis; out-of-fold with ``cv``) and
+            ``derandomization_`` (the search's details). Group-blind fits give a group-blind
+            classifier.
+
+        Warns
+        -----
+        RuntimeWarning
+            Whenever the deterministic classifier violates a goal on the training data.
+
+        Raises
+        ------
+        ValueError
+            For an unknown strategy.
+        """
         check_is_fitted(self, "classifier_")
-        return self.classifier_.to_deterministic(strategy)
+        return _to_deterministic(self, strategy, random_state=random_state)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..classifiers import PluginClassifier
+from ..classifiers import GroupBlindClassifier, GroupBlindRule, PluginClassifier
 from ..distributed import is_dask_collection
 from ..goals import Problem
 from ..metrics import evaluate_problem
@@ -33,11 +33,13 @@ def _fmt(value, interval=None) -> str:
     return f"{value:.4f} [{interval[0]:.4f}, {interval[1]:.4f}]"
 
 
-def _baseline(model) -> PluginClassifier:
+def _baseline(model):
     """The unconstrained plug-in argmax on the same fitted base model."""
     clf = model.classifier_
     n = len(model.classes_)
     cost = np.broadcast_to(1.0 - np.eye(n), (clf.cell_encoder.n_cells, n, n))
+    if isinstance(clf, GroupBlindClassifier):  # argmax of the marginal P(Y | x), group-blind too
+        return clf.with_members([GroupBlindRule(cost)], [1.0])
     return PluginClassifier(cost, model.classes_, clf.cell_encoder, clf.probability_model)
 
 

@@ -29,6 +29,7 @@ import numpy as np
 from ...utils.extras import optional_import
 
 from .cutting_plane import Majorizer, solve_problem3
+from .phase1 import hinge_feasibility
 from .rates import ramp
 
 
@@ -192,6 +193,13 @@ def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, ma
             best = (float(rows.max()), coef, intercept)
         if before - float(rows[violated].sum()) <= tol * 1e-2 and rows.max() > feasibility_tol:
             break
+    if len(rows) and rows.max() > feasibility_tol:  # stalled: the certified LP start (phase1.py)
+        lp_coef, lp_intercept, lp_value = hinge_feasibility(
+            program, X, fit_intercept=solver_params.get("fit_intercept", True))
+        if lp_coef is not None and lp_value <= 0:
+            coef, intercept = lp_coef, lp_intercept
+            obj, rows = ramp_values(program, X, coef, intercept, lam)
+            record("feasibility_lp", obj, rows, lp_value, None, 0, np.zeros(program.n_rows))
     if len(rows) and rows.max() > feasibility_tol:
         viol, coef, intercept = best
         obj, rows = ramp_values(program, X, coef, intercept, lam)

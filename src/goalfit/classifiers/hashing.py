@@ -1,0 +1,102 @@
+"""Hashes of feature rows, for derandomizing a mixture as a deterministic function of ``x``.
+
+Cotter, Narasimhan & Gupta ("On Making Stochastic Classifiers Deterministic", NeurIPS 2019, §4)
+replace the per-example coin of a stochastic classifier by a hash of the example: member ``t``
+is used on ``x`` iff ``u(x)`` falls in the ``t``-th interval of the cumulative weights, with
+``u(x)`` a pseudo-random number in ``[0, 1)`` computed from ``x`` alone. The prediction is then
+a deterministic function of the row, the same whatever batch the row comes in.
+
+:func:`row_hash` gives every row a 64-bit hash of its values: DataFrames through
+:func:`pandas.util.hash_pandas_object` (column values and dtypes, not the index); numeric arrays
+and sparse matrices as the wrapping sum of one hash per non-zero entry ``(column, value)``, so a
+row hashes the same dense or sparse, and explicit zeros do not count. :func:`hash_uniform` mixes
+the hash with a seed through the SplitMix64 finalizer (Steele, Lea & Flood, OOPSLA 2014).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix(h) -> np.ndarray:
+    """SplitMix64 finalizer (a bijection of uint64 with good avalanche)."""
+    z = np.asarray(h, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        z = z + _GOLDEN
+        z = (z ^ (z >> np.uint64(30))) * _M1
+        z = (z ^ (z >> np.uint64(27))) * _M2
+        return z ^ (z >> np.uint64(31))
+
+
+def _entry_hashes(cols, values) -> np.ndarray:
+    vals = pd.util.hash_array(np.ascontiguousarray(values, dtype=np.float64) + 0.0)  # -0.0 -> 0.0
+    with np.errstate(over="ignore"):
+        return _mix(vals ^ _mix(np.asarray(cols, dtype=np.uint64)))
+
+
+def row_hash(X) -> np.ndarray:
+    """A 64-bit hash of every row of ``X``, shape (n_samples,), dtype uint64.
+
+    Parameters
+    ----------
+    X : DataFrame, ndarray of shape (n_samples, n_features), or scipy.sparse matrix
+
+    Raises
+    ------
+    ValueError
+        For a 1-D or 3-D array.
+    """
+    if isinstance(X, pd.DataFrame):
+        return pd.util.hash_pandas_object(X, index=False).to_numpy(dtype=np.uint64)
+    if sp.issparse(X):
+        M = sp.csr_matrix(X, dtype=np.float64, copy=True)
+        M.eliminate_zeros()
+        h = _entry_hashes(M.indices, M.data)
+        rows = np.repeat(np.arange(M.shape[0]), np.diff(M.indptr))
+        out = np.zeros(M.shape[0], dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            np.add.at(out, rows, h)
+        return out
+    A = np.asarray(X)
+    if A.ndim != 2:
+        raise ValueError(f"cannot hash the rows of a {A.ndim}-D array: expected 2-D features")
+    if A.dtype.kind not in "biuf":
+        return pd.util.hash_pandas_object(pd.DataFrame(A), index=False).to_numpy(dtype=np.uint64)
+    A = A.astype(np.float64)
+    r, c = np.nonzero(A)
+    h = _entry_hashes(c, A[r, c])
+    out = np.zeros(A.shape[0], dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        np.add.at(out, r, h)
+    return out
+
+
+def hash_uniform(hashes, seed: int = 0) -> np.ndarray:
+    """Pseudo-uniform numbers in ``[0, 1)`` from row hashes and a seed, shape (n_samples,)."""
+    with np.errstate(over="ignore"):
+        z = _mix(np.asarray(hashes, dtype=np.uint64) ^ _mix(np.uint64(int(seed) % 2**64)))
+    return (z >> np.uint64(11)).astype(np.float64) / float(2**53)
+
+
+def hash_choice(hashes, weights, seed: int = 0) -> np.ndarray:
+    """Member index per row: ``t`` with ``cumw[t-1] <= u(x) < cumw[t]`` (Cotter et al. 2019, §4).
+
+    Parameters
+    ----------
+    hashes : ndarray of uint64, shape (n_samples,)
+    weights : ndarray of shape (n_members,), in the simplex
+    seed : int
+
+    Returns
+    -------
+    ndarray of int, shape (n_samples,)
+    """
+    cum = np.cumsum(np.asarray(weights, dtype=float))
+    cum[-1] = 1.0
+    u = hash_uniform(hashes, seed)
+    return np.minimum(np.searchsorted(cum, u, side="right"), len(cum) - 1)

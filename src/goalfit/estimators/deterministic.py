@@ -1,0 +1,109 @@
+"""Deterministic classifiers from a fitted :class:`~goalfit.GoalClassifier` that keep the goals.
+
+:func:`to_deterministic` implements :meth:`GoalClassifier.to_deterministic
+<goalfit.GoalClassifier.to_deterministic>`; :class:`TrainingSample` is what ``fit`` keeps to
+check a deterministic classifier against the goals on the training data (the outer-loop rows:
+their probabilities, labels, true cells, weights, row hashes and the members' predictions).
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.utils import _safe_indexing
+from sklearn.utils.validation import _num_samples
+
+from ..classifiers.hashing import hash_choice, row_hash
+from ..classifiers.members import PluginRule, ThresholdRule
+from ..confusion import confusion_tensor
+from ..methods.derandomize import best_candidate_rule, best_threshold_rule, rank
+
+STRATEGIES = ("hash", "best_rule", "max_weight")
+
+
+@dataclass
+class TrainingSample:
+    """The outer-loop training rows, as the method saw them.
+
+    Attributes
+    ----------
+    proba : ndarray of shape (n, n_columns)
+        What the members read (class probabilities, or joint ones when group-blind; out-of-fold
+        with ``cv``).
+    y, cells : ndarray of int, shape (n,)
+        Class codes and **true** cells.
+    sample_weight : ndarray of shape (n,) or None
+    hashes : ndarray of uint64, shape (n,)
+        :func:`~goalfit.classifiers.hashing.row_hash` of the feature rows.
+    member_codes : ndarray of int, shape (n_members, n)
+        Each member's predictions.
+    """
+
+    proba: np.ndarray
+    y: np.ndarray
+    cells: np.ndarray
+    sample_weight: np.ndarray | None
+    hashes: np.ndarray
+    member_codes: np.ndarray
+
+    @classmethod
+    def build(cls, classifier, X, out_rows, proba, y, cells, sample_weight, problem):
+        Xo = X if len(out_rows) == _num_samples(X) else _safe_indexing(X, out_rows)
+        codes = np.stack([m.predict_codes(Xo if m.needs == "X" else None, proba, cells)
+                          for m in classifier.members])
+        return cls(np.asarray(proba, float), y, cells, sample_weight, row_hash(Xo), codes)
+
+    def confusion(self, pred, space) -> np.ndarray:
+        return confusion_tensor(self.y, pred, self.cells, space.n_classes, space.n_cells, self.sample_weight)
+
+
+def to_deterministic(model, strategy="hash", *, random_state=0):
+    """See :meth:`goalfit.GoalClassifier.to_deterministic`."""
+    clf, problem, ts = model.classifier_, model.problem_, model.train_sample_
+    space = problem.space
+    info = {"strategy": strategy}
+    if strategy == "hash":
+        det = clf.to_deterministic("hash", random_state=random_state)
+        pick = hash_choice(ts.hashes, clf.weights, int(random_state))
+        C = ts.confusion(ts.member_codes[pick, np.arange(len(ts.y))], space)
+    elif strategy == "max_weight":
+        k = int(np.argmax(clf.weights))
+        det = clf.with_members([clf.members[k]], [1.0])
+        C = ts.confusion(ts.member_codes[k], space)
+    elif strategy == "best_rule":
+        member, C = None, None
+        exact = (space.n_classes == 2 and not model.group_blind and clf.members
+                 and all(isinstance(m, (PluginRule, ThresholdRule)) for m in clf.members)
+                 and getattr(problem.objective, "kind", None) == "linear" and not problem.nonlinear)
+        if exact:
+            member, C, found = best_threshold_rule(problem, ts.proba[:, 1], ts.y, ts.cells, ts.sample_weight)
+            info.update(search="per-cell thresholds", **found)
+        else:
+            members = [m for m in clf.members if m.needs == "proba"]
+            fixed = [(m, k) for k, m in enumerate(clf.members) if m.needs != "proba"]
+            shift = (space.n_classes == 2 and model.group_blind and not problem.nonlinear
+                     and getattr(problem.objective, "kind", None) == "linear")
+            member, C, n_cand = (None, None, 0) if not members else best_candidate_rule(
+                problem, members, ts.proba, ts.y, ts.cells, ts.sample_weight,
+                n_grid=19 if shift else 49, shift=shift)
+            for m, k in fixed:  # refitted members: compare on their stored predictions
+                Ck = ts.confusion(ts.member_codes[k], space)
+                if C is None or rank(problem, Ck) < rank(problem, C):
+                    member, C = m, Ck
+            info.update(search="members and plug-in rules between pairs of members", n_candidates=n_cand)
+        det = clf.with_members([member], [1.0])
+    else:
+        raise ValueError(f"unknown strategy {strategy!r}; known: {list(STRATEGIES)}")
+    det.train_objective_ = float(problem.objective.value(C))
+    det.train_constraint_values_ = [float(v) for v in problem.constraint_values(C)]
+    det.train_max_violation_ = float(problem.max_violation(C))
+    det.derandomization_ = info
+    if det.train_max_violation_ > 1e-7:
+        names = [c.name for c in problem.constraints if c.violation(C) > 1e-7]
+        warnings.warn(
+            f"the deterministic classifier ({strategy}) violates goal(s) {names} on the training data "
+            f"(max violation {det.train_max_violation_:.4g}; the randomized classifier's is "
+            f"{problem.max_violation(model.result_.confusion):.4g})", RuntimeWarning, stacklevel=3)
+    return det
+
