@@ -187,3 +187,14 @@ def test_fit_spec_with_cross_fitting_confidence_and_intervals(tmp_path, need_dat
                         'constraints = ["true_positive_rate() >= 0.5"]\n' + bad)
         res = runner.invoke(app, ["fit", str(spec), "--out", str(tmp_path / "o2")])
         assert res.exit_code == 2 and words in res.output, res.output
+
+
+def test_fit_spec_group_blind_drops_the_sensitive_column(tmp_path, need_data):
+    need_data("german")
+    out, r = _fit_german(tmp_path, 'constraints = ["demographic_parity_difference(\'sex\') <= 0.05"]\n'
+                                   'group_blind = true\n')
+    import joblib
+
+    model = joblib.load(out / "model.joblib")
+    assert model.group_blind and "sex" not in list(model.feature_names_in_)
+    assert r["constraints"][0]["met_train"]

@@ -112,6 +112,10 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
 
     objective, constraints = spec.goals()
     (Xtr, ytr, Str), (Xte, yte, Ste) = load_data(spec)
+    if spec.fit_options.get("group_blind") and hasattr(Xtr, "columns"):
+        # group-blind: the sensitive columns state and audit the goals, they are not features
+        drop = [c for c in spec.sensitive if c in Xtr.columns]
+        Xtr, Xte = (None if X is None else X.drop(columns=drop) for X in (Xtr, Xte))
     if spec.prefit:
         base = joblib.load(spec.prefit)
         if spec.features is None and spec.files and hasattr(base, "feature_names_in_"):

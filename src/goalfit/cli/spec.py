@@ -31,6 +31,7 @@ Example::
     cv = 5                        # optional: cross-fitted probabilities ("auto", 0 = in-sample)
     confidence = 0.95             # optional: certify the constraints on held data (GoalClassifier)
     margin = 0.005                # optional: tighten every constraint by this much
+    group_blind = true            # optional: no sensitive column as a feature nor at prediction
 """
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ class Spec:
 _KNOWN = {
     "data": {"dataset", "csv", "files", "test_files", "features", "label", "sensitive", "test_size", "seed", "params"},
     "model": {"estimator", "prefit"},
-    "goals": {"objective", "constraints", "method", "method_params", "cv", "confidence", "margin"},
+    "goals": {"objective", "constraints", "method", "method_params", "cv", "confidence", "margin", "group_blind"},
 }
 
 
@@ -151,14 +152,14 @@ def spec_from_dict(raw: dict, where: str = "spec") -> Spec:
     if spec.method not in known_methods:
         raise SpecError(f"{where}: unknown method {spec.method!r}; known: {known_methods}")
     if spec.fit_options and spec.method in ("ramp", "subdata", "surrogate", "lagrangian"):
-        raise SpecError(f"{where}: cv / confidence / margin are GoalClassifier options; method "
+        raise SpecError(f"{where}: cv / confidence / margin / group_blind are GoalClassifier options; method "
                         f"{spec.method!r} does not take them")
     spec.goals()  # validate metric names and bounds now
     return spec
 
 
 def _fit_options(goals: dict, where: str) -> dict:
-    """``cv``, ``confidence`` and ``margin`` of ``[goals]`` as GoalClassifier parameters."""
+    """``cv``, ``confidence``, ``margin`` and ``group_blind`` of ``[goals]`` as GoalClassifier parameters."""
     out = {}
     if "cv" in goals:
         cv = goals["cv"]
@@ -177,4 +178,8 @@ def _fit_options(goals: dict, where: str) -> dict:
         if not isinstance(m, (int, float)) or isinstance(m, bool) or m < 0:
             raise SpecError(f"{where}: margin must be a non-negative number, got {m!r}")
         out["margin"] = float(m)
+    if "group_blind" in goals:
+        if not isinstance(goals["group_blind"], bool):
+            raise SpecError(f"{where}: group_blind must be true or false, got {goals['group_blind']!r}")
+        out["group_blind"] = goals["group_blind"]
     return out
