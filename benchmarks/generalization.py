@@ -357,12 +357,14 @@ def plot(summary, path):
     import matplotlib.pyplot as plt
 
     probs = list(summary["problem"].unique())
+    methods = list(dict.fromkeys(summary["method"]))
+    color = {m: f"C{k % 10}" for k, m in enumerate(methods)}  # one colour per method in every panel
     fig, axes = plt.subplots(1, len(probs), figsize=(4.2 * len(probs), 4.2), squeeze=False)
     for ax, prob in zip(axes[0], probs):
         g = summary[summary["problem"] == prob]
-        for k, (_, r) in enumerate(g.iterrows()):
+        for _, r in g.iterrows():
             marker = "o" if r["base"] == "LR" else "s"
-            ax.errorbar(r["mean_test_violation"], r["mean_test_accuracy"], fmt=marker, color=f"C{k % 10}",
+            ax.errorbar(r["mean_test_violation"], r["mean_test_accuracy"], fmt=marker, color=color[r["method"]],
                         label=f"{r['base']} {r['method'].replace('goalfit ', '')}")
         ax.set_title(prob)
         ax.set_xlabel("mean test violation")
