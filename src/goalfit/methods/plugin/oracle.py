@@ -9,7 +9,10 @@ an oracle.
   class-probability estimate. For **two classes** the rule in each cell is a threshold on
   ``eta_1(x)``, so the examples of each cell are sorted by ``eta_1`` once and every call is a
   binary search plus cumulative sums: ``O(n_cells log N)`` per call instead of a pass over the
-  data. For more classes a call costs one ``(N x n) @ (n x n)`` product per cell.
+  data. For more classes the rows of each cell are gathered once into a contiguous
+  ``(n, N_c)`` block with preallocated work buffers, and a call costs one ``(n x n) @ (n x N_c)``
+  product, ``n - 1`` vectorized comparisons and one ``bincount`` per cell, with no allocation
+  proportional to ``N``.
 * :class:`ThresholdOracle` — two classes only: the exact minimizer of the cost **on the
   sample** over per-cell threshold rules on ``eta_1`` (both directions), found by one
   vectorized scan of the sorted cell per call (``O(N)``, no refit). The plug-in oracle is
@@ -27,7 +30,7 @@ import numpy as np
 from sklearn.base import clone
 
 from ...classifiers.members import (ConstantMember, FittedMember, PluginRule, ThresholdRule,
-                                    binary_margin, plugin_predict)
+                                    binary_margin, plugin_codes_block)
 from ...confusion import confusion_tensor
 
 
@@ -59,6 +62,36 @@ class PluginOracle:
         self.n_calls = 0
         if space.n_classes == 2:
             self._prepare_binary()
+        else:
+            self._prepare_multiclass()
+
+    def _prepare_multiclass(self):
+        """Per-cell contiguous probability blocks, label offsets and work buffers (once)."""
+        n = self.space.n_classes
+        unweighted = bool(np.all(self.w == 1.0))
+        order = np.argsort(self.cells, kind="stable")
+        bounds = np.searchsorted(self.cells[order], np.arange(self.space.n_cells + 1))
+        self._blocks = []
+        for c in range(self.space.n_cells):
+            idx = order[bounds[c]:bounds[c + 1]]
+            m = idx.size
+            PT = np.ascontiguousarray(self.proba[idx].T)
+            ybase = self.y[idx] * n  # code of (true i, predicted j) is i * n + j
+            w = None if unweighted else np.ascontiguousarray(self.w[idx])
+            self._blocks.append((PT, ybase, w, np.empty_like(PT), np.empty(m, dtype=np.intp), np.empty(m),
+                                 np.empty(m, dtype=bool)))
+
+    def _multiclass_confusion(self, cost):
+        n = self.space.n_classes
+        out = np.empty((self.space.n_cells, n * n))
+        for c, (PT, ybase, w, scores, pred, best, mask) in enumerate(self._blocks):
+            if PT.shape[1] == 0:
+                out[c] = 0.0
+                continue
+            plugin_codes_block(PT, cost[c], scores, pred, best, mask)
+            pred += ybase
+            out[c] = np.bincount(pred, weights=w, minlength=n * n)
+        return out.reshape(self.space.shape) / self.total
 
     def _prepare_binary(self):
         self._sorted = []
@@ -109,8 +142,7 @@ class PluginOracle:
         cost = np.asarray(cost, dtype=float)
         if self.space.n_classes == 2:
             return np.stack([self._binary_cell(c, cost[c]) for c in range(self.space.n_cells)]) / self.total
-        pred = plugin_predict(self.proba, self.cells, cost)
-        return confusion_tensor(self.y, pred, self.cells, self.space.n_classes, self.space.n_cells, self.w)
+        return self._multiclass_confusion(cost)
 
     def __call__(self, cost):
         """Return ``(PluginRule(cost), C)`` with C the rule's confusion tensor on the sample."""
