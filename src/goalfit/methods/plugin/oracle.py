@@ -50,7 +50,11 @@ class PluginOracle:
     ----------
     n_calls : int
         Number of calls so far.
+    exact : bool
+        False: the rule minimizes the cost expected under ``proba``, not the cost on the sample.
     """
+
+    exact = False
 
     def __init__(self, proba, y_codes, cell_ids, space, sample_weight=None):
         self.proba = np.asarray(proba, dtype=float)
@@ -170,7 +174,15 @@ class ThresholdOracle(PluginOracle):
     ------
     ValueError
         For more than two classes.
+
+    Attributes
+    ----------
+    exact : bool
+        True: a call returns the sample minimizer over threshold rules (stopping rules may
+        certify gaps with it).
     """
+
+    exact = True
 
     def __init__(self, proba, y_codes, cell_ids, space, sample_weight=None):
         if space.n_classes != 2:
@@ -248,6 +260,8 @@ class RefitOracle:
     ValueError
         When a multiclass cost tensor is not of the weighted 0-1 form.
     """
+
+    exact = False
 
     def __init__(self, estimator, X, y_codes, cell_ids, space, sample_weight=None):
         self.estimator = estimator
