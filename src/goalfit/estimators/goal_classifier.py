@@ -11,7 +11,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _check_sample_weight, _num_samples, check_is_fitted, column_or_1d
 
-from ..classifiers import ProbabilityModel, RandomizedClassifier, encode_labels
+from ..classifiers import ProbabilityModel, RandomizedClassifier, class_labels, encode_labels
 from ..confusion import CellEncoder, ConfusionSpace
 from ..goals import Problem
 from ..methods.baselines import BASELINES
@@ -140,14 +140,15 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         y = column_or_1d(y, warn=True)
         if len(y) != n:
             raise ValueError(f"X has {n} rows but y has {len(y)}")
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
+        if y.dtype.kind not in "iub":  # 1-D integer or boolean labels are always classes
+            check_classification_targets(y)
+        self.classes_ = class_labels(y)
         if len(self.classes_) < 2:
             raise ValueError(f"y has one class {self.classes_.tolist()}: need at least two")
         y_codes = encode_labels(y, self.classes_)
         sw = None if sample_weight is None else _check_sample_weight(sample_weight, X)
-        encoder = CellEncoder().fit(sensitive_features, n)
-        cells = encoder.transform(sensitive_features, n)
+        encoder = CellEncoder()
+        cells = encoder.fit_transform(sensitive_features, n)
         fit_rows, out_rows = self._split_rows(y_codes, n)
         if out_rows is not None:  # sample splitting (§6.6): the outer loop sees only out_rows
             y_out, cells_out = y_codes[out_rows], cells[out_rows]

@@ -98,16 +98,32 @@ class PluginOracle:
         return out.reshape(self.space.shape) / self.total
 
     def _prepare_binary(self):
+        """Per cell: ``eta_1`` sorted ascending and the cumulative weights of each label.
+
+        The sort need not be stable: every rule the oracles consider treats equal ``eta_1``
+        alike, so its split positions fall between runs of equal values, where the cumulative
+        sums do not depend on the order inside a run.
+        """
         self._sorted = []
+        unweighted = bool(np.all(self.w == 1.0))
+        eta_all = np.ascontiguousarray(self.proba[:, 1])
+        y_all = self.y.astype(np.int8)  # binary codes: 1-byte gathers
         for c in range(self.space.n_cells):
-            idx = np.flatnonzero(self.cells == c)
-            eta = self.proba[idx, 1]
-            order = np.argsort(eta, kind="stable")
-            eta = eta[order]
-            y = self.y[idx][order]
-            w = self.w[idx][order]
-            cum0 = np.concatenate([[0.0], np.cumsum(w * (y == 0))])
-            cum1 = np.concatenate([[0.0], np.cumsum(w * (y == 1))])
+            idx = None if self.space.n_cells == 1 else np.flatnonzero(self.cells == c)
+            eta = eta_all if idx is None else eta_all[idx]
+            local = np.argsort(eta)  # positions in the cell by increasing eta_1
+            eta = eta[local]
+            y = (y_all if idx is None else y_all[idx])[local]
+            if unweighted:
+                cum1 = np.empty(len(y) + 1)
+                cum1[0] = 0.0
+                np.cumsum(y, out=cum1[1:])
+                cum0 = np.arange(len(y) + 1, dtype=float)
+                cum0 -= cum1
+            else:
+                w = (self.w if idx is None else self.w[idx])[local]
+                cum0 = np.concatenate([[0.0], np.cumsum(w * (y == 0))])
+                cum1 = np.concatenate([[0.0], np.cumsum(w * (y == 1))])
             self._sorted.append((eta, cum0, cum1))
 
     def _binary_cell(self, c, L2):
