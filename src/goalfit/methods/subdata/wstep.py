@@ -57,25 +57,46 @@ class _CachedQP:
 
 
 class LinearSVMStep(_CachedQP):
-    """Exact GSVM w-step: ``min (1/N) sum_{z_i = 1} hinge_i + lam ||w||^2`` (a convex QP).
+    """GSVM w-step: ``min (1/N) sum_i z_i hinge_i + lam ||w||^2`` (a convex QP).
 
-    Ye & Xie Alg. 2 step 5 (the paper uses gradient descent; here the QP is solved to optimality
-    with cvxpy + Clarabel; when ``lam = 0`` it is an LP, solved with HiGHS). The problem is
-    compiled once per data set with the selection as a cvxpy parameter.
+    Ye & Xie Alg. 2 step 5 (the paper uses gradient descent). Two backends:
+
+    * ``"liblinear"`` (default when ``lam > 0``): the same problem scaled by ``1/(2 lam)`` is
+      scikit-learn's ``LinearSVC(C = 1/(2 lam N), loss="hinge")`` with ``sample_weight = z``,
+      solved by liblinear's dual coordinate descent to ``tol``; as in liblinear the intercept
+      is a feature of value ``intercept_scaling`` (10), so it carries the weak penalty
+      ``lam (b / 10)^2``: almost, not exactly, the unpenalized intercept of the paper.
+    * ``"cvxpy"``: the exact QP with cvxpy + Clarabel (an LP on HiGHS when ``lam = 0``),
+      compiled once per data set with the selection as a parameter; the reference in tests and
+      the only backend for ``lam = 0``.
+
+    The IRS keeps its best iterate, so an inexact w-step cannot make its result worse than a
+    previous iterate.
 
     Parameters
     ----------
     lam : float >= 0
     solver : str, optional
         cvxpy solver; default "HIGHS" when ``lam = 0`` (LP), else "CLARABEL" (QP).
+    backend : {"liblinear", "cvxpy"}, optional
+        Default "liblinear" when ``lam > 0``, else "cvxpy".
+    tol : float, default 1e-6
+        liblinear's stopping tolerance.
     """
 
     kind = "margin"
     monotone = True
     multiclass = False
 
-    def __init__(self, lam: float = 1.0, solver: str | None = None):
+    def __init__(self, lam: float = 1.0, solver: str | None = None, backend: str | None = None,
+                 tol: float = 1e-6):
         super().__init__(lam, solver or ("HIGHS" if lam == 0 else "CLARABEL"))
+        backend = backend or ("liblinear" if lam > 0 else "cvxpy")
+        if backend not in ("liblinear", "cvxpy"):
+            raise ValueError(f"backend must be 'liblinear' or 'cvxpy', got {backend!r}")
+        if backend == "liblinear" and not lam > 0:
+            raise ValueError("the liblinear backend needs lam > 0 (lam = 0 is an LP: backend='cvxpy')")
+        self.backend, self.tol = backend, float(tol)
 
     def _build(self, X, y):
         import cvxpy as cp
@@ -88,12 +109,30 @@ class LinearSVMStep(_CachedQP):
         return prob, w, b, zp
 
     def fit(self, X, y, weights) -> LinearModel:
+        if self.backend == "liblinear":
+            return self._fit_liblinear(X, y, np.asarray(weights, float))
         prob, w, b, zp = self._problem(X, y)
         zp.value = np.asarray(weights, float)
         prob.solve(solver=self.solver)
         if w.value is None:
             raise RuntimeError(f"the SVM w-step failed ({prob.status})")
         return LinearModel(np.asarray(w.value, float).copy(), float(b.value))
+
+    def _fit_liblinear(self, X, y, z):
+        import warnings
+
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.svm import LinearSVC
+
+        sel = z > 0
+        if len(np.unique(y[sel])) < 2:  # w = 0 and b = the selected class meet every hinge
+            return LinearModel(np.zeros(X.shape[1]), float(y[sel][0]) if sel.any() else 0.0)
+        m = LinearSVC(C=1.0 / (2 * self.lam * len(y)), loss="hinge", dual=True, tol=self.tol,
+                      max_iter=10000, intercept_scaling=10.0, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            m.fit(X[sel], y[sel], sample_weight=z[sel])
+        return LinearModel(np.asarray(m.coef_, float).ravel().copy(), float(m.intercept_[0]))
 
     @staticmethod
     def decision_function(model, X):
@@ -111,7 +150,9 @@ class LogisticStep:
 
     ``min (1/N) sum_{z_i = 1} -log P(y_i | x_i) + lam ||w||^2`` is scikit-learn's
     ``LogisticRegression(C = 1/(2 lam N))`` on the subset (``C = inf`` when ``lam = 0``);
-    outcomes are the log-likelihoods ``u_i = log P(y_i | x_i) <= 0``.
+    outcomes are the log-likelihoods ``u_i = log P(y_i | x_i) <= 0``. Successive w-steps
+    warm-start L-BFGS from the previous step's coefficients (the selections of consecutive IRS
+    iterations differ in few points).
 
     Parameters
     ----------
@@ -125,6 +166,7 @@ class LogisticStep:
     def __init__(self, lam: float = 0.0):
         _check_lam(lam)
         self.lam = float(lam)
+        self._lr = None
 
     def fit(self, X, y, weights) -> LinearModel:
         from sklearn.linear_model import LogisticRegression
@@ -134,7 +176,10 @@ class LogisticStep:
         if len(np.unique(y[sel])) < 2:
             raise DegenerateSelection("logistic regression needs both classes among the selected points")
         C = np.inf if self.lam == 0 else 1.0 / (2 * self.lam * len(y))
-        lr = LogisticRegression(C=C, tol=1e-9, max_iter=10000).fit(X[sel], y[sel], sample_weight=sw[sel])
+        prev = getattr(self._lr, "coef_", None)
+        if prev is None or prev.shape[1] != X.shape[1]:
+            self._lr = LogisticRegression(C=C, tol=1e-9, max_iter=10000, warm_start=True)
+        lr = self._lr.set_params(C=C).fit(X[sel], y[sel], sample_weight=sw[sel])
         return LinearModel(lr.coef_[0].copy(), float(lr.intercept_[0]))
 
     @staticmethod
