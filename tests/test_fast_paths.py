@@ -67,3 +67,38 @@ def test_space_and_tensor_without_weights_equal_weighted_ones():
     b = ConfusionSpace.from_codes(y, cells, np.arange(3), frame, w)
     np.testing.assert_allclose(a.row_mass, confusion_tensor(y, y, cells, 3, 2).sum(axis=2))
     np.testing.assert_allclose(b.row_mass, confusion_tensor(y, y, cells, 3, 2, w).sum(axis=2))
+
+
+def _reference_plugin(P, cells, cost):
+    """Plain argmin_j sum_i eta_i L[c, i, j], ties toward the larger index (Alg. 10's argmin*)."""
+    scores = np.einsum("ni,nij->nj", P, cost[cells])
+    n = P.shape[1]
+    return n - 1 - np.argmin(scores[:, ::-1], axis=1)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_multiclass_oracle_blocks_equal_the_plain_rule(weighted):
+    import tracemalloc
+
+    from goalfit.methods.plugin import PluginOracle
+
+    r = np.random.default_rng(3)
+    n, k, g = 30000, 4, 3
+    P = r.dirichlet(np.ones(k), n)
+    P[:50] = 0.25  # exact ties in every cost
+    y, cells = r.integers(0, k, n), r.integers(0, g, n)
+    w = r.random(n) if weighted else None
+    space = ConfusionSpace.from_codes(y, cells, np.arange(k), pd.DataFrame({"g": range(g)}), w)
+    oracle = PluginOracle(P, y, cells, space, w)
+    for trial in range(3):
+        cost = r.normal(size=(g, k, k))
+        if trial == 2:
+            cost[:, :, 1] = cost[:, :, 2]  # two identical columns: ties toward class 2
+        ref = confusion_tensor(y, _reference_plugin(P, cells, cost), cells, k, g, w)
+        np.testing.assert_allclose(oracle.confusion_of(cost), ref, atol=1e-12)
+    oracle.confusion_of(cost)
+    tracemalloc.start()
+    oracle.confusion_of(cost)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < n  # no allocation proportional to the sample (8 n bytes would be one array)
