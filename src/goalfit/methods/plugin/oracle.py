@@ -34,6 +34,22 @@ from ...classifiers.members import (ConstantMember, FittedMember, PluginRule, Th
 from ...confusion import confusion_tensor
 
 
+class _ZerosBefore:
+    """Unweighted cumulative count of label 0 in a sorted cell, ``k - cum1[k]``, without storing it.
+
+    Indexable like the array it stands for (an int or an int array of positions).
+    """
+
+    def __init__(self, cum1):
+        self.cum1 = cum1
+
+    def __getitem__(self, k):
+        return np.asarray(k, dtype=float) - self.cum1[k] if np.ndim(k) else float(k) - float(self.cum1[k])
+
+    def __len__(self):
+        return len(self.cum1)
+
+
 class PluginOracle:
     """Plug-in LMO on fixed class probabilities (Alg. 9/10; ties toward the larger index).
 
@@ -61,8 +77,9 @@ class PluginOracle:
         self.y = np.asarray(y_codes, dtype=np.intp)
         self.cells = np.asarray(cell_ids, dtype=np.intp)
         self.space = space
-        self.w = np.ones(len(self.y)) if sample_weight is None else np.asarray(sample_weight, float)
-        self.total = self.w.sum()
+        # None: unit weights (no array of ones kept)
+        self.w = None if sample_weight is None else np.asarray(sample_weight, float)
+        self.total = float(len(self.y)) if self.w is None else self.w.sum()
         self.n_calls = 0
         if space.n_classes == 2:
             self._prepare_binary()
@@ -72,7 +89,7 @@ class PluginOracle:
     def _prepare_multiclass(self):
         """Per-cell contiguous probability blocks, label offsets and work buffers (once)."""
         n = self.space.n_classes
-        unweighted = bool(np.all(self.w == 1.0))
+        unweighted = self.w is None
         order = np.argsort(self.cells, kind="stable")
         bounds = np.searchsorted(self.cells[order], np.arange(self.space.n_cells + 1))
         self._blocks = []
@@ -105,26 +122,28 @@ class PluginOracle:
         sums do not depend on the order inside a run.
         """
         self._sorted = []
-        unweighted = bool(np.all(self.w == 1.0))
-        eta_all = np.ascontiguousarray(self.proba[:, 1])
+        unweighted = self.w is None
         y_all = self.y.astype(np.int8)  # binary codes: 1-byte gathers
         for c in range(self.space.n_cells):
+            # temporaries are released as soon as possible: peak memory is about 32 bytes per
+            # row of the largest cell on top of what the earlier cells keep (16 bytes per row)
             idx = None if self.space.n_cells == 1 else np.flatnonzero(self.cells == c)
-            eta = eta_all if idx is None else eta_all[idx]
+            eta = self.proba[:, 1] if idx is None else self.proba[idx, 1]
             local = np.argsort(eta)  # positions in the cell by increasing eta_1
             eta = eta[local]
             y = (y_all if idx is None else y_all[idx])[local]
-            if unweighted:
+            if unweighted:  # the zeros' counts follow from the ones': 8 bytes per row less
                 cum1 = np.empty(len(y) + 1)
                 cum1[0] = 0.0
                 np.cumsum(y, out=cum1[1:])
-                cum0 = np.arange(len(y) + 1, dtype=float)
-                cum0 -= cum1
+                cum0 = _ZerosBefore(cum1)
             else:
                 w = (self.w if idx is None else self.w[idx])[local]
                 cum0 = np.concatenate([[0.0], np.cumsum(w * (y == 0))])
                 cum1 = np.concatenate([[0.0], np.cumsum(w * (y == 1))])
             self._sorted.append((eta, cum0, cum1))
+            del idx, local, y
+        del y_all
 
     def _binary_cell(self, c, L2):
         """Confusion counts of the plug-in rule in cell c (predict 1 where margin <= 0)."""
