@@ -17,26 +17,29 @@ def _data(seed, n, d):
 @pytest.mark.parametrize("seed,n,d,lam", [(0, 60, 3, 0.01), (1, 200, 5, 0.1), (2, 400, 8, 0.01)])
 def test_liblinear_wstep_equals_cvxpy_wstep(seed, n, d, lam):
     X, y, z = _data(seed, n, d)
-    fast, exact = LinearSVMStep(lam), LinearSVMStep(lam, backend="cvxpy")
-    assert fast.backend == "liblinear"
+    fast, exact = LinearSVMStep(lam, backend="liblinear"), LinearSVMStep(lam, backend="cvxpy")
     mf, me = fast.fit(X, y, z), exact.fit(X, y, z)
 
     def H(m):  # the w-step objective (1/N) sum z hinge + lam |w|^2
         return float(z @ exact.outcomes(m, X, y)) / n + exact.regularizer(m)
 
     assert H(me) <= H(mf) + 1e-9  # the exact QP is optimal
-    assert H(mf) == pytest.approx(H(me), rel=1e-5)  # liblinear's weakly penalized intercept
-    np.testing.assert_allclose(mf.w, me.w, atol=5e-3)
-    assert abs(mf.b - me.b) < 1e-2
+    assert H(mf) == pytest.approx(H(me), rel=2e-4)  # near the joint optimum
+    np.testing.assert_allclose(mf.w, me.w, atol=2e-2)
+    assert abs(mf.b - me.b) < 5e-2
+    # the re-optimized intercept is exact for liblinear's w: no b does better
+    grid = np.linspace(mf.b - 1, mf.b + 1, 2001)
+    assert H(mf) <= min(H(type(mf)(mf.w, b)) for b in grid) + 1e-12
 
 
 def test_liblinear_wstep_rejects_lam_zero_and_one_class():
     with pytest.raises(ValueError, match="lam > 0"):
         LinearSVMStep(0.0, backend="liblinear")
-    assert LinearSVMStep(0.0).backend == "cvxpy"
+    assert LinearSVMStep(0.0)._backend(10**6) == "cvxpy"
+    assert LinearSVMStep(0.1)._backend(2000) == "cvxpy" and LinearSVMStep(0.1)._backend(2001) == "liblinear"
     X, y, z = _data(3, 30, 2)
     z = (y > 0).astype(float)  # only positives selected: w = 0, b = +1 meets every hinge
-    m = LinearSVMStep(0.1).fit(X, y, z)
+    m = LinearSVMStep(0.1, backend="liblinear").fit(X, y, z)
     assert np.all(m.w == 0) and m.b == 1.0
 
 
@@ -55,7 +58,7 @@ def test_estimator_irs_with_both_backends_agrees():
     X, y, _ = _data(6, 300, 4)
     g = np.where(np.random.default_rng(7).random(300) < 0.5, "a", "b")
     kw = dict(rho=1.0, lam=0.05, random_state=0)
-    a = FairSubdataClassifier(**kw).fit(X, y, sensitive_features=g)
+    a = FairSubdataClassifier(w_solver="liblinear", **kw).fit(X, y, sensitive_features=g)
     b = FairSubdataClassifier(w_solver="cvxpy", **kw).fit(X, y, sensitive_features=g)
     assert a.objective_ == pytest.approx(b.objective_, abs=2e-3)
     assert np.mean(a.predict(X) == b.predict(X)) > 0.97
