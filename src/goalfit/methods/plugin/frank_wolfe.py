@@ -17,7 +17,7 @@ def _start(problem, oracle):
     return oracle(norm.cost(lam))
 
 
-def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-3, check_every: int = 10,
+def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, check_every: int = 10,
                 record_every: int = 10, callback=None) -> SolverResult:
     """Frank-Wolfe over the achievable confusion set (Alg. 1) for a smooth convex objective.
 
@@ -32,7 +32,7 @@ def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-3, che
         (Fig. 10) but run.
     oracle : linear minimization oracle
     max_iter : int, default 5000 (the paper's budget, App. B.1)
-    tol : float, default 1e-3
+    tol : float, default 1e-4
         Stopping rule (objective units), checked at geometrically spaced iterations: with an
         exact oracle, stop when the Frank-Wolfe gap ``<grad psi(C), C - C~>`` of the current
         iterate is at most ``tol`` (a certified bound on ``psi(C) - min psi``); with any
@@ -87,7 +87,7 @@ def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-3, che
 
 
 def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10.0,
-                      eta=(0.5, 0.1, 0.001), tol: float = 1e-3, check_every: int = 10,
+                      eta=(0.5, 0.1, 0.001), tol: float = 1e-4, check_every: int = 10,
                       prune_output: bool = True, record_every: int = 10, callback=None) -> SolverResult:
     """Split Frank-Wolfe (Alg. 5) for a smooth convex objective with polyhedral constraints.
 
@@ -110,7 +110,7 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
     zeta : float, default 10
     eta : tuple of float
         Dual step sizes for the three thirds of the run.
-    tol : float, default 1e-3
+    tol : float, default 1e-4
         Stopping rule (:class:`~goalfit.methods.plugin._common.GapStop`, objective units),
         checked at geometrically spaced iterations (``check_every``, ``t // 4``): stop when the
         pruned mixture's gap is certified below ``tol`` (exact oracles), or when quadrupling the

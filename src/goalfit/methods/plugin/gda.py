@@ -10,7 +10,7 @@ from ._common import GapStop, Recorder, RowNormalizer, SolverResult, prune, uniq
 
 
 def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step_lambda: float = 0.1,
-            step_mu: float = 0.1, lambda_radius: float = 1e3, tol: float = 1e-3, check_every: int = 10,
+            step_mu: float = 0.1, lambda_radius: float = 1e3, tol: float = 1e-4, check_every: int = 10,
             prune_output: bool = True, record_every: int = 10, callback=None) -> SolverResult:
     """ConGDA: saddle point of ``psi(xi) + <lam, C - xi> + <mu, phi(xi)>`` (Alg. 6).
 
@@ -35,7 +35,7 @@ def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step
         coverage constraint on Abalone and PageBlocks (row-normalized representation).
     lambda_radius : float
         ``lam`` is projected onto the l2 ball of this radius (the set Lambda).
-    tol : float, default 1e-3
+    tol : float, default 1e-4
         Stopping rule (:class:`~goalfit.methods.plugin._common.GapStop`, objective units),
         checked at geometrically spaced iterations (``check_every``, ``t // 4``) on the pruned
         mixture of the members so far: a certified gap ``<= tol`` (exact oracles, smooth
