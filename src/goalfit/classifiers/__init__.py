@@ -1,8 +1,9 @@
 """Classifiers produced by the methods: deterministic plug-in rules and randomized mixtures."""
 from .members import (ConstantMember, FittedMember, GroupBlindRule, PluginRule, ThresholdRule,
                       group_blind_predict, plugin_predict)
-from .randomized import GroupBlindClassifier, PluginClassifier, ProbabilityModel, RandomizedClassifier, encode_labels
+from .randomized import (GroupBlindClassifier, PluginClassifier, ProbabilityModel, RandomizedClassifier, class_labels,
+                         encode_labels)
 
-__all__ = ["ConstantMember", "FittedMember", "GroupBlindClassifier", "GroupBlindRule", "PluginClassifier", "PluginRule", "ProbabilityModel",
-           "RandomizedClassifier", "ThresholdRule", "encode_labels", "group_blind_predict",
-           "plugin_predict"]
+__all__ = ["ConstantMember", "FittedMember", "GroupBlindClassifier", "GroupBlindRule", "PluginClassifier", "PluginRule",
+           "ProbabilityModel", "RandomizedClassifier", "ThresholdRule", "class_labels", "encode_labels",
+           "group_blind_predict", "plugin_predict"]

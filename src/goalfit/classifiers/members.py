@@ -24,6 +24,41 @@ def binary_margin(eta1, L2):
     return a + eta1 * (b - a)
 
 
+def plugin_codes_block(PT, cost_c, scores, out, best, mask):
+    """Plug-in decisions of one cell, written into preallocated buffers (no allocation).
+
+    Parameters
+    ----------
+    PT : ndarray of shape (n_classes, m), C-contiguous
+        The cell's class probabilities, transposed (one contiguous row per class).
+    cost_c : ndarray of shape (n_classes, n_classes)
+        The cell's cost matrix ``L[i, j]`` (true i, predicted j).
+    scores : ndarray of shape (n_classes, m)
+        Work buffer: ``scores[j] = sum_i eta_i L[i, j]``.
+    out : ndarray of int, shape (m,)
+        Receives the decisions ``argmin_j scores[j]``, ties toward the larger index.
+    best : ndarray of shape (m,)
+        Work buffer.
+    mask : ndarray of bool, shape (m,)
+        Work buffer.
+
+    Notes
+    -----
+    The argmin runs as ``n_classes - 1`` vectorized comparisons over contiguous rows instead of
+    an ``argmin`` along a short axis (several times faster for a handful of classes).
+    """
+    n = PT.shape[0]
+    np.matmul(cost_c.T, PT, out=scores)
+    best[...] = scores[0]
+    out[...] = 0
+    for j in range(1, n):
+        row = scores[j]
+        np.less_equal(row, best, out=mask)  # "<=": ties go to the larger index
+        np.copyto(out, j, where=mask)
+        np.minimum(best, row, out=best)
+    return out
+
+
 def plugin_predict(proba, cell_ids, cost) -> np.ndarray:
     """Plug-in decisions for per-cell cost matrices.
 
@@ -49,8 +84,11 @@ def plugin_predict(proba, cell_ids, cost) -> np.ndarray:
         if n == 2:
             pred[idx] = (binary_margin(proba[idx, 1], cost[c]) <= 0).astype(np.intp)
         else:
-            scores = proba[idx] @ cost[c]
-            pred[idx] = n - 1 - np.argmin(scores[:, ::-1], axis=1)  # ties -> larger index
+            PT = np.ascontiguousarray(proba[idx].T)
+            out = np.empty(idx.size, dtype=np.intp)
+            plugin_codes_block(PT, np.asarray(cost[c], float), np.empty_like(PT), out, np.empty(idx.size),
+                               np.empty(idx.size, dtype=bool))
+            pred[idx] = out
     return pred
 
 

@@ -272,6 +272,17 @@ class PluginClassifier(RandomizedClassifier):
                                     self.probability_model, hash_seed=hash_seed)
 
 
+def class_labels(y) -> np.ndarray:
+    """Sorted distinct labels of ``y`` (``np.unique``), by one ``bincount`` for small
+    non-negative integer labels (no copy and no hashing of the whole array)."""
+    y = np.asarray(y)
+    if y.dtype.kind in "iu" and y.size and y.ndim == 1:
+        lo, hi = y.min(), y.max()
+        if lo >= 0 and hi < 2**20:
+            return np.flatnonzero(np.bincount(y)).astype(y.dtype)
+    return np.unique(y)
+
+
 def encode_labels(y, classes) -> np.ndarray:
     """Codes of labels ``y`` in ``classes``.
 
@@ -282,6 +293,20 @@ def encode_labels(y, classes) -> np.ndarray:
     """
     y = np.asarray(y)
     classes = np.asarray(classes)
+    if len(classes) <= 16 and y.dtype.kind in "iub" and classes.dtype.kind in "iub":
+        # few integer classes: one vectorized comparison per class (no sort, no search)
+        codes = np.full(len(y), -1, dtype=np.intp)
+        mask = np.empty(len(y), dtype=bool)
+        for k, c in enumerate(classes):
+            np.equal(y, c, out=mask)
+            np.copyto(codes, k, where=mask)
+        if codes.min(initial=0) < 0:
+            bad = codes < 0
+            raise ValueError(
+                f"labels {sorted(set(y[bad].tolist()))[:5]} do not match the classes "
+                f"{classes.tolist()} seen at fit time"
+            )
+        return codes
     sorter = np.argsort(classes)
     pos = np.searchsorted(classes, y, sorter=sorter)
     pos = np.clip(pos, 0, len(classes) - 1)

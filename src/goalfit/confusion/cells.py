@@ -81,6 +81,14 @@ class CellEncoder:
     """
 
     def fit(self, sensitive_features, n_samples: int | None = None) -> "CellEncoder":
+        self._fit_transform(sensitive_features, n_samples)
+        return self
+
+    def _fit_transform(self, sensitive_features, n_samples):
+        """Fit; returns the training cell ids when the numpy fast path computed them (else None)."""
+        cols = _numpy_columns(sensitive_features, n_samples)
+        if cols is not None:
+            return self._fit_numpy(cols)
         frame = as_frame(sensitive_features, n_samples)
         self.columns_ = list(frame.columns)
         if not self.columns_:
@@ -103,7 +111,50 @@ class CellEncoder:
             key = key * len(values) + np.array([values[_normal(x)] for x in self.cells_[col]], dtype=np.int64)
         order = np.argsort(key)
         self._keys, self._ids = key[order], order.astype(np.intp)
-        return self
+        return None
+
+    def _fit_numpy(self, cols):
+        """Fast path for numpy columns of strings, integers or booleans (no missing values): one
+        hash-based ``np.unique`` and one vectorized pass per column instead of pandas frames."""
+        names = list(cols)
+        uniques = [np.unique(cols[c]) for c in names]
+        self.columns_ = names
+        self._values = [{_normal(v): k for k, v in enumerate(u)} for u in uniques]
+        key = None
+        for c, values in zip(names, self._values):
+            codes = _codes(cols[c], values, complete=True)
+            if key is None:
+                key = codes
+            else:
+                key *= len(values)
+                key += codes
+        total = int(np.prod([len(v) for v in self._values]))
+        if total <= 2**20:
+            present = np.flatnonzero(np.bincount(key, minlength=total))
+        else:
+            present = np.unique(key)
+        # sorted keys: the cells in the order of sort_values(columns)
+        digits, rest = [], present.copy()
+        for values in reversed(self._values):
+            digits.append(rest % len(values))
+            rest //= len(values)
+        digits.reverse()
+        self.cells_ = pd.DataFrame({c: np.asarray(u, dtype=object if u.dtype.kind in "US" else u.dtype)[d]
+                                    for c, u, d in zip(names, uniques, digits)})
+        self._keys, self._ids = present, np.arange(len(present), dtype=np.intp)
+        if len(present) == total:  # every combination occurs: the key is the cell id
+            return key
+        return self._lookup(key)
+
+    def _lookup(self, key):
+        """Cell ids of mixed-radix keys (-1 for unseen combinations)."""
+        total = int(np.prod([len(v) for v in self._values]))
+        if total <= 2**20:
+            table = np.full(total, -1, dtype=np.intp)
+            table[self._keys] = self._ids
+            return table[key]
+        pos = np.clip(np.searchsorted(self._keys, key), 0, len(self._keys) - 1)
+        return np.where(self._keys[pos] == key, self._ids[pos], -1)
 
     @property
     def n_cells(self) -> int:
@@ -128,6 +179,13 @@ class CellEncoder:
                 f"this model depends on the sensitive feature(s) {self.columns_}: "
                 "pass sensitive_features=..."
             )
+        cols = _numpy_columns(sensitive_features, n_samples)
+        if cols is not None and len(self.columns_) == 1 and len(cols) == 1:
+            cols = {self.columns_[0]: next(iter(cols.values()))}
+        if cols is not None and set(cols) >= set(self.columns_):
+            ids = self._transform_numpy(cols)
+            if ids is not None:
+                return ids
         frame = as_frame(sensitive_features, n_samples)
         if len(self.columns_) == 1 and frame.shape[1] == 1 and frame.columns[0] != self.columns_[0]:
             # one unnamed column stands for the fitted one (and any one column for an unnamed fit);
@@ -163,8 +221,90 @@ class CellEncoder:
             )
         return self._ids[pos]
 
+    def _transform_numpy(self, cols):
+        """Cell ids of numpy columns, or None when a column's type differs from the fitted values."""
+        key = None
+        for c, values in zip(self.columns_, self._values):
+            codes = _codes(cols[c], values)
+            if codes is None:
+                return None
+            if codes.min(initial=0) < 0:
+                bad = cols[c][int(np.flatnonzero(codes < 0)[0])]
+                raise ValueError(f"sensitive feature {c}={_normal(bad)!r} was not seen when the model was fitted")
+            if key is None:
+                key = codes
+            else:
+                key *= len(values)
+                key += codes
+        if len(self._keys) == int(np.prod([len(v) for v in self._values])):
+            return key  # every combination is a cell: the key is the cell id
+        ids = self._lookup(key)
+        if ids.min(initial=0) < 0:
+            i = int(np.flatnonzero(ids < 0)[0])
+            raise ValueError(f"sensitive feature values {({c: _normal(cols[c][i]) for c in self.columns_})} "
+                             "were not seen together when the model was fitted")
+        return ids
+
     def fit_transform(self, sensitive_features, n_samples: int | None = None) -> np.ndarray:
-        return self.fit(sensitive_features, n_samples).transform(sensitive_features, n_samples)
+        """:meth:`fit` then :meth:`transform`, in one pass over numpy columns."""
+        ids = self._fit_transform(sensitive_features, n_samples)
+        return ids if ids is not None else self.transform(sensitive_features, n_samples)
+
+
+def _numpy_columns(sensitive_features, n_samples):
+    """``{name: 1-D numpy array}`` when every column is a numpy array (or a Series backed by
+    one) of strings, integers or booleans, which cannot hold missing values; else None."""
+    if isinstance(sensitive_features, dict):
+        items = [(str(k), v) for k, v in sensitive_features.items()]
+    elif isinstance(sensitive_features, pd.Series):
+        items = [(str(sensitive_features.name) if sensitive_features.name is not None else DEFAULT_COLUMN,
+                  sensitive_features)]
+    elif isinstance(sensitive_features, np.ndarray) and sensitive_features.ndim == 1:
+        items = [(DEFAULT_COLUMN, sensitive_features)]
+    else:
+        return None
+    if not items:
+        return None
+    out = {}
+    for name, v in items:
+        if isinstance(v, pd.Series):
+            if not isinstance(v.dtype, np.dtype):
+                return None
+            v = v.to_numpy()
+        if not isinstance(v, np.ndarray) or v.ndim != 1 or v.dtype.kind not in "USiub":
+            return None
+        out[name] = v
+    n = len(next(iter(out.values())))
+    if any(len(v) != n for v in out.values()):
+        return None  # the general path names the problem
+    if n_samples is not None and n != n_samples:
+        raise ValueError(f"sensitive_features has {n} rows but X/y have {n_samples}")
+    return out
+
+
+def _codes(arr, values, complete=False):
+    """Index of each entry of ``arr`` in the dict ``values`` (-1 if absent), or None when the
+    fitted values are of another kind (strings vs numbers) than ``arr``. ``complete``: every
+    entry is known to be among the values (they were taken from ``arr``)."""
+    keys = list(values)
+    if arr.dtype.kind in "US":
+        if not all(isinstance(k, (str, bytes)) for k in keys):
+            return None
+    elif not all(isinstance(k, (int, bool, np.integer, np.bool_)) for k in keys):
+        return None
+    if len(keys) <= 32:  # one vectorized comparison per value, no temporaries but one mask
+        codes = np.zeros(len(arr), dtype=np.intp) if complete else np.full(len(arr), -1, dtype=np.intp)
+        mask = np.empty(len(arr), dtype=bool)
+        for k, i in values.items():
+            if complete and i == 0:
+                continue
+            np.equal(arr, k, out=mask)
+            np.copyto(codes, i, where=mask)
+        return codes
+    sorted_keys = np.array(sorted(keys))
+    pos = np.clip(np.searchsorted(sorted_keys, arr), 0, len(keys) - 1)
+    index = np.array([values[_normal(k)] for k in sorted_keys], dtype=np.int64)
+    return np.where(sorted_keys[pos] == arr, index[pos], -1).astype(np.intp)
 
 
 def _normal(value):

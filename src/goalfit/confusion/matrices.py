@@ -45,22 +45,24 @@ def confusion_tensor(y_codes, pred, cell_ids, n_classes: int, n_cells: int, samp
     n = y_codes.shape[0]
     if n == 0:
         raise ValueError("cannot compute a confusion matrix of zero examples")
-    cell_ids = np.zeros(n, dtype=np.intp) if cell_ids is None else np.asarray(cell_ids, dtype=np.intp)
-    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    row = cell_ids * n_classes + y_codes
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    row = y_codes.copy() if cell_ids is None else np.asarray(cell_ids, dtype=np.intp) * n_classes
+    if cell_ids is not None:
+        row += y_codes
     pred = np.asarray(pred)
     if pred.ndim == 1:
-        flat = np.bincount(row * n_classes + pred.astype(np.intp), weights=w,
-                           minlength=n_cells * n_classes * n_classes)
+        row *= n_classes
+        row += pred.astype(np.intp, copy=False)
+        flat = np.bincount(row, weights=w, minlength=n_cells * n_classes * n_classes)
         out = flat.reshape(n_cells, n_classes, n_classes)
     else:
         if pred.shape != (n, n_classes):
             raise ValueError(f"predicted distributions must have shape ({n}, {n_classes}), got {pred.shape}")
         out = np.zeros((n_cells * n_classes, n_classes))
-        np.add.at(out, row, pred * w[:, None])
+        np.add.at(out, row, pred if w is None else pred * w[:, None])
         out = out.reshape(n_cells, n_classes, n_classes)
     if normalize:
-        total = w.sum()
+        total = float(n) if w is None else w.sum()
         if total <= 0:
             raise ValueError("the sample weights sum to zero")
         out = out / total

@@ -89,9 +89,19 @@ class ConfusionSpace:
         """
         classes = np.asarray(classes)
         n_cells = max(len(cells), 1)
-        y_codes = np.asarray(y_codes)
-        tensor = confusion_tensor(y_codes, y_codes, cell_ids, len(classes), n_cells, sample_weight)
-        return cls(classes=classes, cells=cells, row_mass=tensor.sum(axis=2))
+        y_codes = np.asarray(y_codes, dtype=np.intp)
+        k = len(classes)
+        if len(y_codes) == 0:
+            raise ValueError("cannot compute a confusion matrix of zero examples")
+        # the row masses only (the diagonal of the identity classifier's tensor), in one pass
+        row = np.asarray(cell_ids, dtype=np.intp) * k
+        row += y_codes
+        w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        mass = np.bincount(row, weights=w, minlength=n_cells * k).astype(float)
+        total = float(len(y_codes)) if w is None else w.sum()
+        if total <= 0:
+            raise ValueError("the sample weights sum to zero")
+        return cls(classes=classes, cells=cells, row_mass=(mass / total).reshape(n_cells, k))
 
     def class_code(self, label) -> int:
         """Code of a class label.

@@ -190,6 +190,12 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
         Threshold: margin units (SVMs), log-likelihood (logistic), probability (estimators).
     lam : float >= 0, default 0.01
         Weight of ``||w||^2`` (linear models; the accuracy term is an average over N).
+    w_solver : {"auto", "liblinear", "cvxpy"}, default "auto"
+        Linear SVM w-steps (``model="svm"``, two classes): liblinear's weighted hinge fit
+        with the intercept re-optimized exactly (fast, near-optimal), the exact cvxpy QP (the
+        reference), or "auto": the QP up to 2,000 rows, liblinear above; see
+        :class:`~goalfit.methods.subdata.wstep.LinearSVMStep`. ``lam = 0`` (an LP) and the
+        exact solvers ("mip", "bruteforce") always use cvxpy.
     solver : {"irs", "mip", "bruteforce"}, default "irs"
         The iterative refining strategy (Alg. 2/4/5), the exact mixed-integer program on SCIP
         (linear SVM, multiclass SVM, logistic), or enumeration (N <= 12, linear models).
@@ -256,7 +262,7 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, model="svm", *, measure="omr", constraints=(), rho=1.0, epsilon=None, t=1.0, lam=0.01,
-                 solver="irs", kernel="rbf", C=1.0, gamma="scale", degree=3, max_iter=50, tol=1e-8,
+                 w_solver="auto", solver="irs", kernel="rbf", C=1.0, gamma="scale", degree=3, max_iter=50, tol=1e-8,
                  n_restarts=0, time_limit=60.0, random_state=None):
         self.model = model
         self.measure = measure
@@ -265,6 +271,7 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
         self.epsilon = epsilon
         self.t = t
         self.lam = lam
+        self.w_solver = w_solver
         self.solver = solver
         self.kernel = kernel
         self.C = C
@@ -280,8 +287,13 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
     def _learner(self, n_classes):
         if isinstance(self.model, str):
             if self.model == "svm":
-                return (_w.MulticlassSVMStep(self.lam, n_classes) if n_classes > 2
-                        else _w.LinearSVMStep(self.lam))
+                if n_classes > 2:
+                    return _w.MulticlassSVMStep(self.lam, n_classes)
+                if self.w_solver not in ("auto", "liblinear", "cvxpy"):
+                    raise ValueError(f"w_solver must be 'auto', 'liblinear' or 'cvxpy', got {self.w_solver!r}")
+                # the exact solvers (enumeration) need the exact w-step
+                exact = self.lam == 0 or self.solver != "irs"
+                return _w.LinearSVMStep(self.lam, backend="cvxpy" if exact else self.w_solver)
             if n_classes > 2:
                 raise ValueError("multiclass targets need model='svm' (GMSVMF)")
             if self.model == "logistic":

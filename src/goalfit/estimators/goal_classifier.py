@@ -12,7 +12,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _check_sample_weight, _num_samples, check_is_fitted, column_or_1d
 
-from ..classifiers import GroupBlindClassifier, ProbabilityModel, RandomizedClassifier, encode_labels
+from ..classifiers import GroupBlindClassifier, ProbabilityModel, RandomizedClassifier, class_labels, encode_labels
 from ..confusion import CellEncoder, ConfusionSpace
 from ..distributed import is_dask_collection
 from ..goals import Problem
@@ -180,16 +180,17 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         y = column_or_1d(y, warn=True)
         if len(y) != n:
             raise ValueError(f"X has {n} rows but y has {len(y)}")
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
+        if y.dtype.kind not in "iub":  # 1-D integer or boolean labels are always classes
+            check_classification_targets(y)
+        self.classes_ = class_labels(y)
         if len(self.classes_) < 2:
             raise ValueError(f"y has one class {self.classes_.tolist()}: need at least two")
         y_codes = encode_labels(y, self.classes_)
         sw = None if sample_weight is None else _check_sample_weight(check_sample_weight(sample_weight, n), X)
         if not isinstance(self.estimator, str):
             check_has_predict_proba(self._base())  # before any fitting
-        encoder = CellEncoder().fit(sensitive_features, n)
-        cells = encoder.transform(sensitive_features, n)
+        encoder = CellEncoder()
+        cells = encoder.fit_transform(sensitive_features, n)
         self._check_options()
         problem = Problem(self.objective, self.constraints)
         if self.confidence is not None:  # Seldonian split: choose on one part, certify on the other

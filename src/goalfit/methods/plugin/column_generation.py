@@ -21,7 +21,7 @@ For linear goals it replaces ConGDA/SplitFW's thousands of oracle calls by tens.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linprog
+from .lp import highs_linprog as linprog
 
 from ._common import Recorder, SolverResult, prune
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import Recorder, RowNormalizer, SolverResult, prune, unique_members
+from ._common import GapStop, Recorder, RowNormalizer, SolverResult, frank_wolfe_weights, prune, unique_members
 from .lp import RepeatedLP
 
 
@@ -17,13 +17,13 @@ def _start(problem, oracle):
     return oracle(norm.cost(lam))
 
 
-def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 0.0, record_every: int = 10,
-                callback=None) -> SolverResult:
+def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, check_every: int = 10,
+                record_every: int = 10, callback=None) -> SolverResult:
     """Frank-Wolfe over the achievable confusion set (Alg. 1) for a smooth convex objective.
 
     ``L^t = grad psi(C^{t-1})``, ``C^t = (1 - g) C^{t-1} + g C~^t`` with ``g = 2/(t+1)``; the
     output mixture has the closed-form weights ``w_t = 2t / (T(T+1))`` (the first step erases
-    the start). Stops early when the Frank-Wolfe gap ``<grad, C - C~>`` is below ``tol``.
+    the start), computed once at the end from the steps.
 
     Parameters
     ----------
@@ -32,9 +32,17 @@ def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 0.0, reco
         (Fig. 10) but run.
     oracle : linear minimization oracle
     max_iter : int, default 5000 (the paper's budget, App. B.1)
-    tol : float, default 0
-        Stop when ``|gap| <= tol``. The plug-in oracle is approximate (its gap can be negative),
-        so the default runs the paper's full budget.
+    tol : float, default 1e-4
+        Stopping rule (objective units), checked at geometrically spaced iterations: with an
+        exact oracle, stop when the Frank-Wolfe gap ``<grad psi(C), C - C~>`` of the current
+        iterate is at most ``tol`` (a certified bound on ``psi(C) - min psi``); with any
+        oracle, stop when quadrupling the iterations improved the objective by less than ``tol``
+        (see :class:`~goalfit.methods.plugin._common.GapStop`; the plug-in oracle is
+        approximate, its gap can be negative). The output is then the iterate's mixture or,
+        when better, the best mixture of the members (LP of §8.2). ``0``: the full budget.
+        Ignored for non-smooth objectives (min-max recall), where Frank-Wolfe stalls anyway
+        (Fig. 10) and a stall is no sign of convergence.
+    check_every : int, default 10
 
     Returns
     -------
@@ -44,29 +52,43 @@ def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 0.0, reco
         raise ValueError("frank_wolfe is unconstrained; use split_frank_wolfe or con_gda")
     rec = Recorder(problem, oracle, record_every, callback)
     _, C = _start(problem, oracle)
-    members, Cs, weights = [], [], []
+    members, Cs, steps = [], [], []
+    # a non-smooth objective (min-max recall) makes Frank-Wolfe stall short of the optimum
+    # (Fig. 10): a stall there says nothing about convergence, so the budget runs
+    stop = GapStop(problem, oracle, tol if problem.objective.smooth else 0.0, check_every)
     message = f"reached max_iter={max_iter}"
     for t in range(1, max_iter + 1):
         grad = problem.objective.gradient(C)
         member, Ct = oracle(grad)
         gap = float(np.vdot(grad, C - Ct))
+        if stop.exact and tol > 0 and t > 1 and gap <= tol:
+            message = f"converged: Frank-Wolfe gap {gap:.2e} <= tol={tol:g} after {t - 1} iterations"
+            t -= 1
+            break
         g = 2.0 / (t + 1)
         C = (1 - g) * C + g * Ct
-        weights = [w * (1 - g) for w in weights] + [g]
+        steps.append(g)
         members.append(member)
         Cs.append(Ct)
         rec(t, C)
-        if tol > 0 and t > 1 and abs(gap) <= tol:
-            message = f"converged: Frank-Wolfe gap {gap:.2e} <= tol after {t} iterations"
-            break
-    rec(t, C, force=True)
-    members, Cs, w = unique_members(members, np.array(Cs), weights)
+        if stop.due(t):
+            _, why = stop.check(t, members, Cs, frank_wolfe_weights(steps))
+            if why:
+                message = why
+                break
+    weights = frank_wolfe_weights(steps)
+    if stop.extra_members:  # the stopping test's members: keep the better of the two mixtures
+        members, Cs, w, _, _ = prune(problem, members + stop.extra_members, np.array(Cs + stop.extra_confusions),
+                                     np.concatenate([weights, np.zeros(len(stop.extra_members))]))
+    else:
+        members, Cs, w = unique_members(members, np.array(Cs), weights)
+    rec(t, np.tensordot(w / w.sum(), Cs, axes=1), force=True)
     return SolverResult(members, w / w.sum(), Cs, "frank_wolfe", rec.rows, oracle.n_calls, True, message)
 
 
 def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10.0,
-                      eta=(0.5, 0.1, 0.001), prune_output: bool = True, record_every: int = 10,
-                      callback=None) -> SolverResult:
+                      eta=(0.5, 0.1, 0.001), tol: float = 1e-4, check_every: int = 10,
+                      prune_output: bool = True, record_every: int = 10, callback=None) -> SolverResult:
     """Split Frank-Wolfe (Alg. 5) for a smooth convex objective with polyhedral constraints.
 
     Splits ``C`` (achievable, moved by the oracle) from ``F`` (in the explicit polytope
@@ -88,6 +110,15 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
     zeta : float, default 10
     eta : tuple of float
         Dual step sizes for the three thirds of the run.
+    tol : float, default 1e-4
+        Stopping rule (:class:`~goalfit.methods.plugin._common.GapStop`, objective units),
+        checked at geometrically spaced iterations (``check_every``, ``t // 4``): stop when the
+        pruned mixture's gap is certified below ``tol`` (exact oracles), or when quadrupling the
+        iterations improved its objective and violation by less than ``tol``. Each check costs
+        two small LPs and one oracle call, whose member joins the candidates. ``0`` runs the
+        full budget (the paper's practice).
+    check_every : int, default 10
+        Smallest spacing of the checks.
 
     Returns
     -------
@@ -121,7 +152,9 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
     R = norm.to_rates(C0)
     F = lp.solve(np.zeros(space.shape))
     lam = np.zeros(space.shape)
-    members, Cs, weights = [], [], []
+    members, Cs, steps = [], [], []
+    stop = GapStop(problem, oracle, tol, check_every)
+    msg = f"{max_iter} iterations"
     for t in range(1, max_iter + 1):
         a = grad_R(R) + lam + zeta * (R - F)
         member, Ct = oracle(norm.cost(a))
@@ -130,19 +163,26 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
         g = 2.0 / (t + 2) if members else 1.0
         R = (1 - g) * R + g * norm.to_rates(Ct)
         F = (1 - g) * F + g * Ft
-        weights = [w * (1 - g) for w in weights] + [g]
+        steps.append(g)
         members.append(member)
         Cs.append(Ct)
         step = eta[min(len(eta) - 1, (3 * (t - 1)) // max_iter)]
         lam = lam + step * (R - F)
         rec(t, norm.to_confusion(R))
-    Cs = np.array(Cs)
+        if stop.due(t):
+            _, why = stop.check(t, members, Cs, frank_wolfe_weights(steps))
+            if why:
+                msg = why
+                break
+    weights = np.concatenate([frank_wolfe_weights(steps), np.zeros(len(stop.extra_members))])
+    members = members + stop.extra_members
+    Cs = np.array(Cs + stop.extra_confusions)
     if prune_output:
         members, Cs, w, feasible, viol = prune(problem, members, Cs, weights)
     else:
         members, Cs, w = unique_members(members, Cs, weights)
         w = w / w.sum()
         feasible = problem.max_violation(np.tensordot(w, Cs, axes=1)) <= 1e-7
-    rec(max_iter, np.tensordot(w, Cs, axes=1), force=True)
-    msg = f"{max_iter} iterations" + ("" if feasible else "; no mixture of the iterates meets the constraints (least violation returned)")
+    rec(t, np.tensordot(w, Cs, axes=1), force=True)
+    msg += "" if feasible else "; no mixture of the iterates meets the constraints (least violation returned)"
     return SolverResult(members, w, Cs, "split_frank_wolfe", rec.rows, oracle.n_calls, feasible, msg)

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import Recorder, RowNormalizer, SolverResult, prune, unique_members
+from ._common import GapStop, Recorder, RowNormalizer, SolverResult, prune, unique_members
 
 
 def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step_lambda: float = 0.1,
-            step_mu: float = 0.1, lambda_radius: float = 1e3, prune_output: bool = True,
-            record_every: int = 10, callback=None) -> SolverResult:
+            step_mu: float = 0.1, lambda_radius: float = 1e3, tol: float = 1e-4, check_every: int = 10,
+            prune_output: bool = True, record_every: int = 10, callback=None) -> SolverResult:
     """ConGDA: saddle point of ``psi(xi) + <lam, C - xi> + <mu, phi(xi)>`` (Alg. 6).
 
     Each iteration calls the oracle with ``lam`` (the ``C``-player's best response), takes a
@@ -35,6 +35,13 @@ def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step
         coverage constraint on Abalone and PageBlocks (row-normalized representation).
     lambda_radius : float
         ``lam`` is projected onto the l2 ball of this radius (the set Lambda).
+    tol : float, default 1e-4
+        Stopping rule (:class:`~goalfit.methods.plugin._common.GapStop`, objective units),
+        checked at geometrically spaced iterations (``check_every``, ``t // 4``) on the pruned
+        mixture of the members so far: a certified gap ``<= tol`` (exact oracles, smooth
+        objective, polyhedral constraints), or quadrupling the iterations improved the objective
+        and the largest violation by less than ``tol``. ``0`` runs the full budget.
+    check_every : int, default 10
 
     Returns
     -------
@@ -72,10 +79,14 @@ def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step
     lam = grad_psi(xi)
     mu = np.zeros(len(phi(xi)))
     members, Cs = [], []
+    total = np.zeros(space.shape)  # running sum of the members' confusions (uniform mixture)
+    stop = GapStop(problem, oracle, tol, check_every)
+    msg = f"{max_iter} iterations"
     for t in range(1, max_iter + 1):
         member, C = oracle(norm.cost(lam))
         members.append(member)
         Cs.append(C)
+        total += C
         R = norm.to_rates(C)
         ph = phi(xi)
         g_xi = grad_psi(xi) - lam + phi_grad_term(xi, mu)
@@ -87,16 +98,23 @@ def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step
         mu = np.maximum(0.0, mu + step_mu * ph)
         xi = xi_new
         if rec.every and t % rec.every == 0:
-            rec(t, np.mean(Cs, axis=0))
-    Cs = np.array(Cs)
+            rec(t, total / t)
+        if stop.due(t):
+            _, why = stop.check(t, members, Cs)
+            if why:
+                msg = why
+                break
+    weights = np.concatenate([np.ones(len(Cs)), np.zeros(len(stop.extra_members))])
+    members = members + stop.extra_members
+    Cs = np.array(Cs + stop.extra_confusions)
     if prune_output:
-        members, Cs, w, feasible, viol = prune(problem, members, Cs)
+        members, Cs, w, feasible, viol = prune(problem, members, Cs, weights)
     else:
-        members, Cs, w = unique_members(members, Cs)
+        members, Cs, w = unique_members(members, Cs, weights)
         w = w / w.sum()
         feasible = problem.max_violation(np.tensordot(w, Cs, axes=1)) <= 1e-7
-    rec(max_iter, np.tensordot(w, Cs, axes=1), force=True)
-    msg = f"{max_iter} iterations" + ("" if feasible else "; no mixture of the iterates meets the constraints (least violation returned)")
+    rec(t, np.tensordot(w, Cs, axes=1), force=True)
+    msg += "" if feasible else "; no mixture of the iterates meets the constraints (least violation returned)"
     return SolverResult(members, w, Cs, "con_gda", rec.rows, oracle.n_calls, feasible, msg)
 
 

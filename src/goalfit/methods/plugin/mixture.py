@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import minimize
 
-from ._common import _support, prune, unique_members
+from ._common import _support, prune, prune_finite, unique_members  # noqa: F401 (prune_finite re-exported)
 
 MAX_MEMBERS = 60
 
@@ -86,27 +86,6 @@ def mixture_program(problem, members, confusions, weights=None, *, max_members: 
         m2, C2, w2 = _support(mu, Cu, a)
         return m2, C2, w2, feasible or now_feasible, float(viol_new)
     return pruned
-
-
-def prune_finite(problem, members, confusions, weights=None):
-    """:func:`prune` over the members whose objective and constraint values are finite.
-
-    A member with an infinite value (e.g. KL quantification of a rule that never predicts some
-    class, such as the ellipsoid's first member, the answer to the zero cost) cannot carry
-    weight in the LP, whose coefficients must be finite; it stays a candidate of the convex
-    program, where mixing it can be finite and optimal. When no member is finite the input
-    mixture is returned as is.
-    """
-    weights = np.ones(len(members)) if weights is None else np.asarray(weights, float)
-    ok = np.array([np.isfinite(problem.objective.value(C))
-                   and all(np.isfinite(cc.function.value(C)) for cc in problem.nonlinear) for C in confusions])
-    if ok.all():
-        return prune(problem, members, confusions, weights)
-    if ok.any():
-        return prune(problem, [m for m, k in zip(members, ok) if k], confusions[ok], weights[ok])
-    w = weights / weights.sum()
-    viol = problem.max_violation(np.tensordot(w, confusions, axes=1))
-    return list(members), confusions, w, bool(viol <= 1e-9), float(viol)
 
 
 def _candidates(problem, members, confusions, keep_members, size):

@@ -9,7 +9,10 @@ an oracle.
   class-probability estimate. For **two classes** the rule in each cell is a threshold on
   ``eta_1(x)``, so the examples of each cell are sorted by ``eta_1`` once and every call is a
   binary search plus cumulative sums: ``O(n_cells log N)`` per call instead of a pass over the
-  data. For more classes a call costs one ``(N x n) @ (n x n)`` product per cell.
+  data. For more classes the rows of each cell are gathered once into a contiguous
+  ``(n, N_c)`` block with preallocated work buffers, and a call costs one ``(n x n) @ (n x N_c)``
+  product, ``n - 1`` vectorized comparisons and one ``bincount`` per cell, with no allocation
+  proportional to ``N``.
 * :class:`ThresholdOracle` — two classes only: the exact minimizer of the cost **on the
   sample** over per-cell threshold rules on ``eta_1`` (both directions), found by one
   vectorized scan of the sorted cell per call (``O(N)``, no refit). The plug-in oracle is
@@ -27,8 +30,24 @@ import numpy as np
 from sklearn.base import clone
 
 from ...classifiers.members import (ConstantMember, FittedMember, PluginRule, ThresholdRule,
-                                    binary_margin, plugin_predict)
+                                    binary_margin, plugin_codes_block)
 from ...confusion import confusion_tensor
+
+
+class _ZerosBefore:
+    """Unweighted cumulative count of label 0 in a sorted cell, ``k - cum1[k]``, without storing it.
+
+    Indexable like the array it stands for (an int or an int array of positions).
+    """
+
+    def __init__(self, cum1):
+        self.cum1 = cum1
+
+    def __getitem__(self, k):
+        return np.asarray(k, dtype=float) - self.cum1[k] if np.ndim(k) else float(k) - float(self.cum1[k])
+
+    def __len__(self):
+        return len(self.cum1)
 
 
 class PluginOracle:
@@ -47,31 +66,84 @@ class PluginOracle:
     ----------
     n_calls : int
         Number of calls so far.
+    exact : bool
+        False: the rule minimizes the cost expected under ``proba``, not the cost on the sample.
     """
+
+    exact = False
 
     def __init__(self, proba, y_codes, cell_ids, space, sample_weight=None):
         self.proba = np.asarray(proba, dtype=float)
         self.y = np.asarray(y_codes, dtype=np.intp)
         self.cells = np.asarray(cell_ids, dtype=np.intp)
         self.space = space
-        self.w = np.ones(len(self.y)) if sample_weight is None else np.asarray(sample_weight, float)
-        self.total = self.w.sum()
+        # None: unit weights (no array of ones kept)
+        self.w = None if sample_weight is None else np.asarray(sample_weight, float)
+        self.total = float(len(self.y)) if self.w is None else self.w.sum()
         self.n_calls = 0
         if space.n_classes == 2:
             self._prepare_binary()
+        else:
+            self._prepare_multiclass()
+
+    def _prepare_multiclass(self):
+        """Per-cell contiguous probability blocks, label offsets and work buffers (once)."""
+        n = self.space.n_classes
+        unweighted = self.w is None
+        order = np.argsort(self.cells, kind="stable")
+        bounds = np.searchsorted(self.cells[order], np.arange(self.space.n_cells + 1))
+        self._blocks = []
+        for c in range(self.space.n_cells):
+            idx = order[bounds[c]:bounds[c + 1]]
+            m = idx.size
+            PT = np.ascontiguousarray(self.proba[idx].T)
+            ybase = self.y[idx] * n  # code of (true i, predicted j) is i * n + j
+            w = None if unweighted else np.ascontiguousarray(self.w[idx])
+            self._blocks.append((PT, ybase, w, np.empty_like(PT), np.empty(m, dtype=np.intp), np.empty(m),
+                                 np.empty(m, dtype=bool)))
+
+    def _multiclass_confusion(self, cost):
+        n = self.space.n_classes
+        out = np.empty((self.space.n_cells, n * n))
+        for c, (PT, ybase, w, scores, pred, best, mask) in enumerate(self._blocks):
+            if PT.shape[1] == 0:
+                out[c] = 0.0
+                continue
+            plugin_codes_block(PT, cost[c], scores, pred, best, mask)
+            pred += ybase
+            out[c] = np.bincount(pred, weights=w, minlength=n * n)
+        return out.reshape(self.space.shape) / self.total
 
     def _prepare_binary(self):
+        """Per cell: ``eta_1`` sorted ascending and the cumulative weights of each label.
+
+        The sort need not be stable: every rule the oracles consider treats equal ``eta_1``
+        alike, so its split positions fall between runs of equal values, where the cumulative
+        sums do not depend on the order inside a run.
+        """
         self._sorted = []
+        unweighted = self.w is None
+        y_all = self.y.astype(np.int8)  # binary codes: 1-byte gathers
         for c in range(self.space.n_cells):
-            idx = np.flatnonzero(self.cells == c)
-            eta = self.proba[idx, 1]
-            order = np.argsort(eta, kind="stable")
-            eta = eta[order]
-            y = self.y[idx][order]
-            w = self.w[idx][order]
-            cum0 = np.concatenate([[0.0], np.cumsum(w * (y == 0))])
-            cum1 = np.concatenate([[0.0], np.cumsum(w * (y == 1))])
+            # temporaries are released as soon as possible: peak memory is about 32 bytes per
+            # row of the largest cell on top of what the earlier cells keep (16 bytes per row)
+            idx = None if self.space.n_cells == 1 else np.flatnonzero(self.cells == c)
+            eta = self.proba[:, 1] if idx is None else self.proba[idx, 1]
+            local = np.argsort(eta)  # positions in the cell by increasing eta_1
+            eta = eta[local]
+            y = (y_all if idx is None else y_all[idx])[local]
+            if unweighted:  # the zeros' counts follow from the ones': 8 bytes per row less
+                cum1 = np.empty(len(y) + 1)
+                cum1[0] = 0.0
+                np.cumsum(y, out=cum1[1:])
+                cum0 = _ZerosBefore(cum1)
+            else:
+                w = (self.w if idx is None else self.w[idx])[local]
+                cum0 = np.concatenate([[0.0], np.cumsum(w * (y == 0))])
+                cum1 = np.concatenate([[0.0], np.cumsum(w * (y == 1))])
             self._sorted.append((eta, cum0, cum1))
+            del idx, local, y
+        del y_all
 
     def _binary_cell(self, c, L2):
         """Confusion counts of the plug-in rule in cell c (predict 1 where margin <= 0)."""
@@ -109,8 +181,7 @@ class PluginOracle:
         cost = np.asarray(cost, dtype=float)
         if self.space.n_classes == 2:
             return np.stack([self._binary_cell(c, cost[c]) for c in range(self.space.n_cells)]) / self.total
-        pred = plugin_predict(self.proba, self.cells, cost)
-        return confusion_tensor(self.y, pred, self.cells, self.space.n_classes, self.space.n_cells, self.w)
+        return self._multiclass_confusion(cost)
 
     def __call__(self, cost):
         """Return ``(PluginRule(cost), C)`` with C the rule's confusion tensor on the sample."""
@@ -138,7 +209,15 @@ class ThresholdOracle(PluginOracle):
     ------
     ValueError
         For more than two classes.
+
+    Attributes
+    ----------
+    exact : bool
+        True: a call returns the sample minimizer over threshold rules (stopping rules may
+        certify gaps with it).
     """
+
+    exact = True
 
     def __init__(self, proba, y_codes, cell_ids, space, sample_weight=None):
         if space.n_classes != 2:
@@ -216,6 +295,8 @@ class RefitOracle:
     ValueError
         When a multiclass cost tensor is not of the weighted 0-1 form.
     """
+
+    exact = False
 
     def __init__(self, estimator, X, y_codes, cell_ids, space, sample_weight=None):
         self.estimator = estimator

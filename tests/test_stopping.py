@@ -1,0 +1,140 @@
+"""Stopping rules of the plug-in methods (issue 15) on small problems with known optima.
+
+References: the exact optimum over mixtures of threshold rules (``recall_optimum`` of
+``tests/test_solvers.py``, calibrated data, where the plug-in oracle is an exact LMO on the
+sample) and the same method run with the rule off (``tol=0``, the paper's fixed budget).
+"""
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+import goalfit as gf
+from goalfit.methods.plugin import (PluginOracle, ThresholdOracle, con_ellipsoid, con_gda, ellipsoid, frank_wolfe,
+                                    gda, split_frank_wolfe)
+from goalfit.methods.plugin._common import GapStop, frank_wolfe_weights
+from goalfit.methods.plugin.lp import highs_linprog
+from tests.test_solvers import calibrated, cell_rules, gmean, hmean, recall_optimum
+
+TOL = 1e-3
+
+
+def test_frank_wolfe_weights_match_the_recurrence_and_closed_form():
+    T = 40
+    steps = [2.0 / (t + 1) for t in range(1, T + 1)]  # Alg. 1
+    w = []
+    for g in steps:  # the O(T^2) recurrence the rule replaces
+        w = [x * (1 - g) for x in w] + [g]
+    np.testing.assert_allclose(frank_wolfe_weights(steps), w, rtol=1e-12)
+    t = np.arange(1, T + 1)
+    np.testing.assert_allclose(frank_wolfe_weights(steps), 2 * t / (T * (T + 1)), rtol=1e-12)
+    split = [1.0] + [2.0 / (t + 2) for t in range(2, T + 1)]  # SplitFW: first step 1
+    w = []
+    for g in split:
+        w = [x * (1 - g) for x in w] + [g]
+    np.testing.assert_allclose(frank_wolfe_weights(split), w, rtol=1e-12)
+    assert abs(frank_wolfe_weights(split).sum() - 1) < 1e-12
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_highs_linprog_equals_scipy(seed):
+    rng = np.random.default_rng(seed)
+    T, K = 25, 3
+    c, A, b = rng.random(T), rng.normal(size=(K, T)), rng.random(K) * 0.2
+    ref = linprog(c, A_ub=A, b_ub=b, A_eq=np.ones((1, T)), b_eq=[1.0], bounds=(0, None), method="highs")
+    got = highs_linprog(c, A_ub=A, b_ub=b, A_eq=np.ones((1, T)), b_eq=[1.0], bounds=(0, None))
+    assert ref.status == got.status == 0
+    assert abs(ref.fun - got.fun) < 1e-9
+    np.testing.assert_allclose(got.ineqlin.marginals, ref.ineqlin.marginals, atol=1e-9)
+    np.testing.assert_allclose(got.eqlin.marginals, ref.eqlin.marginals, atol=1e-9)
+    assert highs_linprog([1.0, 1.0], A_ub=[[1.0, 1.0]], b_ub=[-1.0]).status == 2  # infeasible
+    assert highs_linprog([1.0, -1.0], bounds=[(0, None), (None, None)]).status == 3  # unbounded
+
+
+@pytest.mark.parametrize("seed", [0, 2, 3])
+def test_split_frank_wolfe_stops_within_tol_of_the_optimum_with_exact_oracle(seed):
+    """Threshold oracle on calibrated data (exact on the sample): the rule stops early and the
+    result is within tol of the exact optimum; every certified lower bound is below it."""
+    P, y, cells, space = calibrated(seed, groups=("F", "M"), n_buckets=8)
+    cp = gf.Problem("hmean", [gf.demographic_parity_difference() <= 0.02]).compile(space)
+    ref = recall_optimum(cell_rules(P, y, cells, space), space, hmean, cp.A, cp.b)
+    trail = []
+    orig = GapStop.check
+
+    def spy(self, *a, **k):
+        cert, why = orig(self, *a, **k)
+        trail.append(cert)
+        return cert, why
+
+    GapStop.check = spy
+    try:
+        res = split_frank_wolfe(cp, ThresholdOracle(P, y, cells, space), max_iter=2000, tol=TOL)
+    finally:
+        GapStop.check = orig
+    assert res.n_oracle_calls < 2000
+    assert trail and all(c.lower <= ref + 1e-9 for c in trail)
+    assert any(np.isfinite(c.lower) for c in trail)
+    assert res.feasible and cp.max_violation(res.confusion) <= 1e-7
+    val = cp.objective.value(res.confusion)
+    assert ref - 1e-7 <= val <= ref + TOL
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_lower_bound_is_below_the_optimum(seed):
+    """The certificate's lower bound never exceeds the exact optimum (exact oracle)."""
+    P, y, cells, space = calibrated(seed, groups=("F", "M"), n_buckets=8)
+    cp = gf.Problem("hmean", [gf.demographic_parity_difference() <= 0.02]).compile(space)
+    ref = recall_optimum(cell_rules(P, y, cells, space), space, hmean, cp.A, cp.b)
+    oracle = ThresholdOracle(P, y, cells, space)
+    res = split_frank_wolfe(cp, oracle, max_iter=60, tol=0.0)
+    stop = GapStop(cp, oracle, TOL)
+    lowers = []
+    for k in (5, 20, 60):  # certificates of growing member sets
+        cert, _ = stop.check(k, res.members[:k], res.confusions[:k])
+        if cert.feasible:
+            lowers.append(cert.lower)
+            assert cert.lower <= ref + 1e-9 <= cert.upper + 2e-9
+    assert lowers and all(np.isfinite(lowers))
+
+
+@pytest.mark.parametrize("method,fixture", [
+    ("split_frank_wolfe", ("F", "M")), ("con_gda", ("F", "M")), ("con_ellipsoid", ("F", "M"))])
+def test_stall_rule_with_plugin_oracle_is_within_tol_of_the_full_budget(method, fixture):
+    """Plug-in oracle (no certificate): the stall test stops early, within tol of the
+    full-budget (tol=0) result."""
+    fn = {"split_frank_wolfe": split_frank_wolfe, "con_gda": con_gda, "con_ellipsoid": con_ellipsoid}[method]
+    budget = 300 if method == "con_ellipsoid" else 1500
+    for seed in (0, 3):
+        P, y, cells, space = calibrated(seed, groups=fixture, n_buckets=8)
+        cp = gf.Problem("hmean", [gf.demographic_parity_difference() <= 0.02]).compile(space)
+        full = fn(cp, PluginOracle(P, y, cells, space), max_iter=budget, tol=0.0)
+        early = fn(cp, PluginOracle(P, y, cells, space), max_iter=budget, tol=TOL)
+        if method != "con_ellipsoid":  # 300 cuts: the ellipsoid still gains more than tol there
+            assert early.n_oracle_calls < full.n_oracle_calls
+        assert early.feasible and cp.max_violation(early.confusion) <= 1e-7
+        assert cp.objective.value(early.confusion) <= cp.objective.value(full.confusion) + TOL
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_unconstrained_methods_stop_near_the_optimum(seed):
+    P, y, cells, space = calibrated(seed, groups=("A",), n_buckets=10)
+    sets = cell_rules(P, y, cells, space)
+    for name, psi, fn, budget in (("hmean", hmean, frank_wolfe, 5000), ("gmean", gmean, gda, 3000),
+                                  ("hmean", hmean, ellipsoid, 1000)):
+        cp = gf.Problem(name).compile(space)
+        ref = recall_optimum(sets, space, psi)
+        res = fn(cp, PluginOracle(P, y, cells, space), max_iter=budget, tol=TOL)
+        assert res.n_oracle_calls < budget
+        assert cp.objective.value(res.confusion) <= ref + TOL
+    # the certified Frank-Wolfe gap with an exact oracle
+    cp = gf.Problem("hmean").compile(space)
+    res = frank_wolfe(cp, ThresholdOracle(P, y, cells, space), max_iter=5000, tol=TOL)
+    assert res.message.startswith("converged")
+    assert cp.objective.value(res.confusion) <= recall_optimum(sets, space, hmean) + TOL
+
+
+def test_infeasible_goal_runs_the_budget():
+    """No mixture meets the goal: no stall stop, the least-violating mixture is returned."""
+    P, y, cells, space = calibrated(0, groups=("A",), n_buckets=10)
+    cp = gf.Problem("hmean", [gf.coverage(1) <= 0.2, gf.coverage(1) >= 0.4]).compile(space)
+    res = con_gda(cp, PluginOracle(P, y, cells, space), max_iter=300, tol=TOL)
+    assert not res.feasible and res.n_oracle_calls >= 300
