@@ -256,6 +256,9 @@ def test_a9a_has_liblinear_ready_indices(need_data):
 
 
 _BANNER_CASES = {
+    # column generation (the default for linear goals) solves its restricted LPs with highs_linprog
+    "column_generation": "m = gf.GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.05]).fit(\n"
+                         "    X, y, sensitive_features=g)\n",
     # SplitFW solves its LPs on highspy directly
     "split_frank_wolfe": "m = gf.GoalClassifier(objective='hmean', constraints=[gf.demographic_parity_difference() <= 0.05],\n"
                          "                      method='split_frank_wolfe').fit(X, y, sensitive_features=g)\n",

@@ -131,8 +131,7 @@ def highs_linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None
         beq = np.asarray(b_eq, float).ravel()
         rlo.append(beq)
         rhi.append(beq)
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = quiet_highs()
     lp = highspy.HighsLp()
     lp.num_col_ = n
     lp.col_cost_ = c
