@@ -31,7 +31,6 @@ import warnings
 import numpy as np
 from sklearn.utils import _safe_indexing
 
-from ..classifiers import RandomizedClassifier
 from ..confusion import ConfusionSpace
 from ..metrics.intervals import GoalSample, _jacobian, one_sided_bound
 
@@ -53,13 +52,12 @@ def split_rows(strata, safety_fraction, random_state):
     return np.sort(cand), np.sort(safe)
 
 
-def _sample(model, result, encoder, prob, X, y_codes, cells, sw, rows):
-    """The candidate classifier's predictions on ``rows`` as a :class:`GoalSample`."""
-    clf = RandomizedClassifier(result.members, result.weights, model.classes_, encoder, prob)
+def _sample(clf, X, y_codes, cells, sw, rows, encoder):
+    """The classifier's predictions on ``rows`` as a :class:`GoalSample` (true cells for the goals)."""
     Xr = _safe_indexing(X, rows)
     dist = clf._distribution(clf.member_predictions(Xr, cell_ids=cells[rows]))
     swr = None if sw is None else sw[rows]
-    space = ConfusionSpace.from_codes(y_codes[rows], cells[rows], model.classes_, encoder.cells_, swr)
+    space = ConfusionSpace.from_codes(y_codes[rows], cells[rows], clf.classes, encoder.cells_, swr)
     return GoalSample(y_codes[rows], dist, cells[rows], space, swr)
 
 
@@ -154,8 +152,12 @@ def safety_test(problem, margins, candidate_sample, safety_sample, confidence, c
     return report, certified
 
 
-def certify(model, problem, solve_with, margins, X, y_codes, cells, sw, encoder, prob, rows, safety_rows):
+def certify(model, problem, solve_with, classifier_of, margins, X, y_codes, cells, sw, encoder, rows, safety_rows):
     """Candidate selection on ``rows``, safety test on ``safety_rows`` (see the module docstring).
+
+    ``solve_with(constraints)`` runs the method on the candidate part and returns ``(compiled
+    problem, SolverResult)``; ``classifier_of(result)`` is the deployed classifier of a result
+    (group-aware or group-blind), whose predictions the bounds are computed on.
 
     Returns
     -------
@@ -171,12 +173,13 @@ def certify(model, problem, solve_with, margins, X, y_codes, cells, sw, encoder,
     if margins is None:
         compiled, result = solve_with(problem.constraints)
         for _ in range(ROUNDS):
-            cand = _sample(model, result, encoder, prob, X, y_codes, cells, sw, rows)
+            cand = _sample(classifier_of(result), X, y_codes, cells, sw, rows, encoder)
             margins = predicted_margins(problem, cand, level, len(rows), len(safety_rows))
             compiled, result = solve_with(_tightened(problem, margins))
     else:
         compiled, result = solve_with(_tightened(problem, margins))
-    cand = _sample(model, result, encoder, prob, X, y_codes, cells, sw, rows)
-    safe = _sample(model, result, encoder, prob, X, y_codes, cells, sw, safety_rows)
+    clf = classifier_of(result)
+    cand = _sample(clf, X, y_codes, cells, sw, rows, encoder)
+    safe = _sample(clf, X, y_codes, cells, sw, safety_rows, encoder)
     report, certified = safety_test(problem, margins, cand, safe, model.confidence, model.classes_)
     return (compiled, result), report, certified
