@@ -402,3 +402,13 @@ def test_certification_of_a_group_blind_fit_bounds_its_own_predictions():
     (row,) = m.certification_
     assert row["candidate_value"] == pytest.approx(m.problem_.constraints[0].value(m.result_.confusion), abs=1e-9)
     assert m.predict(X).shape == (4000,)  # no groups needed
+
+
+def test_goal_scorer_scores_a_pipeline_ending_in_a_goal_classifier_by_its_expectation():
+    X, y, g = make_data(2000, 0)
+    Xv, yv, gv = make_data(2000, 1)
+    pipe = make_pipeline(StandardScaler(), GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.02]))
+    pipe.fit(X, y, goalclassifier__sensitive_features=g)
+    s = goal_scorer(constraints=[gf.demographic_parity_difference() <= 0.05])(pipe, Xv, yv, sensitive_features=gv)
+    ev = pipe[-1].evaluate(pipe[:-1].transform(Xv), yv, sensitive_features=gv)
+    assert s == pytest.approx(-ev["objective"]["value"], abs=1e-12)

@@ -186,8 +186,9 @@ def _jacobian(sample: GoalSample, expression, eps: float = 1e-6):
     v0, how = _pieces(sample.bound(expression), sample.C)
     J = np.zeros((len(v0), C0.size))
     shape = sample.space.shape
+    row_mass = sample.C.sum(axis=2).ravel()
     for d in range(C0.size):
-        if sample.C.sum(axis=2).ravel()[d // sample.K] <= 0:  # an empty (cell, class) row: no example moves it
+        if row_mass[d // sample.K] <= 0:  # an empty (cell, class) row: no example moves it
             continue
         Cp, Cm = C0.copy(), C0.copy()
         Cp[d] += eps

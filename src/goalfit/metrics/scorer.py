@@ -45,9 +45,9 @@ class GoalScorer:
     requests ``sensitive_features`` and ``sample_weight`` for ``score``, so
     ``GridSearchCV(...).fit(X, y, sensitive_features=s)`` routes the fold's groups to it (the
     estimator must also request them: ``set_fit_request(sensitive_features=True)``).
-    Predictions are the estimator's expected class distribution (``predict_proba`` of a
-    goalfit randomized classifier: exact expectation) when it has ``classifier_``, else
-    ``predict``.
+    Predictions are the expected class distribution (``predict_proba`` of a goalfit
+    randomized classifier, alone or as the last step of a pipeline: exact expectation), else
+    the estimator's ``predict``.
 
     Raises (when called)
     --------------------
@@ -86,8 +86,9 @@ class GoalScorer:
         final, objective, constraints = self._goals(estimator)
         problem = Problem(objective, constraints)
         try:
-            if hasattr(final, "classifier_") and final is estimator:
-                pred = final.predict_proba(X, sensitive_features=sensitive_features)
+            if hasattr(final, "classifier_"):  # a goalfit classifier, alone or ending a pipeline
+                Xt = X if final is estimator else estimator[:-1].transform(X)
+                pred = final.predict_proba(Xt, sensitive_features=sensitive_features)
                 classes = final.classes_
             else:
                 pred, classes = estimator.predict(X), None
