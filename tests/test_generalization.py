@@ -412,3 +412,18 @@ def test_goal_scorer_scores_a_pipeline_ending_in_a_goal_classifier_by_its_expect
     s = goal_scorer(constraints=[gf.demographic_parity_difference() <= 0.05])(pipe, Xv, yv, sensitive_features=gv)
     ev = pipe[-1].evaluate(pipe[:-1].transform(Xv), yv, sensitive_features=gv)
     assert s == pytest.approx(-ev["objective"]["value"], abs=1e-12)
+
+
+def test_ramp_report_carries_intervals_and_certification():
+    from goalfit.report import build_report
+
+    X, y, g = make_data(3000, 0)
+    Xt, yt, gt = make_data(2000, 1)
+    m = gf.RampClassifier(gf.error_rate(), constraints=[gf.true_positive_rate(group="A") >= 0.6], confidence=0.9,
+                          random_state=0).fit(X, y, sensitive_features=g)
+    d = json.loads(build_report(m, X, y, sensitive_features_train=g, X_test=Xt, y_test=yt,
+                                sensitive_features_test=gt).to_json())
+    c = d["constraints"][0]
+    ev = m.evaluate(Xt, yt, sensitive_features=gt, randomized=True, confidence=0.95)
+    assert c["interval_test"] == pytest.approx(ev["constraints"][0]["interval"])
+    assert d["certified"] == m.certified_ and d["certification"][0]["margin"] == m.margins_[0]

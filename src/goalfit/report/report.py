@@ -56,7 +56,8 @@ def _section(evals: dict) -> dict:
     for s in splits:  # confidence intervals, when evaluated with a confidence
         if "interval" in evals[s]["objective"]:
             out["objective"][f"interval_{s}"] = evals[s]["objective"]["interval"]
-            out["metrics"][s]["accuracy_interval"] = evals[s]["accuracy_interval"]
+            if "accuracy_interval" in evals[s]:
+                out["metrics"][s]["accuracy_interval"] = evals[s]["accuracy_interval"]
     for k, c in enumerate(first["constraints"]):
         row = {"name": c["name"], "expression": c["expression"], "sense": c["sense"], "bound": c["bound"]}
         for s in splits:
@@ -294,6 +295,16 @@ def label_group_rates(model, baseline, data_sets) -> dict:
     return _group_rates(model.classes_, predictors, Xs, ys, sfs, split) if sfs is not None else {}
 
 
+def _certification_fields(data, model):
+    """``certified``, ``confidence_fit``, ``certification`` and ``margins`` of a high-confidence fit."""
+    data["certified"] = getattr(model, "certified_", None)
+    if data["certified"] is not None:
+        data["confidence_fit"] = model.confidence
+        data["certification"] = model.certification_
+    if getattr(model, "margins_", None) is not None:
+        data["margins"] = model.margins_
+
+
 def _common(data, history, extra):
     """The fields every report has: iteration history, environment, caller's extras."""
     data["history"] = history
@@ -331,7 +342,7 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
     extra : dict, optional
         Extra JSON fields (dataset name, seed, ...).
     confidence : float in (0, 1) or None, default 0.95
-        For a GoalClassifier: confidence intervals of the objective, every constraint, the
+        For a GoalClassifier (and a RampClassifier's randomized columns): confidence intervals of the objective, every constraint, the
         accuracy and the per-group rates on each split (:mod:`goalfit.metrics.intervals`); each
         covers the population value of the goal for this classifier. On the training split they
         ignore that the classifier was fitted there. None: no intervals.
@@ -364,7 +375,7 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
         return build_ramp_report(model, X_train, y_train, sensitive_features_train=sensitive_features_train,
                                  datasets_train=datasets_train, X_test=X_test, y_test=y_test,
                                  sensitive_features_test=sensitive_features_test, datasets_test=datasets_test,
-                                 extra=extra)
+                                 extra=extra, confidence=confidence)
     if datasets_train is not None or datasets_test is not None:
         raise ValueError(f"datasets_train / datasets_test are for RampClassifier's multi-dataset goals, "
                          f"not {type(model).__name__}")
@@ -379,8 +390,8 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
                                       X_test=X_test, y_test=y_test, sensitive_features_test=sensitive_features_test,
                                       extra=extra)
     if not isinstance(model, GoalClassifier):
-        raise TypeError(f"build_report supports GoalClassifier, RampClassifier, FairSubdataClassifier and "
-                        f"AdaptiveSurrogateClassifier, goalfit.torch.LagrangianClassifier, not {type(model).__name__}")
+        raise TypeError(f"build_report supports GoalClassifier, RampClassifier, FairSubdataClassifier, "
+                        f"AdaptiveSurrogateClassifier and goalfit.torch.LagrangianClassifier, not {type(model).__name__}")
     baseline = _baseline(model)
     if is_dask_collection(X_train):
         confidence = None  # intervals need the per-example sample
@@ -400,12 +411,7 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
     data["confidence"] = confidence
     data["cross_fitting"] = None if getattr(model, "cv_", None) is None else {
         "folds": _n_splits(model.cv_), "deployed_model": model.cv_model}
-    data["certified"] = getattr(model, "certified_", None)
-    if data["certified"] is not None:
-        data["confidence_fit"] = model.confidence
-        data["certification"] = model.certification_
-    if getattr(model, "margins_", None) is not None:
-        data["margins"] = model.margins_
+    _certification_fields(data, model)
     _common(data, model.history_, extra)
     split = "test" if X_test is not None else "train"
     Xs, ys, sfs = data_sets[split]
@@ -421,7 +427,7 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
 
 def build_ramp_report(model, X_train, y_train, *, sensitive_features_train=None, datasets_train=None,
                       X_test=None, y_test=None, sensitive_features_test=None, datasets_test=None,
-                      extra: dict | None = None) -> Report:
+                      extra: dict | None = None, confidence: float | None = 0.95) -> Report:
     """Report of a fitted :class:`~goalfit.RampClassifier` on train (and test) datasets.
 
     The main columns are the randomized classifier's expected values (the ramp, Goh et al.
@@ -434,6 +440,8 @@ def build_ramp_report(model, X_train, y_train, *, sensitive_features_train=None,
     X_test, y_test, sensitive_features_test, datasets_test : optional held-out datasets
         (the same dataset names)
     extra : dict, optional
+    confidence : float in (0, 1) or None, default 0.95
+        Confidence intervals of the randomized classifier's values (as in :func:`build_report`).
 
     Returns
     -------
@@ -444,7 +452,8 @@ def build_ramp_report(model, X_train, y_train, *, sensitive_features_train=None,
         data_sets["test"] = (X_test, y_test, sensitive_features_test, datasets_test)
     evals = {}
     for randomized in (True, False):
-        evals[randomized] = {s: model.evaluate(X, y, sensitive_features=sf, datasets=ds, randomized=randomized)
+        evals[randomized] = {s: model.evaluate(X, y, sensitive_features=sf, datasets=ds, randomized=randomized,
+                                               confidence=confidence if randomized else None)
                              for s, (X, y, sf, ds) in data_sets.items()}
     data = _section(evals[True])
     data["baseline"] = _section(evals[False])
@@ -458,6 +467,8 @@ def build_ramp_report(model, X_train, y_train, *, sensitive_features_train=None,
     data["n_members"] = 1
     data["feasible_train"] = bool(model.feasible_)
     data["multipliers"] = dict(zip(model.constraint_rows_, np.asarray(model.multipliers_).tolist()))
+    data["confidence"] = confidence
+    _certification_fields(data, model)
     return Report(_common(data, model.history_, extra))
 
 
