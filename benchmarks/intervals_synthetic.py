@@ -102,7 +102,8 @@ def coverage(draws, n, seed, pop, n_boot):
                 lo, hi = ev["objective"]["interval"]
                 hits[k][how] += bool(lo - 1e-12 <= truth <= hi + 1e-12)
                 widths[k][how].append(hi - lo)
-                methods[k] = methods.get(k) or ev["objective"]["interval_method"] if how == "auto" else methods.get(k)
+                if how == "auto":
+                    methods[k] = ev["objective"]["interval_method"]
     return {k: {"coverage_default": hits[k]["auto"] / draws, "coverage_bootstrap": hits[k]["bootstrap"] / draws,
                 "mean_width_default": float(np.mean(widths[k]["auto"])),
                 "mean_width_bootstrap": float(np.mean(widths[k]["bootstrap"])), "default_method": methods[k]}
