@@ -181,6 +181,7 @@ def test_fit_spec_with_cross_fitting_confidence_and_intervals(tmp_path, need_dat
     assert c["interval_test"][0] <= c["test"] <= c["interval_test"][1]
     assert c["interval_method"] == "clopper_pearson"
     for bad, words in [("cv = 1\n", "cv must be"), ("confidence = 2.0\n", "confidence must be"),
+                       ("margin = -0.1\n", "non-negative"), ("group_blind = 1\n", "true or false"),
                        ('method = "ramp"\nmargin = 0.01\n', "GoalClassifier options")]:
         spec = tmp_path / "bad.toml"
         spec.write_text('[data]\ndataset = "german"\nsensitive = ["sex"]\n[goals]\n'

@@ -155,31 +155,37 @@ def spec_from_dict(raw: dict, where: str = "spec") -> Spec:
         raise SpecError(f"{where}: cv / confidence / margin / group_blind are GoalClassifier options; method "
                         f"{spec.method!r} does not take them")
     spec.goals()  # validate metric names and bounds now
+    if spec.fit_options:
+        check_fit_options(spec, where)
     return spec
 
 
 def _fit_options(goals: dict, where: str) -> dict:
-    """``cv``, ``confidence``, ``margin`` and ``group_blind`` of ``[goals]`` as GoalClassifier parameters."""
-    out = {}
-    if "cv" in goals:
-        cv = goals["cv"]
-        if cv == 0:
-            cv = None
-        if not (cv is None or cv == "auto" or (isinstance(cv, int) and not isinstance(cv, bool) and cv >= 2)):
-            raise SpecError(f"{where}: cv must be \"auto\", 0 (in-sample) or an int >= 2, got {cv!r}")
-        out["cv"] = cv
-    if "confidence" in goals:
-        c = goals["confidence"]
-        if not isinstance(c, float) or not 0 < c < 1:
-            raise SpecError(f"{where}: confidence must be a number in (0, 1), got {c!r}")
-        out["confidence"] = c
-    if "margin" in goals:
-        m = goals["margin"]
-        if not isinstance(m, (int, float)) or isinstance(m, bool) or m < 0:
-            raise SpecError(f"{where}: margin must be a non-negative number, got {m!r}")
-        out["margin"] = float(m)
-    if "group_blind" in goals:
-        if not isinstance(goals["group_blind"], bool):
-            raise SpecError(f"{where}: group_blind must be true or false, got {goals['group_blind']!r}")
-        out["group_blind"] = goals["group_blind"]
+    """``cv``, ``confidence``, ``margin`` and ``group_blind`` of ``[goals]`` as GoalClassifier parameters.
+
+    TOML has no ``None``: ``cv = 0`` means in-sample. The values are checked by GoalClassifier
+    itself (:func:`check_fit_options`), once the goals are parsed.
+    """
+    out = {k: goals[k] for k in ("cv", "confidence", "margin", "group_blind") if k in goals}
+    if out.get("cv") == 0:
+        out["cv"] = None
+    if "group_blind" in out and not isinstance(out["group_blind"], bool):
+        raise SpecError(f"{where}: group_blind must be true or false, got {out['group_blind']!r}")
     return out
+
+
+def check_fit_options(spec: Spec, where: str) -> None:
+    """Validate the spec's GoalClassifier options with the estimator's own checks, before any data
+    is read (a bad value exits 2 with the estimator's message)."""
+    from ..estimators import GoalClassifier
+    from ..estimators.goal_classifier import _user_margins
+    from ..goals import Problem
+
+    objective, constraints = spec.goals()
+    est = GoalClassifier(objective=objective, constraints=constraints, **spec.fit_options)
+    try:
+        est._check_options()
+        est._cv_folds()
+        _user_margins(est.margin, Problem(objective, constraints))
+    except (ValueError, TypeError) as err:
+        raise SpecError(f"{where}: {err}") from None
