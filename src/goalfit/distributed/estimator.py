@@ -7,7 +7,6 @@ the same fitted attributes as the in-memory ``fit`` plus ``statistics_``.
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -21,7 +20,7 @@ from ..confusion import CellEncoder, ConfusionSpace, confusion_tensor
 from ..confusion.cells import as_frame
 from ..goals import Problem
 from ..methods.baselines import BASELINES
-from ..methods.plugin import METHODS, PluginOracle, ThresholdOracle, choose_method, solve
+from ..methods.plugin import PluginOracle, ThresholdOracle
 from .partitions import Partitions, check_block, encode_cells, n_rows, to_1d
 from .statistics import (MapReduceOracle, gather_scores, get_option, histogram_sample,
                          score_histograms)
@@ -174,7 +173,7 @@ def fit(clf, X, y, *, sensitive_features=None, sample_weight=None):
     """
     import dask
 
-    from ..estimators.goal_classifier import _tightened
+    from ..estimators.goal_classifier import _adopt_result, _resolve_method, _run_method, _tightened, _user_margins
 
     t_start = time.perf_counter()
     if y is None:
@@ -240,27 +239,14 @@ def fit(clf, X, y, *, sensitive_features=None, sample_weight=None):
     clf.n_outer_samples_ = n_total
 
     problem = Problem(clf.objective, clf.constraints)
-    method = choose_method(problem.compile(space)) if clf.method == "auto" else clf.method
-    if method not in METHODS and method not in BASELINES:
-        raise ValueError(f"unknown method {clf.method!r}; known: ['auto'] + {sorted(METHODS) + sorted(BASELINES)}")
-    clf.method_ = method
-    margins = clf._user_margins(problem)
+    method = clf.method_ = _resolve_method(clf.method, problem.compile(space))
+    margins = _user_margins(clf.margin, problem)
     clf.margins_ = None if margins is None else list(margins)
     clf.problem_ = Problem(clf.objective, _tightened(problem, margins)).compile(space)
-    params = dict(clf.method_params or {})
-    runner = BASELINES[method] if method in BASELINES else (lambda p, o, **kw: solve(p, o, method, **kw))
-    result = runner(clf.problem_, make_oracle(method), **params)
+    result = _run_method(method, clf.problem_, make_oracle(method), clf.method_params)
     clf.certified_, clf.certification_ = None, None
-    clf.result_, clf.history_ = result, result.history
-    clf.classifier_ = RandomizedClassifier(result.members, result.weights, classes, encoder, prob)
-    violation = clf.problem_.max_violation(result.confusion)
-    clf.feasible_ = violation <= 1e-7
-    if clf.problem_.constraints and not clf.feasible_ and method not in BASELINES:
-        warnings.warn("the goals cannot all be met on the training data: returning the least-violating "
-                      f"classifier (max violation {violation:.4g})", RuntimeWarning, stacklevel=3)
-    for attr in ("n_features_in_", "feature_names_in_"):
-        if hasattr(clf.estimator_, attr):
-            setattr(clf, attr, getattr(clf.estimator_, attr))
+    _adopt_result(clf, result, RandomizedClassifier(result.members, result.weights, classes, encoder, prob),
+                  stacklevel=4)
     clf.fit_seconds_ = time.perf_counter() - t_start
     return clf
 

@@ -262,13 +262,7 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 raise
             raise ValueError(f"holdout={self.holdout} leaves {len(y_out)} of {n} examples for the goals, "
                              f"too few: {err}. Use a smaller holdout or more data") from None
-        method = self.method
-        if method == "auto":
-            method = choose_method(compiled0)
-        if method not in METHODS and method not in BASELINES:
-            raise ValueError(f"unknown method {self.method!r}; known: ['auto'] + "
-                             f"{sorted(METHODS) + sorted(BASELINES)}")
-        self.method_ = method
+        method = self.method_ = _resolve_method(self.method, compiled0)
 
         def solve_with(constraints):
             compiled = Problem(self.objective, constraints).compile(space)
@@ -282,10 +276,7 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 oracle = PluginOracle(P, y_out, cells_out, space, sw_out)
             else:  # refit (checked in _check_options)
                 oracle = RefitOracle(self._base(), X, y_codes, cells, space, sw)
-            params = dict(self.method_params or {})
-            if method in BASELINES:
-                return compiled, BASELINES[method](compiled, oracle, **params)
-            return compiled, solve(compiled, oracle, method, **params)
+            return compiled, _run_method(method, compiled, oracle, self.method_params)
 
         kind = GroupBlindClassifier if self.group_blind else RandomizedClassifier
 
@@ -304,25 +295,9 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self.certified_ = None
             self.certification_ = None
         self.margins_ = None if margins is None else list(margins)
-        self.result_ = result
-        self.history_ = result.history
-        self.classifier_ = classifier_of(result)
+        _adopt_result(self, result, classifier_of(result), stacklevel=3)
         self.train_sample_ = TrainingSample.build(self.classifier_, X, out_rows, P, y_out, cells_out,
                                                    sw_out, self.problem_)
-        C = result.confusion
-        self.feasible_ = self.problem_.max_violation(C) <= 1e-7
-        if self.problem_.constraints and not self.feasible_ and method not in BASELINES:
-            import warnings
-
-            warnings.warn(
-                "the goals cannot all be met on the training data: returning the least-violating "
-                f"classifier (max violation {self.problem_.max_violation(C):.4g})",
-                RuntimeWarning, stacklevel=2,
-            )
-        if hasattr(self.estimator_, "n_features_in_"):
-            self.n_features_in_ = self.estimator_.n_features_in_
-        if hasattr(self.estimator_, "feature_names_in_"):
-            self.feature_names_in_ = self.estimator_.feature_names_in_
         self.fit_seconds_ = time.perf_counter() - t_start
         return self
 
@@ -634,6 +609,46 @@ def _is_linear(estimator) -> bool:
     """Whether the (final step of the) base estimator is a scikit-learn linear model."""
     final = estimator.steps[-1][1] if isinstance(estimator, Pipeline) else estimator
     return type(final).__module__.startswith("sklearn.linear_model")
+
+
+def _resolve_method(method, compiled):
+    """The method to run: ``"auto"`` resolved by the compiled problem's structure (§8.6).
+
+    Raises
+    ------
+    ValueError
+        For an unknown method name.
+    """
+    if method == "auto":
+        method = choose_method(compiled)
+    if method not in METHODS and method not in BASELINES:
+        raise ValueError(f"unknown method {method!r}; known: ['auto'] + {sorted(METHODS) + sorted(BASELINES)}")
+    return method
+
+
+def _run_method(method, compiled, oracle, method_params):
+    """Run a plug-in method or a baseline on a compiled problem; returns its SolverResult."""
+    params = dict(method_params or {})
+    if method in BASELINES:
+        return BASELINES[method](compiled, oracle, **params)
+    return solve(compiled, oracle, method, **params)
+
+
+def _adopt_result(est, result, classifier, stacklevel=2):
+    """Store a solver result on a fitted GoalClassifier (in memory or on Dask): ``result_``,
+    ``history_``, ``classifier_``, ``feasible_`` (with the least-violation warning), and the
+    base model's ``n_features_in_`` / ``feature_names_in_``. ``est.problem_`` must be set."""
+    import warnings
+
+    est.result_, est.history_, est.classifier_ = result, result.history, classifier
+    violation = est.problem_.max_violation(result.confusion)
+    est.feasible_ = violation <= 1e-7
+    if est.problem_.constraints and not est.feasible_ and est.method_ not in BASELINES:
+        warnings.warn("the goals cannot all be met on the training data: returning the least-violating "
+                      f"classifier (max violation {violation:.4g})", RuntimeWarning, stacklevel=stacklevel + 1)
+    for attr in ("n_features_in_", "feature_names_in_"):
+        if hasattr(est.estimator_, attr):
+            setattr(est, attr, getattr(est.estimator_, attr))
 
 
 def _user_margins(margin, problem):
