@@ -22,7 +22,7 @@ from ..confusion.cells import as_frame
 from ..goals import Problem
 from ..methods.baselines import BASELINES
 from ..methods.plugin import METHODS, PluginOracle, ThresholdOracle, choose_method, solve
-from .partitions import Partitions, check_block, encode_cells, n_rows, to_1d
+from .partitions import Partitions, check_block, encode_cells, to_1d
 from .statistics import (MapReduceOracle, gather_scores, get_option, histogram_sample,
                          score_histograms)
 
@@ -351,5 +351,4 @@ def evaluate(clf, X, y, *, sensitive_features=None, sample_weight=None, confiden
                                X, y, sensitive_features, sample_weight)
 
 
-__all__ = ["fit", "predict", "predict_proba", "evaluate", "evaluate_classifier", "expected_confusion",
-           "n_rows"]
+__all__ = ["fit", "predict", "predict_proba", "evaluate", "evaluate_classifier", "expected_confusion"]

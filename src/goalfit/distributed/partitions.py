@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..utils.validation import check_consistent_rows
 from ._detect import is_dask_collection
 
 ALIGN_HINT = ("X, y, sensitive_features and sample_weight must be partitioned alike (the same "
@@ -109,17 +110,19 @@ class Partitions:
         self.blocks = list(zip(xb, *cols))
 
 
-def n_rows(block) -> int:
-    return block.shape[0] if hasattr(block, "shape") else len(block)
-
-
 def check_block(k, X, y=None, s=None, w=None):
-    """Raise a clear error when the blocks of partition ``k`` do not have the same rows."""
-    n = n_rows(X)
-    for name, v in (("y", y), ("sensitive_features", s), ("sample_weight", w)):
-        if v is not None and n_rows(v) != n:
-            raise ValueError(f"partition {k}: X has {n} rows but {name} has {n_rows(v)}: {ALIGN_HINT}")
-    return n
+    """Rows of partition ``k`` (:func:`goalfit.utils.validation.check_consistent_rows` on its
+    blocks).
+
+    Raises
+    ------
+    ValueError
+        ``"partition k: X has n rows but y has m: <ALIGN_HINT>"`` when the blocks differ.
+    """
+    try:
+        return check_consistent_rows(X=X, y=y, sensitive_features=s, sample_weight=w)
+    except ValueError as err:
+        raise ValueError(f"partition {k}: {err}: {ALIGN_HINT}") from None
 
 
 def to_1d(v):
