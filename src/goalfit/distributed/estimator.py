@@ -22,7 +22,7 @@ from ..confusion.cells import as_frame
 from ..goals import Problem
 from ..methods.baselines import BASELINES
 from ..methods.plugin import METHODS, PluginOracle, ThresholdOracle, choose_method, solve
-from .partitions import Partitions, check_block, encode_cells, to_1d
+from .partitions import Partitions, block_weights, check_block, encode_cells, to_1d
 from .statistics import (MapReduceOracle, gather_scores, get_option, histogram_sample,
                          score_histograms)
 
@@ -44,7 +44,7 @@ def _raw(k, X, y, s, w, estimator):
     if estimator is None and (P.ndim != 2 or not np.isfinite(P).all() or (P < 0).any()):
         raise ValueError(f"partition {k}: precomputed probabilities must be a 2-D array without NaN, "
                          "infinite or negative values")
-    return P, to_1d(y), s, to_1d(w)
+    return P, to_1d(y), s, block_weights(k, w)
 
 
 def _prepare(k, raw, index, encoder, classes, precomputed):
@@ -58,7 +58,7 @@ def _prepare(k, raw, index, encoder, classes, precomputed):
 
 def _partial_fit_step(model, k, X, y, w, classes):
     check_block(k, X, y, None, w)
-    kw = {} if w is None else {"sample_weight": to_1d(w)}
+    kw = {} if w is None else {"sample_weight": block_weights(k, w)}
     model.partial_fit(X, to_1d(y), classes=classes, **kw)
     return model
 
@@ -72,7 +72,7 @@ def _expected_counts(k, X, y, s, w, classifiers, classes):
     """Expected confusion counts of each classifier on one partition, shape (m, n_cells, n, n)."""
     n = check_block(k, X, y, s, w)
     codes = encode_labels(to_1d(y), classes)
-    w = to_1d(w)
+    w = block_weights(k, w)
     total = n if w is None else float(w.sum())
     out = []
     for clf in classifiers:
@@ -230,6 +230,8 @@ def fit(clf, X, y, *, sensitive_features=None, sample_weight=None):
         preps = list(dask.persist(*preps))  # the probabilities stay on the workers
         del raw
         mass = np.sum(dask.compute(*[dask.delayed(_row_mass)(p, K, encoder.n_cells) for p in preps]), axis=0)
+        if mass.sum() <= 0:
+            raise ValueError("sample_weight sums to zero: at least one example needs a positive weight")
         space = ConfusionSpace(classes=classes, cells=encoder.cells_, row_mass=mass / mass.sum())
         stats.update(kind="map_reduce", rate_error_bound=0.0)
 

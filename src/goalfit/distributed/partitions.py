@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..utils.validation import check_consistent_rows
+from ..utils.validation import check_consistent_rows, check_sample_weight
 from ._detect import is_dask_collection
 
 ALIGN_HINT = ("X, y, sensitive_features and sample_weight must be partitioned alike (the same "
@@ -134,6 +134,25 @@ def to_1d(v):
             raise ValueError(f"expected one column, got {v.shape[1]}")
         v = v.iloc[:, 0]
     return np.asarray(v).ravel()
+
+
+def block_weights(k, w):
+    """Sample weights of partition ``k`` as a float array (None for None), checked by
+    :func:`goalfit.utils.validation.check_sample_weight`; a partition whose weights are all zero
+    is allowed (only the total over the partitions must be positive).
+
+    Raises
+    ------
+    ValueError
+        ``"partition k: ..."`` for NaN, infinite or negative weights or a block that is not 1-D.
+    """
+    w = to_1d(w)
+    if w is None:
+        return None
+    try:
+        return check_sample_weight(w, len(w)) if w.any() else w.astype(float)
+    except ValueError as err:
+        raise ValueError(f"partition {k}: {err}") from None
 
 
 def encode_cells(encoder, s, n):
