@@ -251,6 +251,9 @@ def test_options_that_need_memory_are_refused():
         gf.GoalClassifier(LogisticRegression()).fit(Xd, yd, sensitive_features=sd)
     with pytest.raises(ValueError, match="confidence is not available on Dask"):
         gf.GoalClassifier(LogisticRegression().fit(X, y), prefit=True, confidence=0.9).fit(Xd, yd, sensitive_features=sd)
+    with pytest.raises(ValueError, match="group_blind=True is not available on Dask"):
+        gf.GoalClassifier("precomputed", group_blind=True).fit(da.from_array(np.eye(2)[y], chunks=(1000, 2)), yd,
+                                                               sensitive_features=sd)
     with pytest.raises(ValueError, match="power of two"):
         with gf.distributed.options(n_bins=1000):
             pass

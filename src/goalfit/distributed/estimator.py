@@ -104,6 +104,8 @@ def _check_supported(clf):
         unsupported.append("confidence")
     if clf.oracle == "refit":
         unsupported.append("oracle='refit'")
+    if clf.group_blind:  # its joint (group, class) base model is fitted in memory only
+        unsupported.append("group_blind=True")
     if unsupported:
         raise ValueError(f"{', '.join(unsupported)} is not available on Dask collections: fit on "
                          "in-memory data for it")
@@ -170,7 +172,8 @@ def fit(clf, X, y, *, sensitive_features=None, sample_weight=None):
     ValueError
         Misaligned partitions (naming the partition), a base model that is neither prefit,
         incremental nor precomputed, options that need the in-memory sample (``holdout``,
-        ``cv``, ``confidence``, the refit oracle), and everything the in-memory fit raises.
+        ``cv``, ``confidence``, the refit oracle, ``group_blind``), and everything the
+        in-memory fit raises.
     """
     import dask
 
