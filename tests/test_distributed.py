@@ -67,6 +67,20 @@ def test_sample_weight_and_precomputed_probabilities():
     dsk = gf.GoalClassifier(**kw).fit(Pd, da.from_array(y, chunks=1000), sensitive_features=da.from_array(s, chunks=1000),
                                       sample_weight=w)  # in memory, cut at the known chunks
     np.testing.assert_allclose(dsk.result_.confusion, mem.result_.confusion, atol=1e-12)
+    # a partition of zero weights is fine (the in-memory fit on the same weights); bad weights are
+    # refused as in memory, naming the partition
+    w0 = w.copy()
+    w0[1000:2000] = 0.0
+    mem0 = gf.GoalClassifier(**kw).fit(P, y, sensitive_features=s, sample_weight=w0)
+    dsk0 = gf.GoalClassifier(**kw).fit(Pd, da.from_array(y, chunks=1000),
+                                       sensitive_features=da.from_array(s, chunks=1000), sample_weight=w0)
+    np.testing.assert_allclose(dsk0.result_.confusion, mem0.result_.confusion, atol=1e-12)
+    for bad, msg in ((-1.0, "partition 2: sample_weight must be non-negative"), (np.nan, "partition 2: .*NaN")):
+        wb = w.copy()
+        wb[2500] = bad
+        with pytest.raises(ValueError, match=msg):
+            gf.GoalClassifier(**kw).fit(Pd, da.from_array(y, chunks=1000),
+                                        sensitive_features=da.from_array(s, chunks=1000), sample_weight=wb)
     with pytest.raises(ValueError, match="shape"):
         gf.GoalClassifier(**kw).fit(da.from_array(np.hstack([P, P]), chunks=(1000, 4)),
                                     da.from_array(y, chunks=1000), sensitive_features=da.from_array(s, chunks=1000))
@@ -237,6 +251,9 @@ def test_options_that_need_memory_are_refused():
         gf.GoalClassifier(LogisticRegression()).fit(Xd, yd, sensitive_features=sd)
     with pytest.raises(ValueError, match="confidence is not available on Dask"):
         gf.GoalClassifier(LogisticRegression().fit(X, y), prefit=True, confidence=0.9).fit(Xd, yd, sensitive_features=sd)
+    with pytest.raises(ValueError, match="group_blind=True is not available on Dask"):
+        gf.GoalClassifier("precomputed", group_blind=True).fit(da.from_array(np.eye(2)[y], chunks=(1000, 2)), yd,
+                                                               sensitive_features=sd)
     with pytest.raises(ValueError, match="power of two"):
         with gf.distributed.options(n_bins=1000):
             pass

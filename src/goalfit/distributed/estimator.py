@@ -21,7 +21,7 @@ from ..confusion.cells import as_frame
 from ..goals import Problem
 from ..methods.baselines import BASELINES
 from ..methods.plugin import PluginOracle, ThresholdOracle
-from .partitions import Partitions, check_block, encode_cells, n_rows, to_1d
+from .partitions import Partitions, block_weights, check_block, encode_cells, to_1d
 from .statistics import (MapReduceOracle, gather_scores, get_option, histogram_sample,
                          score_histograms)
 
@@ -43,7 +43,7 @@ def _raw(k, X, y, s, w, estimator):
     if estimator is None and (P.ndim != 2 or not np.isfinite(P).all() or (P < 0).any()):
         raise ValueError(f"partition {k}: precomputed probabilities must be a 2-D array without NaN, "
                          "infinite or negative values")
-    return P, to_1d(y), s, to_1d(w)
+    return P, to_1d(y), s, block_weights(k, w)
 
 
 def _prepare(k, raw, index, encoder, classes, precomputed):
@@ -57,7 +57,7 @@ def _prepare(k, raw, index, encoder, classes, precomputed):
 
 def _partial_fit_step(model, k, X, y, w, classes):
     check_block(k, X, y, None, w)
-    kw = {} if w is None else {"sample_weight": to_1d(w)}
+    kw = {} if w is None else {"sample_weight": block_weights(k, w)}
     model.partial_fit(X, to_1d(y), classes=classes, **kw)
     return model
 
@@ -71,7 +71,7 @@ def _expected_counts(k, X, y, s, w, classifiers, classes):
     """Expected confusion counts of each classifier on one partition, shape (m, n_cells, n, n)."""
     n = check_block(k, X, y, s, w)
     codes = encode_labels(to_1d(y), classes)
-    w = to_1d(w)
+    w = block_weights(k, w)
     total = n if w is None else float(w.sum())
     out = []
     for clf in classifiers:
@@ -103,6 +103,8 @@ def _check_supported(clf):
         unsupported.append("confidence")
     if clf.oracle == "refit":
         unsupported.append("oracle='refit'")
+    if clf.group_blind:  # its joint (group, class) base model is fitted in memory only
+        unsupported.append("group_blind=True")
     if unsupported:
         raise ValueError(f"{', '.join(unsupported)} is not available on Dask collections: fit on "
                          "in-memory data for it")
@@ -169,7 +171,8 @@ def fit(clf, X, y, *, sensitive_features=None, sample_weight=None):
     ValueError
         Misaligned partitions (naming the partition), a base model that is neither prefit,
         incremental nor precomputed, options that need the in-memory sample (``holdout``,
-        ``cv``, ``confidence``, the refit oracle), and everything the in-memory fit raises.
+        ``cv``, ``confidence``, the refit oracle, ``group_blind``), and everything the
+        in-memory fit raises.
     """
     import dask
 
@@ -229,6 +232,8 @@ def fit(clf, X, y, *, sensitive_features=None, sample_weight=None):
         preps = list(dask.persist(*preps))  # the probabilities stay on the workers
         del raw
         mass = np.sum(dask.compute(*[dask.delayed(_row_mass)(p, K, encoder.n_cells) for p in preps]), axis=0)
+        if mass.sum() <= 0:
+            raise ValueError("sample_weight sums to zero: at least one example needs a positive weight")
         space = ConfusionSpace(classes=classes, cells=encoder.cells_, row_mass=mass / mass.sum())
         stats.update(kind="map_reduce", rate_error_bound=0.0)
 
@@ -337,5 +342,4 @@ def evaluate(clf, X, y, *, sensitive_features=None, sample_weight=None, confiden
                                X, y, sensitive_features, sample_weight)
 
 
-__all__ = ["fit", "predict", "predict_proba", "evaluate", "evaluate_classifier", "expected_confusion",
-           "n_rows"]
+__all__ = ["fit", "predict", "predict_proba", "evaluate", "evaluate_classifier", "expected_confusion"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..utils.validation import check_consistent_rows, check_sample_weight
 from ._detect import is_dask_collection
 
 ALIGN_HINT = ("X, y, sensitive_features and sample_weight must be partitioned alike (the same "
@@ -109,17 +110,19 @@ class Partitions:
         self.blocks = list(zip(xb, *cols))
 
 
-def n_rows(block) -> int:
-    return block.shape[0] if hasattr(block, "shape") else len(block)
-
-
 def check_block(k, X, y=None, s=None, w=None):
-    """Raise a clear error when the blocks of partition ``k`` do not have the same rows."""
-    n = n_rows(X)
-    for name, v in (("y", y), ("sensitive_features", s), ("sample_weight", w)):
-        if v is not None and n_rows(v) != n:
-            raise ValueError(f"partition {k}: X has {n} rows but {name} has {n_rows(v)}: {ALIGN_HINT}")
-    return n
+    """Rows of partition ``k`` (:func:`goalfit.utils.validation.check_consistent_rows` on its
+    blocks).
+
+    Raises
+    ------
+    ValueError
+        ``"partition k: X has n rows but y has m: <ALIGN_HINT>"`` when the blocks differ.
+    """
+    try:
+        return check_consistent_rows(X=X, y=y, sensitive_features=s, sample_weight=w)
+    except ValueError as err:
+        raise ValueError(f"partition {k}: {err}: {ALIGN_HINT}") from None
 
 
 def to_1d(v):
@@ -131,6 +134,25 @@ def to_1d(v):
             raise ValueError(f"expected one column, got {v.shape[1]}")
         v = v.iloc[:, 0]
     return np.asarray(v).ravel()
+
+
+def block_weights(k, w):
+    """Sample weights of partition ``k`` as a float array (None for None), checked by
+    :func:`goalfit.utils.validation.check_sample_weight`; a partition whose weights are all zero
+    is allowed (only the total over the partitions must be positive).
+
+    Raises
+    ------
+    ValueError
+        ``"partition k: ..."`` for NaN, infinite or negative weights or a block that is not 1-D.
+    """
+    w = to_1d(w)
+    if w is None:
+        return None
+    try:
+        return check_sample_weight(w, len(w)) if w.any() else w.astype(float)
+    except ValueError as err:
+        raise ValueError(f"partition {k}: {err}") from None
 
 
 def encode_cells(encoder, s, n):

@@ -1,7 +1,6 @@
 """The per-group rates of :func:`goalfit.report.build_report` on Dask data, reduced per partition."""
 from __future__ import annotations
 
-import numpy as np
 
 from ..goals import as_objective
 from .estimator import expected_confusion
