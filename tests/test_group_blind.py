@@ -284,6 +284,14 @@ def test_to_deterministic_strategies_check_the_goals_on_train(group_blind):
         viol = hashed.train_max_violation_
         assert (viol > 1e-7) == any("violates goal" in str(w.message) for w in caught)
     assert abs(hashed.train_objective_ - m.problem_.objective.value(m.result_.confusion)) < 0.02
+    # the training values come from the stored sample; the deployed classifier, re-run on X, agrees
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the heaviest member alone may break the goal (checked above for hash)
+        heaviest = m.to_deterministic("max_weight")
+    for det in (best, hashed, heaviest):
+        C = det.expected_confusion_tensor(X, y, sensitive_features={"g": g})
+        assert det.train_objective_ == pytest.approx(m.problem_.objective.value(C), abs=1e-12)
+        assert det.train_max_violation_ == pytest.approx(m.problem_.max_violation(C), abs=1e-12)
     with pytest.raises(ValueError, match="unknown strategy"):
         m.to_deterministic("vote")
 

@@ -89,10 +89,9 @@ class RandomizedClassifier:
 
     def _hashed(self, X, preds) -> np.ndarray:
         """Class codes of the hash-derandomized classifier, shape (n_samples,)."""
-        from .hashing import hash_choice, row_hash
+        from .hashing import hash_predictions, row_hash
 
-        pick = hash_choice(row_hash(X), self.weights, self.hash_seed)
-        return preds[pick, np.arange(preds.shape[1])]
+        return hash_predictions(row_hash(X), self.weights, preds, self.hash_seed)
 
     def _dist(self, X, preds) -> np.ndarray:
         """Per-example class distribution (one-hot when derandomized by hashing)."""

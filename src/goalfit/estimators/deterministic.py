@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _num_samples
 
-from ..classifiers.hashing import hash_choice, row_hash
+from ..classifiers.hashing import hash_predictions, row_hash
 from ..classifiers.members import PluginRule, ThresholdRule
 from ..confusion import confusion_tensor
 from ..methods.derandomize import best_candidate_rule, best_threshold_rule, rank
@@ -65,8 +65,7 @@ def to_deterministic(model, strategy="hash", *, random_state=0):
     info = {"strategy": strategy}
     if strategy == "hash":
         det = clf.to_deterministic("hash", random_state=random_state)
-        pick = hash_choice(ts.hashes, clf.weights, int(random_state))
-        C = ts.confusion(ts.member_codes[pick, np.arange(len(ts.y))], space)
+        C = ts.confusion(hash_predictions(ts.hashes, clf.weights, ts.member_codes, int(random_state)), space)
     elif strategy == "max_weight":
         k = int(np.argmax(clf.weights))
         det = clf.with_members([clf.members[k]], [1.0])
