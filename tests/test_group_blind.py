@@ -191,15 +191,13 @@ def _mixture(n, seed):
     y = (rng.random(n) < eta).astype(int)
     enc = CellEncoder().fit(None, n)
     members = [PluginRule(np.array([[[0, 1], [t, 0]]], float)) for t in (0.5, 1.0, 3.0)]
-    prob = ProbabilityModel(_Fixed(P), [0, 1])
+    prob = ProbabilityModel(_Fixed(), [0, 1])
+    np.testing.assert_allclose(prob.predict_proba(X), P, atol=1e-12)
     return RandomizedClassifier(members, [0.3, 0.5, 0.2], np.array([0, 1]), enc, prob), X, y
 
 
 class _Fixed:
-    """A 'model' whose probabilities are looked up by the first feature (rows are distinct)."""
-
-    def __init__(self, P):
-        self.P = P
+    """A 'model' with the true probabilities ``sigma(x_0 + x_1 / 2)`` of :func:`_mixture`."""
 
     def predict_proba(self, X):
         return 1 / (1 + np.exp(-(X[:, [0]] + 0.5 * X[:, [1]]))) * np.array([[-1, 1]]) + np.array([[1, 0]])
