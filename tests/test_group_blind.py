@@ -305,3 +305,26 @@ def test_report_of_a_group_blind_fit_has_a_group_blind_baseline():
     assert r.data["baseline"]["metrics"]["train"]["accuracy"] == pytest.approx(
         float(np.mean(np.argmax(marginal, axis=1) == y)), abs=1e-12)
     assert r.data["constraints"][0]["train"] <= 0.02 + 1e-9
+
+
+def test_best_rule_is_never_worse_than_a_member_with_three_groups():
+    # three groups: the per-cell threshold search is coordinate descent (a local optimum); on this
+    # sample it ends worse than the threshold oracle's first member, which must then be returned
+    from goalfit.methods.derandomize import rank
+
+    rng = np.random.default_rng(11)
+    n = 1500
+    g = rng.integers(0, 3, n)
+    X = np.column_stack([rng.normal(size=n) + 0.7 * g, rng.normal(size=n)])
+    y = (X[:, 0] + X[:, 1] + rng.normal(size=n) > 0.8).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = gf.GoalClassifier(LogisticRegression(), constraints=[gf.demographic_parity_difference("g") <= 0.01],
+                              oracle="threshold").fit(X, y, sensitive_features={"g": g})
+        best = m.to_deterministic("best_rule")
+    assert best.derandomization_["exact"] is False
+    P, sf = m.problem_, {"g": g}
+    got = rank(P, best.expected_confusion_tensor(X, y, sensitive_features=sf))
+    members = [rank(P, m.classifier_.with_members([mb], [1.0]).expected_confusion_tensor(X, y, sensitive_features=sf))
+               for mb in m.classifier_.members]
+    assert got <= min(members)
