@@ -191,15 +191,13 @@ def _mixture(n, seed):
     y = (rng.random(n) < eta).astype(int)
     enc = CellEncoder().fit(None, n)
     members = [PluginRule(np.array([[[0, 1], [t, 0]]], float)) for t in (0.5, 1.0, 3.0)]
-    prob = ProbabilityModel(_Fixed(P), [0, 1])
+    prob = ProbabilityModel(_Fixed(), [0, 1])
+    np.testing.assert_allclose(prob.predict_proba(X), P, atol=1e-12)
     return RandomizedClassifier(members, [0.3, 0.5, 0.2], np.array([0, 1]), enc, prob), X, y
 
 
 class _Fixed:
-    """A 'model' whose probabilities are looked up by the first feature (rows are distinct)."""
-
-    def __init__(self, P):
-        self.P = P
+    """A 'model' with the true probabilities ``sigma(x_0 + x_1 / 2)`` of :func:`_mixture`."""
 
     def predict_proba(self, X):
         return 1 / (1 + np.exp(-(X[:, [0]] + 0.5 * X[:, [1]]))) * np.array([[-1, 1]]) + np.array([[1, 0]])
@@ -284,6 +282,14 @@ def test_to_deterministic_strategies_check_the_goals_on_train(group_blind):
         viol = hashed.train_max_violation_
         assert (viol > 1e-7) == any("violates goal" in str(w.message) for w in caught)
     assert abs(hashed.train_objective_ - m.problem_.objective.value(m.result_.confusion)) < 0.02
+    # the training values come from the stored sample; the deployed classifier, re-run on X, agrees
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the heaviest member alone may break the goal (checked above for hash)
+        heaviest = m.to_deterministic("max_weight")
+    for det in (best, hashed, heaviest):
+        C = det.expected_confusion_tensor(X, y, sensitive_features={"g": g})
+        assert det.train_objective_ == pytest.approx(m.problem_.objective.value(C), abs=1e-12)
+        assert det.train_max_violation_ == pytest.approx(m.problem_.max_violation(C), abs=1e-12)
     with pytest.raises(ValueError, match="unknown strategy"):
         m.to_deterministic("vote")
 
@@ -299,3 +305,26 @@ def test_report_of_a_group_blind_fit_has_a_group_blind_baseline():
     assert r.data["baseline"]["metrics"]["train"]["accuracy"] == pytest.approx(
         float(np.mean(np.argmax(marginal, axis=1) == y)), abs=1e-12)
     assert r.data["constraints"][0]["train"] <= 0.02 + 1e-9
+
+
+def test_best_rule_is_never_worse_than_a_member_with_three_groups():
+    # three groups: the per-cell threshold search is coordinate descent (a local optimum); on this
+    # sample it ends worse than the threshold oracle's first member, which must then be returned
+    from goalfit.methods.derandomize import rank
+
+    rng = np.random.default_rng(11)
+    n = 1500
+    g = rng.integers(0, 3, n)
+    X = np.column_stack([rng.normal(size=n) + 0.7 * g, rng.normal(size=n)])
+    y = (X[:, 0] + X[:, 1] + rng.normal(size=n) > 0.8).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = gf.GoalClassifier(LogisticRegression(), constraints=[gf.demographic_parity_difference("g") <= 0.01],
+                              oracle="threshold").fit(X, y, sensitive_features={"g": g})
+        best = m.to_deterministic("best_rule")
+    assert best.derandomization_["exact"] is False
+    P, sf = m.problem_, {"g": g}
+    got = rank(P, best.expected_confusion_tensor(X, y, sensitive_features=sf))
+    members = [rank(P, m.classifier_.with_members([mb], [1.0]).expected_confusion_tensor(X, y, sensitive_features=sf))
+               for mb in m.classifier_.members]
+    assert got <= min(members)

@@ -100,3 +100,23 @@ def hash_choice(hashes, weights, seed: int = 0) -> np.ndarray:
     cum[-1] = 1.0
     u = hash_uniform(hashes, seed)
     return np.minimum(np.searchsorted(cum, u, side="right"), len(cum) - 1)
+
+
+def hash_predictions(hashes, weights, member_codes, seed: int = 0) -> np.ndarray:
+    """Predictions of the hash-derandomized mixture: row ``l`` gets member ``hash_choice(...)[l]``'s.
+
+    Parameters
+    ----------
+    hashes : ndarray of uint64, shape (n_samples,)
+        :func:`row_hash` of the feature rows.
+    weights : ndarray of shape (n_members,), in the simplex
+    member_codes : ndarray of int, shape (n_members, n_samples)
+        Every member's predicted class codes.
+    seed : int
+
+    Returns
+    -------
+    ndarray of int, shape (n_samples,)
+    """
+    codes = np.asarray(member_codes)
+    return codes[hash_choice(hashes, weights, seed), np.arange(codes.shape[1])]

@@ -29,10 +29,12 @@ def plugin_codes_block(PT, cost_c, scores, out, best, mask):
 
     Parameters
     ----------
-    PT : ndarray of shape (n_classes, m), C-contiguous
-        The cell's class probabilities, transposed (one contiguous row per class).
-    cost_c : ndarray of shape (n_classes, n_classes)
-        The cell's cost matrix ``L[i, j]`` (true i, predicted j).
+    PT : ndarray of shape (n_rows, m), C-contiguous
+        The cell's class probabilities, transposed (one contiguous row per class; ``n_rows =
+        n_classes``), or joint (group, class) probabilities for the group-blind rule
+        (``n_rows = n_cells * n_classes``, :func:`group_blind_predict`).
+    cost_c : ndarray of shape (n_rows, n_classes)
+        The cell's cost matrix ``L[i, j]`` (true i, predicted j), or the stacked per-group ones.
     scores : ndarray of shape (n_classes, m)
         Work buffer: ``scores[j] = sum_i eta_i L[i, j]``.
     out : ndarray of int, shape (m,)
@@ -47,7 +49,7 @@ def plugin_codes_block(PT, cost_c, scores, out, best, mask):
     The argmin runs as ``n_classes - 1`` vectorized comparisons over contiguous rows instead of
     an ``argmin`` along a short axis (several times faster for a handful of classes).
     """
-    n = PT.shape[0]
+    n = cost_c.shape[1]
     np.matmul(cost_c.T, PT, out=scores)
     best[...] = scores[0]
     out[...] = 0
@@ -127,8 +129,10 @@ def group_blind_predict(joint, cost) -> np.ndarray:
     if n == 2:
         d = (cost[:, :, 1] - cost[:, :, 0]).ravel()
         return (J @ d <= 0).astype(np.intp)
-    scores = J @ cost.reshape(G * n, n)
-    return n - 1 - np.argmin(scores[:, ::-1], axis=1)
+    m = len(J)
+    out = np.empty(m, dtype=np.intp)
+    return plugin_codes_block(np.ascontiguousarray(J.T), cost.reshape(G * n, n), np.empty((n, m)), out,
+                              np.empty(m), np.empty(m, dtype=bool))
 
 
 class GroupBlindRule:

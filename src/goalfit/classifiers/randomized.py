@@ -89,10 +89,9 @@ class RandomizedClassifier:
 
     def _hashed(self, X, preds) -> np.ndarray:
         """Class codes of the hash-derandomized classifier, shape (n_samples,)."""
-        from .hashing import hash_choice, row_hash
+        from .hashing import hash_predictions, row_hash
 
-        pick = hash_choice(row_hash(X), self.weights, self.hash_seed)
-        return preds[pick, np.arange(preds.shape[1])]
+        return hash_predictions(row_hash(X), self.weights, preds, self.hash_seed)
 
     def _dist(self, X, preds) -> np.ndarray:
         """Per-example class distribution (one-hot when derandomized by hashing)."""
@@ -158,10 +157,14 @@ class RandomizedClassifier:
         else from ``sensitive_features``; the members predict with the same cells.
         """
         if cell_ids is None:
-            cell_ids = self.cell_encoder.transform(sensitive_features, _num_rows(X))
+            cell_ids = self._audit_cells(X, sensitive_features)
         dist = self._dist(X, self.member_predictions(X, cell_ids=cell_ids))
         return confusion_tensor(y_codes, dist, cell_ids, len(self.classes), self.cell_encoder.n_cells,
                                 sample_weight)
+
+    def _audit_cells(self, X, sensitive_features) -> np.ndarray:
+        """Cells of the rows of ``X`` for :meth:`expected_confusion_tensor` (no ``cell_ids`` given)."""
+        return self.cell_encoder.transform(sensitive_features, _num_rows(X))
 
     def expected_confusion_matrix(self, X, y, *, sensitive_features=None, sample_weight=None,
                                   per_group: bool = False) -> np.ndarray:
@@ -236,18 +239,13 @@ class GroupBlindClassifier(RandomizedClassifier):
         blind = np.zeros(n, dtype=np.intp)
         return np.stack([m.predict_codes(X, P, blind) for m in self.members])
 
-    def expected_confusion_tensor(self, X, y_codes, cell_ids=None, *, sensitive_features=None,
-                                  sample_weight=None) -> np.ndarray:
-        """As :meth:`RandomizedClassifier.expected_confusion_tensor`, cells from the true groups
-        (all examples in the first cell when neither ``cell_ids`` nor ``sensitive_features``
-        is given: only the sum over cells is then meaningful)."""
+    def _audit_cells(self, X, sensitive_features) -> np.ndarray:
+        """The true groups' cells; all examples in the first cell when ``sensitive_features`` is
+        None (:meth:`expected_confusion_tensor` then means only its sum over cells)."""
         n = _num_rows(X)
-        if cell_ids is None:
-            cell_ids = (np.zeros(n, dtype=np.intp) if sensitive_features is None
-                        else self.cell_encoder.transform(sensitive_features, n))
-        dist = self._dist(X, self.member_predictions(X))
-        return confusion_tensor(y_codes, dist, cell_ids, len(self.classes), self.cell_encoder.n_cells,
-                                sample_weight)
+        if sensitive_features is None:
+            return np.zeros(n, dtype=np.intp)
+        return self.cell_encoder.transform(sensitive_features, n)
 
 
 class PluginClassifier(RandomizedClassifier):

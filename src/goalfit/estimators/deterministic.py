@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _num_samples
 
-from ..classifiers.hashing import hash_choice, row_hash
+from ..classifiers.hashing import hash_predictions, row_hash
 from ..classifiers.members import PluginRule, ThresholdRule
 from ..confusion import confusion_tensor
 from ..methods.derandomize import best_candidate_rule, best_threshold_rule, rank
@@ -65,8 +65,7 @@ def to_deterministic(model, strategy="hash", *, random_state=0):
     info = {"strategy": strategy}
     if strategy == "hash":
         det = clf.to_deterministic("hash", random_state=random_state)
-        pick = hash_choice(ts.hashes, clf.weights, int(random_state))
-        C = ts.confusion(ts.member_codes[pick, np.arange(len(ts.y))], space)
+        C = ts.confusion(hash_predictions(ts.hashes, clf.weights, ts.member_codes, int(random_state)), space)
     elif strategy == "max_weight":
         k = int(np.argmax(clf.weights))
         det = clf.with_members([clf.members[k]], [1.0])
@@ -79,19 +78,24 @@ def to_deterministic(model, strategy="hash", *, random_state=0):
         if exact:
             member, C, found = best_threshold_rule(problem, ts.proba[:, 1], ts.y, ts.cells, ts.sample_weight)
             info.update(search="per-cell thresholds", **found)
+            # the family 1[eta_1 >= t_c] misses lower-threshold members, and with three or more
+            # cells the search is a local optimum: the members stay candidates
+            fixed = list(enumerate(clf.members))
         else:
             members = [m for m in clf.members if m.needs == "proba"]
-            fixed = [(m, k) for k, m in enumerate(clf.members) if m.needs != "proba"]
+            fixed = [(k, m) for k, m in enumerate(clf.members) if m.needs != "proba"]
             shift = (space.n_classes == 2 and model.group_blind and not problem.nonlinear
                      and getattr(problem.objective, "kind", None) == "linear")
             member, C, n_cand = (None, None, 0) if not members else best_candidate_rule(
                 problem, members, ts.proba, ts.y, ts.cells, ts.sample_weight,
                 n_grid=19 if shift else 49, shift=shift)
-            for m, k in fixed:  # refitted members: compare on their stored predictions
-                Ck = ts.confusion(ts.member_codes[k], space)
-                if C is None or rank(problem, Ck) < rank(problem, C):
-                    member, C = m, Ck
             info.update(search="members and plug-in rules between pairs of members", n_candidates=n_cand)
+        for k, m in fixed:  # compared on their stored predictions
+            Ck = ts.confusion(ts.member_codes[k], space)
+            if C is None or rank(problem, Ck) < rank(problem, C):
+                member, C = m, Ck
+                info["picked_member"] = k
+        info["feasible"] = bool(problem.max_violation(C) <= 1e-7)
         det = clf.with_members([member], [1.0])
     else:
         raise ValueError(f"unknown strategy {strategy!r}; known: {list(STRATEGIES)}")

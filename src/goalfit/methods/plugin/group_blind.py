@@ -98,12 +98,17 @@ class GroupBlindOracle:
         ValueError
             For a cost tensor with NaN or infinite entries.
         """
+        L = self._count_call(cost)
+        return GroupBlindRule(L), self.confusion_of(L)
+
+    def _count_call(self, cost) -> np.ndarray:
+        """``cost`` broadcast to ``space.shape`` after the finiteness check; counts one call."""
         L = np.broadcast_to(np.asarray(cost, dtype=float), self.space.shape)
         bad = ~np.isfinite(L)
         if bad.any():
             raise ValueError(f"the oracle got a cost tensor with {int(bad.sum())} NaN or infinite entries")
         self.n_calls += 1
-        return GroupBlindRule(L), self.confusion_of(L)
+        return L
 
 
 class OffsetScan:
@@ -169,10 +174,10 @@ class GroupBlindThresholdOracle(GroupBlindOracle):
                              f"(this one has {space.n_classes} classes)")
 
     def __call__(self, cost):
-        rule, _ = super().__call__(cost)
-        scan = OffsetScan(rule.cost, self.joint)
+        L = self._count_call(cost)
+        scan = OffsetScan(L, self.joint)
         # predicting 1 instead of 0 on example l changes <L, C> by (L[c,y,1] - L[c,y,0]) w_l / W
-        gain = (rule.cost[self.cells, self.y, 1] - rule.cost[self.cells, self.y, 0]) * self.w / self.w.sum()
+        gain = (L[self.cells, self.y, 1] - L[self.cells, self.y, 0]) * self.w / self.w.sum()
         vals = scan.cumulative(gain[:, None])[:, 0]
         k = int(scan.valid[np.argmin(vals[scan.valid])])
         best = scan.rule(k)
