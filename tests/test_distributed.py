@@ -295,3 +295,17 @@ def test_cli_fits_a_parquet_glob_on_a_scheduler(tmp_path):
     spec.write_text(spec.read_text().replace("part-*", "nothing-*"))
     res = CliRunner().invoke(app, ["fit", str(spec), "--out", str(tmp_path / "out2"), "--scheduler", "inproc://x"])
     assert res.exit_code == 2 and "no file matches" in res.output
+
+
+def test_to_deterministic_after_a_dask_fit_says_why_it_cannot():
+    import dask.array as da
+
+    rng = np.random.default_rng(0)
+    P1 = rng.uniform(size=400)
+    y = (rng.uniform(size=400) < P1).astype(int)
+    g = rng.choice(["a", "b"], 400)
+    m = gf.GoalClassifier("precomputed", constraints=[gf.demographic_parity_difference() <= 0.1]).fit(
+        da.from_array(np.c_[1 - P1, P1], chunks=(100, 2)), da.from_array(y, chunks=100),
+        sensitive_features=da.from_array(g, chunks=100))
+    with pytest.raises(ValueError, match="Dask"):
+        m.to_deterministic("hash")

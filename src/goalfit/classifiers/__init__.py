@@ -2,8 +2,8 @@
 from .members import (ConstantMember, FittedMember, GroupBlindRule, PluginRule, ThresholdRule,
                       group_blind_predict, plugin_predict)
 from .randomized import (GroupBlindClassifier, PluginClassifier, ProbabilityModel, RandomizedClassifier, class_labels,
-                         encode_labels)
+                         encode_labels, probability_model)
 
 __all__ = ["ConstantMember", "FittedMember", "GroupBlindClassifier", "GroupBlindRule", "PluginClassifier", "PluginRule",
            "ProbabilityModel", "RandomizedClassifier", "ThresholdRule", "class_labels", "encode_labels",
-           "group_blind_predict", "plugin_predict"]
+           "group_blind_predict", "plugin_predict", "probability_model"]

@@ -43,6 +43,32 @@ class ProbabilityModel:
         return self.columns(self.estimator.predict_proba(X))
 
 
+def probability_model(estimator, classes, *, allow_missing=False) -> "ProbabilityModel":
+    """The :class:`ProbabilityModel` reading the columns of ``classes`` from ``estimator.predict_proba``.
+
+    Parameters
+    ----------
+    estimator : fitted estimator with ``classes_`` and ``predict_proba``, or None (precomputed)
+    classes : array-like of shape (n_classes,)
+        The classes in code order.
+    allow_missing : bool, default False
+        Give a class the estimator never saw (e.g. a fold without it) a zero column.
+
+    Raises
+    ------
+    ValueError
+        If a class is unknown to the estimator and ``allow_missing`` is False.
+    """
+    if estimator is None:
+        return ProbabilityModel(None, np.arange(len(classes)))
+    est_classes = list(np.asarray(getattr(estimator, "classes_", classes)).tolist())
+    missing = [c for c in np.asarray(classes).tolist() if c not in est_classes]
+    if missing and not allow_missing:
+        raise ValueError(f"the base estimator does not know the classes {missing} of y")
+    return ProbabilityModel(estimator, [est_classes.index(c) if c in est_classes else -1
+                                        for c in np.asarray(classes).tolist()])
+
+
 class RandomizedClassifier:
     """A mixture of deterministic members with weights.
 

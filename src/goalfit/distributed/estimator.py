@@ -15,7 +15,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ..classifiers import ProbabilityModel, RandomizedClassifier, encode_labels
+from ..classifiers import RandomizedClassifier, encode_labels, probability_model
 from ..confusion import CellEncoder, ConfusionSpace, confusion_tensor
 from ..confusion.cells import as_frame
 from ..goals import Problem
@@ -146,17 +146,6 @@ def _train(clf, data, classes):
     return model.compute()
 
 
-def _probability_model(est, classes):
-    """:class:`ProbabilityModel` reading the columns of ``classes`` from ``est.predict_proba``."""
-    if est is None:
-        return ProbabilityModel(None, np.arange(len(classes)))
-    est_classes = np.asarray(getattr(est, "classes_", classes))
-    missing = [c for c in classes if c not in set(est_classes.tolist())]
-    if missing:
-        raise ValueError(f"the base estimator does not know the classes {missing} of y")
-    return ProbabilityModel(est, [int(np.flatnonzero(est_classes == c)[0]) for c in classes])
-
-
 def fit(clf, X, y, *, sensitive_features=None, sample_weight=None):
     """:meth:`GoalClassifier.fit` on a Dask ``X`` (see :mod:`goalfit.distributed`).
 
@@ -205,7 +194,7 @@ def fit(clf, X, y, *, sensitive_features=None, sample_weight=None):
     if not _needs_training(clf):  # from the persisted pass: X is read (or generated) once
         classes, encoder, n_total = labels_and_groups([(r[1], r[2], r[3]) for r in raw])
     clf.classes_, clf.estimator_ = classes, est
-    prob = _probability_model(est, classes)
+    prob = probability_model(est, classes)
     preps = [dask.delayed(_prepare)(k, r, prob.class_index, encoder, classes, est is None)
              for k, r in enumerate(raw)]
     K = len(classes)

@@ -60,7 +60,11 @@ class TrainingSample:
 
 def to_deterministic(model, strategy="hash", *, random_state=0):
     """See :meth:`goalfit.GoalClassifier.to_deterministic`."""
-    clf, problem, ts = model.classifier_, model.problem_, model.train_sample_
+    ts = getattr(model, "train_sample_", None)
+    if ts is None:
+        raise ValueError("to_deterministic checks the goals on the training rows the method ran on, which a "
+                         "fit on Dask input does not keep in memory: derandomize an in-memory fit")
+    clf, problem = model.classifier_, model.problem_
     space = problem.space
     info = {"strategy": strategy}
     if strategy == "hash":

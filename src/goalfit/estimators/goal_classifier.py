@@ -12,7 +12,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _check_sample_weight, _num_samples, check_is_fitted, column_or_1d
 
-from ..classifiers import GroupBlindClassifier, ProbabilityModel, RandomizedClassifier, class_labels, encode_labels
+from ..classifiers import (GroupBlindClassifier, ProbabilityModel, RandomizedClassifier, class_labels, encode_labels,
+                           probability_model)
 from ..confusion import CellEncoder, ConfusionSpace
 from ..distributed import is_dask_collection
 from ..goals import Problem
@@ -436,12 +437,7 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self.estimator_ = clone(base)
             P_fit = _fit_base(self.estimator_, Xr, yr, swr)
             P_out, out = None, rows
-        est_classes = np.asarray(getattr(self.estimator_, "classes_", classes))
-        missing = [c for c in classes if c not in set(est_classes.tolist())]
-        if missing and not joint:
-            raise ValueError(f"the base estimator does not know the classes {missing} of y")
-        index = [int(np.flatnonzero(est_classes == c)[0]) if c not in missing else -1 for c in classes]
-        prob = ProbabilityModel(self.estimator_, index)
+        prob = probability_model(self.estimator_, classes, allow_missing=joint)
         if P_out is None:
             P_out = prob.predict_proba(Xr) if self.prefit else prob.columns(P_fit)
         return prob, P_out, out
@@ -561,8 +557,9 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
               coordinate descent for more; otherwise (multiclass, ``group_blind``, nonlinear goals) the best of the members
               and of the plug-in rules between pairs of members (meets the goals on the training
               data whenever one of these candidates does; no optimality over all rules).
-              Guarantee on new data: that of a single fixed rule chosen on the training sample
-              (its rates generalize as the randomized classifier's do).
+              The members themselves stay candidates. It is chosen on the training sample, so its
+              training values are optimistic as the randomized classifier's are: measure it on
+              held-out data (``evaluate(..., confidence=)``).
             * ``"max_weight"``: the member with the largest weight (no guarantee; often breaks
               goals that only the mixture meets).
         random_state : int, default 0
@@ -690,13 +687,7 @@ def _tightened(problem, margins):
 
 def _aligned(estimator, X, classes) -> np.ndarray:
     """``estimator.predict_proba(X)`` with columns in the order of ``classes`` (0 for unseen classes)."""
-    P = np.asarray(estimator.predict_proba(X), dtype=float)
-    est_classes = list(np.asarray(estimator.classes_).tolist())
-    out = np.zeros((P.shape[0], len(classes)))
-    for k, c in enumerate(classes):
-        if c in est_classes:
-            out[:, k] = P[:, est_classes.index(c)]
-    return out
+    return probability_model(estimator, classes, allow_missing=True).predict_proba(X)
 
 
 def _cross_fit(base, X, y, sample_weight, folds, classes):
