@@ -215,6 +215,13 @@ def test_pickle_partial_fit_and_group_blind_predict():
     np.testing.assert_array_equal(m.predict(X), m2.predict(X))  # no sensitive features needed
     np.testing.assert_allclose(m.predict_proba(X), m2.predict_proba(X))
     assert m2.evaluate(X, y, sensitive_features=g) == m.evaluate(X, y, sensitive_features=g)
+    # score: the expected weighted accuracy over the mixture, from predict_proba by hand
+    w = np.random.default_rng(0).random(len(y))
+    dist = m.predict_proba(X)
+    assert m.score(X, y, sample_weight=w) == pytest.approx((dist[np.arange(len(y)), y] * w).sum() / w.sum(), abs=1e-12)
+    ev = m.evaluate(X, y, sensitive_features=g, confidence=0.9)
+    low, high = ev["constraints"][0]["interval"]
+    assert low < ev["constraints"][0]["value"] < high and ev["confidence"] == 0.9
     # one more epoch, from the fitted state and from the unpickled one: the same model
     m.partial_fit(X, y, sensitive_features=g)
     m2.partial_fit(X, y, sensitive_features=g)
@@ -301,6 +308,10 @@ def test_errors():
         LagrangianClassifier(proxy="hinge").fit(X, np.arange(100) % 3)
     with pytest.raises(ValueError, match="empty group|does not occur"):
         LagrangianClassifier(constraints=[true_positive_rate(group="zz") >= 0.5]).fit(X, y, sensitive_features=g)
+    with pytest.raises(ValueError, match="non-negative"):
+        LagrangianClassifier().fit(X, y, sample_weight=np.r_[-1.0, np.ones(99)])
+    with pytest.raises(ValueError, match="sensitive_features has 99"):
+        LagrangianClassifier().fit(X, y, sensitive_features=g[:99])
     with pytest.raises(ValueError, match="X_val"):
         LagrangianClassifier(n_iter_no_change=2).fit(X, y)
     from goalfit.goals import kl_quantification
