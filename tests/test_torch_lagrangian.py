@@ -316,7 +316,6 @@ def test_errors():
     from goalfit.goals import kl_quantification
     with pytest.raises(ValueError, match="linear-row"):
         LagrangianClassifier(constraints=[kl_quantification() <= 0.1]).fit(X, y)
-    assert RateProblem  # public
 
 
 @pytest.mark.filterwarnings("ignore:no mixture:RuntimeWarning")

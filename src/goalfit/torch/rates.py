@@ -97,8 +97,10 @@ def indicators(logits: torch.Tensor, n_classes: int, proxy: str | None) -> torch
     logits : tensor
         Network output (see :func:`margins` for binary problems; (B, n_classes) otherwise).
     n_classes : int
-    proxy : {"hinge", "logistic", "sigmoid", "softmax"} or None
-        ``None``: the exact 0-1 indicators (one-hot of :func:`predicted_codes`, no gradient).
+    proxy : {"hinge", "logistic", "sigmoid", "softmax", "cross_entropy"} or None
+        ``None``: the exact 0-1 indicators (one-hot of :func:`predicted_codes`, no gradient);
+        ``"cross_entropy"`` gives the softmax indicators (its model loss is
+        :meth:`RateProblem.cost_bound_loss`, not these).
 
     Raises
     ------
@@ -115,7 +117,7 @@ def indicators(logits: torch.Tensor, n_classes: int, proxy: str | None) -> torch
         return torch.softmax(logits, dim=1)
     if n_classes != 2:
         raise ValueError(f"proxy {proxy!r} is for binary problems; a {n_classes}-class problem uses "
-                         "proxy='softmax'")
+                         "proxy='cross_entropy' or 'softmax'")
     f = margins(logits, 2)
     if proxy == "hinge":
         return torch.stack([torch.relu(1.0 - f), torch.relu(1.0 + f)], dim=1)
