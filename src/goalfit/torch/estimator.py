@@ -30,9 +30,16 @@ def make_mlp(n_features: int, n_outputs: int, hidden_layer_sizes=()) -> torch.nn
     Parameters
     ----------
     n_features : int
+        Input width; the network reads inputs of shape (B, n_features).
     n_outputs : int
         1 for a binary problem (the margin), ``n_classes`` otherwise.
     hidden_layer_sizes : sequence of int
+        Width of each hidden layer (empty: a linear model).
+
+    Returns
+    -------
+    torch.nn.Sequential
+        Output of shape (B, n_outputs); PyTorch's default initialization (seed it first).
     """
     layers, d = [], int(n_features)
     for h in hidden_layer_sizes:
@@ -469,6 +476,13 @@ class LagrangianClassifier(ClassifierMixin, BaseEstimator):
 
         The stochastic classifier draws one network per example (seeded by ``random_state``,
         default the estimator's).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, ...)
+            Features as at fit time.
+        random_state : int, optional
+            Seed of the draw; the same seed gives the same predictions.
         """
         check_is_fitted(self, "classifier_")
         rs = self.random_state if random_state is None else random_state
@@ -484,7 +498,9 @@ class LagrangianClassifier(ClassifierMixin, BaseEstimator):
         return self.classifier_.predict_proba(_as_array(X))
 
     def decision_function(self, X) -> np.ndarray:
-        """Output of the final network (margin for binary problems, logits otherwise)."""
+        """Output of the last snapshot's network: the margin, shape (n_samples,), for binary
+        problems (class ``classes_[1]`` iff positive); logits, shape (n_samples, n_classes),
+        otherwise."""
         check_is_fitted(self, "classifier_")
         from .rates import margins
 
