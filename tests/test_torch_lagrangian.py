@@ -333,6 +333,11 @@ def test_build_report_and_cli_lagrangian(tmp_path, need_data, cli_fit):
     assert rep.data["baseline_name"] == "best iterate" and rep.data["n_members"] == len(m.shrunk_index_)
     paths = rep.plot(tmp_path / "plots")
     assert {p.name for p in paths} == {"convergence.png", "group_rates.png"}
+    from goalfit.torch.report import build_lagrangian_report
+
+    rep = build_lagrangian_report(m, X, y, sensitive_features_train=g, confidence=0.9)
+    low, high = rep.data["constraints"][0]["interval_train"]
+    assert low < rep.data["constraints"][0]["train"] < high and rep.data["confidence"] == 0.9
     # the CLI: the saved pipeline (preprocessing + network) predicts from raw rows, no groups needed
     r, model = cli_fit('[data]\ndataset = "german"\nsensitive = ["sex"]\nseed = 1\n[goals]\nobjective = "error"\n'
                        'constraints = ["true_positive_rate(group=\'Female\') >= true_positive_rate() - 0.05"]\n'
