@@ -568,13 +568,9 @@ class LagrangianClassifier(ClassifierMixin, BaseEstimator):
         saved = state.get("_trainer_state")
         if saved is None:
             return
-        predictor = NetworkPredictor(self._template, len(self.classes_), self.device)
-        module = copy.deepcopy(self._template)
-        module.load_state_dict(saved["module"])
+        self.module_ = copy.deepcopy(self._template)
+        self.module_.load_state_dict(saved["module"])
+        self.snapshots_, self.history_ = saved["snapshots"], saved["history"]
+        self._predictor = NetworkPredictor(self._template, len(self.classes_), self.device)
         self._val = None
-        self._apply_results(module, predictor, saved["snapshots"], saved["history"])
-
-    def _apply_results(self, module, predictor, snapshots, history):
-        self.module_, self.snapshots_, self.history_ = module, snapshots, history
-        self._predictor = predictor
         self._build_classifiers()

@@ -166,8 +166,6 @@ class RateProblem:
         ``m``, slack variables of a non-linear objective (0 for a linear one).
     n_rows : int
         ``K + 2 m``: the rows that carry a multiplier.
-    row_names : list of str
-        One name per row (the constraint, with ``[k]`` for expanded pieces; slack rows).
 
     Raises
     ------
@@ -192,10 +190,6 @@ class RateProblem:
         self.b = tt(problem.b) if problem.b is not None else torch.zeros(0, dtype=dtype, device=self.device)
         self.n_constraint_rows = int(self.A.shape[0])
         obj = problem.objective
-        self.row_names = []
-        for cc in problem.constraints:
-            k = cc.rows.stop - cc.rows.start
-            self.row_names += [cc.name] if k == 1 else [f"{cc.name} [{r}]" for r in range(k)]
         if obj.kind == "linear":
             self.obj_coef, self.obj_const = tt(obj.coef.ravel()), float(obj.const)
             self.features = None
@@ -208,8 +202,6 @@ class RateProblem:
                                  "optimized with slack variables") from None
             self.U = tt(self.features.U)
             m = self.U.shape[0]
-            self.row_names += [f"slack {k} (U C - xi <= 0)" for k in range(m)]
-            self.row_names += [f"slack {k} (xi - U C <= 0)" for k in range(m)]
             # each feature U_k . vec(C) ranges over the confusion tensors whose rows sum to row_mass
             U4 = self.features.U.reshape(m, self.n_cells, self.n_classes, self.n_classes)
             mass = self.space.row_mass[None]
