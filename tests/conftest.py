@@ -19,3 +19,36 @@ def need_data():
         if not _have(folder):
             pytest.skip(f"dataset folder {folder} not found under $GOALFIT_DATA")
     return check
+
+
+@pytest.fixture
+def cli_fit(tmp_path):
+    """Run ``goalfit fit`` on a TOML spec; returns ``(report dict, saved model)``.
+
+    Asserts the exit code is 0 and, when the spec names a registry ``dataset``, that the saved
+    model (preprocessing included) predicts that dataset's labels from its first 20 raw rows
+    without the sensitive features. ``out`` names the output folder under ``tmp_path``.
+    """
+    def run(spec_text: str, out: str = "out"):
+        import json
+        import tomllib
+
+        import joblib
+        from typer.testing import CliRunner
+
+        from goalfit.cli.app import app
+
+        spec = tmp_path / f"{out}.toml"
+        spec.write_text(spec_text)
+        res = CliRunner().invoke(app, ["fit", str(spec), "--out", str(tmp_path / out)])
+        assert res.exit_code == 0, res.output
+        report = json.loads((tmp_path / out / "report.json").read_text())
+        model = joblib.load(tmp_path / out / "model.joblib")
+        dataset = tomllib.loads(spec_text).get("data", {}).get("dataset")
+        if dataset is not None:
+            from goalfit.datasets import load_dataset
+
+            ds = load_dataset(dataset)
+            assert set(model.predict(ds.data.iloc[:20])) <= set(ds.target.unique())
+        return report, model
+    return run

@@ -1,5 +1,4 @@
 """goalfit.torch: rate-constrained training of PyTorch networks (issue 14)."""
-import json
 import pickle
 import subprocess
 import sys
@@ -215,6 +214,13 @@ def test_pickle_partial_fit_and_group_blind_predict():
     np.testing.assert_array_equal(m.predict(X), m2.predict(X))  # no sensitive features needed
     np.testing.assert_allclose(m.predict_proba(X), m2.predict_proba(X))
     assert m2.evaluate(X, y, sensitive_features=g) == m.evaluate(X, y, sensitive_features=g)
+    # score: the expected weighted accuracy over the mixture, from predict_proba by hand
+    w = np.random.default_rng(0).random(len(y))
+    dist = m.predict_proba(X)
+    assert m.score(X, y, sample_weight=w) == pytest.approx((dist[np.arange(len(y)), y] * w).sum() / w.sum(), abs=1e-12)
+    ev = m.evaluate(X, y, sensitive_features=g, confidence=0.9)
+    low, high = ev["constraints"][0]["interval"]
+    assert low < ev["constraints"][0]["value"] < high and ev["confidence"] == 0.9
     # one more epoch, from the fitted state and from the unpickled one: the same model
     m.partial_fit(X, y, sensitive_features=g)
     m2.partial_fit(X, y, sensitive_features=g)
@@ -301,20 +307,20 @@ def test_errors():
         LagrangianClassifier(proxy="hinge").fit(X, np.arange(100) % 3)
     with pytest.raises(ValueError, match="empty group|does not occur"):
         LagrangianClassifier(constraints=[true_positive_rate(group="zz") >= 0.5]).fit(X, y, sensitive_features=g)
+    with pytest.raises(ValueError, match="non-negative"):
+        LagrangianClassifier().fit(X, y, sample_weight=np.r_[-1.0, np.ones(99)])
+    with pytest.raises(ValueError, match="sensitive_features has 99"):
+        LagrangianClassifier().fit(X, y, sensitive_features=g[:99])
     with pytest.raises(ValueError, match="X_val"):
         LagrangianClassifier(n_iter_no_change=2).fit(X, y)
     from goalfit.goals import kl_quantification
     with pytest.raises(ValueError, match="linear-row"):
         LagrangianClassifier(constraints=[kl_quantification() <= 0.1]).fit(X, y)
-    assert RateProblem  # public
 
 
 @pytest.mark.filterwarnings("ignore:no mixture:RuntimeWarning")
-def test_build_report_and_cli_lagrangian(tmp_path, need_data):
+def test_build_report_and_cli_lagrangian(tmp_path, need_data, cli_fit):
     need_data("german")
-    from typer.testing import CliRunner
-
-    from goalfit.cli.app import app
     from goalfit.report import build_report
 
     X, y, g = _data(300, seed=10)
@@ -327,21 +333,17 @@ def test_build_report_and_cli_lagrangian(tmp_path, need_data):
     assert rep.data["baseline_name"] == "best iterate" and rep.data["n_members"] == len(m.shrunk_index_)
     paths = rep.plot(tmp_path / "plots")
     assert {p.name for p in paths} == {"convergence.png", "group_rates.png"}
-    spec = tmp_path / "spec.toml"
-    spec.write_text('[data]\ndataset = "german"\nsensitive = ["sex"]\nseed = 1\n[goals]\nobjective = "error"\n'
-                    'constraints = ["true_positive_rate(group=\'Female\') >= true_positive_rate() - 0.05"]\n'
-                    'method = "lagrangian"\nmethod_params = {hidden_layer_sizes = [8], n_epochs = 3}\n')
-    res = CliRunner().invoke(app, ["fit", str(spec), "--out", str(tmp_path / "out")])
-    assert res.exit_code == 0, res.output
-    r = json.loads((tmp_path / "out" / "report.json").read_text())
+    from goalfit.torch.report import build_lagrangian_report
+
+    rep = build_lagrangian_report(m, X, y, sensitive_features_train=g, confidence=0.9)
+    low, high = rep.data["constraints"][0]["interval_train"]
+    assert low < rep.data["constraints"][0]["train"] < high and rep.data["confidence"] == 0.9
+    # the CLI: the saved pipeline (preprocessing + network) predicts from raw rows, no groups needed
+    r, model = cli_fit('[data]\ndataset = "german"\nsensitive = ["sex"]\nseed = 1\n[goals]\nobjective = "error"\n'
+                       'constraints = ["true_positive_rate(group=\'Female\') >= true_positive_rate() - 0.05"]\n'
+                       'method = "lagrangian"\nmethod_params = {hidden_layer_sizes = [8], n_epochs = 3}\n')
     assert r["method"] == "lagrangian (proxy_lagrangian)" and len(r["history"]) == 3
-    import joblib
-
-    from goalfit.datasets import load_dataset
-
-    model = joblib.load(tmp_path / "out" / "model.joblib")  # preprocessing + network, no groups needed
-    ds = load_dataset("german")
-    assert set(model.predict(ds.data.iloc[:20])) <= set(ds.target.unique())
+    assert isinstance(model[-1], LagrangianClassifier) and model[-1].n_epochs_ == 3
 
 
 def test_shrink_on_validation_and_progress_bar():

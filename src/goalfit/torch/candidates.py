@@ -20,14 +20,6 @@ from scipy.stats import rankdata
 from ..methods.plugin import prune
 
 
-def _rows(problem, confusions) -> np.ndarray:
-    """Constraint rows ``A vec(C_t) - b`` of every snapshot, shape (T, K)."""
-    T = len(confusions)
-    if problem.A is None:
-        return np.zeros((T, 0))
-    return np.asarray(confusions).reshape(T, -1) @ problem.A.T - problem.b
-
-
 def shrink(problem, confusions):
     """Weights of the shrunk stochastic classifier over snapshots.
 
@@ -67,7 +59,7 @@ def best_iterate(problem, confusions) -> int:
     """
     confusions = np.asarray(confusions, dtype=float)
     objective = np.array([problem.objective.value(C) for C in confusions])
-    G = np.maximum(_rows(problem, confusions), 0.0)
+    G = np.maximum(np.array([problem.row_violations(C) for C in confusions]).reshape(len(confusions), -1), 0.0)
     worst = rankdata(objective, method="min")
     for k in range(G.shape[1]):
         worst = np.maximum(worst, rankdata(G[:, k], method="min"))

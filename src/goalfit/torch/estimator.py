@@ -11,11 +11,12 @@ import scipy.sparse as sp
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ..classifiers import RandomizedClassifier, encode_labels
 from ..confusion import CellEncoder, ConfusionSpace
 from ..goals import Problem
+from ..utils.validation import check_consistent_rows, check_sample_weight, n_rows
 from .candidates import best_iterate, shrink
 from .rates import RateProblem
 from .train import FORMULATIONS, NetworkMember, NetworkPredictor, TrainData, Trainer
@@ -29,9 +30,16 @@ def make_mlp(n_features: int, n_outputs: int, hidden_layer_sizes=()) -> torch.nn
     Parameters
     ----------
     n_features : int
+        Input width; the network reads inputs of shape (B, n_features).
     n_outputs : int
         1 for a binary problem (the margin), ``n_classes`` otherwise.
     hidden_layer_sizes : sequence of int
+        Width of each hidden layer (empty: a linear model).
+
+    Returns
+    -------
+    torch.nn.Sequential
+        Output of shape (B, n_outputs); PyTorch's default initialization (seed it first).
     """
     layers, d = [], int(n_features)
     for h in hidden_layer_sizes:
@@ -178,7 +186,8 @@ class LagrangianClassifier(ClassifierMixin, BaseEstimator):
     Raises
     ------
     ValueError
-        At fit time, for goals the core rejects (unknown groups, empty slices), constraints
+        At fit time, for inputs whose numbers of rows differ, negative, NaN or all-zero sample
+        weights, goals the core rejects (unknown groups, empty slices), constraints
         without a linear-row form, a network output that does not match the classes, an unknown
         formulation, proxy or optimizer. Infeasible goals do not raise: the least-violating
         mixture is returned, ``feasible_`` is False and a warning is issued.
@@ -260,8 +269,7 @@ class LagrangianClassifier(ClassifierMixin, BaseEstimator):
         if y is None:
             raise ValueError("LagrangianClassifier requires y to be passed, but the target y is None")
         y = column_or_1d(y, warn=True)
-        if len(y) != n:
-            raise ValueError(f"X has {n} rows but y has {len(y)}")
+        check_consistent_rows(X=X, y=y, sensitive_features=sensitive_features, sample_weight=sample_weight)
         check_classification_targets(y)
         classes = np.unique(y)
         if hasattr(self, "classes_") and not np.array_equal(classes, self.classes_):
@@ -271,7 +279,7 @@ class LagrangianClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"y has one class {self.classes_.tolist()}: need at least two")
         n_classes = len(self.classes_)
         y_codes = encode_labels(y, self.classes_)
-        sw = None if sample_weight is None else _check_sample_weight(sample_weight, X.reshape(n, -1)).astype(float)
+        sw = check_sample_weight(sample_weight, n)
         encoder = CellEncoder().fit(sensitive_features, n)
         cells = encoder.transform(sensitive_features, n)
         space = ConfusionSpace.from_codes(y_codes, cells, self.classes_, encoder.cells_, sw)
@@ -380,9 +388,9 @@ class LagrangianClassifier(ClassifierMixin, BaseEstimator):
             tr = self._make_trainer(*args)
             tr.load_state_dict(saved)
             self._torch_rng = tr.torch_rng
-        elif _num_rows(X) != len(self.trainer_.data.X):
+        elif n_rows(X) != len(self.trainer_.data.X):
             raise ValueError(f"partial_fit continues training on the sample given to fit "
-                             f"({len(self.trainer_.data.X)} rows), got {_num_rows(X)} rows")
+                             f"({len(self.trainer_.data.X)} rows), got {n_rows(X)} rows")
         self._train(1, force=True)
         self._finish()
         return self
@@ -468,6 +476,13 @@ class LagrangianClassifier(ClassifierMixin, BaseEstimator):
 
         The stochastic classifier draws one network per example (seeded by ``random_state``,
         default the estimator's).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, ...)
+            Features as at fit time.
+        random_state : int, optional
+            Seed of the draw; the same seed gives the same predictions.
         """
         check_is_fitted(self, "classifier_")
         rs = self.random_state if random_state is None else random_state
@@ -483,15 +498,29 @@ class LagrangianClassifier(ClassifierMixin, BaseEstimator):
         return self.classifier_.predict_proba(_as_array(X))
 
     def decision_function(self, X) -> np.ndarray:
-        """Output of the final network (margin for binary problems, logits otherwise)."""
+        """Output of the last snapshot's network: the margin, shape (n_samples,), for binary
+        problems (class ``classes_[1]`` iff positive); logits, shape (n_samples, n_classes),
+        otherwise."""
         check_is_fitted(self, "classifier_")
         from .rates import margins
 
         out = self._predictor.logits(self.snapshots_[-1].state, _as_array(X))
         return (margins(out, 2) if len(self.classes_) == 2 else out).numpy()
 
-    def evaluate(self, X, y, *, sensitive_features=None, sample_weight=None):
+    def evaluate(self, X, y, *, sensitive_features=None, sample_weight=None, confidence=None,
+                 interval_method="auto"):
         """Objective and constraint values on labelled data (expected over the randomization).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, ...)
+        y : array-like of shape (n_samples,)
+        sensitive_features : optional
+            The group columns the goals refer to (the network does not read them).
+        sample_weight : array-like of shape (n_samples,), optional
+        confidence : float in (0, 1), optional
+            Add confidence intervals (see :func:`goalfit.metrics.evaluate_problem`).
+        interval_method : {"auto", "clopper_pearson", "delta", "bootstrap"}
 
         Returns
         -------
@@ -500,17 +529,24 @@ class LagrangianClassifier(ClassifierMixin, BaseEstimator):
         """
         from ..metrics import evaluate_problem
 
+        check_consistent_rows(X=X, y=y, sensitive_features=sensitive_features, sample_weight=sample_weight)
         dist = self.predict_proba(X)
         return evaluate_problem(Problem(self.objective, self.constraints), y, dist,
                                 sensitive_features=sensitive_features, sample_weight=sample_weight,
-                                classes=self.classes_)
+                                classes=self.classes_, confidence=confidence, interval_method=interval_method,
+                                random_state=self.seed_)
 
     def score(self, X, y, sample_weight=None):
-        """Expected accuracy of the (stochastic) classifier, in [0, 1]."""
-        dist = self.predict_proba(X)
-        codes = encode_labels(column_or_1d(y), self.classes_)
-        w = np.ones(len(codes)) if sample_weight is None else np.asarray(sample_weight, float)
-        return float((dist[np.arange(len(codes)), codes] * w).sum() / w.sum())
+        """Expected accuracy of the (stochastic) classifier, in [0, 1].
+
+        Raises
+        ------
+        ValueError
+            If ``y`` holds labels that are not among ``classes_``.
+        """
+        check_is_fitted(self, "classifier_")
+        C = self.classifier_.expected_confusion_matrix(_as_array(X), column_or_1d(y), sample_weight=sample_weight)
+        return float(np.trace(C))
 
     # ------------------------------------------------------------------ pickling
     def __getstate__(self):
@@ -532,17 +568,9 @@ class LagrangianClassifier(ClassifierMixin, BaseEstimator):
         saved = state.get("_trainer_state")
         if saved is None:
             return
-        predictor = NetworkPredictor(self._template, len(self.classes_), self.device)
-        module = copy.deepcopy(self._template)
-        module.load_state_dict(saved["module"])
+        self.module_ = copy.deepcopy(self._template)
+        self.module_.load_state_dict(saved["module"])
+        self.snapshots_, self.history_ = saved["snapshots"], saved["history"]
+        self._predictor = NetworkPredictor(self._template, len(self.classes_), self.device)
         self._val = None
-        self._apply_results(module, predictor, saved["snapshots"], saved["history"])
-
-    def _apply_results(self, module, predictor, snapshots, history):
-        self.module_, self.snapshots_, self.history_ = module, snapshots, history
-        self._predictor = predictor
         self._build_classifiers()
-
-
-def _num_rows(X) -> int:
-    return X.shape[0] if hasattr(X, "shape") else len(X)

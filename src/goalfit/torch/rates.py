@@ -97,8 +97,10 @@ def indicators(logits: torch.Tensor, n_classes: int, proxy: str | None) -> torch
     logits : tensor
         Network output (see :func:`margins` for binary problems; (B, n_classes) otherwise).
     n_classes : int
-    proxy : {"hinge", "logistic", "sigmoid", "softmax"} or None
-        ``None``: the exact 0-1 indicators (one-hot of :func:`predicted_codes`, no gradient).
+    proxy : {"hinge", "logistic", "sigmoid", "softmax", "cross_entropy"} or None
+        ``None``: the exact 0-1 indicators (one-hot of :func:`predicted_codes`, no gradient);
+        ``"cross_entropy"`` gives the softmax indicators (its model loss is
+        :meth:`RateProblem.cost_bound_loss`, not these).
 
     Raises
     ------
@@ -115,7 +117,7 @@ def indicators(logits: torch.Tensor, n_classes: int, proxy: str | None) -> torch
         return torch.softmax(logits, dim=1)
     if n_classes != 2:
         raise ValueError(f"proxy {proxy!r} is for binary problems; a {n_classes}-class problem uses "
-                         "proxy='softmax'")
+                         "proxy='cross_entropy' or 'softmax'")
     f = margins(logits, 2)
     if proxy == "hinge":
         return torch.stack([torch.relu(1.0 - f), torch.relu(1.0 + f)], dim=1)
@@ -164,8 +166,6 @@ class RateProblem:
         ``m``, slack variables of a non-linear objective (0 for a linear one).
     n_rows : int
         ``K + 2 m``: the rows that carry a multiplier.
-    row_names : list of str
-        One name per row (the constraint, with ``[k]`` for expanded pieces; slack rows).
 
     Raises
     ------
@@ -190,10 +190,6 @@ class RateProblem:
         self.b = tt(problem.b) if problem.b is not None else torch.zeros(0, dtype=dtype, device=self.device)
         self.n_constraint_rows = int(self.A.shape[0])
         obj = problem.objective
-        self.row_names = []
-        for cc in problem.constraints:
-            k = cc.rows.stop - cc.rows.start
-            self.row_names += [cc.name] if k == 1 else [f"{cc.name} [{r}]" for r in range(k)]
         if obj.kind == "linear":
             self.obj_coef, self.obj_const = tt(obj.coef.ravel()), float(obj.const)
             self.features = None
@@ -206,8 +202,6 @@ class RateProblem:
                                  "optimized with slack variables") from None
             self.U = tt(self.features.U)
             m = self.U.shape[0]
-            self.row_names += [f"slack {k} (U C - xi <= 0)" for k in range(m)]
-            self.row_names += [f"slack {k} (xi - U C <= 0)" for k in range(m)]
             # each feature U_k . vec(C) ranges over the confusion tensors whose rows sum to row_mass
             U4 = self.features.U.reshape(m, self.n_cells, self.n_classes, self.n_classes)
             mass = self.space.row_mass[None]

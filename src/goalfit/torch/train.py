@@ -163,10 +163,7 @@ class Trainer:
         groups = [{"params": [p for p in module.parameters() if p.requires_grad], "weight_decay": weight_decay}]
         if rates.n_slacks:
             groups.append({"params": [self.xi], "weight_decay": 0.0})
-        if callable(optimizer) and not isinstance(optimizer, str):
-            self.optimizer = optimizer(groups)
-        else:
-            self.optimizer = make_optimizer(optimizer, groups, learning_rate)
+        self.optimizer = make_optimizer(optimizer, groups, learning_rate)
         if formulation == "lagrangian":
             self.multipliers = LagrangeMultipliers(rates.n_rows, multiplier_optimizer, multiplier_learning_rate,
                                                    multiplier_bound, self.device, rates.dtype)
