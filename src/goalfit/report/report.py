@@ -334,7 +334,8 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
 
     Parameters
     ----------
-    model : fitted GoalClassifier, RampClassifier, FairSubdataClassifier or AdaptiveSurrogateClassifier
+    model : fitted GoalClassifier, RampClassifier, FairSubdataClassifier, AdaptiveSurrogateClassifier or
+        goalfit.torch.LagrangianClassifier
     X_train, y_train, sensitive_features_train : the training data
     X_test, y_test, sensitive_features_test : optional held-out data
     datasets_train, datasets_test : dict, optional
@@ -342,7 +343,8 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
     extra : dict, optional
         Extra JSON fields (dataset name, seed, ...).
     confidence : float in (0, 1) or None, default 0.95
-        For a GoalClassifier (and a RampClassifier's randomized columns): confidence intervals of the objective, every constraint, the
+        For a GoalClassifier (and a RampClassifier's randomized columns, a LagrangianClassifier's
+        stochastic network): confidence intervals of the objective, every constraint, the
         accuracy and the per-group rates on each split (:mod:`goalfit.metrics.intervals`); each
         covers the population value of the goal for this classifier. On the training split they
         ignore that the classifier was fitted there. None: no intervals.
@@ -370,7 +372,7 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
 
         return build_lagrangian_report(model, X_train, y_train, sensitive_features_train=sensitive_features_train,
                                        X_test=X_test, y_test=y_test, sensitive_features_test=sensitive_features_test,
-                                       extra=extra)
+                                       extra=extra, confidence=confidence)
     if isinstance(model, RampClassifier):
         return build_ramp_report(model, X_train, y_train, sensitive_features_train=sensitive_features_train,
                                  datasets_train=datasets_train, X_test=X_test, y_test=y_test,
