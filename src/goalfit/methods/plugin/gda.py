@@ -104,9 +104,7 @@ def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step
             if why:
                 msg = why
                 break
-    weights = np.concatenate([np.ones(len(Cs)), np.zeros(len(stop.extra_members))])
-    members = members + stop.extra_members
-    Cs = np.array(Cs + stop.extra_confusions)
+    members, Cs, weights = stop.pool(members, Cs)
     if prune_output:
         members, Cs, w, feasible, viol = prune(problem, members, Cs, weights)
     else:
