@@ -210,6 +210,21 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0):
     return _support(members, confusions, x) + (False, float((G @ x).max()))
 
 
+def final_mixture(problem, members, confusions, weights, prune_output: bool = True):
+    """The mixture a primal-dual method returns: the LP of §8.2 (:func:`prune`) when
+    ``prune_output``, else the iterates' own weights (duplicates merged, normalized).
+
+    Returns ``(members, confusions, weights, feasible)``; ``feasible``: the mixture meets the
+    constraints (to 1e-7 without pruning).
+    """
+    if prune_output:
+        members, confusions, w, feasible, _ = prune(problem, members, confusions, weights)
+        return members, confusions, w, feasible
+    members, confusions, w = unique_members(members, confusions, weights)
+    w = w / w.sum()
+    return members, confusions, w, bool(problem.max_violation(np.tensordot(w, confusions, axes=1)) <= 1e-7)
+
+
 def prune_finite(problem, members, confusions, weights=None):
     """:func:`prune` over the members whose objective and constraint values are finite.
 
@@ -328,7 +343,7 @@ class GapStop:
         self.next_check = t + max(self.check_every, t // 4)
         problem = self.problem
         allm, allC, w = self.pool(members, confusions, weights)
-        _, Cm, wm, feasible, _ = prune_finite(problem, allm, allC, None if weights is None else w)
+        _, Cm, wm, feasible, _ = prune_finite(problem, allm, allC, w)
         C_bar = np.tensordot(wm, Cm, axes=1)
         upper = float(problem.objective.value(C_bar))
         viol = float(problem.max_violation(C_bar))

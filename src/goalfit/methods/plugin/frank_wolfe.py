@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import GapStop, Recorder, RowNormalizer, SolverResult, frank_wolfe_weights, prune, unique_members
+from ._common import (GapStop, Recorder, RowNormalizer, SolverResult, final_mixture, frank_wolfe_weights, prune,
+                      unique_members)
 from .lp import RepeatedLP
 
 
@@ -174,12 +175,7 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
                 msg = why
                 break
     members, Cs, weights = stop.pool(members, Cs, frank_wolfe_weights(steps))
-    if prune_output:
-        members, Cs, w, feasible, viol = prune(problem, members, Cs, weights)
-    else:
-        members, Cs, w = unique_members(members, Cs, weights)
-        w = w / w.sum()
-        feasible = problem.max_violation(np.tensordot(w, Cs, axes=1)) <= 1e-7
+    members, Cs, w, feasible = final_mixture(problem, members, Cs, weights, prune_output)
     rec(t, np.tensordot(w, Cs, axes=1), force=True)
     msg += "" if feasible else "; no mixture of the iterates meets the constraints (least violation returned)"
     return SolverResult(members, w, Cs, "split_frank_wolfe", rec.rows, oracle.n_calls, feasible, msg)
