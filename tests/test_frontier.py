@@ -90,6 +90,10 @@ def test_frontier_refuses_what_it_cannot_sweep():
                     X, Y, sensitive_features=G, bounds=[0.1])
     with pytest.raises(ValueError, match="no constraint"):
         gf.frontier(gf.GoalClassifier(), X, Y, bounds=[0.1])
+    for option in ({"group_blind": True}, {"confidence": 0.9}, {"margin": 0.01}):
+        with pytest.raises(ValueError, match=f"does not sweep with \\['{next(iter(option))}'\\]"):
+            gf.frontier(gf.GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.1], **option),
+                        X, Y, sensitive_features=G, bounds=[0.1])
     with pytest.raises(ValueError, match="ignores the constraints"):
         gf.frontier(gf.GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.1], method="argmax"),
                     X, Y, sensitive_features=G, bounds=[0.1])

@@ -38,7 +38,9 @@ else:
 try:
     gf.FairSubdataClassifier("svm", solver="mip", lam=0.0).fit(X[:20], y[:20], sensitive_features=g[:20])
 except ImportError as err:
-    assert "goalfit[" in str(err), err
+    assert "goalfit[mip]" in str(err), err
+else:
+    raise AssertionError("solver='mip' ran without pyscipopt")
 assert not BLOCKED & set(sys.modules), BLOCKED & set(sys.modules)
 print("ok")
 '''

@@ -128,7 +128,7 @@ class CellEncoder:
             else:
                 key *= len(values)
                 key += codes
-        total = int(np.prod([len(v) for v in self._values]))
+        total = self._n_keys
         if total <= 2**20:
             present = np.flatnonzero(np.bincount(key, minlength=total))
         else:
@@ -146,9 +146,14 @@ class CellEncoder:
             return key
         return self._lookup(key)
 
+    @property
+    def _n_keys(self) -> int:
+        """Number of mixed-radix keys: the product of the columns' numbers of values."""
+        return int(np.prod([len(v) for v in self._values]))
+
     def _lookup(self, key):
         """Cell ids of mixed-radix keys (-1 for unseen combinations)."""
-        total = int(np.prod([len(v) for v in self._values]))
+        total = self._n_keys
         if total <= 2**20:
             table = np.full(total, -1, dtype=np.intp)
             table[self._keys] = self._ids
@@ -212,14 +217,13 @@ class CellEncoder:
                     f"sensitive feature {col}={bad!r} was not seen when the model was fitted"
                 )
             key = key * len(values) + codes.to_numpy(dtype=np.int64)
-        pos = np.searchsorted(self._keys, key)
-        pos = np.clip(pos, 0, len(self._keys) - 1)
-        if (self._keys[pos] != key).any():
-            row = frame.iloc[int(np.flatnonzero(self._keys[pos] != key)[0])]
+        ids = self._lookup(key)
+        if ids.min(initial=0) < 0:
+            row = frame.iloc[int(np.flatnonzero(ids < 0)[0])]
             raise ValueError(
                 f"sensitive feature values {dict(row)} were not seen together when the model was fitted"
             )
-        return self._ids[pos]
+        return ids
 
     def _transform_numpy(self, cols):
         """Cell ids of numpy columns, or None when a column's type differs from the fitted values."""
@@ -236,7 +240,7 @@ class CellEncoder:
             else:
                 key *= len(values)
                 key += codes
-        if len(self._keys) == int(np.prod([len(v) for v in self._values])):
+        if len(self._keys) == self._n_keys:
             return key  # every combination is a cell: the key is the cell id
         ids = self._lookup(key)
         if ids.min(initial=0) < 0:

@@ -276,6 +276,15 @@ def _rate_interval(rate, y, pred, frame, classes, confidence):
     return ev["objective"]["interval"]
 
 
+def label_splits(X_train, y_train, sensitive_features_train, X_test=None, y_test=None,
+                 sensitive_features_test=None) -> dict:
+    """The ``data_sets`` of :func:`label_sections`: {"train": (X, y, sf)}, plus "test" when ``X_test`` is given."""
+    data_sets = {"train": (X_train, y_train, sensitive_features_train)}
+    if X_test is not None:
+        data_sets["test"] = (X_test, y_test, sensitive_features_test)
+    return data_sets
+
+
 def label_sections(model, baseline, data_sets) -> dict:
     """Report fields of a model that predicts labels and has ``evaluate`` (the core layout),
     and of its ``baseline``, on each split of ``data_sets`` ({split: (X, y, sensitive_features)})."""
@@ -511,9 +520,7 @@ def build_subdata_report(model, X_train, y_train, *, sensitive_features_train=No
 
     check_is_fitted(model, "model_")
     baseline = model.unconstrained_baseline(X_train, y_train)
-    data_sets = {"train": (X_train, y_train, sensitive_features_train)}
-    if X_test is not None:
-        data_sets["test"] = (X_test, y_test, sensitive_features_test)
+    data_sets = label_splits(X_train, y_train, sensitive_features_train, X_test, y_test, sensitive_features_test)
     data = label_sections(model, baseline, data_sets)
     data["baseline_name"] = "unconstrained"
     data["note"] = ("values on predicted labels; the fairness the method makes exact is F(z) of the training "

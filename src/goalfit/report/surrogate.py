@@ -1,7 +1,7 @@
 """Report of a fitted :class:`~goalfit.AdaptiveSurrogateClassifier` (Jiang et al., ICML 2020)."""
 from __future__ import annotations
 
-from .report import Report, _common, label_group_rates, label_sections
+from .report import Report, _common, label_group_rates, label_sections, label_splits
 
 
 def build_surrogate_report(model, X_train, y_train, *, sensitive_features_train=None, X_test=None, y_test=None,
@@ -29,9 +29,7 @@ def build_surrogate_report(model, X_train, y_train, *, sensitive_features_train=
     baseline = BlackBoxPostShiftClassifier(model.metric).fit(X_train, y_train,
                                                             sensitive_features=sensitive_features_train)
     base_seconds = time.perf_counter() - t0
-    splits = {"train": (X_train, y_train, sensitive_features_train)}
-    if X_test is not None:
-        splits["test"] = (X_test, y_test, sensitive_features_test)
+    splits = label_splits(X_train, y_train, sensitive_features_train, X_test, y_test, sensitive_features_test)
     data = label_sections(model, baseline, splits)
     data["baseline_name"] = "post-shift"
     data["note"] = ("values on predicted labels; the metric is a loss (lower is better); post-shift = logistic "

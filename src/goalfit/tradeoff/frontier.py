@@ -197,41 +197,28 @@ class _Sweep:
 
 
 class _Validation:
-    """Goal values of sweep points on validation data; each member's confusion tensor is computed
-    once (members recur along a warm-started sweep)."""
+    """Goal values of sweep points on validation data, as :meth:`GoalClassifier.evaluate`
+    (:func:`goalfit.metrics.evaluate_problem` on the expected predictions); each member's
+    predictions are computed once (members recur along a warm-started sweep)."""
 
     def __init__(self, P, y, sensitive_features, confidence=None):
         self.P, self.y, self.sf = P, np.asarray(y), sensitive_features
         self.confidence = confidence
         self.cache = {}
-        self.cells = self.space = None
+        self.cells = None
 
     def evaluate(self, m, constraints):
-        from ..classifiers import encode_labels
-        from ..confusion import ConfusionSpace, confusion_tensor
+        from ..metrics import evaluate_problem
 
         clf = m.classifier_
         if self.cells is None:
-            self.codes = encode_labels(self.y, m.classes_)
             self.cells = clf.cell_encoder.transform(self.sf, len(self.y))
-            self.space = ConfusionSpace.from_codes(self.codes, self.cells, m.classes_, clf.cell_encoder.cells_)
-        K, n_cells = len(m.classes_), clf.cell_encoder.n_cells
-        tensors = []
         for member in clf.members:
-            if id(member) not in self.cache:
-                pred = member.predict_codes(self.P, self.P, self.cells)
-                self.cache[id(member)] = (member, confusion_tensor(self.codes, pred, self.cells, K, n_cells), pred)
-            tensors.append(self.cache[id(member)][1])
-        C = np.tensordot(clf.weights, np.array(tensors), axes=1)
-        problem = Problem(m.objective, constraints)
-        out = evaluate_compiled(problem, problem.compile(self.space), C)
-        if self.confidence is not None:  # intervals of the population values (goalfit.metrics.intervals)
-            from ..metrics import add_intervals
-            from ..metrics.intervals import GoalSample
-
-            dist = clf._distribution(np.stack([self.cache[id(mb)][2] for mb in clf.members]))
-            add_intervals(out, problem, GoalSample(self.codes, dist, self.cells, self.space), self.confidence)
-        return out
+            if id(member) not in self.cache:  # the member is kept alive with its predictions
+                self.cache[id(member)] = (member, member.predict_codes(self.P, self.P, self.cells))
+        dist = clf._distribution(np.stack([self.cache[id(mb)][1] for mb in clf.members]))
+        return evaluate_problem(Problem(m.objective, constraints), self.y, dist, sensitive_features=self.sf,
+                                classes=m.classes_, confidence=self.confidence)
 
 
 def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constraint: int = 0, goal_sets=None,
@@ -280,7 +267,9 @@ def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constrain
         ``estimator`` is not a GoalClassifier.
     ValueError
         Neither or both of ``bounds`` / ``goal_sets``, no constraint to sweep, ``constraint``
-        out of range, ``holdout`` or the refit oracle, row-count mismatches.
+        out of range, ``holdout`` or the refit oracle, ``group_blind``, ``confidence`` or
+        ``margin`` set on ``estimator`` (the sweep's later points would drop them), row-count
+        mismatches.
     """
     from ..estimators import GoalClassifier
     from ..estimators.goal_classifier import _fit_base
@@ -292,6 +281,10 @@ def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constrain
         raise ValueError("give exactly one of bounds=[...] (sweep one constraint's bound) or goal_sets=[[...], ...]")
     if estimator.holdout is not None or estimator.oracle == "refit":
         raise ValueError("frontier reuses one fitted base model: holdout and oracle='refit' refit it per point")
+    unsupported = [name for name, off in (("group_blind", False), ("confidence", None), ("margin", None))
+                   if getattr(estimator, name) != off]
+    if unsupported:
+        raise ValueError(f"frontier does not sweep with {unsupported}: fit GoalClassifier per goal set instead")
     check_consistent_rows(X=X, y=y, sensitive_features=sensitive_features, sample_weight=sample_weight)
     if X_val is not None:
         check_consistent_rows(X_val=X_val, y_val=y_val, sensitive_features_val=sensitive_features_val)

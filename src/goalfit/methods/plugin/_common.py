@@ -210,6 +210,21 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0):
     return _support(members, confusions, x) + (False, float((G @ x).max()))
 
 
+def final_mixture(problem, members, confusions, weights, prune_output: bool = True):
+    """The mixture a primal-dual method returns: the LP of §8.2 (:func:`prune`) when
+    ``prune_output``, else the iterates' own weights (duplicates merged, normalized).
+
+    Returns ``(members, confusions, weights, feasible)``; ``feasible``: the mixture meets the
+    constraints (to 1e-7 without pruning).
+    """
+    if prune_output:
+        members, confusions, w, feasible, _ = prune(problem, members, confusions, weights)
+        return members, confusions, w, feasible
+    members, confusions, w = unique_members(members, confusions, weights)
+    w = w / w.sum()
+    return members, confusions, w, bool(problem.max_violation(np.tensordot(w, confusions, axes=1)) <= 1e-7)
+
+
 def prune_finite(problem, members, confusions, weights=None):
     """:func:`prune` over the members whose objective and constraint values are finite.
 
@@ -303,14 +318,17 @@ class GapStop:
     check_every : int, default 10
     min_iter : int, default 100
         No stall stop before this many iterations.
+    lower_bound : bool, default True
+        Compute the lower bound ``L`` above where the problem allows it; ``False`` for a method
+        with its own bound (the ellipsoid's dual value).
     """
 
-    def __init__(self, problem, oracle, tol, check_every=10, min_iter=100):
+    def __init__(self, problem, oracle, tol, check_every=10, min_iter=100, lower_bound=True):
         self.problem, self.oracle, self.tol = problem, oracle, float(tol)
         self.check_every, self.min_iter = max(1, int(check_every)), int(min_iter)
         self.next_check = self.check_every
         obj = problem.objective
-        self.bounded = (obj.kind in ("linear", "convex") and getattr(obj, "smooth", False)
+        self.bounded = (lower_bound and obj.kind in ("linear", "convex") and getattr(obj, "smooth", False)
                         and not problem.nonlinear)
         self.exact = bool(getattr(oracle, "exact", False))
         self.trail: list[Certificate] = []
@@ -324,11 +342,7 @@ class GapStop:
         """Test the members so far; returns the :class:`Certificate` and the reason to stop (or None)."""
         self.next_check = t + max(self.check_every, t // 4)
         problem = self.problem
-        allm = list(members) + self.extra_members
-        allC = np.concatenate([np.asarray(confusions),
-                               np.asarray(self.extra_confusions).reshape(-1, *problem.space.shape)])
-        w = None if weights is None else np.concatenate([np.asarray(weights, float),
-                                                         np.zeros(len(self.extra_members))])
+        allm, allC, w = self.pool(members, confusions, weights)
         _, Cm, wm, feasible, _ = prune_finite(problem, allm, allC, w)
         C_bar = np.tensordot(wm, Cm, axes=1)
         upper = float(problem.objective.value(C_bar))
@@ -347,6 +361,19 @@ class GapStop:
                 return cert, (f"stalled: iterations {old[-1].iteration}-{t} improved the objective and the "
                               f"violation by less than tol={self.tol:g}")
         return cert, None
+
+    def pool(self, members, confusions, weights=None):
+        """The method's members followed by the members the lower bound's oracle calls added.
+
+        Returns ``(members, confusions, weights)``: a list, an array of shape
+        ``(n_members, *space.shape)`` and weights of shape ``(n_members,)`` (the given ones,
+        uniform ones when ``None``, then zeros for the added members).
+        """
+        shape = self.problem.space.shape
+        allC = np.concatenate([np.asarray(confusions).reshape(-1, *shape),
+                               np.asarray(self.extra_confusions).reshape(-1, *shape)])
+        w = np.ones(len(members)) if weights is None else np.asarray(weights, float)
+        return list(members) + self.extra_members, allC, np.concatenate([w, np.zeros(len(self.extra_members))])
 
     def _lower_bound(self, C_bar, upper, confusions):
         problem = self.problem

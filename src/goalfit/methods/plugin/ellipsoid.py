@@ -155,8 +155,7 @@ def _run(problem, oracle, fs, max_iter, radius, final, record_every, callback, c
     center = np.zeros(D)
     best_dual = -np.inf
     message = f"{max_iter} cuts"
-    stop = GapStop(problem, oracle, tol, check_every)
-    stop.bounded = False  # the ellipsoid's own dual value is the lower bound
+    stop = GapStop(problem, oracle, tol, check_every, lower_bound=False)  # the dual value is the bound
     for t in range(1, max_iter + 1):
         lam, mu = center[:r], center[r:]
         if np.linalg.norm(center) > radius:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import GapStop, Recorder, RowNormalizer, SolverResult, frank_wolfe_weights, prune, unique_members
+from ._common import (GapStop, Recorder, RowNormalizer, SolverResult, final_mixture, frank_wolfe_weights, prune,
+                      unique_members)
 from .lp import RepeatedLP
 
 
@@ -78,8 +79,7 @@ def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, che
                 break
     weights = frank_wolfe_weights(steps)
     if stop.extra_members:  # the stopping test's members: keep the better of the two mixtures
-        members, Cs, w, _, _ = prune(problem, members + stop.extra_members, np.array(Cs + stop.extra_confusions),
-                                     np.concatenate([weights, np.zeros(len(stop.extra_members))]))
+        members, Cs, w, _, _ = prune(problem, *stop.pool(members, Cs, weights))
     else:
         members, Cs, w = unique_members(members, np.array(Cs), weights)
     rec(t, np.tensordot(w / w.sum(), Cs, axes=1), force=True)
@@ -174,15 +174,8 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
             if why:
                 msg = why
                 break
-    weights = np.concatenate([frank_wolfe_weights(steps), np.zeros(len(stop.extra_members))])
-    members = members + stop.extra_members
-    Cs = np.array(Cs + stop.extra_confusions)
-    if prune_output:
-        members, Cs, w, feasible, viol = prune(problem, members, Cs, weights)
-    else:
-        members, Cs, w = unique_members(members, Cs, weights)
-        w = w / w.sum()
-        feasible = problem.max_violation(np.tensordot(w, Cs, axes=1)) <= 1e-7
+    members, Cs, weights = stop.pool(members, Cs, frank_wolfe_weights(steps))
+    members, Cs, w, feasible = final_mixture(problem, members, Cs, weights, prune_output)
     rec(t, np.tensordot(w, Cs, axes=1), force=True)
     msg += "" if feasible else "; no mixture of the iterates meets the constraints (least violation returned)"
     return SolverResult(members, w, Cs, "split_frank_wolfe", rec.rows, oracle.n_calls, feasible, msg)

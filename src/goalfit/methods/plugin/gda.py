@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import GapStop, Recorder, RowNormalizer, SolverResult, prune, unique_members
+from ._common import GapStop, Recorder, RowNormalizer, SolverResult, final_mixture
 
 
 def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step_lambda: float = 0.1,
@@ -104,15 +104,8 @@ def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step
             if why:
                 msg = why
                 break
-    weights = np.concatenate([np.ones(len(Cs)), np.zeros(len(stop.extra_members))])
-    members = members + stop.extra_members
-    Cs = np.array(Cs + stop.extra_confusions)
-    if prune_output:
-        members, Cs, w, feasible, viol = prune(problem, members, Cs, weights)
-    else:
-        members, Cs, w = unique_members(members, Cs, weights)
-        w = w / w.sum()
-        feasible = problem.max_violation(np.tensordot(w, Cs, axes=1)) <= 1e-7
+    members, Cs, weights = stop.pool(members, Cs)
+    members, Cs, w, feasible = final_mixture(problem, members, Cs, weights, prune_output)
     rec(t, np.tensordot(w, Cs, axes=1), force=True)
     msg += "" if feasible else "; no mixture of the iterates meets the constraints (least violation returned)"
     return SolverResult(members, w, Cs, "con_gda", rec.rows, oracle.n_calls, feasible, msg)
