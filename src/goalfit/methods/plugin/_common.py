@@ -293,8 +293,9 @@ class GapStop:
       ``min_alpha <g, sum alpha_t C_t>`` s.t. ``A sum alpha_t C_t <= b`` over the members),
       convexity and weak duality give, for every classifier meeting the constraints,
       ``psi(C) >= L = psi(C_bar) + min_C' [<g, C' - C_bar> + mu (A C' - b)]``; the inner
-      minimum is one oracle call with cost ``g + A^T mu`` (a Frank-Wolfe / column-generation
-      gap), whose member joins the candidates. ``L`` is a certified lower bound when the oracle
+      minimum is one oracle call with cost ``g + A^T mu`` (the Frank-Wolfe duality gap of
+      Jaggi, ICML 2013, Eq. 2, extended to the constraints by their multipliers, as the
+      reduced cost of column generation), whose member joins the candidates. ``L`` is a certified lower bound when the oracle
       minimizes linear costs exactly on the sample (``oracle.exact``: the threshold oracle,
       over threshold rules); the method then stops once ``C_bar`` meets the constraints and
       ``U - L <= tol``. The plug-in oracle minimizes the cost expected under the probability
@@ -304,7 +305,8 @@ class GapStop:
       before ``t / 4``, stop when the mixture meets the constraints, ``U(t') - U(t) < tol`` and
       ``v(t') - v(t) < tol``: quadrupling the number of iterations gained less than ``tol``
       (two doublings: GDA-type methods plateau and then move again; with ``t / 2`` their
-      objective ended up to 1e-2 above the full budget's on the Narasimhan tables). While
+      objective ended up to 1e-2 above the full budget's on the full Narasimhan tables run,
+      ``benchmarks/narasimhan_tables.py``, while developing this rule). While
       no mixture is feasible the run goes on (infeasible phases plateau, then jump), so an
       infeasible goal runs the full budget and returns the least-violating mixture. Frank-Wolfe-type methods gain ``O(1/t)``,
       so what further iterations could gain is of the order of ``tol``.
