@@ -6,7 +6,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .matrices import confusion_tensor
 
 
 class _Ambiguous:

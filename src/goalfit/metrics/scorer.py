@@ -8,7 +8,6 @@ noise on small folds from discarding good models.
 """
 from __future__ import annotations
 
-import numpy as np
 from sklearn.utils.metadata_routing import MetadataRequest
 
 __all__ = ["GoalScorer", "goal_scorer", "VIOLATION_PENALTY"]
