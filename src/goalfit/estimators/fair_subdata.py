@@ -155,6 +155,45 @@ def subdata_params_from_goals(objective="error", constraints=()) -> dict:
     return {"measure": _KIND_TO_MEASURE[e.kind], "epsilon": float(c.bound), "sensitive": e.sensitive}
 
 
+def _two_groups(sensitive_features, n, *, column=None, measure="dp"):
+    """The two groups and the +-1 group code of each row (``g = +1`` for ``groups[1]``).
+
+    Parameters
+    ----------
+    sensitive_features : array-like of shape (n,) or DataFrame, or None
+    n : int
+        Number of rows of ``X``.
+    column : str, optional
+        The column a goal names, picked from a DataFrame of several.
+    measure : str
+        The Ye & Xie measure; ``"f1"`` does without groups: then None gives ``(None, ones)``.
+
+    Returns
+    -------
+    groups : ndarray of shape (2,) or None
+    g : ndarray of int of shape (n,), entries +-1
+
+    Raises
+    ------
+    ValueError
+        Missing groups where the measure needs them, a length mismatch, missing values, or
+        a number of groups other than two.
+    """
+    if sensitive_features is None:
+        if measure == "f1":
+            return None, np.ones(n, int)
+        raise ValueError(f"measure {measure!r} needs sensitive_features (two groups)")
+    s = _sensitive_column(sensitive_features, column)
+    if s.ndim != 1 or len(s) != n:
+        raise ValueError(f"sensitive_features must be one column with {n} entries, got shape {s.shape}")
+    check_no_missing(s, "sensitive_features")
+    groups = np.unique(s)
+    if len(groups) != 2:
+        raise ValueError(f"sensitive_features must have exactly two groups, got {len(groups)}: "
+                         f"{groups[:10].tolist()}")
+    return groups, np.where(s == groups[1], 1, -1)
+
+
 class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
     """Classifier trained for exact fairness by unbiased subdata selection (Ye & Xie).
 
@@ -310,22 +349,6 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"an estimator model needs a probability threshold 0 < t < 1, got {self.t}")
         return _w.EstimatorStep(self.model)
 
-    def _groups(self, sensitive_features, n):
-        measure = getattr(self, "measure_", self.measure)
-        if sensitive_features is None:
-            if measure == "f1":
-                return None, np.ones(n, int)
-            raise ValueError(f"measure {measure!r} needs sensitive_features (two groups)")
-        s = _sensitive_column(sensitive_features, getattr(self, "sensitive_column_", None))
-        if s.ndim != 1 or len(s) != n:
-            raise ValueError(f"sensitive_features must be one column with {n} entries, got shape {s.shape}")
-        check_no_missing(s, "sensitive_features")
-        groups = np.unique(s)
-        if len(groups) != 2:
-            raise ValueError(f"sensitive_features must have exactly two groups, got {len(groups)}: "
-                             f"{groups[:10].tolist()}")
-        return groups, np.where(s == groups[1], 1, -1)
-
     def fit(self, X, y, *, sensitive_features=None):
         """Fit on ``(X, y)`` with a binary sensitive feature.
 
@@ -352,7 +375,8 @@ class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"y has one class {self.classes_.tolist()}: need at least two")
         if K > 2 and self.measure_ != "omr":
             raise ValueError("multiclass targets support measure='omr' only (GMSVMF, Eq. 27)")
-        self.groups_, g = self._groups(sensitive_features, len(y))
+        self.groups_, g = _two_groups(sensitive_features, len(y), column=self.sensitive_column_,
+                                      measure=self.measure_)
         yy = self._encode(y)
         learner = self._learner(K)
         self.n_features_in_ = X.shape[1]
@@ -591,7 +615,7 @@ class SpectralFairSVC(ClassifierMixin, BaseEstimator):
         self.classes_ = np.unique(y)
         if len(self.classes_) != 2:
             raise ValueError(f"SSVM is binary; y has classes {self.classes_.tolist()}")
-        self.groups_, g = FairSubdataClassifier(measure="dp")._groups(sensitive_features, len(y))
+        self.groups_, g = _two_groups(sensitive_features, len(y))
         m = fit_ssvm(X, np.where(y == self.classes_[1], 1, -1), g, d=self.d, mu=self.mu, lam=self.lam,
                      max_iter=self.max_iter, tol=self.tol)
         self.coef_, self.intercept_ = m.w[None, :], np.array([m.b])
