@@ -54,6 +54,12 @@ class TrainingSample:
                           for m in classifier.members])
         return cls(np.asarray(proba, float), y, cells, sample_weight, row_hash(Xo), codes)
 
+    def with_members(self, classifier) -> "TrainingSample":
+        """The same rows with ``classifier``'s members' predictions (members that read the
+        probabilities only, i.e. not refits of the base model)."""
+        codes = np.stack([m.predict_codes(None, self.proba, self.cells) for m in classifier.members])
+        return TrainingSample(self.proba, self.y, self.cells, self.sample_weight, self.hashes, codes)
+
     def confusion(self, pred, space) -> np.ndarray:
         return confusion_tensor(self.y, pred, self.cells, space.n_classes, space.n_cells, self.sample_weight)
 

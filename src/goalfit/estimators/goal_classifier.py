@@ -242,8 +242,8 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             rows, safety_rows = np.arange(n), None
 
         t0 = time.perf_counter()
-        K, G = len(self.classes_), encoder.n_cells
         if self.group_blind:
+            K, G = len(self.classes_), encoder.n_cells
             if not encoder.columns_:
                 raise ValueError("group_blind=True states the goals on groups it never sees at predict "
                                  "time: pass sensitive_features to fit")
@@ -267,16 +267,10 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         def solve_with(constraints):
             compiled = Problem(self.objective, constraints).compile(space)
-            if self.group_blind:
-                kind = GroupBlindThresholdOracle if self.oracle == "threshold" and method not in BASELINES \
-                    else GroupBlindOracle
-                oracle = kind(P.reshape(-1, G, K), y_out, cells_out, space, sw_out)
-            elif self.oracle == "threshold" and method not in BASELINES:
-                oracle = ThresholdOracle(P, y_out, cells_out, space, sw_out)
-            elif self.oracle == "plugin" or method in BASELINES:
-                oracle = PluginOracle(P, y_out, cells_out, space, sw_out)
-            else:  # refit (checked in _check_options)
+            if self.oracle == "refit" and method not in BASELINES:  # checked in _check_options
                 oracle = RefitOracle(self._base(), X, y_codes, cells, space, sw)
+            else:
+                oracle = _probability_oracle(self, method, P, y_out, cells_out, space, sw_out)
             return compiled, _run_method(method, compiled, oracle, self.method_params)
 
         kind = GroupBlindClassifier if self.group_blind else RandomizedClassifier
@@ -533,6 +527,87 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                                            sample_weight=sample_weight)
         return float(np.trace(C))
 
+    def with_goals(self, constraints=None, *, objective=None, warm_start=None):
+        """The classifier for other goals on this fit's training state, without refitting.
+
+        The plug-in methods post-process fixed class probabilities (Narasimhan et al., JMLR
+        2024, §4), so new goals only need the method re-run on the probabilities this fit
+        kept (out-of-fold with ``cv``, joint ones with ``group_blind``), its cells and labels:
+        no base-model fit, no encoding pass. ``margin`` is applied to the new constraints;
+        :func:`goalfit.frontier` sweeps a bound this way.
+
+        Parameters
+        ----------
+        constraints : sequence of Constraint, optional
+            The new constraints (default: this fit's). Goals may name only the groups and
+            classes the fit saw.
+        objective : str or goal expression, optional
+            The new objective (default: this fit's).
+        warm_start : tuple (members, confusions), optional
+            Columns to start column generation from (``method_="column_generation"`` only),
+            e.g. the members and ``result_.confusions`` of earlier fits on the same state.
+
+        Returns
+        -------
+        GoalClassifier
+            A new fitted classifier sharing this one's base model (``estimator_``) and
+            probability model; ``self`` is unchanged. Its ``fit_seconds_`` is the re-solve's
+            time; ``base_fit_seconds_`` is 0.
+
+        Raises
+        ------
+        ValueError
+            A fit on Dask input (its training state is not in memory), the refit oracle (its
+            members are refits of the base model), ``confidence`` (certification needs a
+            fresh candidate/safety split: fit again), ``warm_start`` with a method other than
+            column generation, or goals the training sample cannot state (unknown groups or
+            classes).
+
+        Warns
+        -----
+        RuntimeWarning
+            When the new goals cannot all be met on the training sample (the least-violating
+            classifier is returned, as by :meth:`fit`).
+        """
+        import copy
+
+        check_is_fitted(self, "classifier_")
+        ts = getattr(self, "train_sample_", None)
+        if ts is None:
+            raise ValueError("with_goals re-solves on the training state an in-memory fit keeps; a fit on "
+                             "Dask input does not keep it: fit again with the new goals")
+        if self.oracle == "refit":
+            raise ValueError("with_goals re-solves on fixed probabilities: the refit oracle refits the base "
+                             "model per call, fit again with the new goals")
+        if self.confidence is not None:
+            raise ValueError("confidence certifies the goals on a fresh safety part: fit again with the new goals")
+        t0 = time.perf_counter()
+        new = copy.copy(self)
+        if constraints is not None:
+            new.constraints = list(constraints)
+        if objective is not None:
+            new.objective = objective
+        problem = Problem(new.objective, new.constraints)
+        margins = _user_margins(new.margin, problem)
+        space = self.problem_.space
+        new.problem_ = Problem(new.objective, _tightened(problem, margins)).compile(space)
+        method = new.method_ = _resolve_method(self.method, new.problem_)
+        params = dict(self.method_params or {})
+        if warm_start is not None:
+            if method != "column_generation":
+                raise ValueError(f"warm_start starts column generation, but the method is {method!r}")
+            params["warm_start"] = warm_start
+        oracle = _probability_oracle(self, method, ts.proba, ts.y, ts.cells, space, ts.sample_weight)
+        result = _run_method(method, new.problem_, oracle, params)
+        clf = self.classifier_
+        new.margins_ = None if margins is None else list(margins)
+        _adopt_result(new, result, type(clf)(result.members, result.weights, clf.classes, clf.cell_encoder,
+                                             clf.probability_model))
+        new.train_sample_ = ts.with_members(new.classifier_)
+        new.base_fit_seconds_ = 0.0
+        new.fit_seconds_ = time.perf_counter() - t0
+        return new
+
     def to_deterministic(self, strategy="hash", *, random_state=0):
         """A deterministic classifier that keeps the goals, checked on the training data.
 
@@ -621,6 +696,17 @@ def _resolve_method(method, compiled):
     if method not in METHODS and method not in BASELINES:
         raise ValueError(f"unknown method {method!r}; known: ['auto'] + {sorted(METHODS) + sorted(BASELINES)}")
     return method
+
+
+def _probability_oracle(est, method, P, y, cells, space, sample_weight):
+    """The linear minimization oracle on fixed probabilities ``P`` (shape (n, n_columns)): the
+    plug-in rule, the exact per-group thresholds (``oracle="threshold"``, binary), or their
+    group-blind versions on joint probabilities (``group_blind``); baselines get the plug-in."""
+    threshold = est.oracle == "threshold" and method not in BASELINES
+    if est.group_blind:
+        kind = GroupBlindThresholdOracle if threshold else GroupBlindOracle
+        return kind(P.reshape(-1, space.n_cells, space.n_classes), y, cells, space, sample_weight)
+    return (ThresholdOracle if threshold else PluginOracle)(P, y, cells, space, sample_weight)
 
 
 def _run_method(method, compiled, oracle, method_params):
