@@ -37,6 +37,9 @@ from ..methods.surrogate.surrogates import DEFAULT_CHUNK_ELEMENTS, SurrogateSet,
 
 __all__ = ["AdaptiveSurrogateClassifier", "BlackBoxPostShiftClassifier", "RelaxedFMClassifier"]
 
+#: Default ``projection_tol`` of :class:`AdaptiveSurrogateClassifier`.
+PROJECTION_TOL = 0.0
+
 
 def _one_column(sf, n, what, column=None):
     """One group column as an object array; ``column`` (the one a goal metric names) is picked
@@ -237,6 +240,12 @@ class AdaptiveSurrogateClassifier(_BlackBoxBase):
         Solver of (4): scipy L-BFGS-B, or torch Adagrad (the paper) / L-BFGS.
     projection_iter : int, default 100
     projection_lr : float, default 1.0
+    projection_tol : float, default PROJECTION_TOL
+        Stopping tolerance of the L-BFGS-B projection tied to the step size: stop once an
+        iteration lowers ``||(phi - u~)_+||^2`` by less than ``projection_tol`` times its value
+        at the warm start (the squared surrogate-space step, at most ``eta^2 ||g||^2``).
+        Theorem 2 needs the projection only to O(1/(beta^2 T)); 0 runs every projection to
+        ``projection_iter`` iterations (the previous behaviour).
     param_bound : float, optional
         Keep each parameter in ``[-param_bound, param_bound]`` during projections (advisable
         with sigmoid surrogates, which otherwise favour ever larger weights).
@@ -290,7 +299,8 @@ class AdaptiveSurrogateClassifier(_BlackBoxBase):
 
     def __init__(self, metric="gmean", *, surrogate_loss="hinge", surrogates=None, module=None, device="cpu",
                  gradient="interpolation", n_perturbations=100, sigma=1.0, gradient_params=None, step_size=1.0,
-                 n_iter=100, projection="lbfgs", projection_iter=100, projection_lr=1.0, param_bound=None, eval_every=10,
+                 n_iter=100, projection="lbfgs", projection_iter=100, projection_lr=1.0,
+                 projection_tol=PROJECTION_TOL, param_bound=None, eval_every=10,
                  n_restarts=1, restart_scale=1.0, init="zeros", fit_intercept=True,
                  chunk_elements=DEFAULT_CHUNK_ELEMENTS, random_state=None):
         self.metric = metric
@@ -307,6 +317,7 @@ class AdaptiveSurrogateClassifier(_BlackBoxBase):
         self.projection = projection
         self.projection_iter = projection_iter
         self.projection_lr = projection_lr
+        self.projection_tol = projection_tol
         self.param_bound = param_bound
         self.eval_every = eval_every
         self.n_restarts = n_restarts
@@ -381,6 +392,7 @@ class AdaptiveSurrogateClassifier(_BlackBoxBase):
         res = surrogate_pgd(problem, theta0, n_iter=self.n_iter, step_size=self.step_size,
                             estimator=self._estimator(), projection=self.projection,
                             projection_iter=self.projection_iter, projection_lr=self.projection_lr,
+                            projection_tol=self.projection_tol,
                             param_bound=self.param_bound,
                             eval_every=self.eval_every, n_restarts=self.n_restarts,
                             restart_scale=self.restart_scale, random_state=self.random_state)
