@@ -149,3 +149,30 @@ def test_projection_tolerance_is_checked(data):
     sur = SurrogateSet(make_rate_surrogates("hinge"), y)
     with pytest.raises(ValueError, match="rtol"):
         Projector(LinearScorer(X), sur, rtol=-1.0)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_float32_single_model_products_match_float64(data, sparse):
+    """``dtype=float32``: one model's scores and gradient from the float32 ``[X, 1]`` equal the
+    float64 products to float32 rounding."""
+    rng, X, y, _ = data
+    Xs = sp.csr_matrix(np.where(np.abs(X) > 0.8, X, 0.0)) if sparse else X
+    sc64, sc32 = LinearScorer(Xs), LinearScorer(Xs, dtype=np.float32)
+    theta, g = rng.normal(size=sc64.n_params), rng.normal(size=len(y))
+    s32, b32 = sc32.scores(theta), sc32.backprop(theta, g)
+    assert s32.dtype == b32.dtype == np.float64
+    np.testing.assert_allclose(s32, sc64.scores(theta), rtol=0, atol=2e-6 * (np.abs(theta).sum() + 1))
+    np.testing.assert_allclose(b32, sc64.backprop(theta, g), rtol=0, atol=2e-6 * np.abs(g).sum())
+
+
+def test_classifier_dtype(data):
+    from goalfit import AdaptiveSurrogateClassifier
+
+    rng, X, y, _ = data
+    kw = dict(n_iter=3, n_perturbations=20, random_state=0)
+    with pytest.raises(ValueError, match="dtype"):
+        AdaptiveSurrogateClassifier(dtype="float16", **kw).fit(X, y)
+    a = AdaptiveSurrogateClassifier(dtype="float64", projection_tol=0.0, **kw).fit(X, y)
+    b = AdaptiveSurrogateClassifier(dtype="float32", **kw).fit(X, y)
+    assert a.decision_function(X).dtype == b.decision_function(X).dtype == np.float64
+    assert abs(a.validation_metric_ - b.validation_metric_) < 0.05
