@@ -176,3 +176,12 @@ def test_classifier_dtype(data):
     b = AdaptiveSurrogateClassifier(dtype="float32", **kw).fit(X, y)
     assert a.decision_function(X).dtype == b.decision_function(X).dtype == np.float64
     assert abs(a.validation_metric_ - b.validation_metric_) < 0.05
+
+
+def test_overwrite_gives_the_same_values(data):
+    rng, X, y, masks = data
+    for names in (None, ["g", "h"]):
+        sur = SurrogateSet(make_rate_surrogates("hinge", names), y, masks if names else None)
+        S = rng.normal(size=(4, len(y))).astype(np.float32)
+        ref = sur.values(S.copy())
+        np.testing.assert_array_equal(sur.values(S, overwrite=True), ref)

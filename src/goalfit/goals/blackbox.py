@@ -44,7 +44,7 @@ def _check(y_true, S, groups, keep_float32=False):
         S = S.astype(float, copy=False)
     if S.shape[-1] != len(y):
         raise ValueError(f"scores have {S.shape[-1]} columns but y_true has {len(y)} labels (labels mismatch)")
-    if np.isnan(S).any():
+    if S.size and np.isnan(S.min()):  # the minimum propagates NaN (one pass, no boolean temporary)
         raise ValueError("scores contain NaN")
     g = None
     if groups is not None:

@@ -399,11 +399,12 @@ class SurrogateSet:
             count[idx] += 1
         return bool((count <= 1).all())
 
-    def values(self, S) -> np.ndarray:
+    def values(self, S, overwrite=False) -> np.ndarray:
         """Surrogate values at scores ``S`` of shape (n,) or (m, n); returns (K,) or (m, K).
 
         float32 scores (the batched perturbed models) are evaluated in float32 (losses and the
-        averaging product); the result is float64.
+        averaging product); the result is float64. With ``overwrite=True`` a float ``S`` may be
+        overwritten by the losses (no (m, n) temporary; for freshly computed scores).
 
         Raises
         ------
@@ -419,8 +420,13 @@ class SurrogateSet:
             raise ValueError(f"scores must have shape (n,) or (m, n) with n = {self.n}, got {S.shape}")
         out = np.empty((S2.shape[0], len(self)))
         cache = self._cast
+        in_place = overwrite and S is S2 and len(self._blocks) == 1 and all(loss is not None for loss in self.losses)
         for b, (loss, ks, cols, W, yc) in enumerate(self._blocks):
-            Z = (S2 if cols is None else S2[:, cols]) * self._as(yc, S2.dtype, cache, ("y", b))  # margins
+            ys = self._as(yc, S2.dtype, cache, ("y", b))
+            if in_place and cols is None:
+                Z = np.multiply(S2, ys, out=S2)  # margins over the scores
+            else:
+                Z = (S2 if cols is None else S2[:, cols]) * ys  # margins
             out[:, ks] = loss.value_(Z) @ self._as(W, S2.dtype, cache, ("W", b))
         for k, (s, loss) in enumerate(zip(self.surrogates, self.losses)):
             if loss is None:
