@@ -130,9 +130,8 @@ def _run(problem, theta0, *, n_iter, step_size, estimator, projector, eval_every
 
 
 def surrogate_pgd(problem, theta0, *, n_iter=100, step_size=1.0, estimator, projection="lbfgs",
-                  projection_iter=100, projection_lr=1.0, projection_tol=PROJECTION_TOL, param_bound=None, eval_every=10,
-                  n_restarts=1,
-                  restart_scale=1.0, random_state=None) -> SPGDResult:
+                  projection_iter=100, projection_lr=1.0, projection_tol=PROJECTION_TOL, param_bound=None,
+                  eval_every=10, n_restarts=1, restart_scale=1.0, random_state=None) -> SPGDResult:
     """Run Algorithm 1 (with restarts) and return the best iterate on the validation metric.
 
     Parameters
