@@ -121,7 +121,9 @@ def test_torch_scorer_matches_linear_scorer():
     ts = TorchScorer(torch.nn.Linear(X.shape[1], 1), X)
     rng = np.random.default_rng(0)
     Theta = rng.normal(size=(6, ts.n_params))
-    np.testing.assert_allclose(ts.scores_many(Theta), sc.scores_many(Theta), atol=1e-12)
+    sc64 = LinearScorer(X, batch_dtype=np.float64)  # the default batches in float32
+    np.testing.assert_allclose(ts.scores_many(Theta), sc64.scores_many(Theta), atol=1e-12)
+    np.testing.assert_allclose(ts.scores_many(Theta), sc.scores_many(Theta), rtol=0, atol=1e-5)
     g = rng.normal(size=len(y))
     np.testing.assert_allclose(ts.backprop(Theta[0], g), sc.backprop(Theta[0], g), atol=1e-10)
     np.testing.assert_allclose(sur.torch_values(torch.as_tensor(sc.scores(Theta[1]))).numpy(),

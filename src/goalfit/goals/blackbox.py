@@ -33,16 +33,18 @@ __all__ = [
 ]
 
 
-def _check(y_true, S, groups):
+def _check(y_true, S, groups, keep_float32=False):
     y = np.asarray(y_true)
     if y.ndim != 1:
         raise ValueError(f"y_true must be 1-d, got shape {y.shape}")
     if not np.isin(y, (0, 1)).all():
         raise ValueError("black-box metrics take binary labels y_true in {0, 1}")
-    S = np.asarray(S, dtype=float)
+    S = np.asarray(S)
+    if not (keep_float32 and S.dtype == np.float32):
+        S = S.astype(float, copy=False)
     if S.shape[-1] != len(y):
         raise ValueError(f"scores have {S.shape[-1]} columns but y_true has {len(y)} labels (labels mismatch)")
-    if np.isnan(S).any():
+    if S.size and np.isnan(S.min()):  # the minimum propagates NaN (one pass, no boolean temporary)
         raise ValueError("scores contain NaN")
     g = None
     if groups is not None:
@@ -138,8 +140,9 @@ class ConfusionMetric(BlackBoxMetric):
             self._cells(g, getattr(self, "column", "group"))
         space = ConfusionSpace.from_codes(y, codes, np.array([0, 1]), cells)
         bound = [(w, e.bind(space)) for w, e in self.terms(space)]
-        onehot = np.zeros((len(y), space.n_cells * 2))
-        onehot[np.arange(len(y)), codes * 2 + y] = 1.0 / len(y)
+        # counts, in float32 when exact (every partial sum an integer below 2^24)
+        onehot = np.zeros((len(y), space.n_cells * 2), dtype=np.float32 if len(y) < 2**24 else float)
+        onehot[np.arange(len(y)), codes * 2 + y] = 1.0
         self._cache = (key, (space, bound, onehot))
         return self._cache[1]
 
@@ -149,10 +152,11 @@ class ConfusionMetric(BlackBoxMetric):
         return codes, pd.DataFrame({column: values})
 
     def evaluate_many(self, y_true, S, groups=None) -> np.ndarray:
-        y, S, g = _check(y_true, S, groups)
+        y, S, g = _check(y_true, S, groups, keep_float32=True)
         space, bound, onehot = self._bound(y, g)
         S = np.atleast_2d(S)
-        pos = (S > 0).astype(float) @ onehot  # (m, 2 n_cells): mass predicted 1 per (cell, class)
+        # (m, 2 n_cells): mass predicted 1 per (cell, class), counted in float32 (exact)
+        pos = ((S > 0).astype(onehot.dtype) @ onehot).astype(float) / len(y)
         C = np.empty((S.shape[0],) + space.shape)
         C[..., 1] = pos.reshape(S.shape[0], space.n_cells, 2)
         C[..., 0] = space.row_mass[None] - C[..., 1]

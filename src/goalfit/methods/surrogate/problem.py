@@ -55,7 +55,7 @@ class BlackBoxProblem:
 
     def phi_many(self, Theta) -> np.ndarray:
         """Surrogate profiles of many models (m, d) -> (m, K), chunked."""
-        return values_of_models(self.scorer.scores_many, Theta, self.surrogates.values,
+        return values_of_models(self.scorer.scores_many, Theta, lambda S: self.surrogates.values(S, overwrite=True),
                                 n_examples=self.scorer.n, chunk_elements=self.chunk_elements)
 
     def metric_value(self, theta) -> float:

@@ -84,6 +84,13 @@ class Projector:
         Adagrad / torch L-BFGS step (the colab's 1.0).
     tol : float, default 1e-10
         Stop when the objective falls below ``tol`` (the target is reached).
+    rtol : float, default 0
+        Stopping tolerance tied to the step size (``"lbfgs"`` only): L-BFGS-B stops after an
+        iteration that lowers the objective by less than ``rtol * f0``, where ``f0`` is the
+        objective at the warm start, ``||(phi(theta_t) - u~)_+||^2 <= eta^2 ||g_t||^2``, the
+        squared length of the surrogate-space step (scipy's ``ftol = rtol * f0 / max(f0, 1)``).
+        Theorem 2 of Jiang et al. needs the projection only to accuracy O(1/(beta^2 T)), and
+        the paper takes 100 Adagrad steps; 0 runs L-BFGS-B to ``max_iter`` (``ftol = 1e-12``).
     param_bound : float, optional
         Keep every parameter in ``[-param_bound, param_bound]`` (L-BFGS-B bounds; the torch
         solvers clamp after each step). Non-convex sigmoid surrogates decrease without end as
@@ -98,7 +105,7 @@ class Projector:
     """
 
     def __init__(self, scorer, surrogates, *, solver="lbfgs", max_iter=100, learning_rate=1.0, tol=1e-10,
-                 param_bound=None):
+                 rtol=0.0, param_bound=None):
         if solver not in SOLVERS:
             raise ValueError(f"unknown projection solver {solver!r}; known: {list(SOLVERS)}")
         if int(max_iter) < 1:
@@ -106,6 +113,9 @@ class Projector:
         self.scorer, self.surrogates = scorer, surrogates
         self.solver, self.max_iter = solver, int(max_iter)
         self.learning_rate, self.tol = float(learning_rate), float(tol)
+        if not rtol >= 0:
+            raise ValueError(f"rtol must be >= 0, got {rtol}")
+        self.rtol = float(rtol)
         if param_bound is not None and not param_bound > 0:
             raise ValueError(f"param_bound must be positive, got {param_bound}")
         self.param_bound = param_bound
@@ -140,10 +150,11 @@ class Projector:
         f0, _ = projection_objective(self.scorer, self.surrogates, theta0, target)
         if f0 <= self.tol:
             return theta0, 0
+        ftol = max(self.rtol * f0 / max(f0, 1.0), 1e-12)
         res = minimize(lambda th: projection_objective(self.scorer, self.surrogates, th, target), theta0,
                        jac=True, method="L-BFGS-B",
                        bounds=None if self.param_bound is None else [(-self.param_bound, self.param_bound)] * len(theta0),
-                       options={"maxiter": self.max_iter, "ftol": 1e-12, "gtol": 1e-9})
+                       options={"maxiter": self.max_iter, "ftol": ftol, "gtol": 1e-9})
         return res.x, int(res.nit)
 
     # ------------------------------------------------------------------ torch back ends

@@ -23,7 +23,14 @@ import numpy as np
 from .gradients import IllConditionedWarning
 from .projection import Projector
 
-__all__ = ["SPGDPath", "SPGDResult", "surrogate_pgd"]
+__all__ = ["SPGDPath", "SPGDResult", "surrogate_pgd", "PROJECTION_TOL"]
+
+#: Default step-size stopping tolerance of the projection (``Projector(rtol=...)``): L-BFGS-B
+#: stops once an iteration gains less than 1e-5 of the squared surrogate-space step. Measured
+#: on Adult (speed.py case, seeds 0-2): 12-15 objective evaluations per projection instead of
+#: about 117 for the 100-iteration cap, validation G-mean loss 0.1853 / 0.1870 / 0.1877 vs
+#: 0.1850 / 0.1870 / 0.1871; 1e-4 already gave 0.1854 / 0.1881 / 0.1893 and 1e-3 0.186-0.195.
+PROJECTION_TOL = 1e-5
 
 
 @dataclass
@@ -123,8 +130,8 @@ def _run(problem, theta0, *, n_iter, step_size, estimator, projector, eval_every
 
 
 def surrogate_pgd(problem, theta0, *, n_iter=100, step_size=1.0, estimator, projection="lbfgs",
-                  projection_iter=100, projection_lr=1.0, param_bound=None, eval_every=10, n_restarts=1,
-                  restart_scale=1.0, random_state=None) -> SPGDResult:
+                  projection_iter=100, projection_lr=1.0, projection_tol=PROJECTION_TOL, param_bound=None,
+                  eval_every=10, n_restarts=1, restart_scale=1.0, random_state=None) -> SPGDResult:
     """Run Algorithm 1 (with restarts) and return the best iterate on the validation metric.
 
     Parameters
@@ -144,6 +151,9 @@ def surrogate_pgd(problem, theta0, *, n_iter=100, step_size=1.0, estimator, proj
     projection_iter : int, default 100
     projection_lr : float, default 1.0
         Learning rate of the torch solvers.
+    projection_tol : float, default PROJECTION_TOL (1e-5)
+        ``rtol`` of :class:`Projector`: L-BFGS-B stops once an iteration gains less than
+        ``projection_tol`` times the squared surrogate-space step (0: up to ``projection_iter``).
     param_bound : float, optional
         Box on the parameters in the projection (see :class:`Projector`).
     eval_every : int, default 10
@@ -175,7 +185,7 @@ def surrogate_pgd(problem, theta0, *, n_iter=100, step_size=1.0, estimator, proj
     for r in range(int(n_restarts)):
         start = theta0 if r == 0 else theta0 + restart_scale * rng.standard_normal(theta0.shape)
         projector = Projector(problem.scorer, problem.surrogates, solver=projection, max_iter=projection_iter,
-                              learning_rate=projection_lr, param_bound=param_bound)
+                              learning_rate=projection_lr, rtol=projection_tol, param_bound=param_bound)
         paths.append(_run(problem, start, n_iter=int(n_iter), step_size=float(step_size), estimator=estimator,
                           projector=projector, eval_every=int(eval_every), rng=rng))
     best = int(np.argmin([p.best_metric for p in paths]))

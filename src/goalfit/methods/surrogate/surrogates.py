@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import expit
 
 __all__ = [
@@ -48,6 +47,15 @@ class PointwiseLoss:
     def torch_value(self, z):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def value_(self, z):
+        """Loss values written over the margins ``z`` (a float array, any shape); returns ``z``.
+
+        In place, in ``z``'s dtype: the batched surrogate evaluation of many perturbed models
+        applies it to one fresh (m, n) margin matrix instead of allocating temporaries.
+        """
+        z[...] = self.value(z)
+        return z
+
     def __repr__(self):
         return self.name
 
@@ -59,6 +67,10 @@ class HingeLoss(PointwiseLoss):
 
     def value(self, z):
         return np.maximum(0.0, 1.0 - z)
+
+    def value_(self, z):
+        np.subtract(1.0, z, out=z)
+        return np.maximum(z, 0.0, out=z)
 
     def derivative(self, z):
         return -(z < 1.0).astype(float)
@@ -76,6 +88,10 @@ class LogisticLoss(PointwiseLoss):
 
     def value(self, z):
         return np.logaddexp(0.0, -z)
+
+    def value_(self, z):
+        np.negative(z, out=z)
+        return np.logaddexp(0.0, z, out=z)
 
     def derivative(self, z):
         return -expit(-z)
@@ -106,6 +122,10 @@ class SigmoidLoss(PointwiseLoss):
     def value(self, z):
         return expit(-self.scale * z)
 
+    def value_(self, z):
+        z *= -self.scale
+        return expit(z, out=z)
+
     def derivative(self, z):
         v = expit(-self.scale * z)
         return -self.scale * v * (1.0 - v)
@@ -132,6 +152,11 @@ class LpLoss(PointwiseLoss):
 
     def value(self, z):
         return np.maximum(0.0, 1.0 - z) ** self.p
+
+    def value_(self, z):
+        np.subtract(1.0, z, out=z)
+        np.maximum(z, 0.0, out=z)
+        return np.power(z, self.p, out=z)
 
     def derivative(self, z):
         return -self.p * np.maximum(0.0, 1.0 - z) ** (self.p - 1.0) * (z < 1.0)
@@ -330,11 +355,13 @@ class SurrogateSet:
         self.losses = [None if isinstance(s, QuantilePrecisionSurrogate) else get_loss(s.loss)
                        for s in self.surrogates]
         self._blocks = self._pointwise_blocks()
+        self._cast = {}  # float32 copies of the block constants, for float32 scores
 
     def _pointwise_blocks(self):
-        """Pointwise surrogates grouped by loss: ``(loss, ks, cols, A)`` with A the sparse
-        (len(ks), len(cols)) averaging matrix over the columns ``cols`` the slices cover (None
-        for all), so that each loss is evaluated once per example even when slices overlap."""
+        """Pointwise surrogates grouped by loss: ``(loss, ks, cols, W, y)`` with W the dense
+        (len(cols), len(ks)) averaging matrix over the columns ``cols`` the slices cover (None
+        for all) and ``y`` their labels, so that each loss is evaluated once per example even
+        when slices overlap and all surrogates of a block are one matrix product."""
         by_loss = {}
         for k, loss in enumerate(self.losses):
             if loss is not None:
@@ -342,15 +369,21 @@ class SurrogateSet:
         blocks = []
         for loss, ks in by_loss.values():
             cols = np.unique(np.concatenate([self.index[k] for k in ks]))
-            pos = np.searchsorted(cols, np.concatenate([self.index[k] for k in ks]))
-            rows = np.repeat(np.arange(len(ks)), [len(self.index[k]) for k in ks])
-            w = np.concatenate([np.full(len(self.index[k]), 1.0 / len(self.index[k])) for k in ks])
-            A = sp.csr_matrix((w, (rows, pos)), shape=(len(ks), len(cols)))
-            blocks.append((loss, np.array(ks), None if len(cols) == self.n else cols, A))
+            W = np.zeros((len(cols), len(ks)))
+            for j, k in enumerate(ks):
+                W[np.searchsorted(cols, self.index[k]), j] = 1.0 / len(self.index[k])
+            full = len(cols) == self.n
+            blocks.append((loss, np.array(ks), None if full else cols, W, self.y if full else self.y[cols]))
         return blocks
 
-    def _columns(self, S, cols):
-        return (S, self.y) if cols is None else (S[..., cols], self.y[cols])
+    @staticmethod
+    def _as(a, dtype, cache, key):
+        """``a`` in ``dtype`` (float32 copies of the block constants are made once)."""
+        if a.dtype == dtype:
+            return a
+        if key not in cache:
+            cache[key] = a.astype(dtype)
+        return cache[key]
 
     @property
     def names(self) -> list:
@@ -366,28 +399,42 @@ class SurrogateSet:
             count[idx] += 1
         return bool((count <= 1).all())
 
-    def values(self, S) -> np.ndarray:
+    def values(self, S, overwrite=False) -> np.ndarray:
         """Surrogate values at scores ``S`` of shape (n,) or (m, n); returns (K,) or (m, K).
+
+        float32 scores (the batched perturbed models) are evaluated in float32 (losses and the
+        averaging product); the result is float64. With ``overwrite=True`` a float ``S`` may be
+        overwritten by the losses (no (m, n) temporary; for freshly computed scores).
 
         Raises
         ------
         ValueError
-            On a shape mismatch or NaN scores.
+            On a shape mismatch or NaN (or infinite) scores.
         """
-        S = np.asarray(S, dtype=float)
+        S = np.asarray(S)
+        if S.dtype not in (np.float32, np.float64):
+            S = S.astype(float)
         one = S.ndim == 1
         S2 = S[None, :] if one else S
         if S2.ndim != 2 or S2.shape[1] != self.n:
             raise ValueError(f"scores must have shape (n,) or (m, n) with n = {self.n}, got {S.shape}")
-        if np.isnan(S2).any():
-            raise ValueError("scores contain NaN")
         out = np.empty((S2.shape[0], len(self)))
-        for loss, ks, cols, A in self._blocks:
-            Sc, yc = self._columns(S2, cols)
-            out[:, ks] = (A @ loss.value(yc * Sc).T).T
+        cache = self._cast
+        in_place = overwrite and S is S2 and len(self._blocks) == 1 and all(loss is not None for loss in self.losses)
+        for b, (loss, ks, cols, W, yc) in enumerate(self._blocks):
+            ys = self._as(yc, S2.dtype, cache, ("y", b))
+            if in_place and cols is None:
+                Z = np.multiply(S2, ys, out=S2)  # margins over the scores
+            else:
+                Z = (S2 if cols is None else S2[:, cols]) * ys  # margins
+            out[:, ks] = loss.value_(Z) @ self._as(W, S2.dtype, cache, ("W", b))
         for k, (s, loss) in enumerate(zip(self.surrogates, self.losses)):
             if loss is None:
+                if np.isnan(S2).any():
+                    raise ValueError("scores contain NaN")
                 out[:, k] = s.bound_values(S2, *self.pos_neg[k])
+        if not np.isfinite(out).all():  # NaN scores propagate through every loss
+            raise ValueError("scores contain NaN or infinite values (non-finite surrogate values)")
         return out[0] if one else out
 
     def score_vjp(self, s, w) -> np.ndarray:
@@ -403,9 +450,9 @@ class SurrogateSet:
         """
         s, w = np.asarray(s, dtype=float), np.asarray(w, dtype=float)
         g = np.zeros(self.n)
-        for loss, ks, cols, A in self._blocks:
-            sc, yc = self._columns(s, cols)
-            part = (A.T @ w[ks]) * yc * loss.derivative(yc * sc)
+        for loss, ks, cols, W, yc in self._blocks:
+            sc = s if cols is None else s[cols]
+            part = (W @ w[ks]) * yc * loss.derivative(yc * sc)
             if cols is None:
                 g += part
             else:

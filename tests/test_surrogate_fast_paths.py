@@ -1,0 +1,187 @@
+"""The fast paths of the adaptive-surrogate method (issue 15) against the direct computations.
+
+* batched scoring of many perturbed models (one float32 matrix product) == one model at a time
+  in float64;
+* surrogate values through the dense averaging matrix and in-place losses == the per-slice
+  means of the pointwise losses; the score vector-Jacobian product == its explicit sum;
+* confusion metrics counted in float32 == the float64 counts;
+* the projection's step-size stopping rule (``rtol``): the same objective as the full
+  L-BFGS-B run and the cvxpy optimum to a stated gap, in fewer iterations.
+"""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from goalfit.goals.blackbox import gmean_loss, macro_f1_over_groups_loss
+from goalfit.methods.surrogate import LinearScorer, Projector, SurrogateSet, make_rate_surrogates
+from goalfit.methods.surrogate.surrogates import LOSSES, LpLoss, SigmoidLoss
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(7)
+    n, p = 300, 6
+    X = rng.normal(size=(n, p))
+    y = np.where(X @ rng.normal(size=p) + rng.normal(size=n) > 0.3, 1, -1)
+    g = rng.random(n) < 0.4
+    h = rng.random(n) < 0.7  # overlaps g
+    return rng, X, y, {"g": g, "h": h, "all": np.ones(n, bool)}
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_batched_scores_equal_per_model_scores(data, sparse, fit_intercept):
+    rng, X, y, _ = data
+    Xs = sp.csr_matrix(np.where(np.abs(X) > 0.8, X, 0.0)) if sparse else X
+    Theta = rng.normal(size=(9, X.shape[1] + int(fit_intercept)))
+    for dtype, rtol in ((np.float32, 2e-6), (np.float64, 1e-13)):
+        sc = LinearScorer(Xs, fit_intercept, batch_dtype=dtype)
+        S = sc.scores_many(Theta)
+        ref = np.stack([sc.scores(t) for t in Theta])  # one model at a time, float64
+        assert S.dtype == dtype and S.shape == (9, X.shape[0]) and S.flags.c_contiguous
+        scale = np.abs(Xs).sum(axis=1).max() * np.abs(Theta).max() + 1
+        np.testing.assert_allclose(S, ref, rtol=0, atol=rtol * scale)
+        np.testing.assert_allclose(sc.with_data(Xs[:50]).scores_many(Theta), S[:, :50], rtol=0, atol=rtol * scale)
+
+
+def test_batch_dtype_is_checked(data):
+    _, X, _, _ = data
+    with pytest.raises(ValueError, match="batch_dtype"):
+        LinearScorer(X, batch_dtype=np.int64)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "logistic", SigmoidLoss(1.5), LpLoss(2.0), LpLoss(1.5)])
+def test_in_place_loss_values_equal_values(data, loss):
+    rng = data[0]
+    loss = LOSSES[loss]() if isinstance(loss, str) else loss
+    z = rng.normal(scale=3, size=(4, 50))
+    for dtype in (np.float64, np.float32):
+        zz = z.astype(dtype)
+        ref = loss.value(zz.astype(float))
+        out = loss.value_(zz)
+        assert out is zz or np.shares_memory(out, zz)
+        np.testing.assert_allclose(out, ref, rtol=1e-6 if dtype == np.float32 else 1e-15, atol=1e-7)
+
+
+def _per_slice_values(sur, loss, s):
+    """The definition: the mean of the pointwise loss of the margins over each slice."""
+    return np.array([np.mean(loss.value(sur.y[idx] * s[idx])) for idx in sur.index])
+
+
+@pytest.mark.parametrize("loss", ["hinge", "logistic", SigmoidLoss(1.5), LpLoss(2.0)])
+def test_surrogate_values_and_vjp_equal_per_slice_sums(data, loss):
+    rng, X, y, masks = data
+    sur = SurrogateSet(make_rate_surrogates(loss, ["g", "h", "all"]), y, masks)  # overlapping slices
+    L = sur.losses[0]
+    S = rng.normal(size=(5, len(y)))
+    ref = np.stack([_per_slice_values(sur, L, s) for s in S])
+    np.testing.assert_allclose(sur.values(S), ref, rtol=1e-13)
+    np.testing.assert_allclose(sur.values(S[2]), ref[2], rtol=1e-13)
+    np.testing.assert_allclose(sur.values(S.astype(np.float32)), ref, rtol=2e-5, atol=1e-6)
+    # vector-Jacobian product: sum_k w_k / |S_k| * 1[i in S_k] * y_i * l'(y_i s_i)
+    w = rng.normal(size=len(sur))
+    s = S[0]
+    ref_g = np.zeros(len(y))
+    for wk, idx in zip(w, sur.index):
+        ref_g[idx] += wk / len(idx) * y[idx] * L.derivative(y[idx] * s[idx])
+    np.testing.assert_allclose(sur.score_vjp(s, w), ref_g, rtol=1e-12, atol=1e-15)
+
+
+def test_non_finite_scores_raise(data):
+    rng, X, y, masks = data
+    sur = SurrogateSet(make_rate_surrogates("hinge", ["g"]), y, masks)
+    S = rng.normal(size=(3, len(y))).astype(np.float32)
+    S[1, np.flatnonzero(masks["g"])[0]] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        sur.values(S)
+
+
+@pytest.mark.parametrize("metric", [gmean_loss, macro_f1_over_groups_loss])
+def test_confusion_metric_float32_counts_equal_float64(data, metric):
+    rng, X, y, masks = data
+    y01 = (y > 0).astype(int)
+    groups = masks["g"].astype(int)
+    S = rng.normal(size=(7, len(y)))
+    m = metric()
+    ref = np.array([m(y01, s, groups) for s in S])  # one row at a time, float64
+    np.testing.assert_allclose(m.evaluate_many(y01, S, groups), ref, rtol=1e-14)
+    S32 = S.astype(np.float32)
+    same_sign = np.all((S32 > 0) == (S > 0))
+    assert same_sign
+    np.testing.assert_allclose(m.evaluate_many(y01, S32, groups), ref, rtol=1e-14)
+    tp = np.sum((S[0] > 0) & (y01 == 1)) / np.sum(y01 == 1)
+    tn = np.sum((S[0] <= 0) & (y01 == 0)) / np.sum(y01 == 0)
+    if metric is gmean_loss:
+        assert ref[0] == pytest.approx(1 - np.sqrt(tp * tn), abs=1e-14)
+
+
+cp = pytest.importorskip("cvxpy")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_step_size_tolerance_projection_against_full_lbfgs_and_cvxpy(seed):
+    """The algorithm's situation: start on the frontier of U, target one surrogate step below it.
+
+    Against the cvxpy optimum of (4): the full L-BFGS-B run (``rtol=0``, the previous
+    computation) is within 1e-4 of the squared step ``f0``; ``rtol=1e-5`` (the default of
+    Alg. 1) within 2e-3 of ``f0``, its profile u within 2e-3 of the optimal one (steps here are
+    0.025-0.1 per surrogate), in fewer iterations.
+    """
+    from test_surrogate_projection import _cvxpy_projection, _hinge_problem
+
+    X, y, sur, sc = _hinge_problem(seed, n=400, p=5)
+    theta0 = np.r_[np.linalg.lstsq(X, y, rcond=None)[0], 0.0]
+    start = Projector(sc, sur, max_iter=300)(theta0, 0.5 * sur.values(sc.scores(theta0)))  # on the frontier
+    target = np.maximum(start.values - 0.05 * np.array([1.0, 2.0, 0.5, 1.5]), 0.0)
+    ref, u_ref = _cvxpy_projection(X, y, sur, target, profile=True)
+    f0 = np.sum(np.maximum(start.values - target, 0.0) ** 2)
+    full = Projector(sc, sur)(start.theta, target)
+    fast = Projector(sc, sur, rtol=1e-5)(start.theta, target)
+    assert ref - 1e-9 <= full.objective <= ref + 1e-4 * f0
+    assert ref - 1e-9 <= fast.objective <= ref + 2e-3 * f0
+    assert fast.objective <= f0
+    np.testing.assert_allclose(fast.values, u_ref, atol=2e-3)
+    assert fast.n_iter < full.n_iter
+
+
+def test_projection_tolerance_is_checked(data):
+    rng, X, y, masks = data
+    sur = SurrogateSet(make_rate_surrogates("hinge"), y)
+    with pytest.raises(ValueError, match="rtol"):
+        Projector(LinearScorer(X), sur, rtol=-1.0)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_float32_single_model_products_match_float64(data, sparse):
+    """``dtype=float32``: one model's scores and gradient from the float32 ``[X, 1]`` equal the
+    float64 products to float32 rounding."""
+    rng, X, y, _ = data
+    Xs = sp.csr_matrix(np.where(np.abs(X) > 0.8, X, 0.0)) if sparse else X
+    sc64, sc32 = LinearScorer(Xs), LinearScorer(Xs, dtype=np.float32)
+    theta, g = rng.normal(size=sc64.n_params), rng.normal(size=len(y))
+    s32, b32 = sc32.scores(theta), sc32.backprop(theta, g)
+    assert s32.dtype == b32.dtype == np.float64
+    np.testing.assert_allclose(s32, sc64.scores(theta), rtol=0, atol=2e-6 * (np.abs(theta).sum() + 1))
+    np.testing.assert_allclose(b32, sc64.backprop(theta, g), rtol=0, atol=2e-6 * np.abs(g).sum())
+
+
+def test_classifier_dtype(data):
+    from goalfit import AdaptiveSurrogateClassifier
+
+    rng, X, y, _ = data
+    kw = dict(n_iter=3, n_perturbations=20, random_state=0)
+    with pytest.raises(ValueError, match="dtype"):
+        AdaptiveSurrogateClassifier(dtype="float16", **kw).fit(X, y)
+    a = AdaptiveSurrogateClassifier(dtype="float64", projection_tol=0.0, **kw).fit(X, y)
+    b = AdaptiveSurrogateClassifier(dtype="float32", **kw).fit(X, y)
+    assert a.decision_function(X).dtype == b.decision_function(X).dtype == np.float64
+    assert abs(a.validation_metric_ - b.validation_metric_) < 0.05
+
+
+def test_overwrite_gives_the_same_values(data):
+    rng, X, y, masks = data
+    for names in (None, ["g", "h"]):
+        sur = SurrogateSet(make_rate_surrogates("hinge", names), y, masks if names else None)
+        S = rng.normal(size=(4, len(y))).astype(np.float32)
+        ref = sur.values(S.copy())
+        np.testing.assert_array_equal(sur.values(S, overwrite=True), ref)
