@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import minimize, nnls
+from scipy.spatial import ConvexHull, QhullError
 
 from .lp import highs_linprog as linprog
 
@@ -37,11 +38,10 @@ def applies(problem, oracle) -> bool:
     """Whether the fast path solves this problem: two classes, the plug-in oracle on fixed
     probabilities (:class:`~goalfit.methods.plugin.PluginOracle`, not its threshold or refit
     relatives), a smooth convex objective with a gradient and polyhedral constraints only."""
-    from .oracle import PluginOracle, ThresholdOracle
+    from .oracle import is_plugin
 
     obj = problem.objective
-    return (problem.space.n_classes == 2 and isinstance(oracle, PluginOracle)
-            and not isinstance(oracle, ThresholdOracle) and obj.kind == "convex"
+    return (problem.space.n_classes == 2 and is_plugin(oracle) and obj.kind == "convex"
             and bool(getattr(obj, "smooth", False)) and not problem.nonlinear)
 
 
@@ -65,8 +65,6 @@ class _Cell:
 
     def _facets(self):
         """``G x <= h`` describing the hull of the points (a segment or a point when degenerate)."""
-        from scipy.spatial import ConvexHull, QhullError
-
         # hull vertices lie among the upper and lower hull vertices of the upper-rule chain (it is
         # monotone: both coordinates fall with the cut) and their mirror images (the other rules)
         K = len(self.cuts)

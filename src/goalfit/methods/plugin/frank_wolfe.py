@@ -5,7 +5,7 @@ import numpy as np
 
 from ._common import (GapStop, Recorder, RowNormalizer, SolverResult, final_mixture, frank_wolfe_weights, prune,
                       unique_members)
-from . import binary_hull
+from . import binary_hull, coarse_to_fine
 from .lp import RepeatedLP
 
 
@@ -114,8 +114,8 @@ def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, che
 
 def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10.0,
                       eta=(0.5, 0.1, 0.001), tol: float = 1e-4, check_every: int = 10,
-                      exact_binary: bool = True, prune_output: bool = True, record_every: int = 10,
-                      callback=None) -> SolverResult:
+                      exact_binary: bool = True, subsample: int | None = 50_000, random_state=0,
+                      prune_output: bool = True, record_every: int = 10, callback=None) -> SolverResult:
     """Split Frank-Wolfe (Alg. 5) for a smooth convex objective with polyhedral constraints.
 
     Splits ``C`` (achievable, moved by the oracle) from ``F`` (in the explicit polytope
@@ -153,6 +153,17 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
         the iterations approach) instead of iterating. The iterations run when it does not
         apply, the goals admit no point of the hulls (least violation) or the gap is not
         certified below ``tol``. ``False``: Alg. 5 as in the paper.
+    subsample : int or None, default 50000
+        With the plug-in oracle on at least ``4 * subsample`` rows, run on a random subsample
+        of this many rows first, then polish on the full sample by fully-corrective column
+        generation from the subsample's members
+        (:func:`~goalfit.methods.plugin.coarse_to_fine.coarse_to_fine`): each of the
+        ``max_iter`` oracle calls then costs a pass over ``subsample`` rows, and some tens of
+        calls on the full sample follow. On 10^6 rows (5 classes, 3 groups, H-mean s.t.
+        demographic parity) its objective was 2e-4 above the full-sample run's at 1/16 of the
+        time (``benchmarks/speed.py``). ``None``: always the full sample.
+    random_state : int, Generator or None, default 0
+        Seeds the subsample.
 
     Returns
     -------
@@ -174,6 +185,11 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
         result = _exact_binary(problem, oracle, tol, rec, "split_frank_wolfe")
         if result is not None:
             return result
+    if coarse_to_fine.applies(oracle, subsample):
+        return coarse_to_fine.coarse_to_fine(
+            split_frank_wolfe, problem, oracle, subsample=subsample, random_state=random_state, tol=tol,
+            record_every=record_every, callback=callback, max_iter=max_iter, zeta=zeta, eta=eta,
+            check_every=check_every, exact_binary=exact_binary, prune_output=prune_output)
     try:
         lp = RepeatedLP.rows_in_simplex(space, problem.A, problem.b)
     except ValueError:
