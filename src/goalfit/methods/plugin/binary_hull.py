@@ -74,23 +74,39 @@ class _Cell:
         try:
             hull = ConvexHull(self.points[cand])
             self.vertices = cand[hull.vertices]
+            self.edges = cand[hull.simplices]  # the two ends of each facet, aligned with G
             return hull.equations[:, :2], -hull.equations[:, 2]
         except (QhullError, ValueError):  # collinear points: the segment below
             pass
         # all points lie on the segment from (0, 0) (nobody in class 1) to (n0, n1) (everybody):
         # n1 FP - n0 TP = 0 and box bounds
         self.vertices = np.array([K - 1, 0])
+        self.edges = None
         d = np.array([self.n1, -self.n0])
         G = np.vstack([d, -d, np.eye(2), -np.eye(2)])
         return G, np.array([0.0, 0.0, self.n0, self.n1, 0.0, 0.0])
 
     def decompose(self, x):
-        """Weights on at most three hull vertices whose mean is ``x`` (non-negative least squares)."""
-        V = self.points[self.vertices]
-        M = np.vstack([V.T, np.ones(len(V))])
-        w, _ = nnls(M, np.array([x[0], x[1], 1.0]))
+        """Weights on hull vertices whose mean is ``x``: the two ends of the facet (or segment)
+        ``x`` lies on, else at most three vertices (non-negative least squares)."""
+        ends = None
+        if self.edges is None:
+            ends = self.vertices
+        else:
+            j = int(np.argmax(self.G @ x - self.h))
+            if self.G[j] @ x - self.h[j] > -1e-9:
+                ends = self.edges[j]
+        if ends is not None:
+            a, b = self.points[ends[0]], self.points[ends[1]]
+            d = b - a
+            t = float(np.clip((x - a) @ d / (d @ d), 0.0, 1.0)) if d @ d > 0 else 0.0
+            idx, w = np.asarray(ends), np.array([1.0 - t, t])
+        else:
+            V = self.points[self.vertices]
+            w, _ = nnls(np.vstack([V.T, np.ones(len(V))]), np.array([x[0], x[1], 1.0]))
+            idx = self.vertices
         keep = w > 1e-12
-        return [self.rule(i) for i in self.vertices[keep]], w[keep] / w[keep].sum()
+        return [self.rule(i) for i in idx[keep]], w[keep] / w[keep].sum()
 
     def cost(self, rule):
         """2x2 cost whose plug-in rule is ``rule`` (threshold halfway between distinct eta values)."""

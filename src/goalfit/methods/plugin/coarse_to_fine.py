@@ -104,7 +104,7 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
     return pm, pC, pw, feasible, why
 
 
-def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n_candidates: int = 50,
+def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n_candidates: int = 20,
                    tol: float = 1e-4, record_every: int = 10, callback=None, **params) -> SolverResult:
     """Run ``method`` on a random subsample of ``subsample`` rows, then polish on the full sample.
 
@@ -120,7 +120,7 @@ def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n
         Rows of the coarse run (drawn without replacement).
     random_state : int, Generator or None, default 0
         Seeds the subsample.
-    n_candidates : int, default 50
+    n_candidates : int, default 20
         The coarse run's latest distinct members evaluated on the full sample besides its
         output members (one oracle call each).
     tol : float
