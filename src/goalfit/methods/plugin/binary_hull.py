@@ -50,37 +50,40 @@ class _Cell:
 
     def __init__(self, eta, cum0, cum1, total):
         n = len(eta)
-        self.eta = eta
-        # split positions: 0, n and every k with eta[k-1] < eta[k]
-        self.cuts = np.concatenate([[0], np.flatnonzero(np.diff(eta) > 0) + 1, [n]]) if n else np.zeros(2, int)
-        c0, c1 = np.asarray(cum0[self.cuts], float) / total, np.asarray(cum1[self.cuts], float) / total
+        self.eta = eta  # a reference to the oracle's sorted probabilities, not a copy
         self.n0, self.n1 = float(cum0[n]) / total, float(cum1[n]) / total
-        # point i < K: class 1 on [cuts[i], n) ("upper"); point K + i: class 1 on [0, cuts[i])
-        self.points = np.concatenate([np.column_stack([self.n0 - c0, self.n1 - c1]), np.column_stack([c0, c1])])
+        # split positions: 0, n and every k with eta[k-1] < eta[k], by increasing false positives
+        # of the rules "class 1 on [k, n)" (a chain monotone in both coordinates)
+        cuts = np.concatenate([[n], np.flatnonzero(eta[1:] > eta[:-1])[::-1] + 1, [0]]) if n else np.zeros(2, int)
+        x = self.n0 - np.asarray(cum0[cuts], float) / total
+        y = self.n1 - np.asarray(cum1[cuts], float) / total
+        # hull vertices lie among the upper and lower hull vertices of that chain and their mirror
+        # images (n0, n1) - p (the rules "class 1 on [0, k)"); only those candidates are kept
+        cand = np.unique(np.concatenate([_chain_hull(x, y, +1), _chain_hull(x, y, -1)]))
+        m = len(cand)
+        self.cuts = np.concatenate([cuts[cand], cuts[cand]])
+        self.upper = np.arange(2 * m) < m
+        px, py = x[cand], y[cand]
+        self.points = np.column_stack([np.concatenate([px, self.n0 - px]), np.concatenate([py, self.n1 - py])])
+        del x, y, cuts
         self.G, self.h = self._facets()
 
     def rule(self, i):
-        K = len(self.cuts)
-        return int(self.cuts[i % K]), bool(i < K)
+        """``(k, upper)``: class 1 on ``[k, n)`` (upper) or on ``[0, k)`` of the sorted cell."""
+        return int(self.cuts[i]), bool(self.upper[i])
 
     def _facets(self):
         """``G x <= h`` describing the hull of the points (a segment or a point when degenerate)."""
-        # hull vertices lie among the upper and lower hull vertices of the upper-rule chain (it is
-        # monotone: both coordinates fall with the cut) and their mirror images (the other rules)
-        K = len(self.cuts)
-        chain = np.arange(K)[::-1]
-        cand = np.concatenate([_chain_hull(self.points, chain, +1), _chain_hull(self.points, chain, -1)])
-        cand = np.unique(np.concatenate([cand, cand + K]))
         try:
-            hull = ConvexHull(self.points[cand])
-            self.vertices = cand[hull.vertices]
-            self.edges = cand[hull.simplices]  # the two ends of each facet, aligned with G
+            hull = ConvexHull(self.points)
+            self.vertices = hull.vertices
+            self.edges = hull.simplices  # the two ends of each facet, aligned with G
             return hull.equations[:, :2], -hull.equations[:, 2]
         except (QhullError, ValueError):  # collinear points: the segment below
             pass
-        # all points lie on the segment from (0, 0) (nobody in class 1) to (n0, n1) (everybody):
-        # n1 FP - n0 TP = 0 and box bounds
-        self.vertices = np.array([K - 1, 0])
+        # all points lie on the segment from (0, 0) (nobody in class 1: the first candidate) to
+        # (n0, n1) (everybody: the last): n1 FP - n0 TP = 0 and box bounds
+        self.vertices = np.array([0, len(self.points) // 2 - 1])
         self.edges = None
         d = np.array([self.n1, -self.n0])
         G = np.vstack([d, -d, np.eye(2), -np.eye(2)])
@@ -119,15 +122,14 @@ class _Cell:
         return np.array([[0.0, t], [1.0 - t, 0.0]]) if upper else np.array([[0.0, -t], [t - 1.0, 0.0]])
 
 
-def _chain_hull(points, order, side):
-    """Indices of ``points[order]`` (a chain non-decreasing in both coordinates) that can be
-    vertices of its upper (``side=+1``) or lower (``-1``) hull: vectorized passes drop every
+def _chain_hull(x, y, side):
+    """Indices of the points ``(x, y)`` (a chain non-decreasing in both coordinates) that can
+    be vertices of its upper (``side=+1``) or lower (``-1``) hull: vectorized passes drop every
     point on the wrong side of the chord between its current neighbours (such a point is no
     hull vertex of that side), until none is left; the ends stay."""
-    idx = np.asarray(order)
-    x, y = points[idx, 0], points[idx, 1]
+    idx = np.arange(len(x))
     while len(idx) > 2:
-        dx, dy = x[1:] - x[:-1], y[1:] - y[:-1]
+        dx, dy = np.diff(x), np.diff(y)
         # cross product of (b - a) and (c - b), a b c consecutive
         bad = side * (dx[:-1] * dy[1:] - dy[:-1] * dx[1:]) >= 0
         if not bad.any():
