@@ -378,20 +378,40 @@ class GapStop:
         return list(members) + self.extra_members, allC, np.concatenate([w, np.zeros(len(self.extra_members))])
 
     def _lower_bound(self, C_bar, upper, confusions):
-        problem = self.problem
-        g = np.asarray(problem.objective.gradient(C_bar), float)
-        mu = np.zeros(0)
-        cost = g
-        if problem.A is not None and problem.A.shape[0]:
-            flat = confusions.reshape(len(confusions), -1)
-            res = linprog(flat @ g.ravel(), A_ub=(flat @ problem.A.T).T, b_ub=problem.b,
-                          A_eq=np.ones((1, len(flat))), b_eq=[1.0], bounds=(0, None), method="highs")
-            if res.status != 0:
-                return -np.inf
-            mu = np.maximum(-np.asarray(res.ineqlin.marginals, float), 0.0)
-            cost = g + (mu @ problem.A).reshape(g.shape)
-        member, Co = self.oracle(cost)
+        member, Co, lower = lagrangian_price(self.problem, self.oracle, C_bar, upper, confusions)
+        if member is None:
+            return -np.inf
         self.extra_members.append(member)
         self.extra_confusions.append(Co)
-        rows = problem.A @ Co.ravel() - problem.b if mu.size else np.zeros(0)
-        return upper + float(np.vdot(g, Co - C_bar)) + float(mu @ rows)
+        return lower
+
+
+def lagrangian_price(problem, oracle, C_bar, upper, confusions):
+    """One pricing step at the mixture ``C_bar`` of the members ``confusions`` (column generation).
+
+    With ``g = grad psi(C_bar)`` and ``mu >= 0`` the multipliers of ``A c <= b`` in
+    ``min_alpha <g, sum_t alpha_t C_t>`` s.t. ``A sum_t alpha_t C_t <= b`` (an LP over the
+    members), the oracle is called once with the Lagrangian cost ``g + A^T mu``; its answer
+    ``C'`` gives ``L = upper + <g, C' - C_bar> + mu (A C' - b)``, a lower bound on the optimum
+    when the oracle is exact (:class:`GapStop`), and ``upper - L`` is the Frank-Wolfe gap
+    (Jaggi, ICML 2013) with the constraints priced in.
+
+    Returns
+    -------
+    member, C' (ndarray, ``space.shape``), L (float)
+        ``(None, None, -inf)`` when the LP over the members is infeasible.
+    """
+    g = np.asarray(problem.objective.gradient(C_bar), float)
+    mu = np.zeros(0)
+    cost = g
+    if problem.A is not None and problem.A.shape[0]:
+        flat = confusions.reshape(len(confusions), -1)
+        res = linprog(flat @ g.ravel(), A_ub=(flat @ problem.A.T).T, b_ub=problem.b,
+                      A_eq=np.ones((1, len(flat))), b_eq=[1.0], bounds=(0, None), method="highs")
+        if res.status != 0:
+            return None, None, -np.inf
+        mu = np.maximum(-np.asarray(res.ineqlin.marginals, float), 0.0)
+        cost = g + (mu @ problem.A).reshape(g.shape)
+    member, Co = oracle(cost)
+    rows = problem.A @ Co.ravel() - problem.b if mu.size else np.zeros(0)
+    return member, Co, upper + float(np.vdot(g, Co - C_bar)) + float(mu @ rows)

@@ -5,6 +5,7 @@ import numpy as np
 
 from ._common import (GapStop, Recorder, RowNormalizer, SolverResult, final_mixture, frank_wolfe_weights, prune,
                       unique_members)
+from . import binary_hull, coarse_to_fine
 from .lp import RepeatedLP
 
 
@@ -18,8 +19,23 @@ def _start(problem, oracle):
     return oracle(norm.cost(lam))
 
 
+def _exact_binary(problem, oracle, tol, rec, method):
+    """The fast path of :mod:`~goalfit.methods.plugin.binary_hull` as a method's result, or None."""
+    out = binary_hull.solve(problem, oracle, tol)
+    if out is None:
+        return None
+    members, Cs, weights, gap = out
+    # the weights are the program's optimum: not re-weighted by the LP of §8.2 (which optimizes
+    # an upper bound and would reject a violation of 1e-12); feasible to the methods' 1e-7
+    members, Cs, w, feasible = final_mixture(problem, members, Cs, weights, prune_output=False)
+    rec(1, np.tensordot(w, Cs, axes=1), force=True)
+    return SolverResult(members, w, Cs, method, rec.rows, oracle.n_calls, feasible,
+                        f"exact: convex program over the per-cell ROC hulls of the plug-in rules, certified "
+                        f"gap {gap:.1e}")
+
+
 def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, check_every: int = 10,
-                record_every: int = 10, callback=None) -> SolverResult:
+                exact_binary: bool = True, record_every: int = 10, callback=None) -> SolverResult:
     """Frank-Wolfe over the achievable confusion set (Alg. 1) for a smooth convex objective.
 
     ``L^t = grad psi(C^{t-1})``, ``C^t = (1 - g) C^{t-1} + g C~^t`` with ``g = 2/(t+1)``; the
@@ -44,6 +60,12 @@ def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, che
         Ignored for non-smooth objectives (min-max recall), where Frank-Wolfe stalls anyway
         (Fig. 10) and a stall is no sign of convergence.
     check_every : int, default 10
+    exact_binary : bool, default True
+        Two classes with the plug-in oracle: solve the problem exactly over the per-cell ROC
+        hulls of the oracle's rules (:mod:`~goalfit.methods.plugin.binary_hull`, a certified
+        optimum in a few oracle calls, the limit the iterations approach) instead of iterating;
+        the iterations run when it does not apply or is not certified. ``False``: Alg. 1 as in
+        the paper.
 
     Returns
     -------
@@ -52,6 +74,10 @@ def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, che
     if problem.constraints:
         raise ValueError("frank_wolfe is unconstrained; use split_frank_wolfe or con_gda")
     rec = Recorder(problem, oracle, record_every, callback)
+    if exact_binary and binary_hull.applies(problem, oracle):
+        result = _exact_binary(problem, oracle, tol, rec, "frank_wolfe")
+        if result is not None:
+            return result
     _, C = _start(problem, oracle)
     members, Cs, steps = [], [], []
     # a non-smooth objective (min-max recall) makes Frank-Wolfe stall short of the optimum
@@ -88,6 +114,7 @@ def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, che
 
 def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10.0,
                       eta=(0.5, 0.1, 0.001), tol: float = 1e-4, check_every: int = 10,
+                      exact_binary: bool = True, subsample: int | None = 50_000, random_state=0,
                       prune_output: bool = True, record_every: int = 10, callback=None) -> SolverResult:
     """Split Frank-Wolfe (Alg. 5) for a smooth convex objective with polyhedral constraints.
 
@@ -119,6 +146,25 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
         full budget (the paper's practice).
     check_every : int, default 10
         Smallest spacing of the checks.
+    exact_binary : bool, default True
+        Two classes with the plug-in oracle: solve the problem exactly over the per-cell ROC
+        hulls of the oracle's rules (:mod:`~goalfit.methods.plugin.binary_hull`: a convex
+        program in ``2 * n_cells`` variables certified by one LP, a few oracle calls; the limit
+        the iterations approach) instead of iterating. The iterations run when it does not
+        apply, the goals admit no point of the hulls (least violation) or the gap is not
+        certified below ``tol``. ``False``: Alg. 5 as in the paper.
+    subsample : int or None, default 50000
+        With the plug-in oracle on at least ``4 * subsample`` rows, run on a random subsample
+        of this many rows first, then polish on the full sample by fully-corrective column
+        generation from the subsample's members
+        (:func:`~goalfit.methods.plugin.coarse_to_fine.coarse_to_fine`): each of the
+        ``max_iter`` oracle calls then costs a pass over ``subsample`` rows, and some tens of
+        calls on the full sample follow. On 10^6 rows (5 classes, 3 groups, H-mean s.t.
+        demographic parity <= 0.02) it ended 7.5e-6 below the objective of 2000 iterations on
+        the full sample, about 6 times faster (``benchmarks/speed.py``). ``None``: always the
+        full sample.
+    random_state : int, Generator or None, default 0
+        Seeds the subsample.
 
     Returns
     -------
@@ -136,6 +182,15 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
     space = problem.space
     norm = RowNormalizer(space)
     rec = Recorder(problem, oracle, record_every, callback)
+    if exact_binary and binary_hull.applies(problem, oracle):
+        result = _exact_binary(problem, oracle, tol, rec, "split_frank_wolfe")
+        if result is not None:
+            return result
+    if coarse_to_fine.applies(oracle, subsample):
+        return coarse_to_fine.coarse_to_fine(
+            split_frank_wolfe, problem, oracle, subsample=subsample, random_state=random_state, tol=tol,
+            record_every=record_every, callback=callback, max_iter=max_iter, zeta=zeta, eta=eta,
+            check_every=check_every, exact_binary=exact_binary, prune_output=prune_output)
     try:
         lp = RepeatedLP.rows_in_simplex(space, problem.A, problem.b)
     except ValueError:

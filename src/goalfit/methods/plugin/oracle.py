@@ -183,6 +183,16 @@ class PluginOracle:
             return np.stack([self._binary_cell(c, cost[c]) for c in range(self.space.n_cells)]) / self.total
         return self._multiclass_confusion(cost)
 
+    def restricted(self, rows):
+        """The same kind of oracle on a subset of the rows (indices), e.g. a random subsample.
+
+        Its confusion tensors are normalized by the subset's own total weight, so they estimate
+        the full sample's; its members (rules given by their cost) apply to any rows.
+        """
+        rows = np.asarray(rows)
+        w = None if self.w is None else self.w[rows]
+        return type(self)(self.proba[rows], self.y[rows], self.cells[rows], self.space, w)
+
     def __call__(self, cost):
         """Return ``(PluginRule(cost), C)`` with C the rule's confusion tensor on the sample."""
         cost = np.broadcast_to(np.asarray(cost, dtype=float), self.space.shape)
@@ -190,6 +200,12 @@ class PluginOracle:
             raise ValueError("the oracle got a cost tensor with NaN or infinite entries")
         self.n_calls += 1
         return PluginRule(cost), self.confusion_of(cost)
+
+
+def is_plugin(oracle) -> bool:
+    """Whether ``oracle`` is the plug-in oracle itself (its members are :class:`PluginRule`
+    objects given by their cost tensor), not the threshold or refit oracle."""
+    return isinstance(oracle, PluginOracle) and not isinstance(oracle, ThresholdOracle)
 
 
 class ThresholdOracle(PluginOracle):

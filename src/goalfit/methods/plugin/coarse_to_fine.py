@@ -1,0 +1,156 @@
+"""Coarse-to-fine runs of a plug-in method and a fully-corrective polish on the full sample.
+
+A method's path depends on the data only through the confusion tensors of the oracle's
+members, which a random subsample of a large sample estimates to ``O(1/sqrt(n))``. So a large
+problem is first solved on a subsample (the **coarse** run: the method's own iterations, each
+oracle call on ``subsample`` rows instead of all of them), and then **polished** on the full
+sample: the coarse run's output members and its latest members (rules that apply to any rows)
+are evaluated on the full sample, and fully-corrective column generation takes over there:
+
+1. the best mixture of the members for the true objective and constraints (the convex program
+   of :func:`~goalfit.methods.plugin.mixture.mixture_program`);
+2. one oracle call with the Lagrangian cost at that mixture
+   (:func:`~goalfit.methods.plugin._common.lagrangian_price`); its member joins the pool;
+
+until the oracle returns no member that improves the linearized problem by more than ``tol``
+(the Frank-Wolfe gap with the constraints priced in; a certified gap for an exact oracle) or
+returns a member already in the pool. While no mixture meets the constraints, the oracle is
+priced with the violated rows instead. This is the fully-corrective Frank-Wolfe of Holloway
+(1974) / simplicial decomposition (von Hohenbalken, Math. Prog. 1977) with the constraints in
+the master, started from the coarse run's members. Not in Narasimhan et al.; an addition for
+large samples, where each oracle call costs a pass over the data.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._common import Recorder, SolverResult, lagrangian_price
+from .mixture import mixture_program
+
+#: the coarse run is used only when the sample has at least this many times ``subsample`` rows
+MIN_RATIO = 4
+
+
+class _Recording:
+    """An oracle that remembers the members it returned (the coarse run's pool)."""
+
+    def __init__(self, oracle):
+        self.oracle = oracle
+        self.space = oracle.space
+        self.exact = bool(getattr(oracle, "exact", False))
+        self.members = []
+
+    @property
+    def n_calls(self):
+        return self.oracle.n_calls
+
+    def __call__(self, cost):
+        member, C = self.oracle(cost)
+        self.members.append(member)
+        return member, C
+
+
+def applies(oracle, subsample) -> bool:
+    """Whether a coarse run on ``subsample`` rows applies: the plug-in oracle on at least
+    ``MIN_RATIO * subsample`` rows."""
+    from .oracle import is_plugin
+
+    return bool(subsample) and is_plugin(oracle) and len(oracle.y) >= MIN_RATIO * int(subsample)
+
+
+def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4, max_rounds: int = 50):
+    """Fully-corrective column generation from the given members (see the module docstring).
+
+    Parameters
+    ----------
+    problem : CompiledProblem
+        Convex objective with a gradient; polyhedral constraints.
+    oracle : linear minimization oracle
+    members : list
+    confusions : ndarray of shape (T, *space.shape)
+        The members' confusion tensors on the oracle's sample.
+    tol : float, default 1e-4
+        Stop when the oracle's answer improves the linearized problem by at most ``tol``.
+    max_rounds : int, default 50
+        Oracle calls at most.
+
+    Returns
+    -------
+    members, confusions, weights, feasible (bool), message (str)
+    """
+    members, Cs = list(members), [np.asarray(C) for C in confusions]
+    why = f"{max_rounds} polishing rounds"
+    for r in range(max_rounds):
+        pm, pC, pw, feasible, _ = mixture_program(problem, members, np.array(Cs))
+        C_bar = np.tensordot(pw, pC, axes=1)
+        if feasible:
+            upper = float(problem.objective.value(C_bar))
+            member, Co, lower = lagrangian_price(problem, oracle, C_bar, upper, np.array(Cs))
+            if member is None:  # pragma: no cover - a feasible mixture exists, so the LP is feasible
+                why = "pricing LP failed"
+                break
+            if upper - lower <= tol:
+                why = f"gap {upper - lower:.1e} <= tol={tol:g} after {r + 1} polishing rounds"
+                break
+        else:  # price the violated rows (gradient of half their squared violations)
+            rows = np.maximum(problem.row_violations(C_bar), 0.0)
+            member, Co = oracle((rows @ problem.A).reshape(C_bar.shape))
+        if any(np.array_equal(Co, C) for C in Cs):
+            why = f"no new member after {r + 1} polishing rounds"
+            break
+        members.append(member)
+        Cs.append(Co)
+    pm, pC, pw, feasible, _ = mixture_program(problem, members, np.array(Cs))
+    return pm, pC, pw, feasible, why
+
+
+def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n_candidates: int = 20,
+                   tol: float = 1e-4, record_every: int = 10, callback=None, **params) -> SolverResult:
+    """Run ``method`` on a random subsample of ``subsample`` rows, then polish on the full sample.
+
+    Parameters
+    ----------
+    method : callable
+        The plug-in method (e.g. :func:`~goalfit.methods.plugin.split_frank_wolfe`), called as
+        ``method(problem, sub_oracle, tol=tol, **params)`` with ``subsample=None``.
+    problem : CompiledProblem
+    oracle : PluginOracle
+        On the full sample; see :func:`applies`.
+    subsample : int
+        Rows of the coarse run (drawn without replacement).
+    random_state : int, Generator or None, default 0
+        Seeds the subsample.
+    n_candidates : int, default 20
+        The coarse run's latest distinct members evaluated on the full sample besides its
+        output members (one oracle call each).
+    tol : float
+        The method's stopping tolerance, also the polish's.
+
+    Returns
+    -------
+    SolverResult
+        ``n_oracle_calls`` counts the calls on the full sample and on the subsample.
+    """
+    rec = Recorder(problem, oracle, record_every, callback)
+    n = len(oracle.y)
+    rows = np.sort(np.random.default_rng(random_state).choice(n, int(subsample), replace=False))
+    sub = _Recording(oracle.restricted(rows))
+    coarse = method(problem, sub, tol=tol, subsample=None, record_every=record_every, **params)
+    chosen, seen = list(coarse.members), {id(m) for m in coarse.members}
+    keys = {m.key() for m in chosen}
+    for m in reversed(sub.members):
+        if len(chosen) >= len(coarse.members) + n_candidates:
+            break
+        if id(m) not in seen and m.key() not in keys:
+            chosen.append(m)
+            seen.add(id(m))
+            keys.add(m.key())
+    evaluated = [oracle(m.cost) for m in chosen]
+    members, Cs, w, feasible, why = corrective_polish(
+        problem, oracle, [e[0] for e in evaluated], np.array([e[1] for e in evaluated]), tol=tol)
+    rec(1, np.tensordot(w, Cs, axes=1), force=True)
+    msg = (f"coarse-to-fine: {coarse.n_oracle_calls} oracle calls on a {len(rows)}-row subsample "
+           f"({coarse.message}), then {oracle.n_calls} on all {n} rows ({why})")
+    msg += "" if feasible else "; no mixture meets the constraints (least violation returned)"
+    return SolverResult(members, w, Cs, coarse.method, rec.rows, oracle.n_calls + coarse.n_oracle_calls,
+                        feasible, msg)

@@ -1,0 +1,101 @@
+"""The binary fast path of Frank-Wolfe / SplitFW (``binary_hull``): the exact optimum over the
+per-cell ROC hulls of the plug-in rules.
+
+Reference: ``recall_optimum`` of ``tests/test_solvers.py`` enumerates every threshold rule the
+plug-in oracle can produce in each cell and minimizes the objective over their mixtures (LPs and
+a scalar search). The fast path must reach it on calibrated data (where the plug-in oracle is
+exact) and on uncalibrated data (where it is not, and the iterations stop short of it), return a
+mixture of plug-in rules meeting the goals, and never end above the paper's fixed budget.
+"""
+import numpy as np
+import pandas as pd
+import pytest
+
+import goalfit as gf
+from goalfit.classifiers.members import PluginRule
+from goalfit.confusion import CellEncoder, ConfusionSpace
+from goalfit.methods.plugin import PluginOracle, ThresholdOracle, frank_wolfe, split_frank_wolfe
+from goalfit.methods.plugin import binary_hull
+from tests.test_solvers import calibrated, cell_rules, hmean, qmean, recall_optimum, uncalibrated
+
+GOALS = [
+    [],
+    [gf.demographic_parity_difference() <= 0.02],
+    [gf.equalized_odds_difference() <= 0.01],
+    [gf.equal_opportunity_difference() <= 0.0, gf.coverage(1) <= 0.4],
+]
+
+
+def _check(P, y, cells, space, objective, psi, goals):
+    cp = gf.Problem(objective, goals).compile(space)
+    ref = recall_optimum(cell_rules(P, y, cells, space), space, psi, cp.A, cp.b)
+    fn = split_frank_wolfe if goals else frank_wolfe
+    oracle = PluginOracle(P, y, cells, space)
+    res = fn(cp, oracle, tol=1e-4)
+    assert res.message.startswith("exact"), res.message
+    assert res.n_oracle_calls <= 2 * space.n_cells + 2
+    assert all(isinstance(m, PluginRule) for m in res.members)
+    # the members are the oracle's rules: their confusions are what the oracle computes for them
+    for m, C in zip(res.members, res.confusions):
+        np.testing.assert_allclose(oracle.confusion_of(m.cost), C, atol=1e-15)
+    assert res.feasible and cp.max_violation(res.confusion) <= 1e-9
+    val = cp.objective.value(res.confusion)
+    assert val == pytest.approx(ref, abs=1e-6)
+    return cp, val
+
+
+@pytest.mark.parametrize("goals", GOALS, ids=["none", "dp", "eo", "eopp+coverage"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_fast_path_reaches_the_brute_force_optimum_calibrated(seed, goals):
+    P, y, cells, space = calibrated(seed, groups=("F", "M"), n_buckets=8)
+    _check(P, y, cells, space, "hmean", hmean, goals)
+
+
+@pytest.mark.parametrize("goals", GOALS[:3], ids=["none", "dp", "eo"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_fast_path_reaches_the_optimum_the_iterations_approach_uncalibrated(seed, goals):
+    """Uncalibrated: the plug-in oracle is inexact, the fast path still finds the optimum over
+    all its rules, at or below the paper's fixed-budget result (tol=0, 600 iterations)."""
+    P, y, cells, space = uncalibrated(seed, n=80)
+    cp, val = _check(P, y, cells, space, "qmean", qmean, goals)
+    fn = split_frank_wolfe if goals else frank_wolfe
+    full = fn(cp, PluginOracle(P, y, cells, space), max_iter=600, tol=0.0, exact_binary=False)
+    assert val <= cp.objective.value(full.confusion) + 1e-9
+
+
+def test_three_groups_and_degenerate_cells():
+    """A cell with one label only and a cell with one probability value: their hulls are
+    segments; the optimum still matches the reference."""
+    rng = np.random.default_rng(5)
+    n = 90
+    g = np.repeat(["a", "b", "c"], n // 3)
+    eta = np.clip(rng.beta(2, 2, n), 0.01, 0.99)
+    y = (rng.random(n) < eta).astype(int)
+    y[g == "b"] = 0  # one label only
+    eta[g == "c"] = 0.4  # one probability value
+    P = np.column_stack([1 - eta, eta])
+    enc = CellEncoder()
+    cells = enc.fit_transform(pd.Series(g, name="grp"))
+    space = ConfusionSpace.from_codes(y, cells, np.arange(2), enc.cells_, None)
+    _check(P, y, cells, space, "hmean", hmean, [gf.demographic_parity_difference() <= 0.05])
+
+
+def test_infeasible_goals_fall_back_to_the_iterations():
+    """No point of the hulls meets the goals: the fast path declines and SplitFW returns the
+    least-violating mixture, as without it."""
+    P, y, cells, space = calibrated(0, groups=("F", "M"), n_buckets=8)
+    cp = gf.Problem("hmean", [gf.coverage(1) <= 0.3, gf.coverage(1) >= 0.5]).compile(space)
+    assert binary_hull.solve(cp, PluginOracle(P, y, cells, space), 1e-4) is None
+    res = split_frank_wolfe(cp, PluginOracle(P, y, cells, space), max_iter=200)
+    assert not res.feasible and not res.message.startswith("exact")
+
+
+def test_fast_path_scope():
+    """Only the binary plug-in oracle on smooth convex objectives with polyhedral goals."""
+    P, y, cells, space = calibrated(0, groups=("F", "M"), n_buckets=8)
+    cp = gf.Problem("hmean", [gf.demographic_parity_difference() <= 0.02]).compile(space)
+    assert binary_hull.applies(cp, PluginOracle(P, y, cells, space))
+    assert not binary_hull.applies(cp, ThresholdOracle(P, y, cells, space))
+    assert not binary_hull.applies(gf.Problem("gmean", []).compile(space), PluginOracle(P, y, cells, space))
+    res = split_frank_wolfe(cp, PluginOracle(P, y, cells, space), max_iter=300, exact_binary=False)
+    assert not res.message.startswith("exact")

@@ -1,0 +1,82 @@
+"""Coarse-to-fine SplitFW and its fully-corrective polish (``coarse_to_fine``).
+
+References: the exact optimum over mixtures of all threshold rules (``recall_optimum`` of
+``tests/test_solvers.py``) for the polish with an exact oracle; the full-sample SplitFW run for
+the coarse-to-fine result.
+"""
+import numpy as np
+import pandas as pd
+import pytest
+
+import goalfit as gf
+from goalfit.confusion import CellEncoder, ConfusionSpace
+from goalfit.methods.plugin import PluginOracle, ThresholdOracle, split_frank_wolfe
+from goalfit.methods.plugin import coarse_to_fine as c2f
+from tests.test_solvers import calibrated, cell_rules, hmean, recall_optimum
+
+
+@pytest.mark.parametrize("goals", [[gf.demographic_parity_difference() <= 0.02],
+                                   [gf.equal_opportunity_difference() <= 0.01, gf.coverage(1) <= 0.45]],
+                         ids=["dp", "eopp+coverage"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_polish_with_an_exact_oracle_reaches_the_optimum(seed, goals):
+    """Fully-corrective column generation from one member (the threshold oracle is exact on
+    the sample): it stops on the certified gap, at the brute-force optimum."""
+    P, y, cells, space = calibrated(seed, groups=("F", "M"), n_buckets=8)
+    cp = gf.Problem("hmean", goals).compile(space)
+    ref = recall_optimum(cell_rules(P, y, cells, space), space, hmean, cp.A, cp.b)
+    oracle = ThresholdOracle(P, y, cells, space)
+    member, C = oracle(-np.eye(2)[None] / space.row_mass[:, :, None])  # the balanced rule
+    members, Cs, w, feasible, why = c2f.corrective_polish(cp, oracle, [member], C[None], tol=1e-7)
+    assert why.startswith("gap"), why
+    assert feasible and cp.max_violation(np.tensordot(w, Cs, axes=1)) <= 1e-7
+    val = cp.objective.value(np.tensordot(w, Cs, axes=1))
+    assert ref - 1e-7 <= val <= ref + 1e-6
+    assert oracle.n_calls <= 40
+
+
+def _multiclass(n, seed=0, n_classes=4, groups=("a", "b")):
+    """Gaussian classes shifted per group; probabilities of a logistic model ignoring the group
+    (miscalibrated within groups, so the plug-in oracle is inexact there)."""
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, n)
+    g = np.asarray(groups)[rng.integers(0, len(groups), n)]
+    X = rng.standard_normal((n, 6)) + rng.normal(0, 0.6, (n_classes, 6))[y]
+    X += np.where(g == groups[0], 0.4, -0.4)[:, None]
+    P = LogisticRegression(max_iter=500).fit(X, y).predict_proba(X)
+    enc = CellEncoder()
+    cells = enc.fit_transform(pd.Series(g, name="grp"))
+    space = ConfusionSpace.from_codes(y, cells, np.arange(n_classes), enc.cells_, None)
+    return P, y, cells, space
+
+
+def test_coarse_to_fine_is_near_the_full_sample_run():
+    """40,000 rows, a 5,000-row coarse run: within 2e-3 of the full-sample SplitFW with the
+    same budget (measured +1.5e-4 to +4.5e-4 over three subsamples; 1e-3 is the issue's bar
+    at 10^6 rows, where the subsample estimates the full sample's confusions better), meets the
+    constraints on the full sample, and calls the oracle on all rows only for the polish."""
+    P, y, cells, space = _multiclass(40_000)
+    cp = gf.Problem("hmean", [gf.demographic_parity_difference() <= 0.02]).compile(space)
+    full = split_frank_wolfe(cp, PluginOracle(P, y, cells, space), max_iter=600, subsample=None)
+    oracle = PluginOracle(P, y, cells, space)
+    assert c2f.applies(oracle, 5_000) and not c2f.applies(oracle, 20_000)
+    res = split_frank_wolfe(cp, oracle, max_iter=600, subsample=5_000)
+    assert res.message.startswith("coarse-to-fine"), res.message
+    assert res.feasible and cp.max_violation(res.confusion) <= 1e-7
+    assert oracle.n_calls <= 50 + 5 + 50 + 1
+    assert cp.objective.value(res.confusion) <= cp.objective.value(full.confusion) + 2e-3
+
+
+def test_restricted_oracle_and_scope():
+    P, y, cells, space = _multiclass(2_000)
+    oracle = PluginOracle(P, y, cells, space)
+    rows = np.arange(0, 2_000, 3)
+    sub = oracle.restricted(rows)
+    ref = PluginOracle(P[rows], y[rows], cells[rows], space)
+    cost = np.random.default_rng(0).normal(size=space.shape)
+    np.testing.assert_array_equal(sub(cost)[1], ref(cost)[1])
+    Pb, yb, cb, sb = calibrated(0)
+    assert not c2f.applies(ThresholdOracle(Pb, yb, cb, sb), 1)
+    assert not c2f.applies(oracle, None)
