@@ -482,10 +482,20 @@ def plot_tradeoff(curves, path):
                         marker="os"[i % 2], color=f"C{i}", label=meth, ms=5)
             for p in pts:
                 ax.annotate(f"{p['bound']:.3g}", (p["test_violation"], p["test_accuracy"]), fontsize=6)
-        ax.set_title(prob, fontsize=9)
-        ax.set_xlabel("mean test violation (true groups)")
-        ax.set_ylabel("mean test accuracy")
+        _label(ax, prob, "mean ")
         ax.legend(fontsize=7)
+    _save(fig, path)
+
+
+def _label(ax, title, prefix=""):
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel(f"{prefix}test violation (true groups)")
+    ax.set_ylabel(f"{prefix}test accuracy")
+
+
+def _save(fig, path):
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -529,13 +539,9 @@ def plot(summary, path):
         bound = float(prob.split("<=")[1]) if "<=" in prob else None
         if bound:
             ax.axvline(bound, color="grey", ls="--", lw=1)
-        ax.set_title(prob, fontsize=9)
-        ax.set_xlabel("test violation (true groups)")
-        ax.set_ylabel("test accuracy")
+        _label(ax, prob)
         ax.legend(fontsize=5, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _save(fig, path)
 
 
 def main():
