@@ -421,13 +421,14 @@ def tradeoff(name, kind, bound, X, y, s, Xt, yt, st, split):
 
 
 def at_matched_violation(curve, v):
-    """Accuracy of a method's sweep interpolated at test violation ``v`` (points sorted by
-    violation; None outside the range the sweep reached)."""
+    """Accuracy of a method's sweep at test violation ``v``: interpolated between its points
+    (sorted by violation); above the largest violation it reached, the accuracy of that point
+    (the method at a smaller violation, flagged ``capped``); None below its smallest."""
     pts = sorted((p["test_violation"], p["test_accuracy"]) for p in curve)
     xs, ys = np.array([p[0] for p in pts]), np.array([p[1] for p in pts])
-    if v < xs[0] or v > xs[-1]:
-        return None
-    return float(np.interp(v, xs, ys))
+    if v < xs[0]:
+        return None, False
+    return float(np.interp(v, xs, ys)), bool(v > xs[-1])
 
 
 def matched_summary(per_split):
@@ -437,9 +438,11 @@ def matched_summary(per_split):
         for prob, curves in rec["tradeoff"].items():
             eg, gb = curves["fairlearn ExponentiatedGradient"], curves["group-blind plug-in (LR, product)"]
             for p in eg:
-                a = at_matched_violation(gb, p["test_violation"])
+                a, capped = at_matched_violation(gb, p["test_violation"])
                 d = out.setdefault(prob, {}).setdefault(f"{p['bound']:.4g}", {"diff": [], "eg_acc": [],
-                                                                               "eg_viol": [], "outside": 0})
+                                                                               "eg_viol": [], "outside": 0,
+                                                                               "capped": 0})
+                d["capped"] += capped
                 d["eg_acc"].append(p["test_accuracy"])
                 d["eg_viol"].append(p["test_violation"])
                 if a is None:
@@ -544,6 +547,61 @@ def plot(summary, path):
     _save(fig, path)
 
 
+def _pm(d, k, nd=4):
+    v = d.get(k)
+    if v is None or v["mean"] is None:
+        return "-"
+    hw = v["half_width"]
+    return f"{v['mean']:.{nd}f}" + (f" ± {hw:.{nd}f}" if hw is not None else "")
+
+
+def markdown(main_record, trade_record=None):
+    """The README tables from the JSON records (``--table``)."""
+    out = []
+    for prob, methods in main_record["summary"].items():
+        out += [f"**{prob}**", "", "| method | splits | test accuracy | test violation | train violation "
+                "| fit time / base fit |", "|---|---|---|---|---|---|"]
+        for meth, d in methods.items():
+            if "error" in d:
+                out.append(f"| {meth} | - | not supported: `{d['error'][:90]}` | | | |")
+                continue
+            tv = _pm(d, "train_violation")
+            if "HGB" in meth and "train_violation_at_fit" in d:
+                tv += f" (at fit: {d['train_violation_at_fit']['mean']:.4f})"
+            if "certified" in d:
+                tv += f" (certified on {d['certified']['mean'] * d['certified']['n']:.0f}/{d['certified']['n']})"
+            out.append(f"| {meth} | {d['test_accuracy']['n']} | {_pm(d, 'test_accuracy')} | "
+                       f"{_pm(d, 'test_violation')} | {tv} | {d['fit_time_ratio']['mean']:.1f} |")
+        out.append("")
+    out += ["**Deterministic classifiers (Adult)**: differences to the randomized classifier of the same "
+            "fit, per split, then mean ± half-width and the largest |difference| over the splits", "",
+            "| problem | classifier | test accuracy | test violation | train violation | Δ test accuracy "
+            "(max abs) | Δ test violation (max abs) | hashing-noise sd (test) |", "|---|---|---|---|---|---|---|---|"]
+    for prob, variants in main_record["deterministic"].items():
+        for name, d in variants.items():
+            extra = ""
+            if "d_test_accuracy" in d:
+                da, dv = d["d_test_accuracy"], d["d_test_violation"]
+                extra = (f"{_pm(d, 'd_test_accuracy')} ({max(abs(x) for x in da['values']):.4f}) | "
+                         f"{_pm(d, 'd_test_violation')} ({max(abs(x) for x in dv['values']):.4f}) | ")
+            else:
+                extra = f" | | {_pm(d, 'hash_noise_sd_test')}"
+            out.append(f"| {prob} | {name} | {_pm(d, 'test_accuracy')} | {_pm(d, 'test_violation')} | "
+                       f"{_pm(d, 'train_violation')} | {extra} |".replace("|  |", "| |"))
+    out.append("")
+    if trade_record:
+        out += ["**Accuracy at matched test violation** (group-blind LR's sweep interpolated at EG's test "
+                "violation, same split; paired difference)", "",
+                "| problem | EG bound | EG test accuracy | EG test violation | goalfit − EG accuracy at EG's "
+                "violation | splits (goalfit below EG's violation at every bound; cannot reach it) |",
+                "|---|---|---|---|---|---|"]
+        for prob, bounds in trade_record["matched"].items():
+            for b, d in bounds.items():
+                out.append(f"| {prob} | {b} | {_pm(d, 'eg_acc')} | {_pm(d, 'eg_viol')} | {_pm(d, 'diff')} | "
+                           f"{d['diff']['n']} ({d.get('capped', 0)}; {d['outside']}) |")
+    return "\n".join(out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="8,000 training rows per problem, one split, cv=3")
@@ -559,7 +617,13 @@ def main():
                          "(refits the two LR models) and merge it in")
     ap.add_argument("--only", help="re-run only the methods whose name contains this string (e.g. 'Zafar') "
                                    "on the splits of the existing JSON, and merge them into it")
+    ap.add_argument("--table", action="store_true", help="print the README tables from the existing JSON files")
     args = ap.parse_args()
+    if args.table:
+        q = "_quick" if args.quick else ""
+        tr = RESULTS / f"{NAME}_tradeoff{q}.json"
+        return print(markdown(json.loads((RESULTS / f"{NAME}{q}.json").read_text()),
+                              json.loads(tr.read_text()) if tr.exists() else None))
     if args.only:
         return rerun_only(args)
     if args.part == "deterministic":
