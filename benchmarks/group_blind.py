@@ -618,6 +618,10 @@ def main():
     ap.add_argument("--only", help="re-run only the methods whose name contains this string (e.g. 'Zafar') "
                                    "on the splits of the existing JSON, and merge them into it")
     ap.add_argument("--table", action="store_true", help="print the README tables from the existing JSON files")
+    ap.add_argument("--resume", action="store_true", help="keep the splits of the existing JSON of this part "
+                                                          "and run the next ones")
+    ap.add_argument("--no-deterministic", action="store_true",
+                    help="main part without the deterministic table (run it with --part deterministic)")
     args = ap.parse_args()
     if args.table:
         q = "_quick" if args.quick else ""
@@ -632,7 +636,12 @@ def main():
     reuse = None if args.reuse is None else {r["split"]: r["methods"] for r in json.loads(args.reuse.read_text())["per_split"]}
     t_start = time.perf_counter()
     rows, per_split = [], []
-    for split in range(n_splits):
+    if args.resume:
+        stem = NAME + ("_tradeoff" if args.part == "tradeoff" else "") + ("_quick" if args.quick else "")
+        old = json.loads((RESULTS / f"{stem}.json").read_text())
+        per_split, rows = old["per_split"], old.get("rows", [])
+        t_start -= old["seconds"]
+    for split in range(len(per_split), n_splits):
         print(f"=== split {split}", flush=True)
         methods, det, trade = {}, {}, {}
         for (name, kind, bound, X, y, s, Xt, yt, st) in problems(split, args.quick):
@@ -645,7 +654,7 @@ def main():
             out, models = run_problem(name, kind, bound, X, y, s, Xt, yt, st, args.quick, rows, split,
                                       slow=split < args.slow_splits, reuse=old)
             methods[name] = out
-            if name.startswith("Adult"):
+            if name.startswith("Adult") and not args.no_deterministic:
                 print(f"  deterministic classifiers ({name}):", flush=True)
                 det[name] = deterministic_table(name, kind, bound, models, Xt, yt, st, X, y, s, rows, split)
         per_split.append({"split": split, "methods": methods, "deterministic": det, "tradeoff": trade})
@@ -684,7 +693,7 @@ def rerun_deterministic(args):
     rows = [r for r in old["rows"] if not r["experiment"].endswith("deterministic")]
     for rec in per_split:
         for (name, kind, bound, X, y, s, Xt, yt, st) in problems(rec["split"], args.quick):
-            if name in rec["deterministic"]:
+            if name.startswith("Adult"):
                 print(f"--- split {rec['split']} {name}", flush=True)
                 _, models = run_problem(name, kind, bound, X, y, s, Xt, yt, st, args.quick, [], rec["split"])
                 rec["deterministic"][name] = deterministic_table(name, kind, bound, models, Xt, yt, st, X, y, s,
