@@ -555,7 +555,7 @@ def _pm(d, k, nd=4):
     return f"{v['mean']:.{nd}f}" + (f" ± {hw:.{nd}f}" if hw is not None else "")
 
 
-def markdown(main_record, trade_record=None):
+def markdown(main_record, trade_record=None, det_record=None):
     """The README tables from the JSON records (``--table``)."""
     out = []
     for prob, methods in main_record["summary"].items():
@@ -577,7 +577,8 @@ def markdown(main_record, trade_record=None):
             "fit, per split, then mean ± half-width and the largest |difference| over the splits", "",
             "| problem | classifier | test accuracy | test violation | train violation | Δ test accuracy "
             "(max abs) | Δ test violation (max abs) | hashing-noise sd (test) |", "|---|---|---|---|---|---|---|---|"]
-    for prob, variants in main_record["deterministic"].items():
+    det = det_record["summary"] if det_record else main_record.get("deterministic", {})
+    for prob, variants in det.items():
         for name, d in variants.items():
             extra = ""
             if "d_test_accuracy" in d:
@@ -613,8 +614,8 @@ def main():
     ap.add_argument("--part", choices=("main", "tradeoff", "deterministic"), default="main",
                     help="main: every method at the goal's bound (+ deterministic table); tradeoff: the "
                          "group-blind LR and EG at several bounds (group_blind_tradeoff.json); "
-                         "deterministic: re-run the deterministic table on the splits of the existing JSON "
-                         "(refits the two LR models) and merge it in")
+                         "deterministic: the deterministic table alone (refits the two LR models; "
+                         "group_blind_deterministic.json)")
     ap.add_argument("--only", help="re-run only the methods whose name contains this string (e.g. 'Zafar') "
                                    "on the splits of the existing JSON, and merge them into it")
     ap.add_argument("--table", action="store_true", help="print the README tables from the existing JSON files")
@@ -625,13 +626,14 @@ def main():
     args = ap.parse_args()
     if args.table:
         q = "_quick" if args.quick else ""
-        tr = RESULTS / f"{NAME}_tradeoff{q}.json"
+        tr, de = RESULTS / f"{NAME}_tradeoff{q}.json", RESULTS / f"{NAME}_deterministic{q}.json"
         return print(markdown(json.loads((RESULTS / f"{NAME}{q}.json").read_text()),
-                              json.loads(tr.read_text()) if tr.exists() else None))
+                              json.loads(tr.read_text()) if tr.exists() else None,
+                              json.loads(de.read_text()) if de.exists() else None))
     if args.only:
         return rerun_only(args)
     if args.part == "deterministic":
-        return rerun_deterministic(args)
+        return run_deterministic(args)
     n_splits = 1 if args.quick else args.splits
     reuse = None if args.reuse is None else {r["split"]: r["methods"] for r in json.loads(args.reuse.read_text())["per_split"]}
     t_start = time.perf_counter()
@@ -682,30 +684,28 @@ def rerun_only(args):
     write(args, per_split, rows, t_start)
 
 
-def rerun_deterministic(args):
-    """The deterministic table again (after a change to ``to_deterministic``), merged into the JSON."""
+def run_deterministic(args):
+    """The deterministic table alone (refits the two LR models on the Adult problems), in
+    ``group_blind_deterministic.json``: runnable after a change to ``to_deterministic``."""
     global ONLY
     ONLY = "plug-in (LR)"  # the group-aware and the group-blind (product) LR only
-    path = RESULTS / (f"{NAME}_quick.json" if args.quick else f"{NAME}.json")
-    old = json.loads(path.read_text())
-    t_start = time.perf_counter() - old["seconds"]
-    per_split = old["per_split"]
-    rows = [r for r in old["rows"] if not r["experiment"].endswith("deterministic")]
-    for rec in per_split:
-        for (name, kind, bound, X, y, s, Xt, yt, st) in problems(rec["split"], args.quick):
+    t_start = time.perf_counter()
+    per_split, rows = [], []
+    for split in range(1 if args.quick else args.splits):
+        det = {}
+        for (name, kind, bound, X, y, s, Xt, yt, st) in problems(split, args.quick):
             if name.startswith("Adult"):
-                print(f"--- split {rec['split']} {name}", flush=True)
-                _, models = run_problem(name, kind, bound, X, y, s, Xt, yt, st, args.quick, [], rec["split"])
-                rec["deterministic"][name] = deterministic_table(name, kind, bound, models, Xt, yt, st, X, y, s,
-                                                                 rows, rec["split"])
-    args.part, args.slow_splits, args.reuse = "main", old.get("slow_splits"), old.get("reused")
-    write(args, per_split, rows, t_start)
+                print(f"--- split {split} {name}", flush=True)
+                _, models = run_problem(name, kind, bound, X, y, s, Xt, yt, st, args.quick, [], split)
+                det[name] = deterministic_table(name, kind, bound, models, Xt, yt, st, X, y, s, rows, split)
+        per_split.append({"split": split, "methods": det})
+        write(args, per_split, rows, t_start)
 
 
 def write(args, per_split, rows, t_start):
     """Summaries over the splits done so far, the plot and the JSON (rewritten after every split)."""
     n_splits = len(per_split)
-    stem = NAME + ("_tradeoff" if args.part == "tradeoff" else "") + ("_quick" if args.quick else "")
+    stem = NAME + ("" if args.part == "main" else f"_{args.part}") + ("_quick" if args.quick else "")
     RESULTS.mkdir(exist_ok=True)
     record = {"benchmark": NAME, "part": args.part, "date": datetime.now(timezone.utc).isoformat(),
               "quick": args.quick, "n_splits": n_splits, "seconds": time.perf_counter() - t_start,
@@ -716,13 +716,15 @@ def write(args, per_split, rows, t_start):
         plot_tradeoff(curves, RESULTS / f"{stem}.png")
         record.update(sweep={k: list(v) for k, v in SWEEP.items()}, curves=curves,
                       matched=matched_summary(per_split), per_split=per_split)
+    elif args.part == "deterministic":
+        record.update(summary=summarize(per_split), per_split=per_split, rows=rows)
     else:
         summary = summarize(per_split)
         plot(summary, RESULTS / f"{stem}.png")
         record.update(slow_splits=args.slow_splits, reused=None if args.reuse is None else str(args.reuse),
-                      targets=TARGETS, summary=summary,
-                      deterministic=summarize([{"methods": p["deterministic"]} for p in per_split]),
-                      per_split=per_split, rows=rows)
+                      targets=TARGETS, summary=summary, per_split=per_split, rows=rows)
+        if any(p["deterministic"] for p in per_split):
+            record["deterministic"] = summarize([{"methods": p["deterministic"]} for p in per_split])
     path = RESULTS / f"{stem}.json"
     path.write_text(json.dumps(record, indent=1, default=float))
     print(f"wrote {path} after {n_splits} split(s) ({record['seconds']:.0f} s)", flush=True)
