@@ -596,7 +596,7 @@ def markdown(main_record, trade_record=None, det_record=None):
                 "| problem | EG bound | EG test accuracy | EG test violation | goalfit − EG accuracy at EG's "
                 "violation | splits (goalfit below EG's violation at every bound; cannot reach it) |",
                 "|---|---|---|---|---|---|"]
-        for prob, bounds in trade_record["matched"].items():
+        for prob, bounds in matched_summary(trade_record["per_split"]).items():
             for b, d in bounds.items():
                 out.append(f"| {prob} | {b} | {_pm(d, 'eg_acc')} | {_pm(d, 'eg_viol')} | {_pm(d, 'diff')} | "
                            f"{d['diff']['n']} ({d.get('capped', 0)}; {d['outside']}) |")
