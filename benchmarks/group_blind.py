@@ -621,6 +621,11 @@ def main():
     ap.add_argument("--table", action="store_true", help="print the README tables from the existing JSON files")
     ap.add_argument("--resume", action="store_true", help="keep the splits of the existing JSON of this part "
                                                           "and run the next ones")
+    ap.add_argument("--first-split", type=int, default=0,
+                    help="start at this split and write group_blind_from<N>.json (to run splits in two "
+                         "processes; merge with --merge)")
+    ap.add_argument("--merge", type=Path, nargs="+", help="main-part JSON files of disjoint splits to merge "
+                                                           "into group_blind.json")
     ap.add_argument("--no-deterministic", action="store_true",
                     help="main part without the deterministic table (run it with --part deterministic)")
     args = ap.parse_args()
@@ -643,7 +648,18 @@ def main():
         old = json.loads((RESULTS / f"{stem}.json").read_text())
         per_split, rows = old["per_split"], old.get("rows", [])
         t_start -= old["seconds"]
-    for split in range(len(per_split), n_splits):
+    if args.merge:
+        recs = [json.loads(f.read_text()) for f in args.merge]
+        per_split = sorted((p for r in recs for p in r["per_split"]), key=lambda p: p["split"])
+        rows = [row for r in recs for row in r["rows"]]
+        t_start -= sum(r["seconds"] for r in recs)
+        args.reuse = args.reuse or recs[0].get("reused")
+        if args.no_deterministic:  # the deterministic table lives in its own file (--part deterministic)
+            for p in per_split:
+                p["deterministic"] = {}
+            rows = [r for r in rows if not r["experiment"].endswith("deterministic")]
+        return write(args, per_split, rows, t_start)
+    for split in range(max(len(per_split), args.first_split), n_splits):
         print(f"=== split {split}", flush=True)
         methods, det, trade = {}, {}, {}
         for (name, kind, bound, X, y, s, Xt, yt, st) in problems(split, args.quick):
@@ -706,6 +722,8 @@ def write(args, per_split, rows, t_start):
     """Summaries over the splits done so far, the plot and the JSON (rewritten after every split)."""
     n_splits = len(per_split)
     stem = NAME + ("" if args.part == "main" else f"_{args.part}") + ("_quick" if args.quick else "")
+    if args.first_split and not args.merge:
+        stem += f"_from{args.first_split}"
     RESULTS.mkdir(exist_ok=True)
     record = {"benchmark": NAME, "part": args.part, "date": datetime.now(timezone.utc).isoformat(),
               "quick": args.quick, "n_splits": n_splits, "seconds": time.perf_counter() - t_start,
