@@ -10,32 +10,42 @@ predict time; every violation is measured with the true groups):
   race_binary: demographic parity difference <= 0.02 (max over classes of the between-group gap);
 * credit default (UCI, ``SEX`` dropped), sex: equal opportunity difference <= 0.02.
 
-law_school and credit default have no official split: ``--splits`` stratified 2/3 - 1/3 splits
-(seeds 0, 1, ...); Adult uses its official split (re-split with seeds 1, ... when
-``--splits`` > 1).
+law_school and credit default have no official split: ``--splits`` (default 10) stratified
+2/3 - 1/3 splits (seeds 0, 1, ...); Adult uses its official split (re-split with seeds 1, ...).
+
+Every accuracy and violation is goalfit's own goal evaluation
+(:func:`goalfit.metrics.evaluate_problem` of ``Problem("error", [goal <= bound])`` on the
+per-example class distributions, with the true groups).
 
 Methods: the group-blind plug-in (``GoalClassifier(group_blind=True)``; logistic regression
 with the joint model as one multiclass model on (group, class) ("product") and as
-P(Y|x) P(A|x,Y) ("factored"); HistGradientBoosting, product, cross-fitted with cv=5),
+P(Y|x) P(A|x,Y) ("factored"); HistGradientBoosting, product, cross-fitted with cv=5; on
+equalized odds also LR with ``margin=0.01``, ``cv=5`` and ``confidence=0.9``),
 ``RampClassifier`` (Goh et al., on the one-hot / standardized features, deterministic
-``f > 0`` and randomized ``sigma(f)``), Zafar et al.'s covariance-constrained SVM
+``f > 0`` and randomized ``sigma(f)``; first ``--slow-splits`` splits only, or ``--reuse``d
+from an earlier JSON), Zafar et al.'s covariance-constrained SVM
 (``goh_fairness_adult.zafar_svm``; DP only, ``c`` chosen on the training data as the most
-accurate value meeting the goal there), fairlearn ExponentiatedGradient (group-blind at predict
-time; binary only), OxonFair with inferred groups (a second logistic regression predicts the
-group; binary only), and the group-aware plug-in as the reference. Columns: test accuracy,
+accurate value meeting the goal there; as RampClassifier for the splits), fairlearn
+ExponentiatedGradient (group-blind at predict time), OxonFair with inferred groups (a second
+logistic regression predicts the group) -- both also tried on the 3-class problem, where they
+raise (recorded) -- and the group-aware plug-in as the reference. Columns: test accuracy,
 test violation, train violation (expected over the randomization where there is one; of the
 deployed model on the training rows, so in-sample for the cross-fitted HGB), fit time ratio to
 one fit of the base model (logistic regression; HistGradientBoosting for the HGB row) measured
 just before in the same process.
 
-Deterministic table (Adult DP and EOdds, group-aware and group-blind LR): the randomized
-classifier vs ``to_deterministic("hash")`` and ``to_deterministic("best_rule")``.
+``--part tradeoff``: the group-blind LR and EG at several bounds on the same splits, and
+goalfit's accuracy interpolated at EG's test violation (``group_blind_tradeoff.json``/``.png``).
+``--part deterministic`` (Adult DP and EOdds, group-aware and group-blind LR): the randomized
+classifier vs ``to_deterministic("hash" | "best_rule" | "max_weight")``, with the hashing-noise
+standard deviation on test (``group_blind_deterministic.json``). ``--table`` prints the README
+tables.
 
 Usage::
 
-    GOALFIT_DATA=/path/to/data python benchmarks/group_blind.py [--quick] [--splits N]
+    GOALFIT_DATA=/path/to/data python benchmarks/group_blind.py [--quick] [--splits N] [--part PART]
 
-Writes ``benchmarks/results/group_blind.json`` and ``benchmarks/results/group_blind.png``.
+Writes ``benchmarks/results/group_blind.json`` and ``benchmarks/results/group_blind.png`` (main part).
 """
 from __future__ import annotations
 
