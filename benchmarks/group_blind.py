@@ -604,7 +604,8 @@ def markdown(main_record, trade_record=None, det_record=None):
         out += ["**Accuracy at matched test violation** (group-blind LR's sweep interpolated at EG's test "
                 "violation, same split; paired difference)", "",
                 "| problem | EG bound | EG test accuracy | EG test violation | goalfit − EG accuracy at EG's "
-                "violation | splits (goalfit below EG's violation at every bound; cannot reach it) |",
+                "violation | splits counted (of which EG above goalfit's whole sweep: its least-constrained point "
+                "used; EG below the sweep: not counted) |",
                 "|---|---|---|---|---|---|"]
         for prob, bounds in matched_summary(trade_record["per_split"]).items():
             for b, d in bounds.items():
