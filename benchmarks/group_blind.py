@@ -10,32 +10,42 @@ predict time; every violation is measured with the true groups):
   race_binary: demographic parity difference <= 0.02 (max over classes of the between-group gap);
 * credit default (UCI, ``SEX`` dropped), sex: equal opportunity difference <= 0.02.
 
-law_school and credit default have no official split: ``--splits`` stratified 2/3 - 1/3 splits
-(seeds 0, 1, ...); Adult uses its official split (re-split with seeds 1, ... when
-``--splits`` > 1).
+law_school and credit default have no official split: ``--splits`` (default 10) stratified
+2/3 - 1/3 splits (seeds 0, 1, ...); Adult uses its official split (re-split with seeds 1, ...).
+
+Every accuracy and violation is goalfit's own goal evaluation
+(:func:`goalfit.metrics.evaluate_problem` of ``Problem("error", [goal <= bound])`` on the
+per-example class distributions, with the true groups).
 
 Methods: the group-blind plug-in (``GoalClassifier(group_blind=True)``; logistic regression
 with the joint model as one multiclass model on (group, class) ("product") and as
-P(Y|x) P(A|x,Y) ("factored"); HistGradientBoosting, product, cross-fitted with cv=5),
+P(Y|x) P(A|x,Y) ("factored"); HistGradientBoosting, product, cross-fitted with cv=5; on
+equalized odds also LR with ``margin=0.01``, ``cv=5`` and ``confidence=0.9``),
 ``RampClassifier`` (Goh et al., on the one-hot / standardized features, deterministic
-``f > 0`` and randomized ``sigma(f)``), Zafar et al.'s covariance-constrained SVM
+``f > 0`` and randomized ``sigma(f)``; first ``--slow-splits`` splits only, or ``--reuse``d
+from an earlier JSON), Zafar et al.'s covariance-constrained SVM
 (``goh_fairness_adult.zafar_svm``; DP only, ``c`` chosen on the training data as the most
-accurate value meeting the goal there), fairlearn ExponentiatedGradient (group-blind at predict
-time; binary only), OxonFair with inferred groups (a second logistic regression predicts the
-group; binary only), and the group-aware plug-in as the reference. Columns: test accuracy,
+accurate value meeting the goal there; as RampClassifier for the splits), fairlearn
+ExponentiatedGradient (group-blind at predict time), OxonFair with inferred groups (a second
+logistic regression predicts the group) -- both also tried on the 3-class problem, where they
+raise (recorded) -- and the group-aware plug-in as the reference. Columns: test accuracy,
 test violation, train violation (expected over the randomization where there is one; of the
 deployed model on the training rows, so in-sample for the cross-fitted HGB), fit time ratio to
 one fit of the base model (logistic regression; HistGradientBoosting for the HGB row) measured
 just before in the same process.
 
-Deterministic table (Adult DP and EOdds, group-aware and group-blind LR): the randomized
-classifier vs ``to_deterministic("hash")`` and ``to_deterministic("best_rule")``.
+``--part tradeoff``: the group-blind LR and EG at several bounds on the same splits, and
+goalfit's accuracy interpolated at EG's test violation (``group_blind_tradeoff.json``/``.png``).
+``--part deterministic`` (Adult DP and EOdds, group-aware and group-blind LR): the randomized
+classifier vs ``to_deterministic("hash" | "best_rule" | "max_weight")``, with the hashing-noise
+standard deviation on test (``group_blind_deterministic.json``). ``--table`` prints the README
+tables.
 
 Usage::
 
-    GOALFIT_DATA=/path/to/data python benchmarks/group_blind.py [--quick] [--splits N]
+    GOALFIT_DATA=/path/to/data python benchmarks/group_blind.py [--quick] [--splits N] [--part PART]
 
-Writes ``benchmarks/results/group_blind.json`` and ``benchmarks/results/group_blind.png``.
+Writes ``benchmarks/results/group_blind.json`` and ``benchmarks/results/group_blind.png`` (main part).
 """
 from __future__ import annotations
 
@@ -55,6 +65,7 @@ from sklearn.model_selection import train_test_split
 import goalfit as gf
 from goalfit.cli.models import make_estimator
 from goalfit.datasets import load_dataset
+from goalfit.metrics import evaluate_problem
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -113,31 +124,22 @@ def problems(split, quick):
 
 
 # ============================================================================ metrics
-def violation(kind, y, D, s, classes):
-    """Between-group gap of a (randomized) classifier, D[l, k] = P(h(x_l) = classes[k]).
+def goal_problem(kind, bound):
+    """The problem as goalfit states it: minimize error s.t. the fairness goal on column ``g``."""
+    return gf.Problem("error", [constraint(kind, bound, "g")])
 
-    dp: max over classes of max - min over groups of P(h = k | A = a); eopp: TPR gap (class 1);
-    eodds: max of the TPR and FPR gaps.
+
+def measure(problem, y, D, s, classes):
+    """(accuracy, goal value) of a (randomized) classifier by goalfit's own goal evaluation.
+
+    ``D[l, k] = P(h(x_l) = classes[k])`` (one-hot for deterministic classifiers): the values
+    are exact expectations over the randomization, with the **true** groups ``s``
+    (:func:`goalfit.metrics.evaluate_problem`; for multiclass demographic parity the goal is the
+    max over classes of the between-group gap, for binary problems ``classes[1]`` is positive).
     """
-    y, s, D = np.asarray(y), np.asarray(s), np.asarray(D, float)
-    groups = np.unique(s)
-
-    def gap(col, mask):
-        r = [D[(s == g) & mask, col].mean() for g in groups]
-        return max(r) - min(r)
-
-    every = np.ones(len(y), bool)
-    if kind == "dp":
-        return float(max(gap(k, every) for k in range(D.shape[1])))
-    pos = classes.tolist().index(1)
-    if kind == "eopp":
-        return float(gap(pos, y == 1))
-    return float(max(gap(pos, y == 1), gap(pos, y == 0)))
-
-
-def accuracy(y, D, classes):
-    idx = np.searchsorted(classes, np.asarray(y))
-    return float(np.asarray(D)[np.arange(len(idx)), idx].mean())
+    ev = evaluate_problem(problem, np.asarray(y), np.asarray(D, float), sensitive_features={"g": np.asarray(s)},
+                          classes=np.asarray(classes))
+    return float(ev["accuracy"]), float(ev["constraints"][0]["value"])
 
 
 def constraint(kind, bound, col):
@@ -149,10 +151,36 @@ def one_hot(pred, classes):
     return (np.asarray(pred)[:, None] == np.asarray(classes)[None, :]).astype(float)
 
 
+def hash_noise_sd(kind, y, D, s, classes):
+    """Standard deviation of (deterministic - randomized) goal value from per-example coins.
+
+    A deterministic classifier that reproduces a binary randomized one's expected rates (hash
+    derandomization) predicts 1 on ``x`` with "probability" ``p(x) = D[x, 1]`` over the hash:
+    on a sample, each rate of group ``a`` within a condition (all rows, ``y = 1``, ``y = 0``)
+    moves by a sum of independent terms of variance ``p (1 - p) / n_{a,cond}^2``. Returned: the
+    largest over the conditions of the goal of ``sqrt(var_a + var_b)`` (the standard deviation
+    of the change of that between-group gap). It is a floor for any deterministic rule whose
+    predictions agree with the randomized classifier in expectation on every ``x``: for a 0/1
+    prediction ``h`` with mean ``p``, ``E(h - p)^2 = p (1 - p)``.
+    """
+    y, s, D = np.asarray(y), np.asarray(s), np.asarray(D, float)
+    p = D[:, 1]  # binary: classes[1] is the positive class
+    conds = {"dp": [np.ones(len(y), bool)], "eopp": [y == classes[1]],
+             "eodds": [y == classes[1], y == classes[0]]}[kind]
+    out = 0.0
+    for cond in conds:
+        var = sum((p[m] * (1 - p[m])).sum() / m.sum() ** 2 for m in (cond & (s == g) for g in np.unique(s)))
+        out = max(out, float(np.sqrt(var)))
+    return out
+
+
 # ============================================================================ methods
-def fit_goal(X, y, s, kind, bound, est, group_blind, joint="product", cv="auto"):
+SLOW = ("RampClassifier", "Zafar")  # run on the first --slow-splits splits only (or reused with --reuse)
+
+
+def fit_goal(X, y, s, kind, bound, est, group_blind, joint="product", cv="auto", **kw):
     m = gf.GoalClassifier(est, constraints=[constraint(kind, bound, "g")], group_blind=group_blind,
-                          joint_model=joint, cv=cv, random_state=0)
+                          joint_model=joint, cv=cv, random_state=0, **kw)
     m.fit(X, y, sensitive_features={"g": np.asarray(s)})
     blind = group_blind
     return m, (lambda Xe, se: m.predict_proba(Xe) if blind else m.predict_proba(Xe, sensitive_features={"g": np.asarray(se)}))
@@ -186,13 +214,13 @@ def fit_zafar(Z, y, s, bound):
     lab = np.where(np.asarray(s) == groups[0], "Male", "Female")  # zafar_svm's group names
     yy = np.asarray(y)
     lam = 1.0 / len(yy)
+    problem = goal_problem("dp", bound)
     _, _, c0 = zafar_svm(Z, yy, lab, lam, None)
     best = None
     for fr in (0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.0):
         w, b, _ = zafar_svm(Z, yy, lab, lam, fr * abs(c0))
         p = (Z @ w + b > 0).astype(float)
-        D = np.column_stack([1 - p, p])
-        acc, v = accuracy(yy, D, np.array([0, 1])), violation("dp", yy, D, s, np.array([0, 1]))
+        acc, v = measure(problem, yy, np.column_stack([1 - p, p]), s, np.array([0, 1]))
         print(f"    Zafar c = {fr:g} c0: train acc {acc:.4f}, DP {v:.4f}", flush=True)
         cand = (0.0, -acc) if v <= bound else (v, -acc)  # feasible and most accurate, else least violating
         if best is None or cand < best[0]:
@@ -200,12 +228,39 @@ def fit_zafar(Z, y, s, bound):
     return best[1], best[2], best[3]
 
 
-def run_problem(name, kind, bound, X, y, s, Xt, yt, st, quick, rows, split):
+def fit_eg(X, y, s, kind, bound, lr):
+    from fairlearn.reductions import DemographicParity, EqualizedOdds, ExponentiatedGradient, TruePositiveRateParity
+
+    moment = {"dp": DemographicParity, "eodds": EqualizedOdds, "eopp": TruePositiveRateParity}[kind]
+    return ExponentiatedGradient(lr(), moment(difference_bound=bound),
+                                 sample_weight_name="logisticregression__sample_weight").fit(
+        X, y, sensitive_features=np.asarray(s))
+
+
+def fit_oxonfair(X, y, s, kind, bound, lr):
+    from oxonfair import FairPredictor
+    from oxonfair import group_metrics as gm
+
+    pred = lr().fit(X, y)
+    groups = lr().fit(X, np.asarray(s))
+    fp = FairPredictor(pred, {"data": X, "target": np.asarray(y)}, groups=np.asarray(s), inferred_groups=groups)
+    metric = {"dp": gm.demographic_parity, "eodds": gm.equalized_odds, "eopp": gm.equal_opportunity}[kind]
+    fp.fit(gm.accuracy, metric, bound)
+    return fp
+
+
+def eg_predictor(o):
+    return lambda Xe, se: o._pmf_predict(Xe)  # exact expectation of EG's randomized predictions
+
+
+def run_problem(name, kind, bound, X, y, s, Xt, yt, st, quick, rows, split, slow=True, reuse=None):
+    """Every method on one problem and split; ``slow``: also RampClassifier and Zafar et al.
+    (``reuse``: their per-split results from an earlier run, used instead of re-running)."""
     classes = np.unique(y)
     binary = len(classes) == 2
+    problem = goal_problem(kind, bound)
     base = make_estimator("logistic_regression", X)
     clone(base).fit(X, y)  # warm-up
-
     hgb_base = make_estimator("gradient_boosting", X)
 
     def timed_base(est):
@@ -215,9 +270,27 @@ def run_problem(name, kind, bound, X, y, s, Xt, yt, st, quick, rows, split):
 
     out = {}
 
+    def add_rows(label, res, sec):
+        for metric in ("test_accuracy", "test_violation", "train_violation", "fit_time_ratio"):
+            sp, mt = metric.split("_", 1) if metric != "fit_time_ratio" else ("train", metric)
+            rows.append({"experiment": name, "dataset": name.split()[0], "method": label, "metric": mt,
+                         "split": sp, "value": res[metric], "spread": None, "paper_value": None,
+                         "lower_is_better": mt != "accuracy", "seconds": sec, "resplit": split})
+
     def record(method, fit, predictors, base_model=base, fit_value=None):
         if ONLY and ONLY not in method:
             return None
+        if any(k in method for k in SLOW):
+            if reuse is not None:
+                for label, res in reuse.items():
+                    if method.split(" ")[0] in label:
+                        out[label] = dict(res, reused=True)
+                        if "error" not in res:
+                            add_rows(label, res, res.get("fit_seconds"))
+                        print(f"  {label:38s} reused from the earlier run", flush=True)
+                return None
+            if not slow:
+                return None
         t_base = timed_base(base_model)
         t0 = time.perf_counter()
         with warnings.catch_warnings():
@@ -231,19 +304,17 @@ def run_problem(name, kind, bound, X, y, s, Xt, yt, st, quick, rows, split):
         sec = time.perf_counter() - t0
         for label, pred in predictors(obj).items():
             Dt, Dtr = pred(Xt, st), pred(X, s)
-            res = {"test_accuracy": accuracy(yt, Dt, classes), "test_violation": violation(kind, yt, Dt, st, classes),
-                   "train_accuracy": accuracy(y, Dtr, classes), "train_violation": violation(kind, y, Dtr, s, classes),
+            (acc_t, v_t), (acc_tr, v_tr) = measure(problem, yt, Dt, st, classes), measure(problem, y, Dtr, s, classes)
+            res = {"test_accuracy": acc_t, "test_violation": v_t, "train_accuracy": acc_tr, "train_violation": v_tr,
                    "fit_seconds": sec, "base_fit_seconds": t_base, "fit_time_ratio": sec / t_base}
             if fit_value is not None:  # the value the method itself measured (out-of-fold when cross-fitted)
                 res["train_violation_at_fit"] = fit_value(obj)
+            if isinstance(obj, tuple) and isinstance(obj[0], gf.GoalClassifier) and obj[0].certified_ is not None:
+                res["certified"] = float(obj[0].certified_)  # confidence=: passed the safety test
             out[label] = res
             print(f"  {label:38s} test acc {res['test_accuracy']:.4f} viol {res['test_violation']:.4f} | "
                   f"train viol {res['train_violation']:.4f} | time x{res['fit_time_ratio']:.1f}", flush=True)
-            for metric in ("test_accuracy", "test_violation", "train_violation", "fit_time_ratio"):
-                sp, mt = metric.split("_", 1) if metric != "fit_time_ratio" else ("train", metric)
-                rows.append({"experiment": name, "dataset": name.split()[0], "method": label, "metric": mt,
-                             "split": sp, "value": res[metric], "spread": None, "paper_value": None,
-                             "lower_is_better": mt != "accuracy", "seconds": sec, "resplit": split})
+            add_rows(label, res, sec)
         return obj
 
     lr = lambda: make_estimator("logistic_regression", X)  # noqa: E731
@@ -259,22 +330,23 @@ def run_problem(name, kind, bound, X, y, s, Xt, yt, st, quick, rows, split):
     record("group-blind plug-in (HGB)", lambda: fit_goal(X, y, s, kind, bound, hgb(), True, cv=3 if quick else 5),
            lambda o: {"group-blind plug-in (HGB, product, cross-fitted)": o[1]}, base_model=hgb_base,
            fit_value=at_fit)
+    if kind == "eodds":  # issue 12's tools against the test noise of a 0.01 equalized-odds bound
+        for label, kw in (("margin=0.01", {"margin": 0.01}), ("cv=5", {"cv": 5}),
+                          ("confidence=0.9", {"confidence": 0.9})):
+            full = f"group-blind plug-in (LR, product, {label})"
+            record(full, lambda kw=kw: fit_goal(X, y, s, kind, bound, lr(), True, **kw),
+                   lambda o, full=full: {full: o[1]}, fit_value=at_fit)
 
+    # peers; fairlearn and OxonFair raise on more than two classes (their error is recorded)
+    record("fairlearn EG", lambda: fit_eg(X, y, s, kind, bound, lr),
+           lambda o: {"fairlearn ExponentiatedGradient": eg_predictor(o)})
+    record("OxonFair", lambda: fit_oxonfair(X, y, s, kind, bound, lr),
+           lambda o: {"OxonFair (inferred groups)": lambda Xe, se: one_hot(o.predict(Xe), classes)})
     if binary:
-        from fairlearn.reductions import DemographicParity, EqualizedOdds, ExponentiatedGradient, TruePositiveRateParity
-
-        moment = {"dp": DemographicParity, "eodds": EqualizedOdds, "eopp": TruePositiveRateParity}[kind]
-        record("fairlearn EG", lambda: ExponentiatedGradient(
-            lr(), moment(difference_bound=bound), sample_weight_name="logisticregression__sample_weight",
-        ).fit(X, y, sensitive_features=np.asarray(s)),
-            lambda o: {"fairlearn ExponentiatedGradient": lambda Xe, se: o._pmf_predict(Xe)})
-        record("OxonFair", lambda: fit_oxonfair(X, y, s, kind, bound, lr),
-               lambda o: {"OxonFair (inferred groups)": lambda Xe, se: one_hot(o.predict(Xe), classes)})
         pre = lr()[:-1].fit(X)
-        Z, Zt = pre.transform(X), pre.transform(Xt)
         import scipy.sparse as sp
 
-        Z, Zt = sp.csr_matrix(Z, dtype=np.float64), sp.csr_matrix(Zt, dtype=np.float64)
+        Z, Zt = sp.csr_matrix(pre.transform(X), dtype=np.float64), sp.csr_matrix(pre.transform(Xt), dtype=np.float64)
         zmap = lambda Xe: Zt if Xe is Xt else Z  # noqa: E731
         record("RampClassifier", lambda: fit_ramp(Z, y, s, kind, bound), lambda o: {
             "RampClassifier (deterministic f>0)": lambda Xe, se: one_hot((o.decision_function(zmap(Xe)) > 0).astype(int), classes),
@@ -286,27 +358,17 @@ def run_problem(name, kind, bound, X, y, s, Xt, yt, st, quick, rows, split):
     return out, models
 
 
-def fit_oxonfair(X, y, s, kind, bound, lr):
-    from oxonfair import FairPredictor
-    from oxonfair import group_metrics as gm
-
-    pred = lr().fit(X, y)
-    groups = lr().fit(X, np.asarray(s))
-    fp = FairPredictor(pred, {"data": X, "target": np.asarray(y)}, groups=np.asarray(s), inferred_groups=groups)
-    metric = {"dp": gm.demographic_parity, "eodds": gm.equalized_odds, "eopp": gm.equal_opportunity}[kind]
-    fp.fit(gm.accuracy, metric, bound)
-    return fp
-
-
 def deterministic_table(name, kind, bound, models, Xt, yt, st, X, y, s, rows, split):
+    """Randomized classifier vs ``to_deterministic`` strategies (group-aware and group-blind LR)."""
     out = {}
+    problem = goal_problem(kind, bound)
     for key, label in (("aware", "group-aware LR"), ("blind", "group-blind LR")):
         if models.get(key) is None:
             continue
         m, pred = models[key]
         classes = m.classes_
         variants = {"randomized": (pred, None)}
-        for strat in ("hash", "best_rule"):
+        for strat in ("hash", "best_rule", "max_weight"):
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 t0 = time.perf_counter()
@@ -314,11 +376,21 @@ def deterministic_table(name, kind, bound, models, Xt, yt, st, X, y, s, rows, sp
                 sec = time.perf_counter() - t0
             sf = (lambda se: None) if key == "blind" else (lambda se: {"g": np.asarray(se)})
             variants[strat] = ((lambda Xe, se, d=d, sf=sf: d.predict_proba(Xe, sensitive_features=sf(se))),
-                               {"seconds": sec, "warned": bool(caught), "train_max_violation": d.train_max_violation_})
+                               {"seconds": sec, "warned": float(any(issubclass(w.category, RuntimeWarning)
+                                                                    for w in caught)),
+                                "train_max_violation": d.train_max_violation_})
+        ref = None
         for strat, (pred_fn, extra) in variants.items():
             Dt, Dtr = pred_fn(Xt, st), pred_fn(X, s)
-            res = {"test_accuracy": accuracy(yt, Dt, classes), "test_violation": violation(kind, yt, Dt, st, classes),
-                   "train_violation": violation(kind, y, Dtr, s, classes), **(extra or {})}
+            (acc_t, v_t), (_, v_tr) = measure(problem, yt, Dt, st, classes), measure(problem, y, Dtr, s, classes)
+            res = {"test_accuracy": acc_t, "test_violation": v_t, "train_violation": v_tr, **(extra or {})}
+            if ref is None:  # the randomized classifier: the hashing-noise floor on test and train
+                ref = res
+                res["hash_noise_sd_test"] = hash_noise_sd(kind, yt, Dt, st, classes)
+                res["hash_noise_sd_train"] = hash_noise_sd(kind, y, Dtr, s, classes)
+            else:
+                res["d_test_accuracy"] = acc_t - ref["test_accuracy"]
+                res["d_test_violation"] = v_t - ref["test_violation"]
             out[f"{label} / {strat}"] = res
             print(f"  {label:15s} {strat:10s} test acc {res['test_accuracy']:.4f} viol {res['test_violation']:.4f} "
                   f"| train viol {res['train_violation']:.4f}", flush=True)
@@ -331,8 +403,120 @@ def deterministic_table(name, kind, bound, models, Xt, yt, st, X, y, s, rows, sp
     return out
 
 
+# ============================================================================ trade-off sweep
+SWEEP = {"group-blind plug-in (LR, product)": (0, 0.25, 0.5, 1, 1.5, 2, 3, 4),
+         "fairlearn ExponentiatedGradient": (0.5, 1, 2)}
+
+
+def tradeoff(name, kind, bound, X, y, s, Xt, yt, st, split):
+    """Test accuracy and violation of the group-blind LR and fairlearn EG at several bounds."""
+    classes = np.unique(y)
+    lr = lambda: make_estimator("logistic_regression", X)  # noqa: E731
+    out = {}
+    for method, factors in SWEEP.items():
+        for f in factors:
+            b = bound * f
+            t0 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if method.startswith("group-blind"):
+                    pred = fit_goal(X, y, s, kind, b, lr(), True)[1]
+                else:
+                    pred = eg_predictor(fit_eg(X, y, s, kind, b, lr))
+            acc, v = measure(goal_problem(kind, bound), yt, pred(Xt, st), st, classes)
+            out.setdefault(method, []).append({"bound": b, "test_accuracy": acc, "test_violation": v,
+                                               "seconds": time.perf_counter() - t0})
+            print(f"  {method:36s} bound {b:.4f}: test acc {acc:.4f} viol {v:.4f}", flush=True)
+    return out
+
+
+def at_matched_violation(curve, v):
+    """Accuracy of a method's sweep at test violation ``v``: interpolated between its points
+    (sorted by violation); above the largest violation it reached, the accuracy of that point
+    (the method at a smaller violation, flagged ``capped``); None below its smallest."""
+    pts = sorted((p["test_violation"], p["test_accuracy"]) for p in curve)
+    xs, ys = np.array([p[0] for p in pts]), np.array([p[1] for p in pts])
+    if v < xs[0]:
+        return None, False
+    return float(np.interp(v, xs, ys)), bool(v > xs[-1])
+
+
+def matched_summary(per_split):
+    """Per problem and EG bound: goalfit's accuracy at EG's test violation minus EG's (paired by split)."""
+    out = {}
+    for rec in per_split:
+        for prob, curves in rec["tradeoff"].items():
+            eg, gb = curves["fairlearn ExponentiatedGradient"], curves["group-blind plug-in (LR, product)"]
+            for p in eg:
+                a, capped = at_matched_violation(gb, p["test_violation"])
+                d = out.setdefault(prob, {}).setdefault(f"{p['bound']:.4g}", {"diff": [], "eg_acc": [],
+                                                                               "eg_viol": [], "outside": 0,
+                                                                               "capped": 0})
+                d["capped"] += capped
+                d["eg_acc"].append(p["test_accuracy"])
+                d["eg_viol"].append(p["test_violation"])
+                if a is None:
+                    d["outside"] += 1
+                else:
+                    d["diff"].append(a - p["test_accuracy"])
+    for prob in out:
+        for b, d in out[prob].items():
+            for k in ("diff", "eg_acc", "eg_viol"):
+                v = d[k]
+                d[k] = {"mean": float(np.mean(v)) if v else None, "half_width": half_width(v), "n": len(v),
+                        "values": v}
+    return out
+
+
+def mean_curves(per_split):
+    """Per problem and method: mean test accuracy and violation at each bound over the splits."""
+    acc = {}
+    for rec in per_split:
+        for prob, curves in rec["tradeoff"].items():
+            for meth, pts in curves.items():
+                for p in pts:
+                    acc.setdefault(prob, {}).setdefault(meth, {}).setdefault(p["bound"], []).append(
+                        (p["test_accuracy"], p["test_violation"]))
+    return {prob: {meth: [{"bound": b, "test_accuracy": float(np.mean([a for a, _ in v])),
+                           "test_accuracy_hw": half_width([a for a, _ in v]),
+                           "test_violation": float(np.mean([x for _, x in v])),
+                           "test_violation_hw": half_width([x for _, x in v]), "n": len(v)}
+                          for b, v in sorted(d.items())] for meth, d in m.items()} for prob, m in acc.items()}
+
+
+def plot_tradeoff(curves, path):
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(curves), figsize=(5 * len(curves), 4))
+    for ax, (prob, meths) in zip(np.atleast_1d(axes), curves.items()):
+        for i, (meth, pts) in enumerate(meths.items()):
+            ax.errorbar([p["test_violation"] for p in pts], [p["test_accuracy"] for p in pts],
+                        xerr=[p["test_violation_hw"] or 0 for p in pts], yerr=[p["test_accuracy_hw"] or 0 for p in pts],
+                        marker="os"[i % 2], color=f"C{i}", label=meth, ms=5)
+            for p in pts:
+                ax.annotate(f"{p['bound']:.3g}", (p["test_violation"], p["test_accuracy"]), fontsize=6)
+        _label(ax, prob, "mean ")
+        ax.legend(fontsize=7)
+    _save(fig, path)
+
+
+def _label(ax, title, prefix=""):
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel(f"{prefix}test violation (true groups)")
+    ax.set_ylabel(f"{prefix}test accuracy")
+
+
+def _save(fig, path):
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+# ============================================================================ driver
 def summarize(results):
-    """Mean and 95% half-width over re-splits per (problem, method, metric)."""
+    """Mean, 95% half-width and number of splits per (problem, method, metric)."""
     table = {}
     for per_split in results:
         for prob, methods in per_split["methods"].items():
@@ -342,13 +526,14 @@ def summarize(results):
                     continue
                 d = table.setdefault(prob, {}).setdefault(meth, {})
                 for k, v in res.items():
-                    if isinstance(v, float):
-                        d.setdefault(k, []).append(v)
+                    if isinstance(v, (float, int)) and not isinstance(v, bool):
+                        d.setdefault(k, []).append(float(v))
     out = {}
     for prob, methods in table.items():
         for meth, d in methods.items():
             out.setdefault(prob, {})[meth] = d if "error" in d else {
-                k: {"mean": float(np.mean(v)), "half_width": half_width(v), "values": v} for k, v in d.items()}
+                k: {"mean": float(np.mean(v)), "half_width": half_width(v), "std": float(np.std(v)), "n": len(v),
+                    "values": v} for k, v in d.items()}
     return out
 
 
@@ -356,49 +541,152 @@ def plot(summary, path):
     import matplotlib.pyplot as plt
 
     probs = list(summary)
-    fig, axes = plt.subplots(1, len(probs), figsize=(5 * len(probs), 4.2))
+    fig, axes = plt.subplots(1, len(probs), figsize=(5 * len(probs), 4.6))
     for ax, prob in zip(np.atleast_1d(axes), probs):
         for i, (meth, d) in enumerate(summary[prob].items()):
             if "error" in d:
                 continue
             ax.errorbar(d["test_violation"]["mean"], d["test_accuracy"]["mean"],
                         xerr=d["test_violation"]["half_width"], yerr=d["test_accuracy"]["half_width"],
-                        fmt="o^sDv<>"[i % 7], color=f"C{i % 10}", label=meth, ms=6)
+                        fmt="o^sDv<>"[i % 7], color=f"C{i % 10}", label=f"{meth} (n={d['test_accuracy']['n']})", ms=6)
         bound = float(prob.split("<=")[1]) if "<=" in prob else None
         if bound:
             ax.axvline(bound, color="grey", ls="--", lw=1)
-        ax.set_title(prob, fontsize=9)
-        ax.set_xlabel("test violation (true groups)")
-        ax.set_ylabel("test accuracy")
-    handles, labels = np.atleast_1d(axes)[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=7)
-    fig.tight_layout(rect=(0, 0.12, 1, 1))
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+        _label(ax, prob)
+        ax.legend(fontsize=5, loc="lower right")
+    _save(fig, path)
+
+
+def _pm(d, k, nd=4):
+    v = d.get(k)
+    if v is None or v["mean"] is None:
+        return "-"
+    hw = v["half_width"]
+    return f"{v['mean']:.{nd}f}" + (f" ± {hw:.{nd}f}" if hw is not None else "")
+
+
+def markdown(main_record, trade_record=None, det_record=None):
+    """The README tables from the JSON records (``--table``)."""
+    out = []
+    for prob, methods in main_record["summary"].items():
+        out += [f"**{prob}**", "", "| method | splits | test accuracy | test violation | train violation "
+                "| fit time / base fit (median) |", "|---|---|---|---|---|---|"]
+        for meth, d in methods.items():
+            if "error" in d:
+                out.append(f"| {meth} | - | not supported: `{d['error'][:90]}` | | | |")
+                continue
+            tv = _pm(d, "train_violation")
+            if "HGB" in meth and "train_violation_at_fit" in d:
+                tv += f" (at fit: {d['train_violation_at_fit']['mean']:.4f})"
+            if "certified" in d:
+                tv += f" (certified on {d['certified']['mean'] * d['certified']['n']:.0f}/{d['certified']['n']})"
+            out.append(f"| {meth} | {d['test_accuracy']['n']} | {_pm(d, 'test_accuracy')} | "
+                       f"{_pm(d, 'test_violation')} | {tv} | {np.median(d['fit_time_ratio']['values']):.1f} |")
+        out.append("")
+    out += ["**Deterministic classifiers (Adult)**: differences to the randomized classifier of the same "
+            "fit, per split, then mean ± half-width and the largest |difference| over the splits", "",
+            "| problem | classifier | test accuracy | test violation | train violation | Δ test accuracy "
+            "(max abs) | Δ test violation (max abs) | hashing-noise sd (test) |", "|---|---|---|---|---|---|---|---|"]
+    det = det_record["summary"] if det_record else main_record.get("deterministic", {})
+    for prob, variants in det.items():
+        for name, d in variants.items():
+            extra = ""
+            if "d_test_accuracy" in d:
+                da, dv = d["d_test_accuracy"], d["d_test_violation"]
+                extra = (f"{_pm(d, 'd_test_accuracy')} ({max(abs(x) for x in da['values']):.4f}) | "
+                         f"{_pm(d, 'd_test_violation')} ({max(abs(x) for x in dv['values']):.4f}) | ")
+            else:
+                extra = f" | | {_pm(d, 'hash_noise_sd_test')}"
+            out.append(f"| {prob} | {name} | {_pm(d, 'test_accuracy')} | {_pm(d, 'test_violation')} | "
+                       f"{_pm(d, 'train_violation')} | {extra} |".replace("|  |", "| |"))
+    out.append("")
+    if trade_record:
+        out += ["**Accuracy at matched test violation** (group-blind LR's sweep interpolated at EG's test "
+                "violation, same split; paired difference)", "",
+                "| problem | EG bound | EG test accuracy | EG test violation | goalfit − EG accuracy at EG's "
+                "violation | splits counted (of which EG above goalfit's whole sweep: its least-constrained point "
+                "used; EG below the sweep: not counted) |",
+                "|---|---|---|---|---|---|"]
+        for prob, bounds in matched_summary(trade_record["per_split"]).items():
+            for b, d in bounds.items():
+                out.append(f"| {prob} | {b} | {_pm(d, 'eg_acc')} | {_pm(d, 'eg_viol')} | {_pm(d, 'diff')} | "
+                           f"{d['diff']['n']} ({d.get('capped', 0)}; {d['outside']}) |")
+    return "\n".join(out)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="8,000 training rows per problem, one split, cv=3")
-    ap.add_argument("--splits", type=int, default=1, help="number of (re-)splits (seeds 0..N-1)")
+    ap.add_argument("--splits", type=int, default=10, help="number of (re-)splits (seeds 0..N-1)")
+    ap.add_argument("--slow-splits", type=int, default=3,
+                    help="RampClassifier and Zafar et al. run on the first N splits only (the slow methods)")
+    ap.add_argument("--reuse", type=Path, help="an earlier group_blind.json: take RampClassifier's and Zafar et "
+                                               "al.'s results of its splits from it instead of re-running them")
+    ap.add_argument("--part", choices=("main", "tradeoff", "deterministic"), default="main",
+                    help="main: every method at the goal's bound (+ deterministic table); tradeoff: the "
+                         "group-blind LR and EG at several bounds (group_blind_tradeoff.json); "
+                         "deterministic: the deterministic table alone (refits the two LR models; "
+                         "group_blind_deterministic.json)")
     ap.add_argument("--only", help="re-run only the methods whose name contains this string (e.g. 'Zafar') "
                                    "on the splits of the existing JSON, and merge them into it")
+    ap.add_argument("--table", action="store_true", help="print the README tables from the existing JSON files")
+    ap.add_argument("--resume", action="store_true", help="keep the splits of the existing JSON of this part "
+                                                          "and run the next ones")
+    ap.add_argument("--first-split", type=int, default=0,
+                    help="start at this split and write group_blind_from<N>.json (to run splits in two "
+                         "processes; merge with --merge)")
+    ap.add_argument("--merge", type=Path, nargs="+", help="main-part JSON files of disjoint splits to merge "
+                                                           "into group_blind.json")
+    ap.add_argument("--no-deterministic", action="store_true",
+                    help="main part without the deterministic table (run it with --part deterministic)")
     args = ap.parse_args()
+    if args.table:
+        q = "_quick" if args.quick else ""
+        tr, de = RESULTS / f"{NAME}_tradeoff{q}.json", RESULTS / f"{NAME}_deterministic{q}.json"
+        return print(markdown(json.loads((RESULTS / f"{NAME}{q}.json").read_text()),
+                              json.loads(tr.read_text()) if tr.exists() else None,
+                              json.loads(de.read_text()) if de.exists() else None))
     if args.only:
         return rerun_only(args)
+    if args.part == "deterministic":
+        return run_deterministic(args)
+    n_splits = 1 if args.quick else args.splits
+    reuse = None if args.reuse is None else {r["split"]: r["methods"] for r in json.loads(args.reuse.read_text())["per_split"]}
     t_start = time.perf_counter()
     rows, per_split = [], []
-    for split in range(1 if args.quick else args.splits):
+    if args.resume:
+        stem = NAME + ("_tradeoff" if args.part == "tradeoff" else "") + ("_quick" if args.quick else "")
+        old = json.loads((RESULTS / f"{stem}.json").read_text())
+        per_split, rows = old["per_split"], old.get("rows", [])
+        t_start -= old["seconds"]
+    if args.merge:
+        recs = [json.loads(f.read_text()) for f in args.merge]
+        per_split = sorted((p for r in recs for p in r["per_split"]), key=lambda p: p["split"])
+        rows = [row for r in recs for row in r["rows"]]
+        t_start -= sum(r["seconds"] for r in recs)
+        args.reuse = args.reuse or recs[0].get("reused")
+        if args.no_deterministic:  # the deterministic table lives in its own file (--part deterministic)
+            for p in per_split:
+                p["deterministic"] = {}
+            rows = [r for r in rows if not r["experiment"].endswith("deterministic")]
+        return write(args, per_split, rows, t_start)
+    for split in range(max(len(per_split), args.first_split), n_splits):
         print(f"=== split {split}", flush=True)
-        methods, det = {}, {}
+        methods, det, trade = {}, {}, {}
         for (name, kind, bound, X, y, s, Xt, yt, st) in problems(split, args.quick):
             print(f"--- {name} (train {len(y)}, test {len(yt)})", flush=True)
-            out, models = run_problem(name, kind, bound, X, y, s, Xt, yt, st, args.quick, rows, split)
+            if args.part == "tradeoff":
+                if len(np.unique(y)) == 2:
+                    trade[name] = tradeoff(name, kind, bound, X, y, s, Xt, yt, st, split)
+                continue
+            old = None if reuse is None or split not in reuse else reuse[split].get(name, {})
+            out, models = run_problem(name, kind, bound, X, y, s, Xt, yt, st, args.quick, rows, split,
+                                      slow=split < args.slow_splits, reuse=old)
             methods[name] = out
-            if name.startswith("Adult"):
+            if name.startswith("Adult") and not args.no_deterministic:
                 print(f"  deterministic classifiers ({name}):", flush=True)
                 det[name] = deterministic_table(name, kind, bound, models, Xt, yt, st, X, y, s, rows, split)
-        per_split.append({"split": split, "methods": methods, "deterministic": det})
+        per_split.append({"split": split, "methods": methods, "deterministic": det, "tradeoff": trade})
         write(args, per_split, rows, t_start)
 
 
@@ -423,20 +711,50 @@ def rerun_only(args):
     write(args, per_split, rows, t_start)
 
 
+def run_deterministic(args):
+    """The deterministic table alone (refits the two LR models on the Adult problems), in
+    ``group_blind_deterministic.json``: runnable after a change to ``to_deterministic``."""
+    global ONLY
+    ONLY = "plug-in (LR)"  # the group-aware and the group-blind (product) LR only
+    t_start = time.perf_counter()
+    per_split, rows = [], []
+    for split in range(1 if args.quick else args.splits):
+        det = {}
+        for (name, kind, bound, X, y, s, Xt, yt, st) in problems(split, args.quick):
+            if name.startswith("Adult"):
+                print(f"--- split {split} {name}", flush=True)
+                _, models = run_problem(name, kind, bound, X, y, s, Xt, yt, st, args.quick, [], split)
+                det[name] = deterministic_table(name, kind, bound, models, Xt, yt, st, X, y, s, rows, split)
+        per_split.append({"split": split, "methods": det})
+        write(args, per_split, rows, t_start)
+
+
 def write(args, per_split, rows, t_start):
     """Summaries over the splits done so far, the plot and the JSON (rewritten after every split)."""
     n_splits = len(per_split)
-    summary = summarize(per_split)
-    det_summary = summarize([{"methods": p["deterministic"]} for p in per_split])
+    stem = NAME + ("" if args.part == "main" else f"_{args.part}") + ("_quick" if args.quick else "")
+    if args.first_split and not args.merge:
+        stem += f"_from{args.first_split}"
     RESULTS.mkdir(exist_ok=True)
-    plot(summary, RESULTS / (f"{NAME}_quick.png" if args.quick else f"{NAME}.png"))
-    record = {"benchmark": NAME, "date": datetime.now(timezone.utc).isoformat(), "quick": args.quick,
-              "n_splits": n_splits, "seconds": time.perf_counter() - t_start,
-              "machine": machine_record(), "versions": versions("fairlearn", "cvxpy"),
-              "seeds": {"splits": list(range(n_splits)), "goalfit_random_state": 0},
-              "targets": TARGETS, "summary": summary, "deterministic": det_summary,
-              "per_split": per_split, "rows": rows}
-    path = RESULTS / (f"{NAME}_quick.json" if args.quick else f"{NAME}.json")
+    record = {"benchmark": NAME, "part": args.part, "date": datetime.now(timezone.utc).isoformat(),
+              "quick": args.quick, "n_splits": n_splits, "seconds": time.perf_counter() - t_start,
+              "machine": machine_record(), "versions": versions("fairlearn", "oxonfair", "cvxpy"),
+              "seeds": {"splits": list(range(n_splits)), "goalfit_random_state": 0}}
+    if args.part == "tradeoff":
+        curves = mean_curves(per_split)
+        plot_tradeoff(curves, RESULTS / f"{stem}.png")
+        record.update(sweep={k: list(v) for k, v in SWEEP.items()}, curves=curves,
+                      matched=matched_summary(per_split), per_split=per_split)
+    elif args.part == "deterministic":
+        record.update(summary=summarize(per_split), per_split=per_split, rows=rows)
+    else:
+        summary = summarize(per_split)
+        plot(summary, RESULTS / f"{stem}.png")
+        record.update(slow_splits=args.slow_splits, reused=None if args.reuse is None else str(args.reuse),
+                      targets=TARGETS, summary=summary, per_split=per_split, rows=rows)
+        if any(p["deterministic"] for p in per_split):
+            record["deterministic"] = summarize([{"methods": p["deterministic"]} for p in per_split])
+    path = RESULTS / f"{stem}.json"
     path.write_text(json.dumps(record, indent=1, default=float))
     print(f"wrote {path} after {n_splits} split(s) ({record['seconds']:.0f} s)", flush=True)
 

@@ -328,3 +328,50 @@ def test_best_rule_is_never_worse_than_a_member_with_three_groups():
     members = [rank(P, m.classifier_.with_members([mb], [1.0]).expected_confusion_tensor(X, y, sensitive_features=sf))
                for mb in m.classifier_.members]
     assert got <= min(members)
+
+
+@pytest.mark.parametrize("goal,n_dirs", [(gf.demographic_parity_difference, 49), (gf.equalized_odds_difference, 1153)])
+def test_direction_rule_reaches_the_exact_threshold_rule_when_the_group_is_a_function_of_x(goal, n_dirs):
+    # with A a function of x the joint is eta_1 on the row's own group and 0 elsewhere, so the
+    # group-blind linear rules are exactly the per-group threshold rules, whose best is known
+    # exactly (best_threshold_rule, two groups); the direction grid must get within its
+    # resolution of it, and meet the goal on the sample whenever the exact search does
+    from goalfit.methods.derandomize import best_direction_rule
+
+    rng = np.random.default_rng(3)
+    n = 3000
+    cells = rng.integers(0, 2, n)
+    eta = np.clip(rng.beta(2, 3, n) + 0.15 * cells, 0, 1)
+    y = (rng.random(n) < eta).astype(int)
+    J = np.zeros((n, 2, 2))
+    J[np.arange(n), cells, 1], J[np.arange(n), cells, 0] = eta, 1 - eta
+    space = ConfusionSpace.from_codes(y, cells, np.array([0, 1]), pd.DataFrame({"g": [0, 1]}))
+    for bound in (0.01, 0.05):
+        problem = Problem("error", [goal("g") <= bound]).compile(space)
+        _, C_exact, info = best_threshold_rule(problem, eta, y, cells)
+        assert info["exact"] and info["feasible"]
+        rule, C, n_cand = best_direction_rule(problem, J.reshape(n, -1), y, cells)
+        assert n_cand == n_dirs  # one constraint axis for DP, two (TPR, FPR) for equalized odds
+        assert isinstance(rule, GroupBlindRule)
+        np.testing.assert_allclose(C, confusion_tensor(y, rule.predict_codes(None, J.reshape(n, -1), cells),
+                                                       cells, 2, 2, None), atol=1e-15)
+        assert problem.max_violation(C) <= 1e-9
+        exact, got = problem.objective.value(C_exact), problem.objective.value(C)
+        assert exact - 1e-12 <= got <= exact + 0.004
+
+
+def test_best_rule_group_blind_equalized_odds_uses_the_direction_search():
+    X, y, g, _ = _blobs(n=2000, seed=7)
+    con = [gf.equalized_odds_difference("g") <= 0.02]
+    m = gf.GoalClassifier(LogisticRegression(), constraints=con, group_blind=True).fit(
+        X, y, sensitive_features={"g": g})
+    from goalfit.methods.derandomize import best_candidate_rule, best_direction_rule, rank
+
+    best = m.to_deterministic("best_rule")
+    ts, P = m.train_sample_, m.problem_
+    assert best.derandomization_["n_directions"] == 1153
+    members = [mb for mb in m.classifier_.members if mb.needs == "proba"]
+    _, C_pairs, _ = best_candidate_rule(P, members, ts.proba, ts.y, ts.cells, n_grid=19, shift=True)
+    _, C_dirs, _ = best_direction_rule(P, ts.proba, ts.y, ts.cells)
+    C = best.expected_confusion_tensor(X, y, sensitive_features={"g": g})
+    assert rank(P, C) == min(rank(P, C_pairs), rank(P, C_dirs))  # the better of both searches

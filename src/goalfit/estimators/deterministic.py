@@ -17,7 +17,7 @@ from sklearn.utils.validation import _num_samples
 from ..classifiers.hashing import hash_predictions, row_hash
 from ..classifiers.members import PluginRule, ThresholdRule
 from ..confusion import confusion_tensor
-from ..methods.derandomize import best_candidate_rule, best_threshold_rule, rank
+from ..methods.derandomize import best_candidate_rule, best_direction_rule, best_threshold_rule, rank
 
 STRATEGIES = ("hash", "best_rule", "max_weight")
 
@@ -100,6 +100,13 @@ def to_deterministic(model, strategy="hash", *, random_state=0):
                 problem, members, ts.proba, ts.y, ts.cells, ts.sample_weight,
                 n_grid=19 if shift else 49, shift=shift)
             info.update(search="members and plug-in rules between pairs of members", n_candidates=n_cand)
+            if shift:  # binary group-blind, linear goals: also the Lagrangian directions' rules
+                m2, C2, n_dir = best_direction_rule(problem, ts.proba, ts.y, ts.cells, ts.sample_weight)
+                info.update(search=info["search"] + ", and group-blind linear rules over a grid of directions",
+                            n_directions=n_dir)
+                if C is None or rank(problem, C2) < rank(problem, C):
+                    member, C = m2, C2
+                    info["picked_direction_rule"] = True
         for k, m in fixed:  # compared on their stored predictions
             Ck = ts.confusion(ts.member_codes[k], space)
             if C is None or rank(problem, Ck) < rank(problem, C):

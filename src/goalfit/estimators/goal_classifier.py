@@ -631,7 +631,10 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
               ``1[eta_1(x) >= t_a]``, exact (every combination) for one or two groups,
               coordinate descent for more; otherwise (multiclass, ``group_blind``, nonlinear goals) the best of the members
               and of the plug-in rules between pairs of members (meets the goals on the training
-              data whenever one of these candidates does; no optimality over all rules).
+              data whenever one of these candidates does; no optimality over all rules); for
+              binary ``group_blind`` fits with linear goals also the group-blind linear rules
+              over a grid of Lagrangian directions, each with its exact threshold
+              (:func:`goalfit.methods.derandomize.best_direction_rule`).
               The members themselves stay candidates. It is chosen on the training sample, so its
               training values are optimistic as the randomized classifier's are: measure it on
               held-out data (``evaluate(..., confidence=)``).
