@@ -54,8 +54,9 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         Fitted (unsupervised) on the features of all datasets, e.g. ``Nystroem`` or
         ``RBFSampler`` for the kernel-approximation map Phi of §4.2. Default: raw features.
     fit_intercept : bool, default True
-        The paper's Adult runs used none; with ``inner_solver="liblinear"`` the intercept is a
-        feature of value ``intercept_scaling`` (weakly regularized).
+        The paper's Adult runs used none; the intercept is unregularized (exactly for
+        ``"dcd"``, ``"svc"`` and ``"cvxpy"``; with ``inner_solver="liblinear"`` it is a feature
+        of value ``intercept_scaling``, weakly regularized).
     max_iter : int, default 10
         MM iterations from a feasible point (the paper's churn runs used 5; svmc.jl stops at 10).
     max_feasibility_iter : int, optional
@@ -77,9 +78,22 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     max_cutting_plane_iter : int, default 30
     cutting_plane_tol : float, default 1e-4
         Certified gap at which a Problem-3 solve stops (rate units).
+    cutting_plane_rel_tol : float, default 0.1
+        A Problem-3 solve also stops when its certified gap is at most this fraction of the
+        step's certified decrease of the majorizer (an inexact MM step that still achieves at
+        least ``1 / (1 + rel_tol)`` of the exact step's decrease; 0: always solve to
+        ``cutting_plane_tol``).
     max_multiplier : float, default 1e4
-    inner_solver : {"liblinear", "svc", "cvxpy"}, default "liblinear"
+    inner_solver : {"dcd", "liblinear", "svc", "cvxpy"}, default "dcd"
+        The weighted-SVM solver: ``"dcd"`` is dual coordinate descent (Hsieh et al. 2008) warm
+        started from the previous solve's dual variables, with an exact unregularized intercept
+        and a certified dual bound (:mod:`goalfit.methods.ramp.dcd`, compiled by numba);
+        ``"liblinear"`` (scikit-learn's ``LinearSVC``, a slightly regularized intercept, no dual
+        bound, solved from scratch each time), ``"svc"`` and ``"cvxpy"`` (small data) are kept
+        as references.
     inner_tol : float, default 1e-4
+        Inner stopping tolerance (for ``"dcd"`` the largest inner duality gap, lowered to
+        ``cutting_plane_tol / 2`` near the end of each Problem-3 solve).
     intercept_scaling : float, default 1.0
     init : {"zeros", "unconstrained"}, default "zeros"
         MM start: ``w = 0`` (the paper's; every rate is 1/2 there), or the weighted SVM of the
@@ -151,8 +165,9 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, objective="error", constraints=(), *, alpha=None, feature_map=None,
                  fit_intercept=True, max_iter=10, max_feasibility_iter=None, feasibility_alpha=None, tol=1e-4,
                  multiplier_solver="cutting_plane",
-                 chooser="auto", max_cutting_plane_iter=30, cutting_plane_tol=1e-4, max_multiplier=1e4,
-                 inner_solver="liblinear", inner_tol=1e-4, intercept_scaling=1.0, init="zeros",
+                 chooser="auto", max_cutting_plane_iter=30, cutting_plane_tol=1e-4, cutting_plane_rel_tol=0.1,
+                 max_multiplier=1e4,
+                 inner_solver="dcd", inner_tol=1e-4, intercept_scaling=1.0, init="zeros",
                  deployed_model=None, random_state=None, confidence=None, margin=None, safety_fraction=0.4):
         self.confidence = confidence
         self.margin = margin
@@ -170,6 +185,7 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         self.chooser = chooser
         self.max_cutting_plane_iter = max_cutting_plane_iter
         self.cutting_plane_tol = cutting_plane_tol
+        self.cutting_plane_rel_tol = cutting_plane_rel_tol
         self.max_multiplier = max_multiplier
         self.inner_solver = inner_solver
         self.inner_tol = inner_tol
@@ -284,7 +300,8 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         if lam1 is not None and not lam1 > 0:
             raise ValueError(f"feasibility_alpha must be positive, got {self.feasibility_alpha!r}")
         params = {"multiplier_solver": self.multiplier_solver, "chooser": self.chooser,
-                  "tol": self.cutting_plane_tol, "max_iter": self.max_cutting_plane_iter,
+                  "tol": self.cutting_plane_tol, "rel_tol": self.cutting_plane_rel_tol,
+                  "max_iter": self.max_cutting_plane_iter,
                   "v_max": self.max_multiplier, "inner_solver": self.inner_solver,
                   "inner_tol": self.inner_tol, "fit_intercept": self.fit_intercept,
                   "intercept_scaling": self.intercept_scaling, "random_state": seed}
