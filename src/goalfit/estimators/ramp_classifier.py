@@ -48,8 +48,8 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         objective; with ``lambda = 1 / n_train`` the regularizer weighs as much as one example,
         whatever ``n``. In the weighted-SVM form of the inner problem (``svm.py``) this is the
         per-example cost ``C_i = 2 omega_i / lambda = 2`` for a plain error objective: LIBLINEAR's
-        scale-free default regime (Fan et al. 2008, C of order 1), which Goh et al. used for
-        Adult (§4.1, LIBLINEAR defaults). It also keeps the ramp's band of randomized
+        scale-free default regime (Fan et al. 2008, C of order 1); Goh et al.'s Adult runs
+        (§4.1) used LIBLINEAR "with default parameters, most notably lambda = 1/n". It also keeps the ramp's band of randomized
         predictions narrow as ``n`` grows (``|w|`` grows like ``sqrt(n)``), so the randomized and
         deterministic rules agree more closely on large data. ``benchmarks/ramp_robustness.py``
         measures the answer's spread over ``alpha`` in {1e-2, 1e-3, 1e-4, default} x ``init``. The ramp has a fixed width of 1 in
