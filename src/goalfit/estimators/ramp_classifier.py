@@ -86,7 +86,7 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     max_cutting_plane_iter : int, default 30
     cutting_plane_tol : float, default 1e-4
         Certified gap at which a Problem-3 solve stops (rate units).
-    cutting_plane_rel_tol : float, default 0.1
+    cutting_plane_rel_tol : float, default 0.02
         A Problem-3 solve also stops when its certified gap is at most this fraction of the
         step's certified decrease of the majorizer (an inexact MM step that still achieves at
         least ``1 / (1 + rel_tol)`` of the exact step's decrease; 0: always solve to
@@ -185,7 +185,7 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, objective="error", constraints=(), *, alpha=None, feature_map=None,
                  fit_intercept=True, max_iter=10, max_feasibility_iter=None, feasibility_alpha=None, tol=1e-4,
                  multiplier_solver="cutting_plane",
-                 chooser="auto", max_cutting_plane_iter=30, cutting_plane_tol=1e-4, cutting_plane_rel_tol=0.1,
+                 chooser="auto", max_cutting_plane_iter=30, cutting_plane_tol=1e-4, cutting_plane_rel_tol=0.02,
                  max_multiplier=1e4,
                  inner_solver="dcd", inner_tol=1e-4, intercept_scaling=1.0, init="zeros",
                  deployed_model=None, random_state=None, confidence=None, margin=None, safety_fraction=0.4,
