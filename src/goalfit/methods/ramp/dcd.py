@@ -1,43 +1,52 @@
 """Warm-started dual coordinate descent for the weighted hinge problem (the ramp's inner solver).
 
-The inner problem of Alg. 2 (:mod:`.svm`) is, over hinge entries ``k`` (a row ``r_k`` of ``X``,
-a label ``y_k = +-1`` and a weight ``omega_k >= 0``),
+The inner problem of Alg. 2 (:mod:`.svm`) is, over the rows ``r`` of ``X`` with weights
+``a_r >= 0`` on the hinge of label -1 and ``c_r >= 0`` on the hinge of label +1 (both non-zero for
+a row in the ramp's linear zone),
 
-    P(w, b) = sum_k omega_k max(0, 1/2 - y_k (<w, x_{r_k}> + b)) + lam/2 |w|^2,
+    P(w, b) = sum_r a_r max(0, 1/2 + f_r) + c_r max(0, 1/2 - f_r) + lam/2 |w|^2,
+    f_r = <w, x_r> + b,
 
-with ``b`` unregularized (or absent). Its dual (Lagrangian duality of the hinge as
-``max_{0 <= alpha <= omega} alpha (1/2 - y f)``) is
+with ``b`` unregularized (or absent). Writing each hinge as ``max_{0 <= alpha <= weight}
+alpha (1/2 -+ f)`` and merging a row's two variables into ``beta_r = alpha_+ - alpha_-`` (as
+separate coordinates they are perfectly anti-correlated, which stalls coordinate descent), the
+dual is
 
-    D(alpha) = 1/2 sum_k alpha_k - |sum_k alpha_k y_k x_{r_k}|^2 / (2 lam),
-    0 <= alpha_k <= omega_k,  sum_k alpha_k y_k = 0 (only with an intercept),
+    D(beta) = sum_r h_r(beta_r) - |sum_r beta_r x_r|^2 / (2 lam),
+    -a_r <= beta_r <= c_r,  sum_r beta_r = 0 (only with an intercept),
+    h_r(beta) = 1/2 min(2 a_r + beta, 2 c_r - beta)   (concave, a kink at c_r - a_r),
 
-with ``w = sum_k alpha_k y_k x_{r_k} / lam``; ``D(alpha) <= P(w, b)`` for every feasible
-``alpha`` and every ``(w, b)`` (weak duality), so ``D`` is a certified lower bound.
+with ``w = sum_r beta_r x_r / lam``; ``D(beta) <= P(w, b)`` for every feasible ``beta`` and every
+``(w, b)`` (weak duality), so ``D`` is a certified lower bound. For a row with one hinge this is
+the usual SVM dual (``beta = y alpha``, ``h = |beta| / 2``).
 
 Algorithm: the dual coordinate descent of Hsieh, Chang, Lin, Keerthi & Sundararajan (ICML 2008,
-Alg. 1; LIBLINEAR's dual solver), with the weights as per-coordinate box bounds
-``0 <= alpha_k <= omega_k`` (their ``U = C`` becomes ``C omega_k``) and a random permutation per
-epoch (their §3.1). The unregularized intercept makes the dual's equality ``sum alpha y = 0``,
-which a one-coordinate method cannot keep; it is handled by the method of multipliers on that
-equality (our construction; Hestenes 1969, Rockafellar 1976): the intercept ``b`` is the
-multiplier, each epoch runs coordinate descent on the augmented dual
-``sum alpha (1/2 - y b_c) - |v|^2 / (2 lam) - s^2 (sum alpha y)^2 / (2 lam)`` (LIBLINEAR's
-intercept feature of value ``s = intercept_scaling``, centred at the current ``b_c``), then
-``b_c <- b_c + s^2 sum(alpha y) / lam``; the fixed point has ``sum alpha y = 0`` and solves the
-problem with the unregularized intercept exactly (LIBLINEAR's own intercept is regularized).
+Alg. 1; LIBLINEAR's dual solver) with its shrinking (§3.2) and a random permutation per epoch
+(§3.1); the weights are the per-coordinate boxes ``[-a_r, c_r]`` and each coordinate step
+maximizes the piecewise-quadratic ``D`` along ``beta_r`` exactly. Goh et al. ran their
+industrial experiments with SDCA inner solves (their missing Appendix F; notes). The
+unregularized intercept makes the dual's equality ``sum beta = 0``, which a one-coordinate
+method cannot keep: it is handled by proximal-point (method of multipliers) steps on ``b``
+(Rockafellar 1976): coordinate descent runs on the dual of the problem with LIBLINEAR's
+intercept feature of value ``s = intercept_scaling`` centred at ``b_c``
+(``sum beta (1/2 ... - b_c) - s^2 (sum beta)^2 / (2 lam)`` added), whose intercept is
+``b = b_c + s^2 sum(beta) / lam``; at every duality-gap check that fails, ``b_c <- b``. The
+fixed point has ``sum beta = 0`` and solves the problem with the unregularized intercept
+exactly (LIBLINEAR's own intercept is regularized).
 
-Certificate: after each epoch, the primal value at ``(w, b)`` and the dual value at ``alpha``
-made feasible for the equality (the side with the larger ``sum alpha`` scaled down, which stays
-in the box) give a duality gap; the solver stops when it is at most ``tol`` (absolute, in the
-objective's units: rate units in the ramp method).
+Certificate: the primal value at ``(w, b)`` and the dual value at ``beta`` made feasible for the
+equality (the side with the larger ``sum |beta|`` scaled down, which stays in the box) give a
+duality gap; the solver stops when it is at most ``tol`` (absolute, in the objective's units:
+rate units in the ramp method).
 
-Warm start (Hsieh et al. §3.4 for a changed ``C``; here the box and the entries change): a
-:class:`DualState` keeps ``alpha`` per (row, label) and ``b_c`` between calls; a call clips the
-stored values into its new box and starts from zero for entries not stored. Any start is
-feasible for the box, so warm starts change the path, never the answer (up to ``tol``).
+Warm start (Hsieh et al. §3.4 for a changed ``C``; here the boxes and the rows change): a
+:class:`DualState` keeps ``beta`` per row and ``b_c`` between calls; a call clips the stored
+values into its new boxes (zero for rows not stored). Any start is feasible, so warm starts
+change the path, never the answer (up to ``tol``).
 
-The kernel is compiled by numba on first use (``cache=True``: compiled once per installation);
-any dense ``X`` is converted once to CSR per :class:`DualState`.
+The kernels are compiled by numba on first use (``cache=True``: compiled once per
+installation, then loaded from the cache, ~0.1-0.5 s per process); any ``X`` is converted once
+to CSR per :class:`DualState`.
 """
 from __future__ import annotations
 
