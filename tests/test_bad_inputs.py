@@ -182,7 +182,7 @@ def test_surrogate_evaluate_with_groups_is_the_macro_f1_over_groups():
 def test_ramp_reports_what_the_default_predict_violates():
     goals = [gf.positive_prediction_rate(group="A") >= 0.9, gf.positive_prediction_rate(group="A") <= 0.5]
     with pytest.warns(RuntimeWarning, match="deterministic predict") as rec:
-        m = gf.RampClassifier("error", goals).fit(X, Y, sensitive_features=G)
+        m = gf.RampClassifier("error", goals, decision_threshold=0.0).fit(X, Y, sensitive_features=G)  # f > 0
     det = m.evaluate(X, Y, sensitive_features=G, randomized=False)
     worst = max(c["violation"] for c in det["constraints"])
     assert m.max_violation_deterministic_ == pytest.approx(worst)
@@ -193,6 +193,10 @@ def test_ramp_reports_what_the_default_predict_violates():
     rep = build_report(m, X, Y, sensitive_features_train=G)
     assert "default predict(X)" in rep.data["note"]
     assert max(c["violation_train"] for c in rep.data["baseline"]["constraints"]) == pytest.approx(worst)
+    # the default fitted threshold is the least violating deterministic shift of the same scores
+    with pytest.warns(RuntimeWarning):
+        fitted = gf.RampClassifier("error", goals).fit(X, Y, sensitive_features=G)
+    assert fitted.max_violation_deterministic_ <= worst + 1e-12
 
 
 def test_macro_f1_under_auto_matches_sklearn():

@@ -60,3 +60,45 @@ def test_hinge_feasibility_reports_an_impossible_restriction():
     _, _, value = hinge_feasibility(m.program_, X)
     assert ref > 0 and value == pytest.approx(ref, abs=1e-6)
     assert not m.feasible_ and m.max_violation_ > 0
+
+
+def test_best_threshold_equals_brute_force_over_every_threshold():
+    from goalfit.methods.ramp import best_threshold
+
+    X, y, g, cons = _problem(3, n=120)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = gf.RampClassifier("error", cons, alpha=1e-2, random_state=0).fit(X, y, sensitive_features={"g": g})
+    f = np.round(m.decision_function(X), 2)  # ties: only positions between distinct scores are rules
+    t, obj, viol = best_threshold(m.program_, f)
+    cands = np.r_[f.max() + 1, np.unique(f) - 1e-9]  # every distinct rule 1[f > c]
+    table = []
+    for c in cands:
+        o, rows = m.program_.values((f > c).astype(float))
+        v = max(rows.max(), 0.0)
+        table.append((0.0 if v <= 1e-9 else v, o))
+    best = min(table)
+    assert (viol, obj) == pytest.approx(best, abs=1e-12)
+    o, rows = m.program_.values((f > t).astype(float))
+    assert o == pytest.approx(obj) and max(rows.max(), 0.0) == pytest.approx(viol, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_deterministic_predict_meets_the_goals_on_train_where_a_threshold_can(seed):
+    X, y, g, cons = _problem(seed)
+    for alpha, init in ((1e-2, "zeros"), (1e-3, "unconstrained")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = gf.RampClassifier("error", cons, alpha=alpha, init=init, random_state=0).fit(
+                X, y, sensitive_features={"g": g})
+            paper = gf.RampClassifier("error", cons, alpha=alpha, init=init, random_state=0,
+                                      decision_threshold=0.0).fit(X, y, sensitive_features={"g": g})
+        assert m.feasible_ and m.max_violation_deterministic_ <= 1e-9
+        ev = m.evaluate(X, y, sensitive_features={"g": g})
+        assert max(c["violation"] for c in ev["constraints"]) <= 1e-9
+        assert paper.threshold_ == 0.0 and np.allclose(paper.coef_, m.coef_)
+        # the fitted threshold is never worse than 0 when the paper's rule already meets the goals
+        if paper.max_violation_deterministic_ <= 1e-9:
+            assert ev["objective"]["value"] <= paper.evaluate(X, y, sensitive_features={"g": g})["objective"]["value"] + 1e-12
+    with pytest.raises(ValueError, match="decision_threshold"):
+        gf.RampClassifier("error", cons, decision_threshold="zero").fit(X, y, sensitive_features={"g": g})

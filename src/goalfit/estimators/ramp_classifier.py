@@ -14,8 +14,8 @@ from ..classifiers import encode_labels
 from ..confusion import CellEncoder, confusion_tensor
 from ..confusion.datasets import DATASET_COLUMN, space_with_unlabelled, stack_datasets
 from ..goals import Problem
-from ..methods.ramp import (CHOOSERS, INNER_SOLVERS, compile_rate_program, majorization_minimization,
-                            ramp, solve_weighted_svm)
+from ..methods.ramp import (CHOOSERS, INNER_SOLVERS, best_threshold, compile_rate_program,
+                            majorization_minimization, ramp, solve_weighted_svm)
 from ..utils.validation import check_consistent_rows
 
 MULTIPLIER_SOLVERS = ("cutting_plane", "cvxpy")
@@ -43,8 +43,16 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         (``positive_prediction_rate(group="Male") <= positive_prediction_rate(group="Female") / kappa``),
         churn, coverage, recall, egregious examples (``true_positive_rate(dataset="egregious") >= 0.9``).
     alpha : float, optional
-        The l2 weight lambda of Goh et al. Eq. 7 (``lambda/2 |w|^2``); default ``1 / n_train``
-        (LIBLINEAR's default, the paper's Adult setting). The ramp has a fixed width of 1 in
+        The l2 weight lambda of Goh et al. Eq. 7 (``lambda/2 |w|^2``); default ``1 / n_train``.
+        Why: every rate is an average, so one training example weighs ``1 / n_train`` in the
+        objective; with ``lambda = 1 / n_train`` the regularizer weighs as much as one example,
+        whatever ``n``. In the weighted-SVM form of the inner problem (``svm.py``) this is the
+        per-example cost ``C_i = 2 omega_i / lambda = 2`` for a plain error objective: LIBLINEAR's
+        scale-free default regime (Fan et al. 2008, C of order 1); Goh et al.'s Adult runs
+        (§4.1) used LIBLINEAR "with default parameters, most notably lambda = 1/n". It also keeps the ramp's band of randomized
+        predictions narrow as ``n`` grows (``|w|`` grows like ``sqrt(n)``), so the randomized and
+        deterministic rules agree more closely on large data. ``benchmarks/ramp_robustness.py``
+        measures the answer's spread over ``alpha`` in {1e-2, 1e-3, 1e-4, default} x ``init``. The ramp has a fixed width of 1 in
         score units, so ``alpha`` also sets how wide the band of uncertain randomized
         predictions is: select it for this estimator on validation data
         (:func:`goalfit.estimators.select_ramp_params`) rather than reusing a hinge SVM's value
@@ -54,8 +62,9 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         Fitted (unsupervised) on the features of all datasets, e.g. ``Nystroem`` or
         ``RBFSampler`` for the kernel-approximation map Phi of §4.2. Default: raw features.
     fit_intercept : bool, default True
-        The paper's Adult runs used none; with ``inner_solver="liblinear"`` the intercept is a
-        feature of value ``intercept_scaling`` (weakly regularized).
+        The paper's Adult runs used none; the intercept is unregularized (exactly for
+        ``"dcd"``, ``"svc"`` and ``"cvxpy"``; with ``inner_solver="liblinear"`` it is a feature
+        of value ``intercept_scaling``, weakly regularized).
     max_iter : int, default 10
         MM iterations from a feasible point (the paper's churn runs used 5; svmc.jl stops at 10).
     max_feasibility_iter : int, optional
@@ -77,9 +86,22 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     max_cutting_plane_iter : int, default 30
     cutting_plane_tol : float, default 1e-4
         Certified gap at which a Problem-3 solve stops (rate units).
+    cutting_plane_rel_tol : float, default 0.02
+        A Problem-3 solve also stops when its certified gap is at most this fraction of the
+        step's certified decrease of the majorizer (an inexact MM step that still achieves at
+        least ``1 / (1 + rel_tol)`` of the exact step's decrease; 0: always solve to
+        ``cutting_plane_tol``).
     max_multiplier : float, default 1e4
-    inner_solver : {"liblinear", "svc", "cvxpy"}, default "liblinear"
+    inner_solver : {"dcd", "liblinear", "svc", "cvxpy"}, default "dcd"
+        The weighted-SVM solver: ``"dcd"`` is dual coordinate descent (Hsieh et al. 2008) warm
+        started from the previous solve's dual variables, with an exact unregularized intercept
+        and a certified dual bound (:mod:`goalfit.methods.ramp.dcd`, compiled by numba);
+        ``"liblinear"`` (scikit-learn's ``LinearSVC``, a slightly regularized intercept, no dual
+        bound, solved from scratch each time), ``"svc"`` and ``"cvxpy"`` (small data) are kept
+        as references.
     inner_tol : float, default 1e-4
+        Inner stopping tolerance (for ``"dcd"`` the largest inner duality gap, lowered to
+        ``cutting_plane_tol / 2`` near the end of each Problem-3 solve).
     intercept_scaling : float, default 1.0
     init : {"zeros", "unconstrained"}, default "zeros"
         MM start: ``w = 0`` (the paper's; every rate is 1/2 there), or the weighted SVM of the
@@ -96,11 +118,21 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         part; the model is trained on the candidate parts with each constraint tightened by the
         predicted width of the safety bound (one round), then the safety test checks a one-sided
         bound at level ``1 - (1 - confidence) / m`` per constraint for the **deterministic**
-        classifier :meth:`predict` returns (``f(x) > 0``). ``certified_`` says whether it passed.
+        classifier :meth:`predict` returns (``f(x) > threshold_``). ``certified_`` says whether it passed.
     margin : float or sequence of float, optional
         Tighten every constraint (or each by its own amount) by hand; with ``confidence`` it
         replaces the predicted margins.
     safety_fraction : float in (0, 1), default 0.4
+    decision_threshold : "fit" or float, default "fit"
+        Threshold ``t`` of the deterministic :meth:`predict` (``f(x) > t``). ``"fit"``: after
+        training, the exact best ``t`` on the training datasets for Problem 1 itself (the
+        indicator rates): the lowest training objective among the thresholds whose
+        deterministic rule meets every goal, else the least violating
+        (:func:`goalfit.methods.ramp.best_threshold`; one sort). The ramp relaxation bounds the
+        *randomized* rule's rates; the deterministic ``f > 0`` can violate a goal the randomized
+        rule meets by the mass of examples inside the ramp (on COMPAS FPR parity <= 0.01, up to
+        0.04), which the fitted threshold removes whenever a shift can (our addition; the paper
+        thresholds at 0). A number: that fixed threshold (``0.0``: the paper's rule).
 
     Attributes
     ----------
@@ -119,7 +151,9 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         Largest constraint violation of the randomized rule on the training datasets.
     max_violation_deterministic_ : float
         Largest constraint violation of the default, deterministic :meth:`predict`
-        (``f(x) > 0``) on the training datasets; it can be much larger than ``max_violation_``.
+        (``f(x) > threshold_``) on the training datasets.
+    threshold_ : float
+        The deterministic rule's threshold (see ``decision_threshold``).
     objective_ : float
         Ramp objective plus ``alpha/2 |w|^2`` at the solution.
     n_iter_ : int
@@ -151,9 +185,12 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, objective="error", constraints=(), *, alpha=None, feature_map=None,
                  fit_intercept=True, max_iter=10, max_feasibility_iter=None, feasibility_alpha=None, tol=1e-4,
                  multiplier_solver="cutting_plane",
-                 chooser="auto", max_cutting_plane_iter=30, cutting_plane_tol=1e-4, max_multiplier=1e4,
-                 inner_solver="liblinear", inner_tol=1e-4, intercept_scaling=1.0, init="zeros",
-                 deployed_model=None, random_state=None, confidence=None, margin=None, safety_fraction=0.4):
+                 chooser="auto", max_cutting_plane_iter=30, cutting_plane_tol=1e-4, cutting_plane_rel_tol=0.02,
+                 max_multiplier=1e4,
+                 inner_solver="dcd", inner_tol=1e-4, intercept_scaling=1.0, init="zeros",
+                 deployed_model=None, random_state=None, confidence=None, margin=None, safety_fraction=0.4,
+                 decision_threshold="fit"):
+        self.decision_threshold = decision_threshold
         self.confidence = confidence
         self.margin = margin
         self.safety_fraction = safety_fraction
@@ -170,6 +207,7 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         self.chooser = chooser
         self.max_cutting_plane_iter = max_cutting_plane_iter
         self.cutting_plane_tol = cutting_plane_tol
+        self.cutting_plane_rel_tol = cutting_plane_rel_tol
         self.max_multiplier = max_multiplier
         self.inner_solver = inner_solver
         self.inner_tol = inner_tol
@@ -284,10 +322,15 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         if lam1 is not None and not lam1 > 0:
             raise ValueError(f"feasibility_alpha must be positive, got {self.feasibility_alpha!r}")
         params = {"multiplier_solver": self.multiplier_solver, "chooser": self.chooser,
-                  "tol": self.cutting_plane_tol, "max_iter": self.max_cutting_plane_iter,
+                  "tol": self.cutting_plane_tol, "rel_tol": self.cutting_plane_rel_tol,
+                  "max_iter": self.max_cutting_plane_iter,
                   "v_max": self.max_multiplier, "inner_solver": self.inner_solver,
                   "inner_tol": self.inner_tol, "fit_intercept": self.fit_intercept,
                   "intercept_scaling": self.intercept_scaling, "random_state": seed}
+        if not ((isinstance(self.decision_threshold, str) and self.decision_threshold == "fit")
+                or (isinstance(self.decision_threshold, (int, float, np.number))
+                    and not isinstance(self.decision_threshold, bool) and np.isfinite(self.decision_threshold))):
+            raise ValueError(f"decision_threshold must be 'fit' or a finite number, got {self.decision_threshold!r}")
         if self.init not in ("zeros", "unconstrained"):
             raise ValueError(f"init must be 'zeros' or 'unconstrained', got {self.init!r}")
         coef0, intercept0 = None, 0.0
@@ -301,6 +344,10 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
                                         max_iter=self.max_iter, max_feasibility_iter=self.max_feasibility_iter,
                                         feasibility_lam=lam1, tol=self.tol, solver_params=params)
         self.coef_, self.intercept_ = res.coef, res.intercept
+        if isinstance(self.decision_threshold, str) and self.decision_threshold == "fit":
+            self.threshold_ = best_threshold(program, np.asarray(Z @ res.coef).ravel() + res.intercept)[0]
+        else:
+            self.threshold_ = float(self.decision_threshold)
         self.multipliers_ = res.multipliers
         self.constraint_rows_ = list(program.row_names)
         self.feasible_, self.max_violation_ = res.feasible, res.max_violation
@@ -347,8 +394,9 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     def predict(self, X, *, randomized=False, random_state=None):
         """Labels, shape (n_samples,).
 
-        ``randomized=False`` (default): deterministic thresholding ``f(x) > 0`` (the paper's
-        better-performing choice in §4.2). ``randomized=True``: positive with probability
+        ``randomized=False`` (default): deterministic thresholding ``f(x) > threshold_``
+        (``threshold_ = 0`` is the paper's better-performing choice in §4.2; by default it is
+        fitted, see ``decision_threshold``). ``randomized=True``: positive with probability
         ``sigma(f(x))``, seeded by ``random_state`` (default: the estimator's).
         """
         f = self.decision_function(X)
@@ -356,7 +404,7 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
             rs = check_random_state(self.random_state if random_state is None else random_state)
             pos = rs.random_sample(len(f)) < ramp(f)
         else:
-            pos = f > 0
+            pos = f > getattr(self, "threshold_", 0.0)
         return self.classes_[pos.astype(int)]
 
     def _evaluation(self, X, y, sensitive_features, sample_weight, datasets, randomized):
@@ -370,7 +418,7 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         if randomized:
             dist = self.predict_proba(st.X)
         else:
-            pos = (self.decision_function(st.X) > 0).astype(float)
+            pos = (self.decision_function(st.X) > getattr(self, "threshold_", 0.0)).astype(float)
             dist = np.column_stack([1 - pos, pos])
         return st, space, compiled, y_codes, cells, dist
 

@@ -3,18 +3,19 @@
 * :mod:`.rates`: goals as non-negative per-example weights (Problem 1), the ramp (Eq. 2) and its
   hinge/constant upper bounds (Eq. 4-5);
 * :mod:`.svm`: the inner weighted SVM (Lagrangian of Problem 3 for fixed multipliers);
+* :mod:`.dcd`: its warm-started dual coordinate descent solver (numba);
 * :mod:`.cutting_plane`: Alg. 2 over the multipliers (Kelley / Chebyshev / 1-D bisection cut
   choosers on HiGHS, shallow cuts, primal recovery);
 * :mod:`.mm`: Alg. 1 (majorization-minimization) with a feasibility phase.
 """
 from .cutting_plane import CHOOSERS, LagrangianResult, Majorizer, recover_primal, solve_problem3
 from .mm import RampResult, majorization_minimization, ramp_values, solve_problem3_cvxpy
-from .rates import RateProgram, compile_rate_program, ramp, ramp_upper_bounds
+from .rates import RateProgram, best_threshold, compile_rate_program, ramp, ramp_upper_bounds
 from .svm import INNER_SOLVERS, SVMSolution, hinge_training_set, solve_weighted_svm
 
 __all__ = [
     "CHOOSERS", "INNER_SOLVERS", "LagrangianResult", "Majorizer", "RampResult", "RateProgram",
-    "SVMSolution", "compile_rate_program", "hinge_training_set", "majorization_minimization", "ramp",
+    "SVMSolution", "best_threshold", "compile_rate_program", "hinge_training_set", "majorization_minimization", "ramp",
     "ramp_upper_bounds", "ramp_values", "recover_primal", "solve_problem3", "solve_problem3_cvxpy",
     "solve_weighted_svm",
 ]

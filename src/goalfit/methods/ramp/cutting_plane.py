@@ -13,13 +13,22 @@ The paper's cut chooser is in its missing Appendix E; here (documented departure
 * ``"chebyshev"``: the centre of the largest ball in the localization set
   ``{(v, z): L <= z <= cuts, 0 <= v <= v_max}`` (one HiGHS LP; steadier than Kelley);
 * ``"bisection"``: the one-dimensional variant for a single constraint (§4.1): ``v = 0`` if the
-  constraint is inactive there, else bracket the sign change of the supergradient and bisect.
+  constraint is inactive there, else bracket the sign change of the supergradient, then take the
+  1-D Kelley point safeguarded by bisection (regula falsi's safeguard).
+
+Warm start across MM iterations (our addition): the first multipliers evaluated are the previous
+MM step's (``v0``), and the dcd inner solver starts from the previous solve's dual variables
+(``warm_start``); the bracket then grows by factors 1.1, 1.2, 1.4, ... instead of x4.
 
 Shallow cuts (Bland, Goldfarb & Todd 1981): the inner solver's tolerance follows the current gap
-``U - L`` (loose early, tight near the end).
+``U - L`` (loose early, tight near the end); with the dcd solver, a cut so shallow that the
+chooser proposes the same multipliers again is refined in place (the same multipliers, warm, a
+10x tighter inner gap) instead of ending the loop; when the inner solver ran out of epochs there
+(huge multipliers), the next multipliers are half-way back to the best dual point.
 
-Dual values: with ``inner_solver="svc"`` the SVM's dual variables give a certified lower bound
-on ``F(v)``; liblinear exposes none, so its Lagrangian value at the returned point stands in for
+Dual values: with ``inner_solver="dcd"`` (the default, :mod:`.dcd`) or ``"svc"`` the SVM's dual
+variables give a certified lower bound on ``F(v)``, so the loop stops on a certified gap;
+liblinear exposes none, so its Lagrangian value at the returned point stands in for
 ``F(v)`` (an upper estimate: the gap may read smaller than it is, which only stops the loop
 earlier; feasibility and monotonicity rest on the primal recovery, not on the bound).
 
@@ -133,6 +142,38 @@ def _chebyshev(F0, G, L, v_max):
     return res.x[:m]
 
 
+def _bisection_step(v, g, lo, hi, kelley, v_max, warm, moved):
+    """Next multiplier of the one-row chooser: ``(v_next or None to stop, lo, hi)``.
+
+    Bracket the sign change of the supergradient ``G(v)`` (the constraint value at the inner
+    solution): grow ``v`` while ``G > 0`` (from a warm start by factors 1.1, 1.2, 1.4, 1.8, ...,
+    since the previous MM step's multiplier is near; from zero to 1, then x4), shrink it (the same
+    factors, or /2 cold; then 0) while ``G <= 0`` with no point of ``G > 0`` yet. Inside the bracket take the 1-D Kelley
+    point (the maximum of the cut model, which lies in the bracket because the cuts at its ends
+    slope towards each other), bisecting instead when it falls in the outer 1% of the bracket or
+    when the same end moved twice in a row (the safeguard of regula falsi).
+    """
+    if g > 0:
+        lo = v if lo is None else max(lo, v)
+        moved.append("lo")
+    else:
+        hi = v if hi is None else min(hi, v)
+        moved.append("hi")
+    step = 1.0 + 0.1 * 2.0 ** (len(moved) - 1)  # warm: 1.1, 1.2, 1.4, ... (the start is near)
+    if hi is None:
+        if v >= v_max:
+            return None, lo, hi
+        return min(v_max, step * v if warm and v > 0 else max(1.0, 4.0 * v)), lo, hi
+    if lo is None:
+        if hi == 0.0:  # the constraint is inactive at v = 0: v = 0 is optimal
+            return None, lo, hi
+        return ((hi / step if warm else 0.5 * hi) if hi > 1e-8 else 0.0), lo, hi
+    width = hi - lo
+    if lo + 0.01 * width < kelley < hi - 0.01 * width and moved[-2:] != [moved[-1]] * 2:
+        return kelley, lo, hi
+    return 0.5 * (lo + hi), lo, hi
+
+
 def recover_primal(F0, G, feasibility=0.0):
     """Convex combination of evaluated points minimizing the objective subject to the rows.
 
@@ -159,8 +200,9 @@ def recover_primal(F0, G, feasibility=0.0):
 
 
 def solve_problem3(majorizer, coef0, intercept0, *, chooser="auto", tol=1e-4, max_iter=30,
-                   v_max=1e4, inner_solver="liblinear", inner_tol=1e-4, fit_intercept=True,
-                   intercept_scaling=1.0, random_state=None) -> LagrangianResult:
+                   v_max=1e4, inner_solver="dcd", inner_tol=1e-4, fit_intercept=True,
+                   intercept_scaling=1.0, random_state=None, v0=None, warm_start=None,
+                   rel_tol=0.0, expected_decrease=None) -> LagrangianResult:
     """Solve Problem 3 at the majorizer's anchor by Alg. 2 (cutting plane over the multipliers).
 
     Parameters
@@ -172,13 +214,29 @@ def solve_problem3(majorizer, coef0, intercept0, *, chooser="auto", tol=1e-4, ma
     tol : float
         Stop when the certified gap ``P - L`` or the model gap ``U - L`` is at most ``tol``
         (absolute, in rate units).
+    rel_tol : float, default 0
+        Also stop when the certified gap is at most ``rel_tol`` times the certified decrease
+        ``F0(anchor) - P`` (an inexact MM step, our addition): since the optimum is at least
+        ``L = P - gap``, the step then achieves at least ``1 / (1 + rel_tol)`` of the exact
+        step's decrease of the majorizer, and stays feasible (primal recovery). Early MM steps,
+        whose decrease is large, stop after a few solves; late ones still stop at ``tol``.
+    expected_decrease : float, optional
+        A guess of the step's decrease (the previous MM step's), which sets the first dcd solve's
+        tolerance to ``max(tol, rel_tol * expected_decrease) / 4`` instead of ``inner_tol``
+        (efficiency only: the stopping rule is unchanged).
     max_iter : int
         Weighted-SVM solves at most.
     v_max : float
         Box on the multipliers.
     inner_solver, inner_tol, fit_intercept, intercept_scaling, random_state
         Passed to :func:`~goalfit.methods.ramp.svm.solve_weighted_svm`; the tolerance is
-        loosened to ``0.1 (U - L)`` early on (shallow cuts).
+        loosened to ``0.1 (U - L)`` early on (shallow cuts). With ``"dcd"`` the tolerance is the
+        inner duality gap and never exceeds ``tol / 2``, so that the certified gap can close.
+    v0 : ndarray of shape (m,), optional
+        First multipliers to evaluate (warm start: the previous MM step's); default zero.
+    warm_start : DualState, optional
+        Dual variables of the ``"dcd"`` inner solver, carried from solve to solve (and from one
+        call to the next).
 
     Returns
     -------
@@ -197,17 +255,29 @@ def solve_problem3(majorizer, coef0, intercept0, *, chooser="auto", tol=1e-4, ma
     F0s, Gs = [F0a], [Ga]
     feas = max(0.0, float(Ga.max()) if m else 0.0)
     L, best_v = -np.inf, np.zeros(m)
-    v = np.zeros(m)
-    lo, hi = 0.0, None  # bisection bracket
+    v = np.zeros(m) if v0 is None else np.clip(np.asarray(v0, dtype=float).reshape(m), 0.0, v_max)
+    warm = bool(v.any())
+    lo, hi = None, None  # bisection bracket: multipliers evaluated with G > 0 / G <= 0
+    moved = []  # bisection: which end each step moved
     gap = np.inf
     trace = []
     n_inner = 0
+    floor = min(inner_tol, 0.5 * tol) if inner_solver == "dcd" else inner_tol
+    target = tol
+    refine = None
     for it in range(max_iter):
         a, c = majorizer.weights(v)
-        tol_t = inner_tol if not np.isfinite(gap) else float(np.clip(0.1 * gap, inner_tol, 1e-2))
+        if inner_solver == "dcd":  # the inner gap must stay below the gap the step stops at
+            first = inner_tol if expected_decrease is None else 0.25 * max(tol, rel_tol * expected_decrease)
+            tol_t = float(np.clip(first if not np.isfinite(gap) else min(0.1 * gap, 0.5 * target), floor, 1e-2))
+            if refine is not None:
+                tol_t = refine
+        else:
+            tol_t = floor if not np.isfinite(gap) else float(np.clip(0.1 * gap, floor, 1e-2))
         sol = solve_weighted_svm(majorizer.X, a, c, majorizer.z_anchor, majorizer.lam,
                                  solver=inner_solver, fit_intercept=fit_intercept, tol=tol_t,
-                                 intercept_scaling=intercept_scaling, random_state=random_state)
+                                 intercept_scaling=intercept_scaling, random_state=random_state,
+                                 warm_start=warm_start)
         n_inner += 1
         F0, G = majorizer.evaluate(sol.coef, sol.intercept)
         u = F0 + float(v @ G)
@@ -230,27 +300,36 @@ def solve_problem3(majorizer, coef0, intercept0, *, chooser="auto", tol=1e-4, ma
         else:
             U, v_next = _kelley(np.array(F0s), Garr, v_max)
         gap = min(U, P) - L
+        # inexact step: a gap below rel_tol x the certified decrease already secures at least
+        # 1 / (1 + rel_tol) of the exact step's decrease of the majorizer
+        target = max(tol, rel_tol * (F0a - P)) if P is not None else tol
         trace.append({"v": v.tolist(), "dual": lower, "U": U, "P": P, "gap": gap})
-        if gap <= tol or m == 0:
+        if gap <= target or m == 0:
             break
         if chooser == "chebyshev":
             centre = _chebyshev(np.array(F0s), Garr, L, v_max)
             if centre is not None:
                 v_next = centre
         elif chooser == "bisection":
-            if G[0] > 0:
-                lo = max(lo, float(v[0]))
-            else:
-                hi = float(v[0]) if hi is None else min(hi, float(v[0]))
-            if hi is None:
-                v_next = np.array([min(v_max, max(1.0, 4.0 * float(v[0])))])
-                if v[0] >= v_max:
-                    break
-            else:
-                v_next = np.array([0.5 * (lo + hi)])
+            v_next, lo, hi = _bisection_step(float(v[0]), float(G[0]), lo, hi, float(v_next[0]), v_max, warm,
+                                             moved)
+            if v_next is None:
+                break
+        v_next = np.atleast_1d(np.asarray(v_next, dtype=float))
+        refine = None
         if np.allclose(v_next, v, rtol=1e-10, atol=1e-12):
-            break
-        v = np.asarray(v_next, dtype=float)
+            if sol.gap is None or sol.gap <= floor:
+                break
+            if sol.gap <= 2 * tol_t:
+                # a shallow cut that moved nothing: re-solve here, warm, to a tighter inner gap
+                refine = max(floor, 0.1 * sol.gap)
+            elif not np.allclose(best_v, v, rtol=1e-10, atol=1e-12):
+                # the inner solver ran out of epochs (huge multipliers make it ill-conditioned):
+                # step half-way back to the best dual point, which the localization set contains
+                v_next = 0.5 * (v + best_v)
+            else:
+                break
+        v = v_next
     coef = np.tensordot(theta, np.array(coefs), axes=1)
     intercept = float(theta @ np.array(intercepts))
     F0, G = majorizer.evaluate(coef, intercept)

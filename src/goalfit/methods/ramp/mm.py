@@ -29,6 +29,7 @@ import numpy as np
 from ...utils.extras import optional_import
 
 from .cutting_plane import Majorizer, solve_problem3
+from .dcd import DualState
 from .phase1 import hinge_feasibility
 from .rates import ramp
 
@@ -103,7 +104,7 @@ def solve_problem3_cvxpy(majorizer):
     return np.asarray(w.value).ravel(), float(b.value), float(prob.value)
 
 
-def _step(program, X, lam, coef, intercept, solver_params):
+def _step(program, X, lam, coef, intercept, solver_params, v0=None, warm_start=None, expected_decrease=None):
     maj = Majorizer(program, X, np.asarray(X @ coef).ravel() + intercept, lam)
     if solver_params.get("multiplier_solver") == "cvxpy":
         sol = solve_problem3_cvxpy(maj)
@@ -112,7 +113,8 @@ def _step(program, X, lam, coef, intercept, solver_params):
         c, b, val = sol
         return c, b, val, val, np.zeros(program.n_rows), 0
     params = {k: v for k, v in solver_params.items() if k != "multiplier_solver"}
-    r = solve_problem3(maj, coef, intercept, **params)
+    r = solve_problem3(maj, coef, intercept, v0=v0, warm_start=warm_start, expected_decrease=expected_decrease,
+                       **params)
     return r.coef, r.intercept, r.objective, r.lower, r.multipliers, r.n_inner
 
 
@@ -175,6 +177,14 @@ def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, ma
 
     record("start", obj, rows, obj, None, 0, np.zeros(program.n_rows))
     mult = np.zeros(program.n_rows)
+    dcd = solver_params.get("inner_solver", "dcd") == "dcd" and solver_params.get("multiplier_solver") != "cvxpy"
+    state1 = DualState(X) if dcd else None  # warm starts of the feasibility phase's SVMs
+    # the feasibility phase only needs progress, not optimal steps (its l2 weight is 100x weaker,
+    # which makes each SVM 100x harder for coordinate descent): loose steps, at most 10 solves
+    params1 = dict(solver_params)
+    if dcd:
+        params1.update(rel_tol=max(solver_params.get("rel_tol", 0.0), 0.5),
+                       tol=max(solver_params.get("tol", 1e-4), 1e-3), max_iter=min(solver_params.get("max_iter", 30), 10))
     # phase 1: reach a feasible point
     best = (float(rows.max()) if len(rows) else 0.0, coef, intercept)
     n_feasibility = max(int(max_iter), 20) if max_feasibility_iter is None else int(max_feasibility_iter)
@@ -186,7 +196,8 @@ def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, ma
         met = np.flatnonzero(rows <= feasibility_tol)
         sub = program.subproblem(violated, met)
         before = float(rows[violated].sum())
-        coef, intercept, upper, lower, _, n_inner = _step(sub, X, lam1, coef, intercept, solver_params)
+        coef, intercept, upper, lower, _, n_inner = _step(sub, X, lam1, coef, intercept, params1,
+                                                          warm_start=state1)
         obj, rows = ramp_values(program, X, coef, intercept, lam)
         record("feasibility", obj, rows, upper, lower, n_inner, np.zeros(program.n_rows))
         if rows.max() < best[0]:
@@ -204,17 +215,22 @@ def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, ma
         viol, coef, intercept = best
         obj, rows = ramp_values(program, X, coef, intercept, lam)
         return RampResult(coef, intercept, obj, rows, mult, False, max(viol, 0.0), history)
-    # phase 2: MM from a feasible point (Alg. 1)
+    # phase 2: MM from a feasible point (Alg. 1), each step warm-started from the previous one's
+    # multipliers and dual variables
+    state2 = DualState(X) if dcd else None
+    decrease = obj  # a first guess of the step's decrease: all of the objective
     for _ in range(max_iter):
         prev = obj
         new_coef, new_intercept, upper, lower, mult, n_inner = _step(program, X, lam, coef, intercept,
-                                                                     solver_params)
+                                                                     solver_params, v0=mult, warm_start=state2,
+                                                                     expected_decrease=decrease)
         new_obj, new_rows = ramp_values(program, X, new_coef, new_intercept, lam)
         if len(new_rows) and new_rows.max() > feasibility_tol + 1e-9 or new_obj > prev + 1e-12:
             # the step's rounding left the feasible set or went uphill: keep the anchor
             record("mm", obj, rows, upper, lower, n_inner, mult)
             break
         coef, intercept, obj, rows = new_coef, new_intercept, new_obj, new_rows
+        decrease = prev - obj
         record("mm", obj, rows, upper, lower, n_inner, mult)
         if prev - obj <= tol:
             break

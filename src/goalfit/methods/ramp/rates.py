@@ -183,3 +183,54 @@ def compile_rate_program(compiled, y_codes, cell_ids, sample_weight=None, unlabe
         A = C = np.zeros((0, n))
         k = np.zeros(0)
     return RateProgram(a0, c0, k0, A, C, k, [r[3] for r in rows])
+
+
+def best_threshold(program, scores, tol=1e-9):
+    """Best deterministic rule ``1[f(x) > t]`` over the threshold ``t`` (exact on the sample).
+
+    Problem 1 itself (the indicator rates, Goh et al. Eq. 1) for the one-parameter family of
+    rules that shift the score's threshold: the examples sorted by decreasing score, predicting
+    positive on the first ``k`` of them changes the objective and every row by the cumulative
+    sums of ``a - c`` and ``A - C`` (``p`` enters linearly), so every ``k`` between distinct
+    scores is evaluated in ``O(n m)`` after one sort. Among the rules meeting every row (up to
+    ``tol``) it returns the lowest objective; when none does, the smallest largest violation,
+    then the lowest objective. Ties in the objective go to the threshold nearest to 0.
+
+    Parameters
+    ----------
+    program : RateProgram
+    scores : ndarray of shape (n,)
+        ``f(x)`` on the program's examples.
+    tol : float
+        Rows at most ``tol`` count as met.
+
+    Returns
+    -------
+    threshold : float
+        A value between the scores at the chosen position (``min - 1`` / ``max + 1`` at the ends).
+    objective : float
+    max_violation : float
+        Of the chosen rule's rows (0 when all are met).
+    """
+    f = np.asarray(scores, dtype=float)
+    n = len(f)
+    order = np.argsort(-f, kind="stable")
+    sf = f[order]
+    m = program.n_rows
+    gains = np.empty((n, 1 + m))
+    gains[:, 0] = (program.a0 - program.c0)[order]
+    if m:
+        gains[:, 1:] = (program.A - program.C)[:, order].T
+    base = np.concatenate([[program.c0.sum() + program.k0], program.C.sum(axis=1) + program.k])
+    vals = base + np.vstack([np.zeros((1, 1 + m)), np.cumsum(gains, axis=0)])  # (n + 1, 1 + m)
+    valid = np.flatnonzero(np.r_[True, sf[1:] < sf[:-1], True])  # between distinct scores
+    thresholds = np.empty(n + 1)
+    thresholds[0] = sf[0] + 1.0 if n else 0.0
+    thresholds[n] = sf[-1] - 1.0 if n else 0.0
+    thresholds[1:n] = 0.5 * (sf[:-1] + sf[1:])
+    viol = np.maximum(vals[valid, 1:].max(axis=1), 0.0) if m else np.zeros(len(valid))
+    viol = np.where(viol <= tol, 0.0, viol)
+    obj = vals[valid, 0]
+    best = np.lexsort((np.abs(thresholds[valid]), np.round(obj, 12), viol))[0]
+    k = valid[best]
+    return float(thresholds[k]), float(obj[best]), float(viol[best])

@@ -11,7 +11,10 @@ labels. Rescaling ``w~ = 2 w`` gives the standard SVM ``1/2 |w~|^2 + (2 / lam) s
 max(0, 1 - y_k f~(x_k))`` (Appendix F is missing from the paper text; the reduction is derived in
 the notes and checked against cvxpy in the tests).
 
-Solvers: ``"liblinear"`` (scikit-learn ``LinearSVC``, fast, sparse-friendly; its intercept is a
+Solvers: ``"dcd"`` (the default: dual coordinate descent, :mod:`.dcd`, warm-started from the
+previous solve's dual variables through a :class:`~goalfit.methods.ramp.dcd.DualState`; exact
+unregularized intercept; its dual value is a certified lower bound and it stops on the duality
+gap ``tol``), ``"liblinear"`` (scikit-learn ``LinearSVC``, fast, sparse-friendly; its intercept is a
 regularized feature of value ``intercept_scaling``, so it is almost, not exactly, unregularized;
 no dual variables, so no certified lower bound), ``"svc"`` (``SVC(kernel="linear")``: exact
 unregularized intercept and dual variables, hence an exact lower bound; O(n^2), small data) and
@@ -26,7 +29,7 @@ import numpy as np
 from ...utils.extras import optional_import
 import scipy.sparse as sp
 
-INNER_SOLVERS = ("liblinear", "svc", "cvxpy")
+INNER_SOLVERS = ("dcd", "liblinear", "svc", "cvxpy")
 
 
 @dataclass
@@ -40,11 +43,17 @@ class SVMSolution:
     lower : float or None
         A lower bound on the optimal value of the hinge + regularizer part (from dual
         variables), or None when the solver exposes none.
+    epochs : int or None
+        Coordinate-descent epochs (``"dcd"`` only).
+    gap : float or None
+        Certified duality gap of the returned point (``"dcd"`` only).
     """
 
     coef: np.ndarray
     intercept: float
     lower: float | None = None
+    epochs: int | None = None
+    gap: float | None = None
 
 
 def hinge_training_set(a, c, z_anchor):
@@ -75,8 +84,9 @@ def _dual_value(X, y, alpha, lam):
     return 0.5 * float(alpha.sum()) - float(v @ v) / (2 * lam)
 
 
-def solve_weighted_svm(X, a, c, z_anchor, lam, *, solver="liblinear", fit_intercept=True,
-                       tol=1e-4, max_iter=1000, intercept_scaling=1.0, random_state=None) -> SVMSolution:
+def solve_weighted_svm(X, a, c, z_anchor, lam, *, solver="dcd", fit_intercept=True,
+                       tol=1e-4, max_iter=1000, intercept_scaling=1.0, random_state=None,
+                       warm_start=None) -> SVMSolution:
     """Minimize the Lagrangian of Problem 3 for fixed multipliers (the inner problem).
 
     Parameters
@@ -88,10 +98,14 @@ def solve_weighted_svm(X, a, c, z_anchor, lam, *, solver="liblinear", fit_interc
         Scores of the MM anchor.
     lam : float
         l2 regularization (``lam/2 |w|^2``), > 0.
-    solver : {"liblinear", "svc", "cvxpy"}
+    solver : {"dcd", "liblinear", "svc", "cvxpy"}
     fit_intercept : bool
-    tol, max_iter, intercept_scaling : solver settings (liblinear / SVC)
-    random_state : seed for liblinear's coordinate order
+    tol, max_iter, intercept_scaling : solver settings. For ``"dcd"``, ``tol`` is the certified
+        duality gap (absolute) and ``max_iter`` the most epochs; for liblinear / SVC their own
+        stopping tolerances and iteration limits.
+    random_state : seed for the coordinate order (dcd, liblinear)
+    warm_start : DualState, optional
+        ``"dcd"`` only: start from (and store) these dual variables; default a cold start.
 
     Returns
     -------
@@ -100,7 +114,7 @@ def solve_weighted_svm(X, a, c, z_anchor, lam, *, solver="liblinear", fit_interc
     Raises
     ------
     ValueError
-        For an unknown solver or ``lam <= 0``.
+        For an unknown solver, ``lam <= 0``, or a ``warm_start`` built for another matrix.
     """
     if solver not in INNER_SOLVERS:
         raise ValueError(f"inner solver must be one of {INNER_SOLVERS}, got {solver!r}")
@@ -114,6 +128,20 @@ def solve_weighted_svm(X, a, c, z_anchor, lam, *, solver="liblinear", fit_interc
         # every hinge is met by w = 0 and an intercept of y/2: the minimum (zero) is attained
         return SVMSolution(np.zeros(d), 0.5 * float(y[0]) if fit_intercept else 0.0,
                            0.0 if fit_intercept else None)
+    if solver == "dcd":
+        from .dcd import DualState, solve_dcd
+
+        state = DualState(X) if warm_start is None else warm_start
+        if not state.matches(X):
+            raise ValueError(f"warm_start was built for a matrix of shape {state.shape}, X has {X.shape}")
+        seed = 0 if random_state is None else random_state
+        a_r, c_r = np.zeros(len(a)), np.zeros(len(a))
+        a_r[rows[y < 0]], c_r[rows[y > 0]] = omega[y < 0], omega[y > 0]
+        rr = np.flatnonzero((a_r > 0) | (c_r > 0))
+        coef, intercept, dual, primal, epochs = solve_dcd(state, rr, a_r[rr], c_r[rr], lam, fit_intercept=fit_intercept,
+                                                     intercept_scaling=intercept_scaling, tol=tol,
+                                                     max_epochs=max_iter, random_state=seed)
+        return SVMSolution(coef, intercept, dual, epochs, primal - dual)
     Xs = X[rows]
     if solver == "cvxpy":
         return _solve_cvxpy(Xs, y, omega, lam, fit_intercept)

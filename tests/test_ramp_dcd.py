@@ -1,0 +1,156 @@
+"""The warm-started dual coordinate descent inner solver of RampClassifier (methods/ramp/dcd.py)
+against cvxpy and liblinear references on small weighted hinge problems."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import goalfit as gf
+from goalfit.methods.ramp import Majorizer, solve_problem3, solve_problem3_cvxpy, solve_weighted_svm
+from goalfit.methods.ramp.dcd import DualState, solve_dcd
+
+cp = pytest.importorskip("cvxpy")
+pytest.importorskip("numba")
+
+
+def _weighted(seed, n=150, d=4):
+    """Rows with a weight on the label -1 hinge (a), the +1 hinge (c), or both (the ramp's linear zone)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    score = X[:, 0] - 0.5 * X[:, 1] + 0.7 * rng.normal(size=n)
+    a = rng.uniform(0.2, 1.0, n) * (score < 0.4) / n
+    c = rng.uniform(0.2, 1.0, n) * (score > -0.4) / n
+    return X, a, c
+
+
+def _cvxpy_value(X, a, c, lam, fit_intercept):
+    w = cp.Variable(X.shape[1])
+    b = cp.Variable() if fit_intercept else 0.0
+    f = X @ w + b
+    prob = cp.Problem(cp.Minimize(a @ cp.pos(0.5 + f) + c @ cp.pos(0.5 - f) + lam / 2 * cp.sum_squares(w)))
+    prob.solve(solver=cp.CLARABEL)
+    return prob.value, np.asarray(w.value)
+
+
+def _primal(X, a, c, lam, coef, intercept):
+    f = X @ coef + intercept
+    return float(a @ np.maximum(0, 0.5 + f) + c @ np.maximum(0, 0.5 - f) + lam / 2 * coef @ coef)
+
+
+@pytest.mark.parametrize("seed,lam,fit_intercept", [(0, 0.05, True), (1, 0.01, True), (2, 0.05, False)])
+def test_dcd_equals_cvxpy_and_its_dual_value_is_a_lower_bound(seed, lam, fit_intercept):
+    X, a, c = _weighted(seed)
+    ref, w_ref = _cvxpy_value(X, a, c, lam, fit_intercept)
+    rows = np.flatnonzero((a > 0) | (c > 0))
+    coef, intercept, dual, primal, _ = solve_dcd(DualState(X), rows, a[rows], c[rows], lam,
+                                                 fit_intercept=fit_intercept, tol=1e-7, max_epochs=200000)
+    assert primal == pytest.approx(_primal(X, a, c, lam, coef, intercept), abs=1e-12)  # the reported primal
+    assert primal - dual <= 1e-7  # the certified gap it stopped at
+    assert dual <= ref + 1e-7  # weak duality: a lower bound on the optimum (Clarabel's ~1e-8 accuracy)
+    assert primal == pytest.approx(ref, abs=2e-7)
+    np.testing.assert_allclose(coef, w_ref, atol=1e-2 * max(1.0, np.abs(w_ref).max()))
+    if not fit_intercept:
+        assert intercept == 0.0
+
+
+def test_dcd_dual_bound_holds_at_every_tolerance():
+    X, a, c = _weighted(3, n=200)
+    lam = 0.02
+    ref, _ = _cvxpy_value(X, a, c, lam, True)
+    rows = np.flatnonzero((a > 0) | (c > 0))
+    for tol in (1e-2, 1e-3, 1e-5):
+        for epochs in (1, 3, 10, 10000):
+            _, _, dual, primal, _ = solve_dcd(DualState(X), rows, a[rows], c[rows], lam, tol=tol, max_epochs=epochs)
+            assert dual <= ref + 1e-8 <= primal + 2e-8
+
+
+def test_dcd_without_intercept_equals_liblinear():
+    """Without an intercept the problem is exactly liblinear's (C = 2 / lam, weights, labels +-1)."""
+    from sklearn.svm import LinearSVC
+
+    X, a, c = _weighted(4)
+    lam = 0.05
+    only = (a > 0) != (c > 0)  # one hinge per row: a plain weighted SVM
+    a, c = a * only, c * only
+    rows = np.flatnonzero(only)
+    y = np.where(c[rows] > 0, 1, -1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = LinearSVC(C=2 / lam, loss="hinge", fit_intercept=False, tol=1e-10, max_iter=1000000).fit(
+            X[rows], y, sample_weight=(a + c)[rows])
+    ref = _primal(X, a, c, lam, m.coef_.ravel() / 2, 0.0)
+    _, _, dual, primal, _ = solve_dcd(DualState(X), rows, a[rows], c[rows], lam, fit_intercept=False, tol=1e-9,
+                                      max_epochs=200000)
+    assert primal == pytest.approx(ref, abs=1e-7)
+    assert dual <= ref + 1e-9
+
+
+def test_warm_start_gives_the_cold_answer_across_changed_weights_and_rows():
+    X, a, c = _weighted(5, n=200)
+    lam = 0.02
+    state = DualState(X)
+    rows = np.flatnonzero((a > 0) | (c > 0))
+    solve_dcd(state, rows, a[rows], c[rows], lam, tol=1e-8, max_epochs=100000)
+    # new multipliers (weights) and a new anchor (some rows leave, some change sides)
+    rng = np.random.default_rng(0)
+    a2, c2 = a * rng.uniform(0.5, 2.0, len(a)), c * rng.uniform(0.5, 2.0, len(c))
+    a2[:20], c2[20:40] = 0.0, 0.0
+    rows2 = np.flatnonzero((a2 > 0) | (c2 > 0))
+    warm = solve_dcd(state, rows2, a2[rows2], c2[rows2], lam, tol=1e-8, max_epochs=100000)
+    cold = solve_dcd(DualState(X), rows2, a2[rows2], c2[rows2], lam, tol=1e-8, max_epochs=100000)
+    assert warm[3] == pytest.approx(cold[3], abs=2e-8)  # the same optimum
+    np.testing.assert_allclose(warm[0], cold[0], atol=1e-3)
+    assert (state.beta[np.setdiff1d(np.arange(len(a)), rows2)] == 0).all()  # rows that left are reset
+    assert (state.beta[rows2] >= -a2[rows2] - 1e-15).all() and (state.beta[rows2] <= c2[rows2] + 1e-15).all()
+
+
+def test_dcd_through_solve_weighted_svm_on_sparse_input_matches_dense():
+    X, a, c = _weighted(6)
+    z0 = np.random.default_rng(1).normal(scale=0.8, size=len(a))
+    dense = solve_weighted_svm(X, a, c, z0, 0.05, solver="dcd", tol=1e-9, max_iter=100000)
+    sparse = solve_weighted_svm(sp.csr_matrix(X), a, c, z0, 0.05, solver="dcd", tol=1e-9, max_iter=100000)
+    np.testing.assert_allclose(dense.coef, sparse.coef, atol=1e-6)
+    assert dense.lower == pytest.approx(sparse.lower, abs=1e-9) and dense.gap <= 1e-9
+    with pytest.raises(ValueError, match="warm_start"):
+        solve_weighted_svm(X, a, c, z0, 0.05, solver="dcd", warm_start=DualState(X[:10]))
+    with pytest.raises(ValueError, match="non-negative"):
+        solve_dcd(DualState(X), np.arange(3), -np.ones(3), np.ones(3), 0.1)
+
+
+def _toy(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, 3))
+    X[:, 0] += g
+    y = (X[:, 0] + 0.5 * X[:, 1] + 0.5 * rng.normal(size=n) > 0.6).astype(int)
+    return X, y, np.where(g == 1, "B", "A")
+
+
+@pytest.mark.parametrize("chooser", ["chebyshev", "bisection"])
+def test_cutting_plane_with_dcd_agrees_with_cvxpy_from_cold_and_warm_multipliers(chooser):
+    X, y, g = _toy(250, seed=5)
+    cons = [gf.positive_prediction_rate(group="A") >= 0.8 * gf.positive_prediction_rate(group="B")]
+    if chooser == "chebyshev":
+        cons.append(gf.true_positive_rate(group="A") >= 0.6)
+    m = gf.RampClassifier("error", cons, alpha=0.01, max_iter=2, random_state=0).fit(X, y, sensitive_features={"g": g})
+    maj = Majorizer(m.program_, X, X @ m.coef_ + m.intercept_, 0.01)
+    _, _, ref = solve_problem3_cvxpy(maj)
+    cold = solve_problem3(maj, m.coef_, m.intercept_, chooser=chooser, inner_solver="dcd", tol=1e-6, max_iter=80,
+                          warm_start=DualState(X))
+    assert cold.objective == pytest.approx(ref, abs=2e-5)
+    assert cold.lower <= ref + 1e-6  # certified
+    assert (cold.rows <= 1e-7).all()
+    warm = solve_problem3(maj, m.coef_, m.intercept_, chooser=chooser, inner_solver="dcd", tol=1e-6, max_iter=80,
+                          warm_start=DualState(X), v0=cold.multipliers)
+    assert warm.objective == pytest.approx(ref, abs=2e-5)
+    assert warm.lower <= ref + 1e-6 and (warm.rows <= 1e-7).all()
+
+
+def test_ramp_classifier_dcd_matches_the_svc_reference():
+    X, y, g = _toy(400, seed=7)
+    cons = [gf.positive_prediction_rate(group="A") >= 0.8 * gf.positive_prediction_rate(group="B")]
+    fits = {s: gf.RampClassifier("error", cons, alpha=1e-2, max_iter=8, inner_solver=s, cutting_plane_rel_tol=0.0,
+                                 random_state=0).fit(X, y, sensitive_features={"g": g}) for s in ("dcd", "svc")}
+    assert fits["dcd"].feasible_ and fits["svc"].feasible_
+    assert fits["dcd"].objective_ == pytest.approx(fits["svc"].objective_, abs=2e-3)
