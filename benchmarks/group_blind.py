@@ -350,6 +350,8 @@ def run_problem(name, kind, bound, X, y, s, Xt, yt, st, quick, rows, split, slow
         zmap = lambda Xe: Zt if Xe is Xt else Z  # noqa: E731
         record("RampClassifier", lambda: fit_ramp(Z, y, s, kind, bound), lambda o: {
             "RampClassifier (deterministic f>0)": lambda Xe, se: one_hot((o.decision_function(zmap(Xe)) > 0).astype(int), classes),
+            "RampClassifier (predict: fitted threshold)": lambda Xe, se: one_hot(
+                (o.decision_function(zmap(Xe)) > o.threshold_).astype(int), classes),
             "RampClassifier (randomized)": lambda Xe, se: (lambda p: np.column_stack([1 - p, p]))(
                 gf.methods.ramp.ramp(o.decision_function(zmap(Xe))))})
         if kind == "dp":
