@@ -325,9 +325,9 @@ class GapStop:
         with its own bound (the ellipsoid's dual value).
     """
 
-    def __init__(self, problem, oracle, tol, check_every=10, min_iter=100, lower_bound=True):
+    def __init__(self, problem, oracle, tol, check_every=10, min_iter=100, lower_bound=True, agree=False):
         self.problem, self.oracle, self.tol = problem, oracle, float(tol)
-        self.check_every, self.min_iter = max(1, int(check_every)), int(min_iter)
+        self.check_every, self.min_iter, self.agree = max(1, int(check_every)), int(min_iter), bool(agree)
         self.next_check = self.check_every
         obj = problem.objective
         self.bounded = (lower_bound and obj.kind in ("linear", "convex") and getattr(obj, "smooth", False)
@@ -358,11 +358,26 @@ class GapStop:
             return cert, f"converged: certified gap {cert.gap:.2e} <= tol={self.tol:g} after {t} iterations"
         if t >= self.min_iter:
             old = [c for c in self.trail[:-1] if c.iteration <= t / 4]
-            # only a feasible mixture can stall: infeasible phases plateau, then jump (ConGDA)
-            if cert.feasible and old and old[-1].upper - upper < self.tol and old[-1].violation - viol < self.tol:
-                return cert, (f"stalled: iterations {old[-1].iteration}-{t} improved the objective and the "
-                              f"violation by less than tol={self.tol:g}")
+            # only a feasible mixture can stall: infeasible phases plateau, then jump (ConGDA); the
+            # re-fit is not monotone in t (the LP is linearized at the input mixture), so a stall is a
+            # change of less than tol either way: a re-fit worse than an earlier one is no plateau
+            stalled = (cert.feasible and old and abs(old[-1].upper - upper) < self.tol
+                       and old[-1].violation - viol < self.tol)
+            if stalled and self.agree:
+                stalled = self._agrees(members, confusions, weights, upper, viol)
+            if stalled:
+                return cert, (f"stalled: iterations {old[-1].iteration}-{t} changed the objective and the "
+                              f"violation by less than tol={self.tol:g}"
+                              + (" and the method's own mixture agrees with the re-fit" if self.agree else ""))
         return cert, None
+
+    def _agrees(self, members, confusions, weights, upper, viol):
+        """The method's own mixture (its weights, uniform when ``None``) is within ``tol`` of the re-fit."""
+        n = len(members)
+        w = np.ones(n) if weights is None else np.asarray(weights, float)[:n]
+        C_own = np.tensordot(w / w.sum(), np.asarray(confusions).reshape(n, *self.problem.space.shape), axes=1)
+        return (float(self.problem.objective.value(C_own)) - upper < self.tol
+                and float(self.problem.max_violation(C_own)) - viol < self.tol)
 
     def pool(self, members, confusions, weights=None):
         """The method's members followed by the members the lower bound's oracle calls added.
