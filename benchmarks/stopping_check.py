@@ -16,7 +16,8 @@ Usage::
     GOALFIT_DATA=/path/to/data python benchmarks/stopping_check.py [--quick]
         [--splits 0,8] [--datasets abalone] [--methods gda,split_frank_wolfe]
 
-``--quick``: 2 splits and the quick budgets of ``narasimhan_tables.py``. Writes
+``--quick``: 2 splits and the quick budgets of ``narasimhan_tables.py``. ``--merge A.json B.json``
+merges runs over different splits / data sets (run in parallel) into one table. Writes
 ``benchmarks/results/stopping_check.json`` (``stopping_check_quick.json`` with ``--quick``).
 """
 from __future__ import annotations
@@ -106,12 +107,16 @@ def run(args):
                     print(f"split {i} {name:14s} {exp[:22]:22s} {meth:18s} d_obj {d['objective'] - f['objective']:+.5f}"
                           f" d_viol {d['violation'] - f['violation']:+.5f} calls {d['oracle_calls']}/{f['oracle_calls']}"
                           f"  [{d['message'][:70]}]", flush=True)
-    total = time.perf_counter() - t0
+    report(args, records, splits, budget, time.perf_counter() - t0)
+
+
+def report(args, records, splits, budget, total):
+    """Print the per-row table and write the JSON."""
     rows = summarize(records)
-    print(f"\n{'experiment':26s}{'dataset':15s}{'method':19s}{'max dObj':>10s}{'max dViol':>11s}{'calls':>8s}"
+    print(f"\n{'experiment':34s}{'dataset':15s}{'method':19s}{'max dObj':>10s}{'max dViol':>11s}{'calls':>8s}"
           f"{'time':>7s}{'>1e-3':>7s}")
     for r in rows:
-        print(f"{r['experiment']:26s}{r['dataset']:15s}{r['method']:19s}{r['max_d_objective']:+10.5f}"
+        print(f"{r['experiment']:34s}{r['dataset']:15s}{r['method']:19s}{r['max_d_objective']:+10.5f}"
               f"{r['max_d_violation']:+11.5f}{r['oracle_call_ratio']:8.3f}{r['seconds_ratio']:7.3f}"
               f"{r['splits_over_1e-3']:>5d}/{r['n_splits']}")
     bad = [r for r in rows if r["max_d_objective"] > 1e-3 or r["max_d_violation"] > 1e-3]
@@ -123,6 +128,7 @@ def run(args):
     path.write_text(json.dumps({
         "script": f"benchmarks/{NAME}.py", "quick": bool(args.quick), "splits": splits,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "total_seconds": total,
+        "note_total_seconds": "sum over the merged runs (each run's wall clock)" if args.merge else None,
         "machine": {**machine_record(), "loadavg_end": os.getloadavg()}, "versions": versions(),
         "budgets_oracle_calls": budget,
         "notes": ["max_d_objective = max over splits of training objective (default stopping rule) minus "
@@ -157,7 +163,15 @@ def main(argv=None):
     ap.add_argument("--datasets", help="comma-separated data sets (default all eight)")
     ap.add_argument("--methods", help="comma-separated methods (default all)")
     ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--merge", nargs="+", type=Path, metavar="JSON",
+                    help="only merge the fits of earlier runs (e.g. one per group of splits) into one table and JSON")
     args = ap.parse_args(argv)
+    if args.merge:
+        runs = [json.loads(p.read_text()) for p in args.merge]
+        records = [f for r in runs for f in r["fits"]]
+        args.quick = runs[0]["quick"]
+        splits = sorted({f["split"] for f in records})
+        return report(args, records, splits, runs[0]["budgets_oracle_calls"], sum(r["total_seconds"] for r in runs))
     from threadpoolctl import threadpool_limits
 
     warnings.filterwarnings("ignore")
