@@ -337,7 +337,10 @@ class GapStop:
         Compute the lower bound ``L`` above where the problem allows it; ``False`` for a method
         with its own bound (the ellipsoid's dual value).
     agree : bool, default False
-        Require the method's own mixture to agree with the re-fit for a stall (see above).
+        Require the method's own mixture to agree with the re-fit for a stall (see above). With
+        an oracle that is not exact, the lower bound is then not computed (it could not stop
+        the run, and its oracle calls' members would join the returned mixture), so a run that
+        does not stall returns exactly the ``tol=0`` result.
     """
 
     def __init__(self, problem, oracle, tol, check_every=10, min_iter=100, lower_bound=True, agree=False):
@@ -345,9 +348,11 @@ class GapStop:
         self.check_every, self.min_iter, self.agree = max(1, int(check_every)), int(min_iter), bool(agree)
         self.next_check = self.check_every
         obj = problem.objective
-        self.bounded = (lower_bound and obj.kind in ("linear", "convex") and getattr(obj, "smooth", False)
-                        and not problem.nonlinear)
         self.exact = bool(getattr(oracle, "exact", False))
+        # with agreement and an inexact oracle the bound cannot stop the run, and its pricing
+        # members would only perturb the re-fit the method returns: no bound, no extra calls
+        self.bounded = (lower_bound and obj.kind in ("linear", "convex") and getattr(obj, "smooth", False)
+                        and not problem.nonlinear and (self.exact or not self.agree))
         self.trail: list[Certificate] = []
         self.extra_members: list = []
         self.extra_confusions: list = []
