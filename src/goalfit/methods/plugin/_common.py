@@ -364,7 +364,9 @@ class GapStop:
         """Test the members so far; returns the :class:`Certificate` and the reason to stop (or None)."""
         self.next_check = t + max(self.check_every, t // 4)
         problem = self.problem
-        allm, allC, w = self.pool(members, confusions, weights)
+        # duplicates merged first: prune does the same, but the per-member objective values of
+        # prune_finite would otherwise cost O(t) Python calls per check (GDA repeats members)
+        allm, allC, w = unique_members(*self.pool(members, confusions, weights))
         _, Cm, wm, feasible, _ = prune_finite(problem, allm, allC, w)
         C_bar = np.tensordot(wm, Cm, axes=1)
         upper = float(problem.objective.value(C_bar))
