@@ -80,7 +80,7 @@ def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step
     mu = np.zeros(len(phi(xi)))
     members, Cs = [], []
     total = np.zeros(space.shape)  # running sum of the members' confusions (uniform mixture)
-    stop = GapStop(problem, oracle, tol, check_every)
+    stop = GapStop(problem, oracle, tol, check_every, agree=True)
     msg = f"{max_iter} iterations"
     for t in range(1, max_iter + 1):
         member, C = oracle(norm.cost(lam))
