@@ -21,6 +21,7 @@ import scipy.sparse as sp
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_BLOCK_ROWS = 1 << 16
 
 
 def _mix(h) -> np.ndarray:
@@ -67,12 +68,20 @@ def row_hash(X) -> np.ndarray:
         raise ValueError(f"cannot hash the rows of a {A.ndim}-D array: expected 2-D features")
     if A.dtype.kind not in "biuf":
         return pd.util.hash_pandas_object(pd.DataFrame(A), index=False).to_numpy(dtype=np.uint64)
-    A = A.astype(np.float64)
-    r, c = np.nonzero(A)
-    h = _entry_hashes(c, A[r, c])
-    out = np.zeros(A.shape[0], dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        np.add.at(out, r, h)
+    # column by column over blocks of rows: O(block) temporaries, no index arrays of the
+    # non-zeros (the same sum of entry hashes as the sparse branch)
+    n, d = A.shape
+    out = np.zeros(n, dtype=np.uint64)
+    col_keys = _mix(np.arange(d, dtype=np.uint64))
+    zero = np.uint64(0)
+    for start in range(0, n, _BLOCK_ROWS):
+        block = A[start:start + _BLOCK_ROWS]
+        acc = out[start:start + _BLOCK_ROWS]
+        for j in range(d):
+            v = np.ascontiguousarray(block[:, j], dtype=np.float64) + 0.0  # -0.0 -> 0.0
+            h = _mix(pd.util.hash_array(v) ^ col_keys[j])
+            with np.errstate(over="ignore"):
+                acc += np.where(v != 0, h, zero)
     return out
 
 

@@ -36,7 +36,7 @@ class TrainingSample:
     sample_weight : ndarray of shape (n,) or None
     hashes : ndarray of uint64, shape (n,)
         :func:`~goalfit.classifiers.hashing.row_hash` of the feature rows.
-    member_codes : ndarray of int, shape (n_members, n)
+    member_codes : ndarray of uint8 (or intp beyond 256 classes), shape (n_members, n)
         Each member's predictions.
     """
 
@@ -50,18 +50,47 @@ class TrainingSample:
     @classmethod
     def build(cls, classifier, X, out_rows, proba, y, cells, sample_weight, problem):
         Xo = X if len(out_rows) == _num_samples(X) else _safe_indexing(X, out_rows)
-        codes = np.stack([m.predict_codes(Xo if m.needs == "X" else None, proba, cells)
-                          for m in classifier.members])
-        return cls(np.asarray(proba, float), y, cells, sample_weight, row_hash(Xo), codes)
+        proba = np.asarray(proba, float)
+        if any(m.needs == "X" for m in classifier.members):  # refit members read the features
+            codes = _compact_codes((m.predict_codes(Xo, proba, cells) for m in classifier.members),
+                                   len(classifier.classes))
+        else:
+            codes = _member_codes(classifier, proba, cells)
+        return cls(proba, y, cells, sample_weight, row_hash(Xo), codes)
 
     def with_members(self, classifier) -> "TrainingSample":
         """The same rows with ``classifier``'s members' predictions (members that read the
         probabilities only, i.e. not refits of the base model)."""
-        codes = np.stack([m.predict_codes(None, self.proba, self.cells) for m in classifier.members])
+        codes = _member_codes(classifier, self.proba, self.cells)
         return TrainingSample(self.proba, self.y, self.cells, self.sample_weight, self.hashes, codes)
 
     def confusion(self, pred, space) -> np.ndarray:
-        return confusion_tensor(self.y, pred, self.cells, space.n_classes, space.n_cells, self.sample_weight)
+        return confusion_tensor(self.y, np.asarray(pred, dtype=np.intp), self.cells, space.n_classes,
+                                space.n_cells, self.sample_weight)
+
+
+_BLOCK_ROWS = 1 << 16
+
+
+def _member_codes(classifier, proba, cells) -> np.ndarray:
+    """Every member's class codes from the probabilities (members that do not read ``X``),
+    computed over blocks of rows into one compact array: the rules' n-sized temporaries
+    (cost products, argmin indices) never exist for all rows at once."""
+    n = len(cells)
+    out = np.empty((len(classifier.members), n), dtype=np.uint8 if len(classifier.classes) <= 256 else np.intp)
+    for start in range(0, n, _BLOCK_ROWS):
+        rows = slice(start, start + _BLOCK_ROWS)
+        for k, m in enumerate(classifier.members):
+            out[k, rows] = m.predict_codes(None, proba[rows], cells[rows])
+    return out
+
+
+def _compact_codes(codes, n_classes) -> np.ndarray:
+    """The members' class codes stacked, shape (n_members, n), in one byte per entry when the
+    classes allow (the training sample is kept with the fitted model: 1 instead of 8 bytes per
+    row and member)."""
+    dtype = np.uint8 if n_classes <= 256 else np.intp
+    return np.stack([np.asarray(c).astype(dtype, copy=False) for c in codes])  # one wide temporary at a time
 
 
 def to_deterministic(model, strategy="hash", *, random_state=0):
