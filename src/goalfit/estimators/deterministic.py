@@ -51,12 +51,7 @@ class TrainingSample:
     def build(cls, classifier, X, out_rows, proba, y, cells, sample_weight, problem):
         Xo = X if len(out_rows) == _num_samples(X) else _safe_indexing(X, out_rows)
         proba = np.asarray(proba, float)
-        if any(m.needs == "X" for m in classifier.members):  # refit members read the features
-            codes = _compact_codes((m.predict_codes(Xo, proba, cells) for m in classifier.members),
-                                   len(classifier.classes))
-        else:
-            codes = _member_codes(classifier, proba, cells)
-        return cls(proba, y, cells, sample_weight, row_hash(Xo), codes)
+        return cls(proba, y, cells, sample_weight, row_hash(Xo), _member_codes(classifier, proba, cells, Xo))
 
     def with_members(self, classifier) -> "TrainingSample":
         """The same rows with ``classifier``'s members' predictions (members that read the
@@ -72,25 +67,22 @@ class TrainingSample:
 _BLOCK_ROWS = 1 << 16
 
 
-def _member_codes(classifier, proba, cells) -> np.ndarray:
-    """Every member's class codes from the probabilities (members that do not read ``X``),
-    computed over blocks of rows into one compact array: the rules' n-sized temporaries
-    (cost products, argmin indices) never exist for all rows at once."""
+def _member_codes(classifier, proba, cells, X=None) -> np.ndarray:
+    """Every member's class codes, shape (n_members, n), one byte per entry when the classes
+    allow (the training sample is kept with the fitted model), computed over blocks of rows:
+    the rules' n-sized temporaries (cost products, argmin indices) never exist for all rows at
+    once. ``X`` (the rows) only for members that read the features (refits of the base model)."""
     n = len(cells)
     out = np.empty((len(classifier.members), n), dtype=np.uint8 if len(classifier.classes) <= 256 else np.intp)
+    reads_X = any(m.needs == "X" for m in classifier.members)
+    if reads_X and X is None:
+        raise ValueError("members that read the features (refits of the base model) need the rows X")
     for start in range(0, n, _BLOCK_ROWS):
         rows = slice(start, start + _BLOCK_ROWS)
+        Xb = None if not reads_X else _safe_indexing(X, np.arange(start, min(start + _BLOCK_ROWS, n)))
         for k, m in enumerate(classifier.members):
-            out[k, rows] = m.predict_codes(None, proba[rows], cells[rows])
+            out[k, rows] = m.predict_codes(Xb if m.needs == "X" else None, proba[rows], cells[rows])
     return out
-
-
-def _compact_codes(codes, n_classes) -> np.ndarray:
-    """The members' class codes stacked, shape (n_members, n), in one byte per entry when the
-    classes allow (the training sample is kept with the fitted model: 1 instead of 8 bytes per
-    row and member)."""
-    dtype = np.uint8 if n_classes <= 256 else np.intp
-    return np.stack([np.asarray(c).astype(dtype, copy=False) for c in codes])  # one wide temporary at a time
 
 
 def to_deterministic(model, strategy="hash", *, random_state=0):
