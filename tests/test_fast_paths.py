@@ -18,8 +18,10 @@ MANY = rng.integers(0, 50, N)  # more values than the comparison path takes
 
 @pytest.mark.parametrize("features", [
     SEX, {"sex": SEX}, {"sex": SEX, "race": RACE}, {"sex": SEX, "race": RACE_PARTIAL, "flag": FLAG},
-    pd.Series(SEX, name="sex"), {"race": RACE}, {"many": MANY}, {"many": MANY, "sex": SEX}],
-    ids=["array", "dict", "two", "partial", "series", "int", "many", "many_sex"])
+    pd.Series(SEX, name="sex"), {"race": RACE}, {"many": MANY}, {"many": MANY, "sex": SEX},
+    SEX.astype(object), {"sex": SEX.astype(object), "race": RACE_PARTIAL}, pd.Series(SEX, dtype="string")],
+    ids=["array", "dict", "two", "partial", "series", "int", "many", "many_sex", "object", "object_dict",
+         "arrow_string"])
 def test_cell_encoder_fast_path_equals_pandas_path(features, monkeypatch):
     fast = CellEncoder()
     ids_fast = fast.fit_transform(features, N)
@@ -42,6 +44,9 @@ def test_cell_encoder_fast_path_errors():
         enc.transform({"sex": np.array(["X"]), "race": np.array([3])}, 1)
     with pytest.raises(ValueError, match="rows"):
         CellEncoder().fit({"sex": SEX}, N + 1)
+    # object columns with a missing value leave the fast path; the general path names the problem
+    with pytest.raises(ValueError, match=r"\['sex'\] contain missing values"):
+        enc.transform({"sex": np.array(["Male", None], dtype=object), "race": np.array([0, 0])}, 2)
 
 
 @pytest.mark.parametrize("y", [rng.integers(0, 3, 500), rng.integers(5, 9, 500).astype(np.int32),
