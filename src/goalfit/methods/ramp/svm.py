@@ -25,9 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from ...utils.extras import optional_import
-import scipy.sparse as sp
 
 INNER_SOLVERS = ("dcd", "liblinear", "svc", "cvxpy")
 
