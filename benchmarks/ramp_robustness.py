@@ -15,7 +15,8 @@ measured with the true groups):
 Grid: ``alpha`` in {default, 1e-2, 1e-3, 1e-4} x ``init`` in {"zeros", "unconstrained"} x 3 seeds
 (each seed draws the 70/30 train/test split of COMPAS or the Adult training part, and is the
 estimator's ``random_state``). Per fit: train and test accuracy and violation of the
-deterministic ``predict`` (``f > 0``), the randomized rule's train violation, ``feasible_``,
+deterministic ``predict`` (``f > threshold_``: ``0`` before this change, the fitted
+``decision_threshold="fit"`` after), the randomized rule's train violation, ``feasible_``,
 the fit time. Per problem: the spread (min, max, std) of each column over the grid.
 
 It only uses parameters that the estimator had before this change (``alpha``, ``init``,

@@ -114,6 +114,13 @@ def test_dcd_through_solve_weighted_svm_on_sparse_input_matches_dense():
     assert dense.lower == pytest.approx(sparse.lower, abs=1e-9) and dense.gap <= 1e-9
     with pytest.raises(ValueError, match="warm_start"):
         solve_weighted_svm(X, a, c, z0, 0.05, solver="dcd", warm_start=DualState(X[:10]))
+    # same shape, other entries: the kernel would solve on the state's copy, so it must refuse
+    with pytest.raises(ValueError, match="warm_start"):
+        solve_weighted_svm(X, a, c, z0, 0.05, solver="dcd", warm_start=DualState(2.0 * X))
+    # an equal matrix in another container is accepted and gives the same solution
+    other = solve_weighted_svm(X, a, c, z0, 0.05, solver="dcd", tol=1e-9, max_iter=100000,
+                               warm_start=DualState(sp.csc_matrix(X)))
+    np.testing.assert_allclose(other.coef, dense.coef, atol=1e-6)
     with pytest.raises(ValueError, match="non-negative"):
         solve_dcd(DualState(X), np.arange(3), -np.ones(3), np.ones(3), 0.1)
 

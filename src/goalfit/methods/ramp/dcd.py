@@ -300,8 +300,10 @@ class DualState:
     """
 
     def __init__(self, X):
+        self._source = X  # the matrix the kernel's copy was made from (see matches)
         Xc = sp.csr_matrix(X, dtype=np.float64)
         Xc.sum_duplicates()
+        Xc.sort_indices()
         self.shape = Xc.shape
         self.indptr = np.ascontiguousarray(Xc.indptr, dtype=np.int64)
         self.indices = np.ascontiguousarray(Xc.indices, dtype=np.int32 if Xc.shape[1] < 2 ** 31 else np.int64)
@@ -314,8 +316,21 @@ class DualState:
         self.n_visits = 0
 
     def matches(self, X) -> bool:
-        """Whether the state was built for a matrix of this shape."""
-        return tuple(X.shape) == tuple(self.shape)
+        """Whether the state was built for this matrix (same entries, not only the same shape).
+
+        The kernel solves on the state's own copy of ``X``, so a state built for another matrix
+        of the same shape would silently solve the wrong problem. The same object is accepted
+        at once (the MM loop's case); any other is compared entry by entry (``O(nnz)``).
+        """
+        if X is self._source:
+            return True
+        if tuple(X.shape) != tuple(self.shape):
+            return False
+        Xc = sp.csr_matrix(X, dtype=np.float64)
+        Xc.sum_duplicates()
+        Xc.sort_indices()
+        return (np.array_equal(Xc.indptr, self.indptr) and np.array_equal(Xc.indices, self.indices)
+                and np.array_equal(Xc.data, self.data))
 
 
 def solve_dcd(state, rows, a, c, lam, *, fit_intercept=True, intercept_scaling=1.0, tol=1e-5,

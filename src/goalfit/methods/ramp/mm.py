@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...utils.extras import optional_import
-
 from .cutting_plane import Majorizer, solve_problem3
 from .dcd import DualState
 from .phase1 import hinge_feasibility

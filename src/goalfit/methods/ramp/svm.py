@@ -25,9 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from ...utils.extras import optional_import
-import scipy.sparse as sp
 
 INNER_SOLVERS = ("dcd", "liblinear", "svc", "cvxpy")
 
@@ -114,7 +114,8 @@ def solve_weighted_svm(X, a, c, z_anchor, lam, *, solver="dcd", fit_intercept=Tr
     Raises
     ------
     ValueError
-        For an unknown solver, ``lam <= 0``, or a ``warm_start`` built for another matrix.
+        For an unknown solver, ``lam <= 0``, or a ``warm_start`` built for another matrix (other
+        shape or entries).
     """
     if solver not in INNER_SOLVERS:
         raise ValueError(f"inner solver must be one of {INNER_SOLVERS}, got {solver!r}")
@@ -133,7 +134,8 @@ def solve_weighted_svm(X, a, c, z_anchor, lam, *, solver="dcd", fit_intercept=Tr
 
         state = DualState(X) if warm_start is None else warm_start
         if not state.matches(X):
-            raise ValueError(f"warm_start was built for a matrix of shape {state.shape}, X has {X.shape}")
+            raise ValueError(f"warm_start was built for another matrix (shape {state.shape}) than X "
+                             f"(shape {X.shape}): the dcd solver works on the warm start's copy of X")
         seed = 0 if random_state is None else random_state
         a_r, c_r = np.zeros(len(a)), np.zeros(len(a))
         a_r[rows[y < 0]], c_r[rows[y > 0]] = omega[y < 0], omega[y > 0]
