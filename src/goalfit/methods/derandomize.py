@@ -164,6 +164,13 @@ def _cell_tables(eta1, y, cells, w, G):
     return values, suffix
 
 
+def _sample(y_codes, cell_ids, sample_weight):
+    """Class codes and cells as intp, and the weights (ones when ``sample_weight`` is None)."""
+    y = np.asarray(y_codes, dtype=np.intp)
+    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
+    return y, np.asarray(cell_ids, dtype=np.intp), w
+
+
 class _LinearGoals:
     """The objective and the constraint rows as sums over examples predicted 1 (binary).
 
@@ -196,9 +203,7 @@ class _OffsetSearch:
     """Exact best threshold of binary group-blind rules on one sample (shared set-up)."""
 
     def __init__(self, problem, joint, y_codes, cell_ids, sample_weight=None):
-        self.y = np.asarray(y_codes, dtype=np.intp)
-        self.cells = np.asarray(cell_ids, dtype=np.intp)
-        self.w = np.ones(len(self.y)) if sample_weight is None else np.asarray(sample_weight, float)
+        self.y, self.cells, self.w = _sample(y_codes, cell_ids, sample_weight)
         self.joint = joint
         self.lin = _LinearGoals(problem, self.y, self.cells, self.w)
         # per example: change of [objective, rows] when it is predicted 1, shape (n, 1 + R)
@@ -373,9 +378,7 @@ def best_threshold_rule(problem, eta1, y_codes, cell_ids, sample_weight=None, ch
     space = problem.space
     if space.n_classes != 2:
         raise ValueError("the exact threshold search is for binary problems")
-    y = np.asarray(y_codes, dtype=np.intp)
-    cells = np.asarray(cell_ids, dtype=np.intp)
-    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
+    y, cells, w = _sample(y_codes, cell_ids, sample_weight)
     G = space.n_cells
     lin = _LinearGoals(problem, y, cells, w)
     values, suffix = _cell_tables(np.asarray(eta1, float), y, cells, w, G)
