@@ -375,3 +375,25 @@ def test_best_rule_group_blind_equalized_odds_uses_the_direction_search():
     _, C_dirs, _ = best_direction_rule(P, ts.proba, ts.y, ts.cells)
     C = best.expected_confusion_tensor(X, y, sensitive_features={"g": g})
     assert rank(P, C) == min(rank(P, C_pairs), rank(P, C_dirs))  # the better of both searches
+
+
+def test_best_candidate_rule_scores_members_on_their_stored_predictions():
+    # the stored member predictions (TrainingSample.member_codes) give the same search as
+    # predicting again; a member's stored codes are what it is scored on
+    from goalfit.methods.derandomize import best_candidate_rule
+
+    X, y, g, _ = _blobs(n=1500, seed=8)
+    m = gf.GoalClassifier(LogisticRegression(), constraints=[gf.demographic_parity_difference("g") <= 0.01]).fit(
+        X, y, sensitive_features={"g": g})
+    ts, P, members = m.train_sample_, m.problem_, m.classifier_.members
+    args = (P, members, ts.proba, ts.y, ts.cells)
+    b1, C1, n1 = best_candidate_rule(*args, n_grid=5)
+    b2, C2, n2 = best_candidate_rule(*args, n_grid=5, member_codes=ts.member_codes)
+    np.testing.assert_array_equal(C1, C2)
+    assert n1 == n2
+    # all-zero stored codes for every member: the best member is scored as "predict 0 everywhere"
+    zeros = np.zeros_like(ts.member_codes)
+    _, C0, _ = best_candidate_rule(P, members, ts.proba, ts.y, ts.cells, n_grid=0, member_codes=zeros)
+    np.testing.assert_allclose(C0, confusion_tensor(ts.y, np.zeros(len(ts.y), int), ts.cells, 2, C0.shape[0], None))
+    with pytest.raises(ValueError, match="member_codes has"):
+        best_candidate_rule(*args, member_codes=ts.member_codes[:0])

@@ -113,13 +113,12 @@ def to_deterministic(model, strategy="hash", *, random_state=0):
             # cells the search is a local optimum: the members stay candidates
             fixed = list(enumerate(clf.members))
         else:
-            members = [m for m in clf.members if m.needs == "proba"]
-            fixed = [(k, m) for k, m in enumerate(clf.members) if m.needs != "proba"]
+            fixed = []  # every member is a candidate, scored on its stored predictions
             shift = (space.n_classes == 2 and model.group_blind and not problem.nonlinear
                      and getattr(problem.objective, "kind", None) == "linear")
-            member, C, n_cand = (None, None, 0) if not members else best_candidate_rule(
-                problem, members, ts.proba, ts.y, ts.cells, ts.sample_weight,
-                n_grid=19 if shift else 49, shift=shift)
+            member, C, n_cand = best_candidate_rule(
+                problem, clf.members, ts.proba, ts.y, ts.cells, ts.sample_weight,
+                n_grid=19 if shift else 49, shift=shift, member_codes=ts.member_codes)
             info.update(search="members and plug-in rules between pairs of members", n_candidates=n_cand)
             if shift:  # binary group-blind, linear goals: also the Lagrangian directions' rules
                 m2, C2, n_dir = best_direction_rule(problem, ts.proba, ts.y, ts.cells, ts.sample_weight)

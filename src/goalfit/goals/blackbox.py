@@ -137,7 +137,7 @@ class ConfusionMetric(BlackBoxMetric):
         if self._cache is not None and self._cache[0] == key:
             return self._cache[1]
         codes, cells = (np.zeros(len(y), dtype=int), pd.DataFrame(index=pd.RangeIndex(1))) if g is None else \
-            self._cells(g, getattr(self, "column", "group"))
+            self._cells(g, self.column)
         space = ConfusionSpace.from_codes(y, codes, np.array([0, 1]), cells)
         bound = [(w, e.bind(space)) for w, e in self.terms(space)]
         # counts, in float32 when exact (every partial sum an integer below 2^24)

@@ -50,8 +50,13 @@ def rank(problem, C):
     return (0.0 if v <= TOL else v, problem.objective.value(C))
 
 
+def _lexbest(viol, obj) -> int:
+    """Index of the smallest violation, ties broken by the lowest objective (:func:`rank` order)."""
+    return int(np.lexsort((obj, viol))[0])
+
+
 def best_candidate_rule(problem, members, proba, y_codes, cell_ids, sample_weight=None, n_grid: int = 49,
-                        shift: bool = False):
+                        shift: bool = False, member_codes=None):
     """The best member, or plug-in rule between two members' costs (see module docstring).
 
     Parameters
@@ -59,8 +64,7 @@ def best_candidate_rule(problem, members, proba, y_codes, cell_ids, sample_weigh
     problem : CompiledProblem
     members : list
         Members of the mixture; those with a ``cost`` attribute (plug-in and group-blind rules)
-        are interpolated, the others are candidates as they are (their ``predict_codes`` must
-        not need ``X``: pass precomputed predictions through ``member_codes``).
+        are interpolated, the others are candidates as they are.
     proba : ndarray of shape (n_samples, n_columns)
         What the members read (class probabilities, or joint probabilities for group-blind rules).
     y_codes, cell_ids : ndarray of int, shape (n_samples,)
@@ -70,10 +74,21 @@ def best_candidate_rule(problem, members, proba, y_codes, cell_ids, sample_weigh
     shift : bool, default False
         Also try every candidate with its threshold shifted optimally (:func:`best_offset_rule`;
         binary group-blind rules, linear goals).
+    member_codes : ndarray of int, shape (len(members), n_samples), optional
+        The members' predictions on the sample (e.g. the stored
+        :attr:`TrainingSample.member_codes`); required for members that read ``X``,
+        otherwise computed from ``proba``.
 
     Returns
     -------
-    member, C (confusion tensor on the sample), n_candidates
+    member : the best candidate
+    C : ndarray of shape (n_cells, n_classes, n_classes), its confusion tensor on the sample
+    n_candidates : int
+
+    Raises
+    ------
+    ValueError
+        When ``member_codes`` does not have one row per member.
     """
     space = problem.space
     K, G = space.n_classes, space.n_cells
@@ -97,8 +112,10 @@ def best_candidate_rule(problem, members, proba, y_codes, cell_ids, sample_weigh
             if key < best_key:
                 best, best_key, best_C = m2, key, C2
 
-    for m in members:
-        consider(m, conf(m.predict_codes(None, proba, cell_ids)))
+    if member_codes is not None and len(member_codes) != len(members):
+        raise ValueError(f"member_codes has {len(member_codes)} rows for {len(members)} members")
+    for k, m in enumerate(members):
+        consider(m, conf(m.predict_codes(None, proba, cell_ids) if member_codes is None else member_codes[k]))
     costly = [m for m in members if hasattr(m, "cost")]
     grid = np.linspace(0, 1, n_grid + 2)[1:-1]
     for i in range(len(costly)):
@@ -147,6 +164,13 @@ def _cell_tables(eta1, y, cells, w, G):
     return values, suffix
 
 
+def _sample(y_codes, cell_ids, sample_weight):
+    """Class codes and cells as intp, and the weights (ones when ``sample_weight`` is None)."""
+    y = np.asarray(y_codes, dtype=np.intp)
+    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
+    return y, np.asarray(cell_ids, dtype=np.intp), w
+
+
 class _LinearGoals:
     """The objective and the constraint rows as sums over examples predicted 1 (binary).
 
@@ -179,9 +203,7 @@ class _OffsetSearch:
     """Exact best threshold of binary group-blind rules on one sample (shared set-up)."""
 
     def __init__(self, problem, joint, y_codes, cell_ids, sample_weight=None):
-        self.y = np.asarray(y_codes, dtype=np.intp)
-        self.cells = np.asarray(cell_ids, dtype=np.intp)
-        self.w = np.ones(len(self.y)) if sample_weight is None else np.asarray(sample_weight, float)
+        self.y, self.cells, self.w = _sample(y_codes, cell_ids, sample_weight)
         self.joint = joint
         self.lin = _LinearGoals(problem, self.y, self.cells, self.w)
         # per example: change of [objective, rows] when it is predicted 1, shape (n, 1 + R)
@@ -192,7 +214,7 @@ class _OffsetSearch:
         scan = OffsetScan(cost, self.joint)
         viol, obj = self.lin.key(scan.cumulative(self.gains))  # (N + 1,) each
         cand = scan.valid
-        k = int(cand[np.lexsort((obj[cand], viol[cand]))[0]])
+        k = int(cand[_lexbest(viol[cand], obj[cand])])
         return (float(viol[k]), float(obj[k])), scan.rule(k)
 
     def confusion(self, rule):
@@ -356,9 +378,7 @@ def best_threshold_rule(problem, eta1, y_codes, cell_ids, sample_weight=None, ch
     space = problem.space
     if space.n_classes != 2:
         raise ValueError("the exact threshold search is for binary problems")
-    y = np.asarray(y_codes, dtype=np.intp)
-    cells = np.asarray(cell_ids, dtype=np.intp)
-    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
+    y, cells, w = _sample(y_codes, cell_ids, sample_weight)
     G = space.n_cells
     lin = _LinearGoals(problem, y, cells, w)
     values, suffix = _cell_tables(np.asarray(eta1, float), y, cells, w, G)
@@ -398,7 +418,7 @@ def best_threshold_rule(problem, eta1, y_codes, cell_ids, sample_weight=None, ch
 
     if G == 1:
         viol, obj = key(tabs[0])
-        pos = [int(np.lexsort((obj, viol))[0])]
+        pos = [_lexbest(viol, obj)]
         n_comb, exact = len(tabs[0]), True
     elif G == 2:
         (i, j), n_comb = best_pair(tabs[0], tabs[1])
@@ -411,7 +431,7 @@ def best_threshold_rule(problem, eta1, y_codes, cell_ids, sample_weight=None, ch
             for c in range(G):
                 rest = sum(tabs[d][pos[d]] for d in range(G) if d != c)
                 viol, obj = key(tabs[c] + rest)
-                pos[c] = int(np.lexsort((obj, viol))[0])
+                pos[c] = _lexbest(viol, obj)
                 n_comb += len(tabs[c])
             if pos == before:
                 break
