@@ -26,6 +26,7 @@ import numpy as np
 
 from ._common import Recorder, SolverResult, lagrangian_price
 from .mixture import mixture_program
+from .oracle import is_plugin
 
 #: the coarse run is used only when the sample has at least this many times ``subsample`` rows
 MIN_RATIO = 4
@@ -53,8 +54,6 @@ class _Recording:
 def applies(oracle, subsample) -> bool:
     """Whether a coarse run on ``subsample`` rows applies: the plug-in oracle on at least
     ``MIN_RATIO * subsample`` rows."""
-    from .oracle import is_plugin
-
     return bool(subsample) and is_plugin(oracle) and len(oracle.y) >= MIN_RATIO * int(subsample)
 
 
