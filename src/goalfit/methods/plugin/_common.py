@@ -214,8 +214,20 @@ def final_mixture(problem, members, confusions, weights, prune_output: bool = Tr
     """The mixture a primal-dual method returns: the LP of §8.2 (:func:`prune`) when
     ``prune_output``, else the iterates' own weights (duplicates merged, normalized).
 
-    Returns ``(members, confusions, weights, feasible)``; ``feasible``: the mixture meets the
-    constraints (to 1e-7 without pruning).
+    Parameters
+    ----------
+    problem : CompiledProblem
+    members : list of length T
+    confusions : ndarray of shape (T, *space.shape)
+    weights : ndarray of shape (T,)
+        Non-negative, not all zero (normalized here).
+    prune_output : bool, default True
+
+    Returns
+    -------
+    ``(members, confusions, weights, feasible)``: ``S <= T`` distinct members, their confusion
+    tensors ``(S, *space.shape)``, weights ``(S,)`` summing to 1; ``feasible``: the mixture meets
+    the constraints (to 1e-7 without pruning).
     """
     if prune_output:
         members, confusions, w, feasible, _ = prune(problem, members, confusions, weights)
@@ -433,10 +445,24 @@ def lagrangian_price(problem, oracle, C_bar, upper, confusions):
     when the oracle is exact (:class:`GapStop`), and ``upper - L`` is the Frank-Wolfe gap
     (Jaggi, ICML 2013) with the constraints priced in.
 
+    Parameters
+    ----------
+    problem : CompiledProblem
+        Objective with a gradient; constraints ``A vec(C) <= b`` (or none).
+    oracle : linear minimization oracle
+        Called once, as ``oracle(cost)`` with ``cost`` of shape ``space.shape``.
+    C_bar : ndarray of shape ``space.shape``
+        The current mixture's confusion tensor.
+    upper : float
+        ``psi(C_bar)`` (objective units).
+    confusions : ndarray of shape (T, *space.shape)
+        The members' confusion tensors (the LP's columns).
+
     Returns
     -------
     member, C' (ndarray, ``space.shape``), L (float)
-        ``(None, None, -inf)`` when the LP over the members is infeasible.
+        ``(None, None, -inf)`` when the LP over the members is infeasible (the oracle is then
+        not called).
     """
     g = np.asarray(problem.objective.gradient(C_bar), float)
     mu = np.zeros(0)

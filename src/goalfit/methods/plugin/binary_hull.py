@@ -26,6 +26,7 @@ from scipy.optimize import minimize, nnls
 from scipy.spatial import ConvexHull, QhullError
 
 from .lp import highs_linprog as linprog
+from .oracle import is_plugin, split_positions
 
 #: certified gap below which the solution is accepted when the caller's tolerance is 0
 EXACT_GAP = 1e-8
@@ -38,8 +39,6 @@ def applies(problem, oracle) -> bool:
     """Whether the fast path solves this problem: two classes, the plug-in oracle on fixed
     probabilities (:class:`~goalfit.methods.plugin.PluginOracle`, not its threshold or refit
     relatives), a smooth convex objective with a gradient and polyhedral constraints only."""
-    from .oracle import is_plugin
-
     obj = problem.objective
     return (problem.space.n_classes == 2 and is_plugin(oracle) and obj.kind == "convex"
             and bool(getattr(obj, "smooth", False)) and not problem.nonlinear)
@@ -54,7 +53,7 @@ class _Cell:
         self.n0, self.n1 = float(cum0[n]) / total, float(cum1[n]) / total
         # split positions: 0, n and every k with eta[k-1] < eta[k], by increasing false positives
         # of the rules "class 1 on [k, n)" (a chain monotone in both coordinates)
-        cuts = np.concatenate([[n], np.flatnonzero(eta[1:] > eta[:-1])[::-1] + 1, [0]]) if n else np.zeros(2, int)
+        cuts = split_positions(eta)[::-1] if n else np.zeros(2, int)
         x = self.n0 - np.asarray(cum0[cuts], float) / total
         y = self.n1 - np.asarray(cum1[cuts], float) / total
         # hull vertices lie among the upper and lower hull vertices of that chain and their mirror
@@ -65,7 +64,6 @@ class _Cell:
         self.upper = np.arange(2 * m) < m
         px, py = x[cand], y[cand]
         self.points = np.column_stack([np.concatenate([px, self.n0 - px]), np.concatenate([py, self.n1 - py])])
-        del x, y, cuts
         self.G, self.h = self._facets()
 
     def rule(self, i):

@@ -26,6 +26,7 @@ import numpy as np
 
 from ._common import Recorder, SolverResult, lagrangian_price
 from .mixture import mixture_program
+from .oracle import is_plugin
 
 #: the coarse run is used only when the sample has at least this many times ``subsample`` rows
 MIN_RATIO = 4
@@ -53,8 +54,6 @@ class _Recording:
 def applies(oracle, subsample) -> bool:
     """Whether a coarse run on ``subsample`` rows applies: the plug-in oracle on at least
     ``MIN_RATIO * subsample`` rows."""
-    from .oracle import is_plugin
-
     return bool(subsample) and is_plugin(oracle) and len(oracle.y) >= MIN_RATIO * int(subsample)
 
 
@@ -66,17 +65,29 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
     problem : CompiledProblem
         Convex objective with a gradient; polyhedral constraints.
     oracle : linear minimization oracle
-    members : list
+        Called as ``oracle(cost)`` with ``cost`` of shape ``space.shape``; returns
+        ``(member, C)``. With ``oracle.exact`` the stopping gap is certified.
+    members : list of length T
+        Starting columns (T >= 1), e.g. the coarse run's members evaluated on this sample.
     confusions : ndarray of shape (T, *space.shape)
         The members' confusion tensors on the oracle's sample.
     tol : float, default 1e-4
-        Stop when the oracle's answer improves the linearized problem by at most ``tol``.
+        Stop when the oracle's answer improves the linearized problem by at most ``tol``
+        (objective units).
     max_rounds : int, default 50
         Oracle calls at most.
 
     Returns
     -------
-    members, confusions, weights, feasible (bool), message (str)
+    members : list of length S
+    confusions : ndarray of shape (S, *space.shape)
+    weights : ndarray of shape (S,)
+        The mixture of :func:`~goalfit.methods.plugin.mixture.mixture_program` over the final
+        pool (sums to 1).
+    feasible : bool
+        The mixture meets the constraints; else it is the least-violating one.
+    message : str
+        Why the polish stopped.
     """
     members, Cs = list(members), [np.asarray(C) for C in confusions]
     why = f"{max_rounds} polishing rounds"
@@ -123,8 +134,12 @@ def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n
     n_candidates : int, default 20
         The coarse run's latest distinct members evaluated on the full sample besides its
         output members (one oracle call each).
-    tol : float
-        The method's stopping tolerance, also the polish's.
+    tol : float, default 1e-4
+        The method's stopping tolerance (objective units), also the polish's.
+    record_every, callback
+        As for the method (:class:`~goalfit.methods.plugin._common.Recorder`).
+    **params
+        Passed on to ``method`` for the coarse run.
 
     Returns
     -------
@@ -136,14 +151,14 @@ def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n
     rows = np.sort(np.random.default_rng(random_state).choice(n, int(subsample), replace=False))
     sub = _Recording(oracle.restricted(rows))
     coarse = method(problem, sub, tol=tol, subsample=None, record_every=record_every, **params)
-    chosen, seen = list(coarse.members), {id(m) for m in coarse.members}
+    # the output members, then the latest distinct ones (rules compared by their key, the cost)
+    chosen = list(coarse.members)
     keys = {m.key() for m in chosen}
     for m in reversed(sub.members):
         if len(chosen) >= len(coarse.members) + n_candidates:
             break
-        if id(m) not in seen and m.key() not in keys:
+        if m.key() not in keys:
             chosen.append(m)
-            seen.add(id(m))
             keys.add(m.key())
     evaluated = [oracle(m.cost) for m in chosen]
     members, Cs, w, feasible, why = corrective_polish(

@@ -202,6 +202,25 @@ class PluginOracle:
         return PluginRule(cost), self.confusion_of(cost)
 
 
+def split_positions(eta) -> np.ndarray:
+    """The split positions of a threshold rule on sorted probabilities.
+
+    Parameters
+    ----------
+    eta : ndarray of shape (n,)
+        ``eta_1`` of one cell, sorted ascending.
+
+    Returns
+    -------
+    ndarray of int, shape (m,)
+        ``0``, ``n`` and every ``k`` with ``eta[k-1] < eta[k]``, ascending (``[0]`` when
+        ``n = 0``): the rules "class 1 on ``[k, n)``" / "on ``[0, k)``" that treat equal
+        probabilities alike (Narasimhan et al. JMLR 2024, Alg. 10).
+    """
+    n = len(eta)
+    return np.unique(np.concatenate([[0], np.flatnonzero(np.diff(eta) > 0) + 1, [n]])).astype(int)
+
+
 def is_plugin(oracle) -> bool:
     """Whether ``oracle`` is the plug-in oracle itself (its members are :class:`PluginRule`
     objects given by their cost tensor), not the threshold or refit oracle."""
@@ -239,11 +258,7 @@ class ThresholdOracle(PluginOracle):
         if space.n_classes != 2:
             raise ValueError("the threshold oracle is defined for binary problems only")
         super().__init__(proba, y_codes, cell_ids, space, sample_weight)
-        self._cuts = []
-        for eta, _, _ in self._sorted:
-            n = len(eta)
-            # valid split positions k: 0, n, and every k with eta[k-1] < eta[k]
-            self._cuts.append(np.unique(np.concatenate([[0], np.flatnonzero(np.diff(eta) > 0) + 1, [n]])))
+        self._cuts = [split_positions(eta) for eta, _, _ in self._sorted]
 
     def _split(self, c, L2):
         """Best (threshold, upper, counts) in cell c for the 2x2 cost ``L2``."""
