@@ -163,9 +163,13 @@ def test_frontier_sweeps_group_blind_and_margin_fits():
     dp = gf.demographic_parity_difference()
     f = gf.frontier(gf.GoalClassifier(LogisticRegression(max_iter=1000), constraints=[dp <= 0.05],
                                       oracle="threshold", group_blind=True, margin=0.01),
-                    X, Y, sensitive_features=G, bounds=[0.03, 0.1])
+                    X, Y, sensitive_features=G, bounds=[0.03, 0.1], X_val=XV, y_val=YV, sensitive_features_val=GV)
     for i, row in f.table.iterrows():
         assert row[f"{dp.name}_train"] <= row.bound - 0.01 + 1e-7
+        # the cached validation values are the group-blind model's own evaluation
+        ev = f.model(i).evaluate(XV, YV, sensitive_features=GV)
+        assert row[f"{dp.name}_val"] == pytest.approx(ev["constraints"][0]["value"], abs=1e-10)
+        assert row.objective_val == pytest.approx(ev["objective"]["value"], abs=1e-10)
         ref = _fresh(gf.goals.Constraint(dp, "<=", row.bound), group_blind=True, margin=0.01)
         assert row.objective_train == pytest.approx(ref.evaluate(X, Y, sensitive_features=G)["objective"]["value"],
                                                     abs=1e-7)

@@ -139,11 +139,14 @@ class RandomizedClassifier:
         ``cell_ids`` (already encoded cells) may replace ``sensitive_features``.
         """
         P, n = self._proba(X)
-        if cell_ids is None:
-            cells = self.cell_encoder.transform(sensitive_features, n)
-        else:
-            cells = np.asarray(cell_ids, dtype=np.intp)
+        cells = self._prediction_cells(n, sensitive_features, cell_ids)
         return np.stack([m.predict_codes(X, P, cells) for m in self.members])
+
+    def _prediction_cells(self, n, sensitive_features=None, cell_ids=None) -> np.ndarray:
+        """The cells the members predict with, shape (n,): the examples' own."""
+        if cell_ids is None:
+            return self.cell_encoder.transform(sensitive_features, n)
+        return np.asarray(cell_ids, dtype=np.intp)
 
     def predict_proba(self, X, *, sensitive_features=None) -> np.ndarray:
         """Class distribution of the randomized rule per example, shape (n_samples, n_classes).
@@ -260,10 +263,9 @@ class GroupBlindClassifier(RandomizedClassifier):
     :meth:`predict_proba` ignore them.
     """
 
-    def member_predictions(self, X, *, sensitive_features=None, cell_ids=None) -> np.ndarray:
-        P, n = self._proba(X)
-        blind = np.zeros(n, dtype=np.intp)
-        return np.stack([m.predict_codes(X, P, blind) for m in self.members])
+    def _prediction_cells(self, n, sensitive_features=None, cell_ids=None) -> np.ndarray:
+        """All examples in one cell: the members never read the groups."""
+        return np.zeros(n, dtype=np.intp)
 
     def _audit_cells(self, X, sensitive_features) -> np.ndarray:
         """The true groups' cells; all examples in the first cell when ``sensitive_features`` is

@@ -115,6 +115,31 @@ class Frontier:
         return ax
 
 
+class _Validation:
+    """Goal values of the sweep's points on validation data, as :meth:`GoalClassifier.evaluate`
+    computes them, with the probabilities, the cells and each member's predictions computed
+    once (the points share one probability model; members recur along a warm-started sweep)."""
+
+    def __init__(self, first, X, y, sensitive_features, confidence):
+        clf = first.classifier_
+        self.X, self.y, self.sf, self.confidence = X, y, sensitive_features, confidence
+        self.P = clf.probability_model.predict_proba(X)
+        self.cells = clf._prediction_cells(len(self.P), sensitive_features)
+        self.codes = {}  # id(member) -> (member, its predictions); the member keeps the id alive
+
+    def evaluate(self, m, constraints):
+        from ..estimators.goal_classifier import _seed
+        from ..metrics import evaluate_problem
+
+        clf = m.classifier_
+        for member in clf.members:
+            if id(member) not in self.codes:
+                self.codes[id(member)] = (member, member.predict_codes(self.X, self.P, self.cells))
+        dist = clf._dist(self.X, np.stack([self.codes[id(mb)][1] for mb in clf.members]))
+        return evaluate_problem(Problem(m.objective, constraints), self.y, dist, sensitive_features=self.sf,
+                                classes=m.classes_, confidence=self.confidence, random_state=_seed(m.random_state))
+
+
 def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constraint: int = 0, goal_sets=None,
              X_val=None, y_val=None, sensitive_features_val=None, sample_weight=None,
              warm_start: bool = True, confidence: float | None = None) -> Frontier:
@@ -215,6 +240,7 @@ def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constrain
         template.set_params(estimator=estimator.estimator_, prefit=True)  # a fitted template lends its base
     rows, models = [], []
     pool = ([], [])
+    val = None
     for i, cons in enumerate(sets):
         t1 = time.perf_counter()
         with warnings.catch_warnings():
@@ -234,8 +260,8 @@ def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constrain
         goals = Problem(estimator.objective, cons)  # the stated bounds (m.problem_ holds them less a margin)
         evals = {"train": evaluate_compiled(goals, goals.compile(m.problem_.space), m.result_.confusion)}
         if X_val is not None:
-            evals["val"] = m.evaluate(X_val, y_val, sensitive_features=sensitive_features_val,
-                                      confidence=confidence)
+            val = val or _Validation(m, X_val, y_val, sensitive_features_val, confidence)
+            evals["val"] = val.evaluate(m, cons)
         for split, ev in evals.items():
             row[f"objective_{split}"] = ev["objective"]["value"]
             if "interval" in ev["objective"]:
