@@ -193,9 +193,10 @@ def best_threshold(program, scores, tol=1e-9):
     rules that shift the score's threshold: the examples sorted by decreasing score, predicting
     positive on the first ``k`` of them changes the objective and every row by the cumulative
     sums of ``a - c`` and ``A - C`` (``p`` enters linearly), so every ``k`` between distinct
-    scores is evaluated in ``O(n m)`` after one sort (:class:`~goalfit.methods._scan.ScoreScan`). Among the rules meeting every row (up to
-    ``tol``) it returns the lowest objective; when none does, the smallest largest violation,
-    then the lowest objective. Ties in the objective go to the threshold nearest to 0.
+    scores is evaluated in ``O(n m)`` after one sort (:class:`~goalfit.methods._scan.ScoreScan`).
+    Among the rules meeting every row (up to ``tol``) it returns the lowest objective; when
+    none does, the smallest largest violation, then the lowest objective. Ties in the objective
+    go to the threshold nearest to 0.
 
     Parameters
     ----------
