@@ -13,7 +13,7 @@ from goalfit.classifiers.hashing import row_hash
 from goalfit.confusion import CellEncoder, ConfusionSpace, confusion_tensor
 from goalfit.estimators.joint import FactoredJointClassifier
 from goalfit.goals import Problem
-from goalfit.methods.derandomize import best_threshold_rule
+from goalfit.methods.derandomize import FEASIBLE_TOL, best_threshold_rule
 from goalfit.methods.plugin.group_blind import GroupBlindOracle, GroupBlindThresholdOracle
 
 
@@ -251,9 +251,9 @@ def test_best_threshold_rule_equals_brute_force():
                 pred = (eta >= np.array([t0, t1])[cells]).astype(int)
                 Cb = confusion_tensor(y, pred, cells, 2, 2, None)
                 v = problem.max_violation(Cb)
-                best = min(best, (0.0 if v <= 1e-9 else v, problem.objective.value(Cb)))
+                best = min(best, (0.0 if v <= FEASIBLE_TOL else v, problem.objective.value(Cb)))
         got = problem.max_violation(C)
-        assert (0.0 if got <= 1e-9 else got) == pytest.approx(best[0], abs=1e-12)
+        assert (0.0 if got <= FEASIBLE_TOL else got) == pytest.approx(best[0], abs=1e-12)
         assert problem.objective.value(C) == pytest.approx(best[1], abs=1e-12)
 
 

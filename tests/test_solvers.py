@@ -227,6 +227,37 @@ def test_column_generation_unconstrained_is_one_call():
         linear_optimum(cell_rules(P, y, cells, space), cp), abs=1e-12)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_lagrangian_price_at_given_multipliers_is_the_lagrangian_dual_function(seed):
+    # column generation prices through lagrangian_price at its elastic master's duals (mu=...):
+    # with an exact oracle, L(mu) = min over rules of <c0, C> + const + mu (A C - b), separable
+    # over cells; weak duality for every mu >= 0, strong duality at the LP's own duals
+    from goalfit.methods.plugin._common import lagrangian_price
+
+    P, y, cells, space = calibrated(seed)
+    cp = gf.Problem("error", [gf.demographic_parity_difference() <= 0.02, gf.coverage(1) <= 0.4]).compile(space)
+    oracle = PluginOracle(P, y, cells, space)
+    sets = cell_rules(P, y, cells, space)
+    res, _ = _per_cell_lp(sets, cp.objective.coef.ravel(), cp.A, cp.b)
+    optimum = res.fun + cp.objective.const
+    K = cp.A.shape[0]
+    _, C_bar = oracle(cp.objective.coef)
+    rng = np.random.default_rng(seed)
+    for mu in (np.zeros(K), rng.random(K), 5 * rng.random(K), -np.asarray(res.ineqlin.marginals)):
+        member, C, L = lagrangian_price(cp, oracle, C_bar, cp.objective.value(C_bar), mu=mu)
+        cost = cp.objective.coef.ravel() + mu @ cp.A
+        brute = sum(float((S @ cost).min()) for S in sets) + cp.objective.const - float(mu @ cp.b)
+        assert L == pytest.approx(brute, abs=1e-12)
+        assert L <= optimum + 1e-12
+        np.testing.assert_allclose(C, confusion_tensor(y, member.predict_codes(None, P, cells), cells, 2,
+                                                       space.n_cells), atol=1e-15)
+    assert L == pytest.approx(optimum, abs=1e-9)  # at the LP's duals
+    with pytest.raises(ValueError, match="one multiplier per constraint row"):
+        lagrangian_price(cp, oracle, C_bar, 0.0, mu=np.zeros(K + 1))
+    with pytest.raises(ValueError, match="confusions"):
+        lagrangian_price(cp, oracle, C_bar, 0.0)
+
+
 # ------------------------------------------------------------------ (b) Frank-Wolfe
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("name,psi", [("hmean", hmean), ("qmean", qmean)])

@@ -17,7 +17,8 @@ from sklearn.utils.validation import _num_samples
 from ..classifiers.hashing import hash_predictions, row_hash
 from ..classifiers.members import PluginRule, ThresholdRule
 from ..confusion import confusion_tensor
-from ..methods.derandomize import best_candidate_rule, best_direction_rule, best_threshold_rule, rank
+from ..methods.derandomize import (FEASIBLE_TOL, best_candidate_rule, best_direction_rule, best_threshold_rule,
+                                   rank)
 
 STRATEGIES = ("hash", "best_rule", "max_weight")
 
@@ -132,7 +133,7 @@ def to_deterministic(model, strategy="hash", *, random_state=0):
             if C is None or rank(problem, Ck) < rank(problem, C):
                 member, C = m, Ck
                 info["picked_member"] = k
-        info["feasible"] = bool(problem.max_violation(C) <= 1e-7)
+        info["feasible"] = bool(problem.max_violation(C) <= FEASIBLE_TOL)
         det = clf.with_members([member], [1.0])
     else:
         raise ValueError(f"unknown strategy {strategy!r}; known: {list(STRATEGIES)}")
@@ -140,8 +141,8 @@ def to_deterministic(model, strategy="hash", *, random_state=0):
     det.train_constraint_values_ = [float(v) for v in problem.constraint_values(C)]
     det.train_max_violation_ = float(problem.max_violation(C))
     det.derandomization_ = info
-    if det.train_max_violation_ > 1e-7:
-        names = [c.name for c in problem.constraints if c.violation(C) > 1e-7]
+    if det.train_max_violation_ > FEASIBLE_TOL:
+        names = [c.name for c in problem.constraints if c.violation(C) > FEASIBLE_TOL]
         warnings.warn(
             f"the deterministic classifier ({strategy}) violates goal(s) {names} on the training data "
             f"(max violation {det.train_max_violation_:.4g}; the randomized classifier's is "

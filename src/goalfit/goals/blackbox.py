@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..confusion import ConfusionSpace
+from .expressions import _thaw
 from .metrics import ErrorRate, GMeanLoss, MacroF1OverGroupsLoss
 
 __all__ = [
@@ -208,6 +209,63 @@ class _GoalTerms:
         return [(1.0, self.goal)]
 
 
+def _slice_columns(spec):
+    """Columns a group specification of :meth:`ConfusionSpace.cell_mask` names (a frozen or plain
+    dict: its keys; a pair ``(column, value)``: the column; a bare value: none, any column)."""
+    spec = _thaw(spec)
+    if isinstance(spec, dict):
+        return {str(k) for k in spec}
+    if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str):
+        return {spec[0]}
+    return set()
+
+
+def _group_columns(goal):
+    """Whether a goal expression reads the groups, and the slicing columns it names.
+
+    From the expression's structure (not its display name, which a user may choose freely):
+    a disparity across the groups of a column (:class:`GroupDisparity`), the macro F1 over
+    groups, a rate with a group condition or a churn condition (:class:`Cond` ``"group"`` /
+    ``"agree"``), a linear expression with such a rate, or a named metric restricted to a group
+    (its ``group`` attribute).
+
+    Returns
+    -------
+    (uses_groups, columns) : bool, set of str
+
+    Raises
+    ------
+    ValueError
+        For a rate restricted to a dataset (``dataset=``): a black-box metric is evaluated on one
+        sample.
+    """
+    from ..confusion.datasets import DATASET_COLUMN
+    from .expressions import LinearExpression, Rate
+    from .fairness import GroupDisparity
+
+    if isinstance(goal, GroupDisparity):
+        return True, set() if goal.sensitive is None else {str(goal.sensitive)}
+    if isinstance(goal, MacroF1OverGroupsLoss):
+        return True, set() if goal.column is None else {str(goal.column)}
+    if isinstance(goal, LinearExpression):
+        parts = [_group_columns(r) for _, r in goal.terms]
+        return any(u for u, _ in parts), set().union(*(c for _, c in parts))
+    if isinstance(goal, Rate):
+        uses, cols = False, set()
+        for c in goal.event + goal.given:
+            if c.what == "group":
+                named = _slice_columns(c.group)
+                if DATASET_COLUMN in named:
+                    raise ValueError(f"{goal.name}: a black-box metric is evaluated on one sample; a rate "
+                                     "restricted to a dataset (dataset=...) has no meaning there")
+                uses, cols = True, cols | named
+            elif c.what == "agree":  # churn: agreement with the column's value (a deployed model)
+                uses, cols = True, cols | ({str(c.column)} if c.column is not None else set())
+        return uses, cols
+    group = getattr(goal, "group", None)  # named metrics restricted to a slice (f1, coverage...)
+    return (True, _slice_columns(group)) if group is not None else (False, set())
+
+
 def goal_metric(goal) -> ConfusionMetric:
     """A goal expression of :mod:`goalfit.goals` evaluated as a black box (a loss: lower is better).
 
@@ -215,26 +273,31 @@ def goal_metric(goal) -> ConfusionMetric:
     ``gf.macro_f1_over_groups("sex")``, ``gf.demographic_parity_difference("sex")``,
     ``gf.error_rate() + 0.5 * gf.false_negative_rate()``, ...) becomes a metric of labels,
     predictions and groups for :class:`~goalfit.AdaptiveSurrogateClassifier`: its form is known,
-    but Jiang et al.'s method only evaluates it. Groups are bound as the column the goal names
-    (``sensitive`` / ``column``), else ``"group"``.
+    but Jiang et al.'s method only evaluates it. Whether it reads the groups
+    (``uses_groups``) is read from the expression's structure (group disparities, the macro F1
+    over groups, rates and metrics restricted to a group, churn); the groups are bound as the
+    column the goal names (``"sex"`` in ``demographic_parity_difference("sex")`` or
+    ``true_positive_rate(group={"sex": "F"})``), else ``"group"``.
 
     Raises
     ------
     ValueError
-        For a constraint (``expr <= bound``): a metric is one expression to minimize.
+        For a constraint (``expr <= bound``): a metric is one expression to minimize; for a goal
+        naming several slicing columns (a black-box metric takes one group array) or a dataset.
     """
     from .expressions import Constraint, Expression
-    from .fairness import GroupDisparity
 
     if isinstance(goal, Constraint):
         raise ValueError(f"{goal.name!r} is a constraint; a black-box metric is one goal expression to "
                          "minimize (e.g. its left-hand side)")
     if not isinstance(goal, Expression):
         raise ValueError(f"not a goal expression: {goal!r}")
-    column = getattr(goal, "sensitive", None) or getattr(goal, "column", None)
-    uses_groups = (isinstance(goal, (GroupDisparity, MacroF1OverGroupsLoss)) or "group=" in goal.name)
-    return ConfusionMetric(_GoalTerms(goal), goal.name, column=str(column) if column is not None else "group",
-                           uses_groups=uses_groups)
+    uses_groups, columns = _group_columns(goal)
+    if len(columns) > 1:
+        raise ValueError(f"{goal.name} reads the slicing columns {sorted(columns)}; a black-box metric "
+                         "takes one group array (sensitive_features with one column)")
+    column = columns.pop() if columns else "group"
+    return ConfusionMetric(_GoalTerms(goal), goal.name, column=column, uses_groups=uses_groups)
 
 
 class _TopKMetric(BlackBoxMetric):

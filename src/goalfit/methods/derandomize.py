@@ -41,13 +41,20 @@ from ..classifiers.members import ThresholdRule
 from ..confusion import confusion_tensor
 from .plugin.group_blind import OffsetScan
 
-TOL = 1e-9
+#: Largest violation (rate units) at which a rule counts as meeting the goals: in the searches'
+#: order (:func:`rank`, the exact threshold searches) and in what is reported and warned about
+#: (``info["feasible"]``, :func:`goalfit.estimators.deterministic.to_deterministic`'s warning);
+#: the methods' own feasibility tolerance (``GoalClassifier.feasible_``).
+FEASIBLE_TOL = 1e-7
 
 
 def rank(problem, C):
-    """Sort key of a rule's confusion tensor: feasible first (by objective), else by violation."""
+    """Sort key of a rule's confusion tensor: feasible first (by objective), else by violation.
+
+    A violation of at most :data:`FEASIBLE_TOL` counts as 0 (feasible).
+    """
     v = problem.max_violation(C)
-    return (0.0 if v <= TOL else v, problem.objective.value(C))
+    return (0.0 if v <= FEASIBLE_TOL else v, problem.objective.value(C))
 
 
 def _lexbest(viol, obj) -> int:
@@ -193,7 +200,7 @@ class _LinearGoals:
         """(violation or 0, objective) of summed contributions ``vals`` (..., 1 + R)."""
         if self.R:
             viol = np.max(vals[..., 1:] - self.limit, axis=-1)
-            viol = np.where(viol <= TOL, 0.0, viol)
+            viol = np.where(viol <= FEASIBLE_TOL, 0.0, viol)
         else:
             viol = np.zeros(vals.shape[:-1])
         return viol, vals[..., 0]
@@ -439,5 +446,5 @@ def best_threshold_rule(problem, eta1, y_codes, cell_ids, sample_weight=None, ch
     rule = ThresholdRule(t, np.ones(G, dtype=bool))
     pred = rule.predict_codes(None, np.column_stack([1 - eta1, eta1]), cells)
     C = confusion_tensor(y, pred, cells, 2, G, w)
-    info = {"exact": exact, "n_combinations": int(n_comb), "feasible": bool(problem.max_violation(C) <= 1e-7)}
+    info = {"exact": exact, "n_combinations": int(n_comb), "feasible": bool(problem.max_violation(C) <= FEASIBLE_TOL)}
     return rule, C, info

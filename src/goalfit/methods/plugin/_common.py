@@ -435,7 +435,7 @@ class GapStop:
         return lower
 
 
-def lagrangian_price(problem, oracle, C_bar, upper, confusions):
+def lagrangian_price(problem, oracle, C_bar, upper, confusions=None, *, mu=None):
     """One pricing step at the mixture ``C_bar`` of the members ``confusions`` (column generation).
 
     With ``g = grad psi(C_bar)`` and ``mu >= 0`` the multipliers of ``A c <= b`` in
@@ -443,7 +443,10 @@ def lagrangian_price(problem, oracle, C_bar, upper, confusions):
     members), the oracle is called once with the Lagrangian cost ``g + A^T mu``; its answer
     ``C'`` gives ``L = upper + <g, C' - C_bar> + mu (A C' - b)``, a lower bound on the optimum
     when the oracle is exact (:class:`GapStop`), and ``upper - L`` is the Frank-Wolfe gap
-    (Jaggi, ICML 2013) with the constraints priced in.
+    (Jaggi, ICML 2013) with the constraints priced in. A caller with its own master LP passes
+    its multipliers as ``mu`` (:func:`~goalfit.methods.plugin.column_generation.column_generation`:
+    the duals of the elastic master); ``L`` is then the Lagrangian bound at those ``mu``, valid
+    for any ``mu >= 0`` (and for the elastic problem when ``sum(mu)`` is at most its penalty).
 
     Parameters
     ----------
@@ -455,19 +458,36 @@ def lagrangian_price(problem, oracle, C_bar, upper, confusions):
         The current mixture's confusion tensor.
     upper : float
         ``psi(C_bar)`` (objective units).
-    confusions : ndarray of shape (T, *space.shape)
-        The members' confusion tensors (the LP's columns).
+    confusions : ndarray of shape (T, *space.shape), optional
+        The members' confusion tensors (the LP's columns); not read when ``mu`` is given.
+    mu : ndarray of shape (n_rows,), optional
+        Non-negative multipliers of the constraint rows, instead of the LP's.
 
     Returns
     -------
     member, C' (ndarray, ``space.shape``), L (float)
         ``(None, None, -inf)`` when the LP over the members is infeasible (the oracle is then
         not called).
+
+    Raises
+    ------
+    ValueError
+        When the problem has constraint rows and neither ``confusions`` nor ``mu`` is given, or
+        ``mu`` does not have one entry per row.
     """
     g = np.asarray(problem.objective.gradient(C_bar), float)
-    mu = np.zeros(0)
+    rows_A = problem.A is not None and problem.A.shape[0] > 0
     cost = g
-    if problem.A is not None and problem.A.shape[0]:
+    if mu is not None:
+        mu = np.asarray(mu, float)
+        if mu.shape != ((problem.A.shape[0],) if rows_A else (0,)):
+            raise ValueError(f"mu must have one multiplier per constraint row "
+                             f"({problem.A.shape[0] if rows_A else 0}), got shape {mu.shape}")
+        if mu.size:
+            cost = g + (mu @ problem.A).reshape(g.shape)
+    elif rows_A:
+        if confusions is None:
+            raise ValueError("lagrangian_price needs the members' confusions (its LP's columns) or mu")
         flat = confusions.reshape(len(confusions), -1)
         res = linprog(flat @ g.ravel(), A_ub=(flat @ problem.A.T).T, b_ub=problem.b,
                       A_eq=np.ones((1, len(flat))), b_eq=[1.0], bounds=(0, None), method="highs")
@@ -475,6 +495,8 @@ def lagrangian_price(problem, oracle, C_bar, upper, confusions):
             return None, None, -np.inf
         mu = np.maximum(-np.asarray(res.ineqlin.marginals, float), 0.0)
         cost = g + (mu @ problem.A).reshape(g.shape)
+    else:
+        mu = np.zeros(0)
     member, Co = oracle(cost)
     rows = problem.A @ Co.ravel() - problem.b if mu.size else np.zeros(0)
     return member, Co, upper + float(np.vdot(g, Co - C_bar)) + float(mu @ rows)

@@ -26,7 +26,8 @@ from scipy.optimize import minimize, nnls
 from scipy.spatial import ConvexHull, QhullError
 
 from .lp import highs_linprog as linprog
-from .oracle import is_plugin, split_positions
+from .._scan import split_positions
+from .oracle import is_plugin
 
 #: certified gap below which the solution is accepted when the caller's tolerance is 0
 EXACT_GAP = 1e-8

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from .lp import highs_linprog as linprog
 
-from ._common import Recorder, SolverResult, prune
+from ._common import Recorder, SolverResult, lagrangian_price, prune
 
 
 def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-10,
@@ -95,12 +95,13 @@ def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-1
             message = f"master LP failed: {res.message}"
             break
         mu = -np.asarray(res.ineqlin.marginals)  # >= 0
-        v = float(res.eqlin.marginals[0])
+        v = float(res.eqlin.marginals[0])  # the master's optimum (LP duality: its b_ub is 0)
         mix = np.tensordot(res.x[:T], np.array(Cs), axes=1)
         rec(it, mix)
-        price = c0 + (mu @ A).reshape(c0.shape)
-        member, C = oracle(price)
-        reduced = float(np.vdot(c0, C) + mu @ (A @ C.ravel() - b) - v)
+        # pricing at the master's duals: the oracle gets c0 + A^T mu; the most negative reduced
+        # cost is the Lagrangian bound at mu minus the master's optimum (both in objective units)
+        member, C, lower = lagrangian_price(problem, oracle, mix, problem.objective.value(mix), mu=mu)
+        reduced = lower - problem.objective.const - v
         if reduced >= -tol * max(1.0, abs(v)):
             message = f"optimal: no member with negative reduced cost after {it} rounds"
             break

@@ -36,6 +36,7 @@ import numpy as np
 
 from ...classifiers.members import GroupBlindRule, group_blind_predict
 from ...confusion import confusion_tensor
+from .._scan import ScoreScan
 
 
 class GroupBlindOracle:
@@ -111,14 +112,14 @@ class GroupBlindOracle:
         return L
 
 
-class OffsetScan:
+class OffsetScan(ScoreScan):
     """The rules ``1[<eta(x), d> <= t]`` of a binary group-blind cost, over every threshold ``t``.
 
     ``d = L[:, :, 1] - L[:, :, 0]`` (flattened, cell-major); ``t = 0`` is the plug-in rule. The
-    examples are sorted by the score ``<eta(x), d>``; position ``k`` predicts class 1 on the first
-    ``k`` of them, and only positions between distinct scores are valid. Since the joint
-    probabilities sum to 1, the rule with threshold ``t`` is the :class:`GroupBlindRule` of the
-    cost with ``t`` subtracted from ``L[:, :, 1]``.
+    :class:`~goalfit.methods._scan.ScoreScan` of the score ``<eta(x), d>``: position ``k``
+    predicts class 1 on the first ``k`` sorted examples, and only positions between distinct
+    scores are valid. Since the joint probabilities sum to 1, the rule with threshold ``t`` is
+    the :class:`GroupBlindRule` of the cost with ``t`` subtracted from ``L[:, :, 1]``.
 
     Parameters
     ----------
@@ -129,29 +130,12 @@ class OffsetScan:
     def __init__(self, cost, joint):
         self.cost = np.asarray(cost, dtype=float)
         J = np.asarray(joint, dtype=float).reshape(len(joint), -1)
-        self.score = J @ (self.cost[:, :, 1] - self.cost[:, :, 0]).ravel()
-        self.order = np.argsort(self.score, kind="stable")
-        sc = self.score[self.order]
-        self.sorted_score = sc
-        self.valid = np.flatnonzero(np.r_[True, sc[1:] > sc[:-1], True])
-
-    def cumulative(self, gains) -> np.ndarray:
-        """``out[k]``: sum of ``gains`` (shape (n_samples, m), per example predicted 1) over the
-        first ``k`` sorted examples, shape (n_samples + 1, m)."""
-        g = np.asarray(gains, dtype=float)[self.order]
-        return np.vstack([np.zeros((1, g.shape[1])), np.cumsum(g, axis=0)])
+        super().__init__(J @ (self.cost[:, :, 1] - self.cost[:, :, 0]).ravel())
 
     def rule(self, k) -> GroupBlindRule:
         """The rule predicting class 1 on the first ``k`` sorted examples (a valid position)."""
-        sc, n = self.sorted_score, len(self.sorted_score)
-        if k == 0:  # nobody: below the smallest score
-            t = sc[0] - 1.0 if n else -1.0
-        elif k == n:  # everybody: above the largest (not at it: J @ (d - t) rounds differently)
-            t = sc[-1] + 1.0
-        else:
-            t = 0.5 * (sc[k - 1] + sc[k])
         new = self.cost.copy()
-        new[:, :, 1] -= t
+        new[:, :, 1] -= self.threshold(k)
         return GroupBlindRule(new)
 
 

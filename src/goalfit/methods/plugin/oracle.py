@@ -32,6 +32,7 @@ from sklearn.base import clone
 from ...classifiers.members import (ConstantMember, FittedMember, PluginRule, ThresholdRule,
                                     binary_margin, plugin_codes_block)
 from ...confusion import confusion_tensor
+from .._scan import split_positions
 
 
 class _ZerosBefore:
@@ -200,25 +201,6 @@ class PluginOracle:
             raise ValueError("the oracle got a cost tensor with NaN or infinite entries")
         self.n_calls += 1
         return PluginRule(cost), self.confusion_of(cost)
-
-
-def split_positions(eta) -> np.ndarray:
-    """The split positions of a threshold rule on sorted probabilities.
-
-    Parameters
-    ----------
-    eta : ndarray of shape (n,)
-        ``eta_1`` of one cell, sorted ascending.
-
-    Returns
-    -------
-    ndarray of int, shape (m,)
-        ``0``, ``n`` and every ``k`` with ``eta[k-1] < eta[k]``, ascending (``[0]`` when
-        ``n = 0``): the rules "class 1 on ``[k, n)``" / "on ``[0, k)``" that treat equal
-        probabilities alike (Narasimhan et al. JMLR 2024, Alg. 10).
-    """
-    n = len(eta)
-    return np.unique(np.concatenate([[0], np.flatnonzero(np.diff(eta) > 0) + 1, [n]])).astype(int)
 
 
 def is_plugin(oracle) -> bool:

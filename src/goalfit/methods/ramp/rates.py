@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...confusion.datasets import check_label_free
+from .._scan import ScoreScan
 
 
 def ramp(z):
@@ -192,9 +193,10 @@ def best_threshold(program, scores, tol=1e-9):
     rules that shift the score's threshold: the examples sorted by decreasing score, predicting
     positive on the first ``k`` of them changes the objective and every row by the cumulative
     sums of ``a - c`` and ``A - C`` (``p`` enters linearly), so every ``k`` between distinct
-    scores is evaluated in ``O(n m)`` after one sort. Among the rules meeting every row (up to
-    ``tol``) it returns the lowest objective; when none does, the smallest largest violation,
-    then the lowest objective. Ties in the objective go to the threshold nearest to 0.
+    scores is evaluated in ``O(n m)`` after one sort (:class:`~goalfit.methods._scan.ScoreScan`).
+    Among the rules meeting every row (up to ``tol``) it returns the lowest objective; when
+    none does, the smallest largest violation, then the lowest objective. Ties in the objective
+    go to the threshold nearest to 0.
 
     Parameters
     ----------
@@ -213,24 +215,18 @@ def best_threshold(program, scores, tol=1e-9):
         Of the chosen rule's rows (0 when all are met).
     """
     f = np.asarray(scores, dtype=float)
-    n = len(f)
-    order = np.argsort(-f, kind="stable")
-    sf = f[order]
+    scan = ScoreScan(-f)  # the first k of the ascending scan of -f: the k largest scores
     m = program.n_rows
-    gains = np.empty((n, 1 + m))
-    gains[:, 0] = (program.a0 - program.c0)[order]
+    gains = np.empty((len(f), 1 + m))
+    gains[:, 0] = program.a0 - program.c0
     if m:
-        gains[:, 1:] = (program.A - program.C)[:, order].T
+        gains[:, 1:] = (program.A - program.C).T
     base = np.concatenate([[program.c0.sum() + program.k0], program.C.sum(axis=1) + program.k])
-    vals = base + np.vstack([np.zeros((1, 1 + m)), np.cumsum(gains, axis=0)])  # (n + 1, 1 + m)
-    valid = np.flatnonzero(np.r_[True, sf[1:] < sf[:-1], True])  # between distinct scores
-    thresholds = np.empty(n + 1)
-    thresholds[0] = sf[0] + 1.0 if n else 0.0
-    thresholds[n] = sf[-1] - 1.0 if n else 0.0
-    thresholds[1:n] = 0.5 * (sf[:-1] + sf[1:])
+    vals = base + scan.cumulative(gains)  # (n + 1, 1 + m)
+    valid = scan.valid
+    thresholds = -scan.threshold(valid)  # the first k (the k largest f) are those with f > t
     viol = np.maximum(vals[valid, 1:].max(axis=1), 0.0) if m else np.zeros(len(valid))
     viol = np.where(viol <= tol, 0.0, viol)
     obj = vals[valid, 0]
-    best = np.lexsort((np.abs(thresholds[valid]), np.round(obj, 12), viol))[0]
-    k = valid[best]
-    return float(thresholds[k]), float(obj[best]), float(viol[best])
+    best = np.lexsort((np.abs(thresholds), np.round(obj, 12), viol))[0]
+    return float(thresholds[best]), float(obj[best]), float(viol[best])

@@ -1,0 +1,112 @@
+"""Every threshold of one score on a sample: one sort, the cuts, cumulative sums.
+
+The exact one-parameter searches of the methods share this scan: the ramp method's fitted
+threshold (:func:`goalfit.methods.ramp.best_threshold`, Goh et al. Problem 1 over the rules
+``1[f(x) > t]``), the binary group-blind threshold oracle and the deterministic searches over
+the rules ``1[<eta(x), d> <= t]`` (:class:`goalfit.methods.plugin.group_blind.OffsetScan`,
+:mod:`goalfit.methods.derandomize`), and the per-cell split positions of the threshold oracle
+(:func:`split_positions`). A linear goal changes by a fixed amount per example moved from one
+predicted class to the other, so every threshold's value is a cumulative sum over the sorted
+examples, and only the cuts between distinct scores are rules (equal scores are treated alike).
+
+This module depends on numpy only, so the algorithm layers (``methods.plugin``,
+``methods.ramp``, ``methods.derandomize``) import it without cycles.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["ScoreScan", "split_positions"]
+
+
+def split_positions(sorted_scores) -> np.ndarray:
+    """The cut positions of a threshold rule on sorted scores.
+
+    Parameters
+    ----------
+    sorted_scores : ndarray of shape (n,)
+        Scores sorted ascending (e.g. ``eta_1`` of one cell).
+
+    Returns
+    -------
+    ndarray of int, shape (m,)
+        ``0``, ``n`` and every ``k`` with ``sorted_scores[k-1] < sorted_scores[k]``, ascending
+        (``[0]`` when ``n = 0``): the rules "one class on the first ``k``, the other on the rest"
+        that treat equal scores alike (Narasimhan et al. JMLR 2024, Alg. 10).
+    """
+    s = np.asarray(sorted_scores)
+    if len(s) == 0:
+        return np.zeros(1, dtype=int)
+    return np.flatnonzero(np.r_[True, s[1:] > s[:-1], True]).astype(int)
+
+
+class ScoreScan:
+    """Every cut of a score on a sample, after one stable sort (ascending).
+
+    Position ``k`` (``0 <= k <= n``) puts the first ``k`` sorted examples (the ``k`` lowest
+    scores) on one side of the threshold; only the positions in :attr:`valid` (between distinct
+    scores, and both ends) are rules. For a goal that changes by ``gains[l]`` when example ``l``
+    moves to the "first ``k``" side, its value at every position is one row of
+    :meth:`cumulative`. A descending scan is the scan of the negated score.
+
+    Parameters
+    ----------
+    score : ndarray of shape (n,)
+
+    Attributes
+    ----------
+    score : ndarray of shape (n,)
+    order : ndarray of int, shape (n,)
+        Stable ascending order of ``score``.
+    sorted_score : ndarray of shape (n,)
+    valid : ndarray of int, shape (m,)
+        The valid positions (:func:`split_positions` of :attr:`sorted_score`).
+    """
+
+    def __init__(self, score):
+        self.score = np.asarray(score, dtype=float)
+        self.order = np.argsort(self.score, kind="stable")
+        self.sorted_score = self.score[self.order]
+        self.valid = split_positions(self.sorted_score)
+
+    def cumulative(self, gains) -> np.ndarray:
+        """Cumulative sums of per-example ``gains`` over the sorted examples.
+
+        Parameters
+        ----------
+        gains : ndarray of shape (n, m)
+            Per example (original order), the change of ``m`` quantities when it is among the
+            first ``k``.
+
+        Returns
+        -------
+        ndarray of shape (n + 1, m)
+            ``out[k]``: the sum of ``gains`` over the first ``k`` sorted examples (``out[0] = 0``).
+        """
+        g = np.asarray(gains, dtype=float)[self.order]
+        return np.vstack([np.zeros((1, g.shape[1])), np.cumsum(g, axis=0)])
+
+    def threshold(self, k):
+        """A threshold ``t`` with the first ``k`` sorted examples at ``score <= t``, the rest above.
+
+        The midpoint of the scores at the cut; ``min - 1`` at ``k = 0`` and ``max + 1`` at
+        ``k = n`` (beyond the extreme score, not at it, so that a score recomputed with a
+        different rounding stays on its side); ``-1`` when ``n = 0``.
+
+        Parameters
+        ----------
+        k : int or ndarray of int
+            Valid positions.
+
+        Returns
+        -------
+        float or ndarray of float (the shape of ``k``)
+        """
+        sc, n = self.sorted_score, len(self.sorted_score)
+        k = np.asarray(k)
+        if n == 0:
+            t = np.full(k.shape, -1.0)
+        else:
+            t = 0.5 * (sc[np.clip(k - 1, 0, n - 1)] + sc[np.clip(k, 0, n - 1)])
+            t = np.where(k == 0, sc[0] - 1.0, np.where(k == n, sc[-1] + 1.0, t))
+        return float(t) if t.ndim == 0 else t
