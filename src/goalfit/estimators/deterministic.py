@@ -49,7 +49,8 @@ class TrainingSample:
 
     @classmethod
     def build(cls, classifier, X, out_rows, proba, y, cells, sample_weight, problem):
-        Xo = X if len(out_rows) == _num_samples(X) else _safe_indexing(X, out_rows)
+        """The sample of a fit whose outer loop ran on ``X``'s rows ``out_rows`` (None: every row)."""
+        Xo = X if out_rows is None or len(out_rows) == _num_samples(X) else _safe_indexing(X, out_rows)
         proba = np.asarray(proba, float)
         return cls(proba, y, cells, sample_weight, row_hash(Xo), _member_codes(classifier, proba, cells, Xo))
 

@@ -120,29 +120,44 @@ class PluginOracle:
         The sort need not be stable: every rule the oracles consider treats equal ``eta_1``
         alike, so its split positions fall between runs of equal values, where the cumulative
         sums do not depend on the order inside a run.
+
+        Memory (unweighted): the cells keep 12 bytes per row (the sorted ``eta_1``, float64,
+        and the count of ones before each position, int32 below 2^31 rows, which every user
+        reads as exact integers). The cells are prepared largest first, and a cell's
+        temporaries (its ``eta_1``, the sort order, its labels; about 26 bytes per row of the
+        cell) are released before the next one, so the peak is about 2 bytes per row (the
+        labels as int8 and one cell mask) plus ``max_c (12 * rows before c + 26 * rows of c)``.
         """
-        self._sorted = []
         unweighted = self.w is None
+        n_rows = len(self.y)
+        single = self.space.n_cells == 1
         y_all = self.y.astype(np.int8)  # binary codes: 1-byte gathers
-        for c in range(self.space.n_cells):
-            # temporaries are released as soon as possible: peak memory is about 32 bytes per
-            # row of the largest cell on top of what the earlier cells keep (16 bytes per row)
-            idx = None if self.space.n_cells == 1 else np.flatnonzero(self.cells == c)
-            eta = self.proba[:, 1] if idx is None else self.proba[idx, 1]
+        sizes = [n_rows] if single else np.bincount(self.cells, minlength=self.space.n_cells)
+        count = np.int32 if n_rows < 2**31 - 1 else np.int64
+        self._sorted = [None] * self.space.n_cells
+        for c in sorted(range(self.space.n_cells), key=lambda c: -sizes[c]):
+            if single:
+                eta, y = self.proba[:, 1], y_all
+            else:
+                mask = self.cells == c  # a mask, not an index array: 1 byte per row
+                eta, y = self.proba[mask, 1], y_all[mask]
+                del mask
             local = np.argsort(eta)  # positions in the cell by increasing eta_1
             eta = eta[local]
-            y = (y_all if idx is None else y_all[idx])[local]
-            if unweighted:  # the zeros' counts follow from the ones': 8 bytes per row less
-                cum1 = np.empty(len(y) + 1)
-                cum1[0] = 0.0
+            y = y[local]
+            if unweighted:  # the zeros' counts follow from the ones'
+                del local
+                cum1 = np.empty(len(y) + 1, dtype=count)
+                cum1[0] = 0
                 np.cumsum(y, out=cum1[1:])
                 cum0 = _ZerosBefore(cum1)
             else:
-                w = (self.w if idx is None else self.w[idx])[local]
+                w = (self.w if single else self.w[self.cells == c])[local]
+                del local
                 cum0 = np.concatenate([[0.0], np.cumsum(w * (y == 0))])
                 cum1 = np.concatenate([[0.0], np.cumsum(w * (y == 1))])
-            self._sorted.append((eta, cum0, cum1))
-            del idx, local, y
+            self._sorted[c] = (eta, cum0, cum1)
+            del y
         del y_all
 
     def _binary_cell(self, c, L2):
