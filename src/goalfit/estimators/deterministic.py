@@ -32,7 +32,8 @@ class TrainingSample:
         What the members read (class probabilities, or joint ones when group-blind; out-of-fold
         with ``cv``).
     y, cells : ndarray of int, shape (n,)
-        Class codes and **true** cells.
+        Class codes and **true** cells, in the smallest signed integer type that holds them
+        (:func:`~goalfit.confusion.compact_codes`: one byte per row up to 127 classes / cells).
     sample_weight : ndarray of shape (n,) or None
     hashes : ndarray of uint64, shape (n,)
         :func:`~goalfit.classifiers.hashing.row_hash` of the feature rows.

@@ -14,7 +14,7 @@ from sklearn.utils.validation import _check_sample_weight, _num_samples, check_i
 
 from ..classifiers import (GroupBlindClassifier, ProbabilityModel, RandomizedClassifier, class_labels, encode_labels,
                            probability_model)
-from ..confusion import CellEncoder, ConfusionSpace
+from ..confusion import CellEncoder, ConfusionSpace, compact_codes
 from ..distributed import is_dask_collection
 from ..goals import Problem
 from ..methods.baselines import BASELINES
@@ -152,7 +152,10 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     train_sample_ : TrainingSample
         What :meth:`to_deterministic` needs to check a deterministic classifier on the training
         rows the method ran on: their probabilities (joint ones when ``group_blind``), labels,
-        true cells, weights, row hashes and every member's predictions.
+        true cells, weights, row hashes and every member's predictions. With
+        ``estimator="precomputed"`` (float64) and every row in the outer loop the probabilities
+        are the input array itself (no copy); labels, cells and hashes take 10 bytes per row
+        (up to 127 classes and cells), the members' predictions one byte per member and row.
 
     Raises
     ------
@@ -228,12 +231,13 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.classes_ = class_labels(y)
         if len(self.classes_) < 2:
             raise ValueError(f"y has one class {self.classes_.tolist()}: need at least two")
-        y_codes = encode_labels(y, self.classes_)
+        # class codes and cell ids live through the solve and in train_sample_: one byte per row
+        y_codes = compact_codes(encode_labels(y, self.classes_), len(self.classes_))
         sw = None if sample_weight is None else _check_sample_weight(check_sample_weight(sample_weight, n), X)
         if not isinstance(self.estimator, str):
             check_has_predict_proba(self._base())  # before any fitting
         encoder = CellEncoder()
-        cells = encoder.fit_transform(sensitive_features, n)
+        cells = compact_codes(encoder.fit_transform(sensitive_features, n), encoder.n_cells)
         self._check_options()
         problem = Problem(self.objective, self.constraints)
         if self.confidence is not None:  # Seldonian split: choose on one part, certify on the other
@@ -247,7 +251,7 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             if not encoder.columns_:
                 raise ValueError("group_blind=True states the goals on groups it never sees at predict "
                                  "time: pass sensitive_features to fit")
-            joint = y_codes + K * cells  # cell-major joint label
+            joint = cells.astype(np.intp) * K + y_codes  # cell-major joint label
             prob, P, out_rows = self._probabilities(X, joint, joint, sw, rows, classes=np.arange(G * K))
         else:
             prob, P, out_rows = self._probabilities(X, y, y_codes, sw, rows)

@@ -31,7 +31,7 @@ from sklearn.base import clone
 
 from ...classifiers.members import (ConstantMember, FittedMember, PluginRule, ThresholdRule,
                                     binary_margin, plugin_codes_block)
-from ...confusion import confusion_tensor
+from ...confusion import confusion_tensor, int_codes
 
 
 class _ZerosBefore:
@@ -74,8 +74,8 @@ class PluginOracle:
 
     def __init__(self, proba, y_codes, cell_ids, space, sample_weight=None):
         self.proba = np.asarray(proba, dtype=float)
-        self.y = np.asarray(y_codes, dtype=np.intp)
-        self.cells = np.asarray(cell_ids, dtype=np.intp)
+        # integer codes are kept as given (a fit passes them one byte per row), not widened
+        self.y, self.cells = int_codes(y_codes), int_codes(cell_ids)
         self.space = space
         # None: unit weights (no array of ones kept)
         self.w = None if sample_weight is None else np.asarray(sample_weight, float)
@@ -97,7 +97,7 @@ class PluginOracle:
             idx = order[bounds[c]:bounds[c + 1]]
             m = idx.size
             PT = np.ascontiguousarray(self.proba[idx].T)
-            ybase = self.y[idx] * n  # code of (true i, predicted j) is i * n + j
+            ybase = self.y[idx].astype(np.intp) * n  # code of (true i, predicted j) is i * n + j
             w = None if unweighted else np.ascontiguousarray(self.w[idx])
             self._blocks.append((PT, ybase, w, np.empty_like(PT), np.empty(m, dtype=np.intp), np.empty(m),
                                  np.empty(m, dtype=bool)))
@@ -125,13 +125,14 @@ class PluginOracle:
         and the count of ones before each position, int32 below 2^31 rows, which every user
         reads as exact integers). The cells are prepared largest first, and a cell's
         temporaries (its ``eta_1``, the sort order, its labels; about 26 bytes per row of the
-        cell) are released before the next one, so the peak is about 2 bytes per row (the
-        labels as int8 and one cell mask) plus ``max_c (12 * rows before c + 26 * rows of c)``.
+        cell) are released before the next one, so the peak is about 1 byte per row (one cell
+        mask; plus one for the labels as int8 unless given so) plus
+        ``max_c (12 * rows before c + 26 * rows of c)``.
         """
         unweighted = self.w is None
         n_rows = len(self.y)
         single = self.space.n_cells == 1
-        y_all = self.y.astype(np.int8)  # binary codes: 1-byte gathers
+        y_all = self.y.astype(np.int8, copy=False)  # binary codes: 1-byte gathers
         sizes = [n_rows] if single else np.bincount(self.cells, minlength=self.space.n_cells)
         count = np.int32 if n_rows < 2**31 - 1 else np.int64
         self._sorted = [None] * self.space.n_cells
