@@ -168,12 +168,11 @@ def test_binary_plugin_fit_memory():
 
     r = np.random.default_rng(0)
     n = 500_000
-    g = np.where(r.random(n) < 0.6, "a", "b")
-    score = r.standard_normal(n) + np.where(g == "a", 0.3, 0.0)
-    y = (r.random(n) < 1 / (1 + np.exp(-2 * score))).astype(np.int64)
-    p1 = 1 / (1 + np.exp(-score))
-    P = np.column_stack([1 - p1, p1])
-    del score, p1
+    g = r.choice(np.array(["a", "b"]), n, p=[0.6, 0.4])
+    eta = 1 / (1 + np.exp(-r.normal(0.3 * (g == "a"), 1.0)))  # calibrated: y ~ Bernoulli(eta)
+    P = np.column_stack([1 - eta, eta])
+    y = (r.random(n) < eta).astype(np.int64)
+    del eta
     for con in (gf.demographic_parity_difference("group") <= 0.01, gf.equalized_odds_difference("group") <= 0.01):
         def fit():
             return gf.GoalClassifier("precomputed", objective="error", constraints=[con]).fit(
