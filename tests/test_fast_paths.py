@@ -107,3 +107,87 @@ def test_multiclass_oracle_blocks_equal_the_plain_rule(weighted):
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < n  # no allocation proportional to the sample (8 n bytes would be one array)
+
+
+def test_compact_codes_types_and_values():
+    from goalfit.confusion import compact_codes, int_codes
+
+    codes = rng.integers(0, 127, 1000)
+    for n_values, dtype in [(2, np.int8), (128, np.int8), (129, np.int16), (2**15 + 1, np.int32)]:
+        c = compact_codes(codes, n_values)
+        assert c.dtype == dtype
+        np.testing.assert_array_equal(c, codes)
+    assert compact_codes(codes, 2**40).dtype == codes.dtype
+    assert int_codes(np.array([1, 0], np.uint8)).dtype == np.uint8  # kept as given
+    assert int_codes(np.array([1, 0], np.uint64)).dtype == np.intp  # would promote to float with intp
+    assert int_codes(np.array([True, False])).dtype == np.intp
+
+
+@pytest.mark.parametrize("k", [2, 3, 12])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_narrow_codes_give_identical_results(k, weighted):
+    """One-byte class codes and cell ids (what fit passes) give bit-identical confusion
+    tensors, spaces and oracle answers to intp ones."""
+    from goalfit.confusion import compact_codes
+    from goalfit.methods.plugin import PluginOracle, ThresholdOracle
+
+    r = np.random.default_rng(k)
+    n, g = 5000, 3
+    P = r.dirichlet(np.ones(k), n)
+    P[:40] = P[40]  # ties
+    y, cells, pred = r.integers(0, k, n), r.integers(0, g, n), r.integers(0, k, n)
+    y8, cells8 = compact_codes(y, k), compact_codes(cells, g)
+    assert y8.dtype == cells8.dtype == np.int8
+    w = r.random(n) if weighted else None
+    np.testing.assert_array_equal(confusion_tensor(y8, pred.astype(np.uint8), cells8, k, g, w),
+                                  confusion_tensor(y, pred, cells, k, g, w))
+    frame = pd.DataFrame({"g": range(g)})
+    space = ConfusionSpace.from_codes(y, cells, np.arange(k), frame, w)
+    np.testing.assert_array_equal(ConfusionSpace.from_codes(y8, cells8, np.arange(k), frame, w).row_mass,
+                                  space.row_mass)
+    kinds = [PluginOracle, ThresholdOracle] if k == 2 else [PluginOracle]
+    for kind in kinds:
+        wide, narrow = kind(P, y, cells, space, w), kind(P, y8, cells8, space, w)
+        for _ in range(3):
+            cost = r.normal(size=(g, k, k))
+            (m1, C1), (m2, C2) = wide(cost), narrow(cost)
+            np.testing.assert_array_equal(C1, C2)
+            np.testing.assert_array_equal(m1.predict_codes(None, P, cells), m2.predict_codes(None, P, cells8))
+
+
+def test_binary_plugin_fit_memory():
+    """The binary plug-in on precomputed probabilities (issue 15: at most ~40 bytes per row
+    beyond the inputs at 10^7 rows) allocates about 20 bytes per row at its peak (one-byte codes,
+    the oracle's sorted cells at 12 bytes per row, one cell's sort at a time) and keeps 12
+    (labels, cells, row hashes and two members' predictions in ``train_sample_``); it was 67 and
+    26. The bounds leave room for the fixed costs (blockwise hashing, the LPs) at 5 * 10^5 rows
+    but not for one more 8-byte array per row."""
+    import tracemalloc
+
+    import goalfit as gf
+
+    r = np.random.default_rng(0)
+    n = 500_000
+    g = r.choice(np.array(["a", "b"]), n, p=[0.6, 0.4])
+    eta = 1 / (1 + np.exp(-r.normal(0.3 * (g == "a"), 1.0)))  # calibrated: y ~ Bernoulli(eta)
+    P = np.column_stack([1 - eta, eta])
+    y = (r.random(n) < eta).astype(np.int64)
+    del eta
+    for con in (gf.demographic_parity_difference("group") <= 0.01, gf.equalized_odds_difference("group") <= 0.01):
+        def fit():
+            return gf.GoalClassifier("precomputed", objective="error", constraints=[con]).fit(
+                P, y, sensitive_features={"group": g})
+
+        fit()  # first-call costs
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        try:
+            model = fit()
+            kept, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert model.method_ == "column_generation" and len(model.classifier_.members) == 2
+        assert (peak - base) / n < 27, f"peak {(peak - base) / n:.1f} bytes per row"
+        assert (kept - base) / n < 16, f"kept {(kept - base) / n:.1f} bytes per row"
+        ts = model.train_sample_
+        assert ts.proba is P and ts.y.dtype == ts.cells.dtype == np.int8

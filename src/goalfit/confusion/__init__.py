@@ -4,7 +4,7 @@ This is the one place where predictions meet labels. Everything above it (goals,
 reports) sees only stacked per-cell confusion tensors of shape ``(n_cells, n_classes, n_classes)``
 (rows: true class, columns: predicted class; Narasimhan et al., JMLR 2024, Def. 1 and Def. 2).
 """
-from .cells import CellEncoder
+from .cells import CellEncoder, compact_codes, int_codes
 from .matrices import (
     confusion_matrix,
     confusion_tensor,
@@ -15,6 +15,8 @@ from .space import ConfusionSpace
 
 __all__ = [
     "CellEncoder",
+    "compact_codes",
+    "int_codes",
     "ConfusionSpace",
     "confusion_matrix",
     "confusion_tensor",

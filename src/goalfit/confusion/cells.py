@@ -256,6 +256,41 @@ class CellEncoder:
         return ids if ids is not None else self.transform(sensitive_features, n_samples)
 
 
+def int_codes(codes) -> np.ndarray:
+    """``codes`` as an integer array: as given when of a signed integer type, or an unsigned one
+    narrower than 64 bits (no copy, e.g. the one-byte codes of :func:`compact_codes`; each mixes
+    with intp arithmetic without leaving the integers), else converted to intp."""
+    codes = np.asarray(codes)
+    narrow = codes.dtype.kind == "i" or (codes.dtype.kind == "u" and codes.dtype.itemsize < 8)
+    return codes if narrow else codes.astype(np.intp)
+
+
+def compact_codes(codes, n_values: int) -> np.ndarray:
+    """Integer codes in ``0..n_values-1`` in the smallest signed integer type that holds them.
+
+    A fit keeps its class codes and cell ids for the whole solve and in its training sample:
+    one byte per row for up to 127 classes or cells instead of eight. Signed, so that
+    differences of codes cannot wrap around; arithmetic that can leave the type's range (a
+    joint code ``cell * n_classes + y``, a bincount key) must widen first, as
+    :func:`~goalfit.confusion.confusion_tensor` and :meth:`ConfusionSpace.from_codes
+    <goalfit.confusion.ConfusionSpace.from_codes>` do.
+
+    Parameters
+    ----------
+    codes : ndarray of int, shape (n_samples,)
+    n_values : int
+        Number of distinct codes (classes or cells); every code is below it.
+
+    Returns
+    -------
+    ndarray of int8, int16, int32 or the input's type, shape (n_samples,)
+    """
+    for dtype in (np.int8, np.int16, np.int32):
+        if n_values <= np.iinfo(dtype).max + 1:
+            return np.asarray(codes).astype(dtype, copy=False)
+    return np.asarray(codes)
+
+
 def _numpy_columns(sensitive_features, n_samples):
     """``{name: 1-D numpy array}`` when every column is a numpy array (or a Series backed by
     one) of strings, integers or booleans, which cannot hold missing values; else None."""

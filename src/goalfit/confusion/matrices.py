@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cells import CellEncoder
+from .cells import CellEncoder, int_codes
 
 
 def confusion_tensor(y_codes, pred, cell_ids, n_classes: int, n_cells: int, sample_weight=None,
@@ -41,18 +41,20 @@ def confusion_tensor(y_codes, pred, cell_ids, n_classes: int, n_cells: int, samp
     ValueError
         On an empty sample or zero total weight.
     """
-    y_codes = np.asarray(y_codes, dtype=np.intp)
+    y_codes = int_codes(y_codes)  # narrow codes are widened only in ``row`` (one n-sized array)
     n = y_codes.shape[0]
     if n == 0:
         raise ValueError("cannot compute a confusion matrix of zero examples")
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    row = y_codes.copy() if cell_ids is None else np.asarray(cell_ids, dtype=np.intp) * n_classes
-    if cell_ids is not None:
+    if cell_ids is None:
+        row = y_codes.astype(np.intp)
+    else:
+        row = np.multiply(int_codes(cell_ids), n_classes, dtype=np.intp)
         row += y_codes
     pred = np.asarray(pred)
     if pred.ndim == 1:
         row *= n_classes
-        row += pred.astype(np.intp, copy=False)
+        row += int_codes(pred)
         flat = np.bincount(row, weights=w, minlength=n_cells * n_classes * n_classes)
         out = flat.reshape(n_cells, n_classes, n_classes)
     else:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .cells import int_codes
 
 
 class _Ambiguous:
@@ -88,12 +89,13 @@ class ConfusionSpace:
         """
         classes = np.asarray(classes)
         n_cells = max(len(cells), 1)
-        y_codes = np.asarray(y_codes, dtype=np.intp)
+        y_codes = int_codes(y_codes)
         k = len(classes)
         if len(y_codes) == 0:
             raise ValueError("cannot compute a confusion matrix of zero examples")
-        # the row masses only (the diagonal of the identity classifier's tensor), in one pass
-        row = np.asarray(cell_ids, dtype=np.intp) * k
+        # the row masses only (the diagonal of the identity classifier's tensor), in one pass;
+        # narrow codes are widened only in ``row``
+        row = np.multiply(int_codes(cell_ids), k, dtype=np.intp)
         row += y_codes
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         mass = np.bincount(row, weights=w, minlength=n_cells * k).astype(float)

@@ -33,7 +33,8 @@ class TrainingSample:
         What the members read (class probabilities, or joint ones when group-blind; out-of-fold
         with ``cv``).
     y, cells : ndarray of int, shape (n,)
-        Class codes and **true** cells.
+        Class codes and **true** cells, in the smallest signed integer type that holds them
+        (:func:`~goalfit.confusion.compact_codes`: one byte per row up to 127 classes / cells).
     sample_weight : ndarray of shape (n,) or None
     hashes : ndarray of uint64, shape (n,)
         :func:`~goalfit.classifiers.hashing.row_hash` of the feature rows.
@@ -50,7 +51,8 @@ class TrainingSample:
 
     @classmethod
     def build(cls, classifier, X, out_rows, proba, y, cells, sample_weight, problem):
-        Xo = X if len(out_rows) == _num_samples(X) else _safe_indexing(X, out_rows)
+        """The sample of a fit whose outer loop ran on ``X``'s rows ``out_rows`` (None: every row)."""
+        Xo = X if out_rows is None or len(out_rows) == _num_samples(X) else _safe_indexing(X, out_rows)
         proba = np.asarray(proba, float)
         return cls(proba, y, cells, sample_weight, row_hash(Xo), _member_codes(classifier, proba, cells, Xo))
 

@@ -14,7 +14,7 @@ from sklearn.utils.validation import _check_sample_weight, _num_samples, check_i
 
 from ..classifiers import (GroupBlindClassifier, ProbabilityModel, RandomizedClassifier, class_labels, encode_labels,
                            probability_model)
-from ..confusion import CellEncoder, ConfusionSpace
+from ..confusion import CellEncoder, ConfusionSpace, compact_codes
 from ..distributed import is_dask_collection
 from ..goals import Problem
 from ..methods.baselines import BASELINES
@@ -152,7 +152,10 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     train_sample_ : TrainingSample
         What :meth:`to_deterministic` needs to check a deterministic classifier on the training
         rows the method ran on: their probabilities (joint ones when ``group_blind``), labels,
-        true cells, weights, row hashes and every member's predictions.
+        true cells, weights, row hashes and every member's predictions. With
+        ``estimator="precomputed"`` (float64) and every row in the outer loop the probabilities
+        are the input array itself (no copy); labels, cells and hashes take 10 bytes per row
+        (up to 127 classes and cells), the members' predictions one byte per member and row.
 
     Raises
     ------
@@ -228,18 +231,19 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.classes_ = class_labels(y)
         if len(self.classes_) < 2:
             raise ValueError(f"y has one class {self.classes_.tolist()}: need at least two")
-        y_codes = encode_labels(y, self.classes_)
+        # class codes and cell ids live through the solve and in train_sample_: one byte per row
+        y_codes = compact_codes(encode_labels(y, self.classes_), len(self.classes_))
         sw = None if sample_weight is None else _check_sample_weight(check_sample_weight(sample_weight, n), X)
         if not isinstance(self.estimator, str):
             check_has_predict_proba(self._base())  # before any fitting
         encoder = CellEncoder()
-        cells = encoder.fit_transform(sensitive_features, n)
+        cells = compact_codes(encoder.fit_transform(sensitive_features, n), encoder.n_cells)
         self._check_options()
         problem = Problem(self.objective, self.constraints)
         if self.confidence is not None:  # Seldonian split: choose on one part, certify on the other
             rows, safety_rows = self._safety_split(y_codes, cells, n)
         else:
-            rows, safety_rows = np.arange(n), None
+            rows, safety_rows = None, None  # every row (no index array: 8 bytes per row less)
 
         t0 = time.perf_counter()
         if self.group_blind:
@@ -247,13 +251,16 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             if not encoder.columns_:
                 raise ValueError("group_blind=True states the goals on groups it never sees at predict "
                                  "time: pass sensitive_features to fit")
-            joint = y_codes + K * cells  # cell-major joint label
+            joint = cells.astype(np.intp) * K + y_codes  # cell-major joint label
             prob, P, out_rows = self._probabilities(X, joint, joint, sw, rows, classes=np.arange(G * K))
         else:
             prob, P, out_rows = self._probabilities(X, y, y_codes, sw, rows)
         self.base_fit_seconds_ = time.perf_counter() - t0
-        y_out, cells_out = y_codes[out_rows], cells[out_rows]
-        sw_out = None if sw is None else sw[out_rows]
+        if out_rows is None:  # the outer loop runs on every row: no copies
+            y_out, cells_out, sw_out = y_codes, cells, sw
+        else:
+            y_out, cells_out = y_codes[out_rows], cells[out_rows]
+            sw_out = None if sw is None else sw[out_rows]
         space = ConfusionSpace.from_codes(y_out, cells_out, self.classes_, encoder.cells_, sw_out)
         self.n_outer_samples_ = len(y_out)
         try:
@@ -371,19 +378,21 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def _probabilities(self, X, y, y_codes, sw, rows, classes=None):
         """Fit the base model on ``rows`` and return (deployed model, outer-loop probabilities, outer rows).
 
-        The outer loop runs on ``out_rows`` (all of ``rows``, or the ``holdout`` share) with the
-        probabilities ``P`` of shape (len(out_rows), n_classes) in class-code order: in-sample,
-        held out, or out-of-fold (``cv``). ``classes`` (default ``classes_``) are the labels the
-        base model learns: the joint (cell, class) codes for ``group_blind``, where a code
-        absent from the data gets probability 0.
+        ``rows`` (indices, or None for every row) are the rows the method may use. The outer
+        loop runs on ``out_rows`` (all of ``rows``, or the ``holdout`` share; None for every row
+        of ``X``) with the probabilities ``P`` of shape (number of outer rows, n_classes) in
+        class-code order: in-sample, held out, or out-of-fold (``cv``). ``classes`` (default
+        ``classes_``) are the labels the base model learns: the joint (cell, class) codes for
+        ``group_blind``, where a code absent from the data gets probability 0.
         """
         joint = classes is not None
         classes = self.classes_ if classes is None else classes
         K = len(classes)
-        all_rows = len(rows) == _num_samples(X)
-        sub = (lambda A: A) if all_rows else (lambda A: _safe_indexing(A, rows))
-        Xr, yr = sub(X), y[rows]
-        swr = None if sw is None else sw[rows]
+        if rows is None:  # views, no copies
+            Xr, yr, swr, y_codes_r, n_rows = X, y, sw, y_codes, _num_samples(X)
+        else:
+            Xr, yr, y_codes_r, n_rows = _safe_indexing(X, rows), y[rows], y_codes[rows], len(rows)
+            swr = None if sw is None else sw[rows]
         self.estimators_ = None
         if isinstance(self.estimator, str):
             if self.estimator != "precomputed":
@@ -407,7 +416,7 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             base = FactoredJointClassifier(base, len(self.classes_), K // len(self.classes_))
         folds = self._cv_folds()
         self.cv_ = None if folds is None else folds
-        fit_rows, hold_rows = self._split_rows(y_codes[rows], len(rows))
+        fit_rows, hold_rows = self._split_rows(y_codes_r, n_rows)
         if self.prefit:
             check_is_fitted(base)
             self.estimator_ = base
@@ -417,7 +426,7 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             _fit_base(self.estimator_, _safe_indexing(Xr, fit_rows), yr[fit_rows],
                       None if swr is None else swr[fit_rows])
             P_out = _aligned(self.estimator_, _safe_indexing(Xr, hold_rows), classes)
-            out = rows[hold_rows]
+            out = hold_rows if rows is None else rows[hold_rows]
         elif folds is not None:
             P_out, models = _cross_fit(base, Xr, yr, swr, folds, classes)
             self.estimators_ = models

@@ -31,7 +31,7 @@ from sklearn.base import clone
 
 from ...classifiers.members import (ConstantMember, FittedMember, PluginRule, ThresholdRule,
                                     binary_margin, plugin_codes_block)
-from ...confusion import confusion_tensor
+from ...confusion import confusion_tensor, int_codes
 from .._scan import split_positions
 
 
@@ -75,8 +75,8 @@ class PluginOracle:
 
     def __init__(self, proba, y_codes, cell_ids, space, sample_weight=None):
         self.proba = np.asarray(proba, dtype=float)
-        self.y = np.asarray(y_codes, dtype=np.intp)
-        self.cells = np.asarray(cell_ids, dtype=np.intp)
+        # integer codes are kept as given (a fit passes them one byte per row), not widened
+        self.y, self.cells = int_codes(y_codes), int_codes(cell_ids)
         self.space = space
         # None: unit weights (no array of ones kept)
         self.w = None if sample_weight is None else np.asarray(sample_weight, float)
@@ -98,7 +98,7 @@ class PluginOracle:
             idx = order[bounds[c]:bounds[c + 1]]
             m = idx.size
             PT = np.ascontiguousarray(self.proba[idx].T)
-            ybase = self.y[idx] * n  # code of (true i, predicted j) is i * n + j
+            ybase = self.y[idx].astype(np.intp) * n  # code of (true i, predicted j) is i * n + j
             w = None if unweighted else np.ascontiguousarray(self.w[idx])
             self._blocks.append((PT, ybase, w, np.empty_like(PT), np.empty(m, dtype=np.intp), np.empty(m),
                                  np.empty(m, dtype=bool)))
@@ -121,29 +121,45 @@ class PluginOracle:
         The sort need not be stable: every rule the oracles consider treats equal ``eta_1``
         alike, so its split positions fall between runs of equal values, where the cumulative
         sums do not depend on the order inside a run.
+
+        Memory (unweighted): the cells keep 12 bytes per row (the sorted ``eta_1``, float64,
+        and the count of ones before each position, int32 below 2^31 rows, which every user
+        reads as exact integers). The cells are prepared largest first, and a cell's
+        temporaries (its ``eta_1``, the sort order, its labels; about 26 bytes per row of the
+        cell; its index array is freed before the sort) are released before the next one, so
+        the peak is about 1 byte per row (a cell mask; one more for the labels as int8 unless
+        given so) plus ``max_c (12 * rows before c + 26 * rows of c)``.
         """
-        self._sorted = []
         unweighted = self.w is None
-        y_all = self.y.astype(np.int8)  # binary codes: 1-byte gathers
-        for c in range(self.space.n_cells):
-            # temporaries are released as soon as possible: peak memory is about 32 bytes per
-            # row of the largest cell on top of what the earlier cells keep (16 bytes per row)
-            idx = None if self.space.n_cells == 1 else np.flatnonzero(self.cells == c)
-            eta = self.proba[:, 1] if idx is None else self.proba[idx, 1]
+        n_rows = len(self.y)
+        single = self.space.n_cells == 1
+        y_all = self.y.astype(np.int8, copy=False)  # binary codes: 1-byte gathers
+        count = np.int32 if n_rows < 2**31 - 1 else np.int64
+        self._sorted = [None] * self.space.n_cells
+        # largest cell first (by its mass: the order changes nothing but the peak)
+        for c in np.argsort(-self.space.row_mass.sum(axis=1), kind="stable"):
+            if single:
+                eta, y, w = self.proba[:, 1], y_all, self.w
+            else:
+                idx = np.flatnonzero(self.cells == c)  # faster gathers than by the boolean mask
+                eta, y, w = self.proba[idx, 1], y_all[idx], None if unweighted else self.w[idx]
+                del idx  # before the sort: one cell's index array and order never coexist
             local = np.argsort(eta)  # positions in the cell by increasing eta_1
             eta = eta[local]
-            y = (y_all if idx is None else y_all[idx])[local]
-            if unweighted:  # the zeros' counts follow from the ones': 8 bytes per row less
-                cum1 = np.empty(len(y) + 1)
-                cum1[0] = 0.0
+            y = y[local]
+            if unweighted:  # the zeros' counts follow from the ones'
+                del local
+                cum1 = np.empty(len(y) + 1, dtype=count)
+                cum1[0] = 0
                 np.cumsum(y, out=cum1[1:])
                 cum0 = _ZerosBefore(cum1)
             else:
-                w = (self.w if idx is None else self.w[idx])[local]
+                w = w[local]
+                del local
                 cum0 = np.concatenate([[0.0], np.cumsum(w * (y == 0))])
                 cum1 = np.concatenate([[0.0], np.cumsum(w * (y == 1))])
-            self._sorted.append((eta, cum0, cum1))
-            del idx, local, y
+            self._sorted[c] = (eta, cum0, cum1)
+            del y, w
         del y_all
 
     def _binary_cell(self, c, L2):
