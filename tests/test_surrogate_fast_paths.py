@@ -217,6 +217,8 @@ def test_column_modes_and_sparse_residual():
     assert c[0] == -1.0
     R = sparse_residual(X, c)
     np.testing.assert_array_equal(R.toarray(), X - c)
+    cols = np.array([1, 4, 5, X.shape[1] - 1])
+    np.testing.assert_array_equal(sparse_residual(X, c, np.float32, cols).toarray(), (X - c)[:, cols].astype(np.float32))
     assert R.nnz == np.count_nonzero(X != c) < 0.15 * X.size
     # a strided sample finds the majority value of a large column
     big = np.where(rng.random(50_000) < 0.8, 0.25, rng.normal(size=50_000))[:, None]
@@ -236,15 +238,23 @@ def test_sparse_residual_scores_equal_dense_product(fit_intercept):
     scale = np.abs(np.c_[X, np.ones(len(X))]).sum(axis=1).max() * np.abs(Theta).max()
     for dtype, tol in ((np.float64, 1e-14), (np.float32, 2e-7)):
         fast = LinearScorer(X, fit_intercept, batch_dtype=dtype)  # "auto": the data is sparse about its modes
-        assert fast.batch_form == "sparse"
+        assert fast.batch_form == "residual"
         S = fast.scores_many(Theta)
         assert S.dtype == dtype and S.shape == ref.shape
         np.testing.assert_allclose(S, ref, rtol=0, atol=tol * scale)
         np.testing.assert_allclose(LinearScorer(X, fit_intercept, batch_dtype=dtype, batch_sparse=False)
                                    .scores_many(Theta), ref, rtol=0, atol=tol * scale)
         np.testing.assert_allclose(fast.with_data(X[:30]).scores_many(Theta), ref[:, :30], rtol=0, atol=tol * scale)
-    # Gaussian features: no sparse residual, the dense product
-    assert LinearScorer(rng.normal(size=(50, 4)), fit_intercept).batch_form == "dense"
+    Rs, cols_s, D, cols_d, _ = fast._batch_operator()
+    assert list(cols_d) == [X.shape[1] - 2] and D.shape == (len(X), 2)  # the Gaussian column (+ offsets)
+    assert Rs.shape == (len(X), X.shape[1] - 1) and Rs.nnz < 0.15 * Rs.shape[0] * Rs.shape[1]
+    # Gaussian features: the dense product ("auto"); forced residual form: all columns dense
+    G = rng.normal(size=(50, 4))
+    assert LinearScorer(G, fit_intercept).batch_form == "dense"
+    forced = LinearScorer(G, fit_intercept, batch_dtype=np.float64, batch_sparse=True)
+    assert forced.batch_form == "residual" and forced._batch_operator()[0].shape == (50, 0)
+    Tg = rng.normal(size=(3, 4 + int(fit_intercept)))
+    np.testing.assert_allclose(forced.scores_many(Tg), np.stack([forced.scores(t) for t in Tg]), rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="batch_sparse"):
         LinearScorer(X, batch_sparse="yes")
 
@@ -264,7 +274,7 @@ def test_gradient_estimate_through_sparse_residual_equals_dense():
         sc = LinearScorer(X, batch_dtype=np.float64, batch_sparse=form)
         problem = BlackBoxProblem(sc, sur, metric(), sc.with_data(Xv), (yv > 0).astype(int))
         est[form] = LinearInterpolation(40, sigma=0.5).estimate(problem, theta, np.random.default_rng(0))
-        assert sc.batch_form == ("dense" if form is False else "sparse")
+        assert sc.batch_form == ("dense" if form is False else "residual")
     np.testing.assert_allclose(est["auto"].gradient, est[False].gradient, rtol=1e-9, atol=1e-12)
     assert est["auto"].residual == pytest.approx(est[False].residual, rel=1e-9)
     assert np.linalg.norm(est[False].gradient) > 0.1  # a real estimate, not zeros

@@ -5,8 +5,8 @@ one model, scores of many perturbed models at once (an ``(m, n)`` matrix), and t
 ``sum_i g_i f_theta(x_i)`` w.r.t. theta (to turn score gradients into parameter gradients).
 
 * :class:`LinearScorer`: ``X w + b`` in numpy (the paper's experiments; theta = [w, b]). The
-  scores of many perturbed models use the sparse residual of X about its column modes when
-  that is sparse (one-hot data): :func:`sparse_residual`.
+  scores of many perturbed models go through the residual of X about its column modes when that
+  is sparse (one-hot data): :func:`column_modes`, :func:`sparse_residual`.
 * :class:`TorchScorer`: any ``torch.nn.Module`` with one output per example; scores of many
   parameter vectors by ``torch.func.vmap`` over ``functional_call``; gradients by autograd;
   CPU by default, any torch ``device`` (a GPU when present). torch is imported lazily.
@@ -15,17 +15,20 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg import get_blas_funcs
 
 __all__ = ["LinearScorer", "TorchScorer", "import_torch", "column_modes", "sparse_residual",
-           "SPARSE_BATCH_DENSITY"]
+           "SPARSE_COST", "DENSE_COLUMN_DENSITY"]
 
-#: Largest share of non-zero entries of the residual ``X - 1 c^T`` for which
-#: :meth:`LinearScorer.scores_many` takes the sparse product (``batch_sparse="auto"``). Measured
-#: with one BLAS thread (benchmarks/README.md, speed section): 100 models on Adult's training
-#: part (21,875 x 109, residual density 0.083) take 1.9 ms as a CSR product against 4.3 ms as a
-#: dense float32 GEMM; the two break even near a density of 0.18.
-SPARSE_BATCH_DENSITY = 0.125
+#: Cost of one non-zero of a CSR product with many vectors, in entries of a dense GEMM. Measured
+#: with one BLAS thread (scipy 1.x ``csr_matvecs`` against OpenBLAS ``sgemm``), 100 models on
+#: Adult's training part (21,875 x 109, float32): 1.95 ms for the CSR product with 10.1
+#: non-zeros per row, 4.3 ms for the dense GEMM over 109 columns: ~0.064 against ~0.018 ns.
+SPARSE_COST = 3.0
 
+#: Columns of the residual ``X - 1 c^T`` with a larger share of non-zeros than this are
+#: multiplied densely (``1 / SPARSE_COST``: where a dense column costs less than its non-zeros).
+DENSE_COLUMN_DENSITY = 1.0 / SPARSE_COST
 
 def import_torch():
     """``torch``, or an ImportError saying how to install the optional back end."""
@@ -66,26 +69,36 @@ def column_modes(X, n_sample=1024) -> np.ndarray:
     return S[end, np.arange(S.shape[1])]
 
 
-def sparse_residual(X, center, dtype=np.float64):
-    """``R = X - 1 center^T`` as a CSR matrix in ``dtype`` (exact zeros where ``X == center``).
+def sparse_residual(X, center, dtype=np.float64, columns=None):
+    """``R = X[:, columns] - 1 center[columns]^T`` as a CSR matrix in ``dtype`` (exact zeros where
+    ``X == center``), without copying the columns of X.
 
     Parameters
     ----------
     X : ndarray of shape (n, p)
     center : ndarray of shape (p,)
     dtype : numpy dtype
+    columns : array of int, optional
+        Increasing column indices (default all).
 
     Returns
     -------
-    scipy.sparse.csr_matrix of shape (n, p)
+    scipy.sparse.csr_matrix of shape (n, len(columns))
     """
     X = np.asarray(X)
+    p = X.shape[1]
     mask = X != center
+    keep = np.ones(p, dtype=bool)
+    if columns is not None:
+        keep[:] = False
+        keep[columns] = True
+        mask &= keep
     rows, cols = np.nonzero(mask)  # row-major order: CSR order
     indptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
     np.cumsum(np.count_nonzero(mask, axis=1), out=indptr[1:])
     data = (X[rows, cols] - center[cols]).astype(dtype)
-    return sp.csr_matrix((data, cols, indptr), shape=X.shape)
+    new_index = np.cumsum(keep) - 1  # column j of X -> its column in R
+    return sp.csr_matrix((data, new_index[cols], indptr), shape=(X.shape[0], int(keep.sum())))
 
 
 class LinearScorer:
@@ -105,13 +118,18 @@ class LinearScorer:
         memory-bound matrix-vector products). A float32 copy of ``[X, 1]`` is kept when either
         dtype is float32 (``n (p + 1)`` numbers).
     batch_sparse : {"auto", True, False}, default "auto"
-        How :meth:`scores_many` multiplies a dense X: ``True`` writes ``X = R + 1 c^T`` with
-        ``c`` the column modes (:func:`column_modes`) and ``R`` sparse (:func:`sparse_residual`),
-        and computes ``Theta_w R^T + (Theta_w c + b) 1^T`` (work proportional to the non-zeros
-        of R: 9 of 108 per row on one-hot Adult); ``False`` one dense GEMM with ``[X, 1]``;
-        ``"auto"`` the sparse form when R has at most :data:`SPARSE_BATCH_DENSITY` non-zeros.
-        The two are equal in exact arithmetic; in ``batch_dtype`` they differ by rounding only
-        (``R`` is formed in float64 and rounded once). A sparse X is always multiplied as it is.
+        How :meth:`scores_many` multiplies a dense X. ``True``: write ``X = 1 c^T + R`` with
+        ``c`` the column modes (:func:`column_modes`), split R's columns into the sparse ones
+        (a CSR matrix, :func:`sparse_residual`) and those with more than
+        :data:`DENSE_COLUMN_DENSITY` non-zeros (a dense block, which also carries each model's
+        offset ``c . w + b`` in a column of ones), and compute ``R_s W_s^T`` (scipy) plus
+        ``[R_d, 1] [W_d, offsets]^T`` accumulated in place by BLAS ``gemm``: work proportional to
+        the non-zeros (5 sparse and 7 dense of 109 columns per row on one-hot Adult, 3x fewer
+        operations than the GEMM). ``False``: one dense GEMM with ``[X, 1]``. ``"auto"``: the
+        residual form when its estimated cost, ``SPARSE_COST`` x sparse non-zeros + n x dense
+        columns, is at most half of the GEMM's ``n (p + 1)``. Both are the same sums in exact
+        arithmetic; in ``batch_dtype`` they differ by rounding only (R is formed in float64 and
+        rounded once). A sparse X is multiplied as it is.
 
     Raises
     ------
@@ -133,37 +151,41 @@ class LinearScorer:
             raise ValueError(f"batch_sparse must be 'auto', True or False, got {batch_sparse!r}")
         self.batch_sparse = batch_sparse
         self._mats = {}
-        self._residual = None  # (R in CSR or None for the dense GEMM, column centers c), built once
+        self._residual = None  # the batch operator (see _batch_operator), built once
 
     def with_data(self, X) -> "LinearScorer":
         """The same model family on other data (e.g. the validation set)."""
         return LinearScorer(X, self.fit_intercept, self.batch_dtype, self.dtype, self.batch_sparse)
 
     def _batch_operator(self):
-        """``(R1, c)``: ``R1 = [X - 1 c^T, 1]`` in CSR (``batch_dtype``; the last column carries
-        each model's offset ``c . w + b``; a sparse X without intercept has ``c = 0`` and no
-        such column), or ``(None, None)`` for the dense GEMM. Decided and built once (see
-        ``batch_sparse``)."""
+        """``(R_s, cols_s, D, cols_d, c)`` with ``X = 1 c^T + R``: ``R_s`` the sparse columns
+        ``cols_s`` of R in CSR, ``D = [R[:, cols_d], 1]`` dense and C-contiguous (the column of
+        ones carries the offsets; None for a sparse X without intercept), all in ``batch_dtype``;
+        ``None`` for the dense GEMM. Decided and built once (see ``batch_sparse``)."""
         if self._residual is None:
+            dt = self.batch_dtype
             if sp.issparse(self.X):
-                R, c = self._matrix(self.batch_dtype), np.zeros(self.p)
-            elif self.batch_sparse is False:
-                R, c = None, None
-            else:
+                D = np.ones((self.n, 1), dtype=dt) if self.fit_intercept else None
+                self._residual = (self._matrix(dt), np.arange(self.p), D, np.arange(0), np.zeros(self.p))
+            elif self.batch_sparse is not False:
                 c = column_modes(self.X)
-                density = np.count_nonzero(self.X != c) / max(self.X.size, 1)
-                use = self.batch_sparse is True or density <= SPARSE_BATCH_DENSITY
-                R = sparse_residual(self.X, c, self.batch_dtype) if use else None
-                c = c if use else None
-            if R is not None and (self.fit_intercept or not sp.issparse(self.X)):
-                R = sp.hstack([R, np.ones((self.n, 1), dtype=self.batch_dtype)], format="csr")
-            self._residual = (R, c)
-        return self._residual
+                nnz = np.count_nonzero(self.X != c, axis=0)
+                dense = nnz > DENSE_COLUMN_DENSITY * self.n
+                cost = SPARSE_COST * nnz[~dense].sum() + self.n * (dense.sum() + 1)
+                if self.batch_sparse is True or cost <= 0.5 * self.n * (self.p + 1):
+                    cols_s, cols_d = np.flatnonzero(~dense), np.flatnonzero(dense)
+                    D = np.empty((self.n, len(cols_d) + 1), dtype=dt)
+                    D[:, :-1] = self.X[:, cols_d] - c[cols_d]
+                    D[:, -1] = 1.0
+                    self._residual = (sparse_residual(self.X, c, dt, cols_s), cols_s, D, cols_d, c)
+            if self._residual is None:
+                self._residual = False
+        return self._residual or None
 
     @property
     def batch_form(self) -> str:
-        """``"sparse"`` or ``"dense"``: how :meth:`scores_many` multiplies (``batch_sparse``)."""
-        return "dense" if self._batch_operator()[0] is None else "sparse"
+        """``"residual"`` or ``"dense"``: how :meth:`scores_many` multiplies (``batch_sparse``)."""
+        return "dense" if self._batch_operator() is None else "residual"
 
     def _matrix(self, dtype):
         """``[X, 1]`` (dense; ``X`` without intercept) or ``X`` (sparse) in ``dtype``, built once."""
@@ -190,7 +212,7 @@ class LinearScorer:
         """Scores of many models (rows of ``Theta``, shape (m, d)), shape (m, n), in ``dtype``.
 
         One matrix product for all m models, in ``dtype`` (default ``batch_dtype``). In
-        ``batch_dtype`` with a sparse X or the sparse residual (``batch_sparse``), the result is
+        ``batch_dtype`` with a sparse X or the residual form (``batch_sparse``), the result is
         the transpose of a C-contiguous (n, m) array (Fortran order: the sparse product's own
         layout; no transposed copy); otherwise C-contiguous.
         """
@@ -198,9 +220,9 @@ class LinearScorer:
         return self._product(np.atleast_2d(np.asarray(Theta, dtype=float)), dtype, dtype == self.batch_dtype)
 
     def _product(self, Theta, dtype, residual):
-        """Scores (m, n) in ``dtype``; ``residual``: through :meth:`_batch_operator` if it built R."""
-        R, c = self._batch_operator() if residual else (None, None)
-        if R is None:
+        """Scores (m, n) in ``dtype``; ``residual``: through :meth:`_batch_operator` if it built one."""
+        op = self._batch_operator() if residual else None
+        if op is None:
             Theta = Theta.astype(dtype)
             Xb = self._matrix(dtype)
             if not sp.issparse(Xb):
@@ -209,12 +231,18 @@ class LinearScorer:
             if self.fit_intercept:
                 S += Theta[:, -1:]
             return S
-        # X w + b = (X - 1 c^T) w + (c . w + b): the offsets in float64, rounded once
-        T1 = np.empty((R.shape[1], len(Theta)), dtype=dtype)
-        T1[:self.p] = Theta[:, :self.p].T
-        if R.shape[1] > self.p:
-            T1[self.p] = Theta[:, :self.p] @ c + (Theta[:, -1] if self.fit_intercept else 0.0)
-        return (R @ T1).T  # (n, m) C-contiguous, returned transposed
+        Rs, cols_s, D, cols_d, c = op
+        W = Theta[:, :self.p]
+        St = Rs @ np.ascontiguousarray(W[:, cols_s].T, dtype=dtype)  # (n, m), C-contiguous
+        if D is not None:
+            # St += D [W_d, offsets]^T in place (gemm on the Fortran-ordered transpose); the offsets
+            # X w + b - R w = c . w + b in float64, rounded once
+            Td = np.empty((len(Theta), D.shape[1]), dtype=dtype, order="F")
+            Td[:, :-1] = W[:, cols_d]
+            Td[:, -1] = W @ c + (Theta[:, -1] if self.fit_intercept else 0.0)
+            gemm = get_blas_funcs("gemm", dtype=dtype)
+            St = gemm(1.0, Td, D.T, beta=1.0, c=St.T, overwrite_c=True).T
+        return St.T
 
     def backprop(self, theta, g) -> np.ndarray:
         """Gradient of ``sum_i g_i s_i(theta)`` w.r.t. theta, shape (d,), float64."""
