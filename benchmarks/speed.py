@@ -257,7 +257,18 @@ def case_surrogate(repeats, memory):
         return gf.AdaptiveSurrogateClassifier("gmean", random_state=0).fit(Xtr, ytr, X_val=Xv, y_val=yv)
 
     sec, m = timed(fit)
-    out = {"reference": "one LogisticRegression fit (training part)", "reference_seconds": ref, "seconds": sec}
+    out = {"reference": "one LogisticRegression fit (training part)", "reference_seconds": ref, "seconds": sec,
+           "validation_metric": float(m.validation_metric_), "n_metric_calls": int(m.n_metric_calls_)}
+    # how the perturbed models are multiplied (LinearScorer batch_sparse="auto"): work per row
+    from goalfit.methods.surrogate import LinearScorer
+
+    sc = LinearScorer(Xtr, batch_dtype=np.float32)
+    op = sc._batch_operator()
+    out["batch_form"] = sc.batch_form
+    if op is not None:
+        out["batch_sparse_nonzeros_per_row"] = op[0].nnz / len(Xtr)
+        out["batch_dense_columns"] = int(op[2].shape[1])  # including the offsets' column of ones
+    out["batch_columns"] = sc.n_params
     if memory:
         out["peak_bytes"] = peak_bytes(fit)
     return out

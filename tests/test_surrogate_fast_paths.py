@@ -4,7 +4,12 @@
   in float64;
 * surrogate values through the dense averaging matrix and in-place losses == the per-slice
   means of the pointwise losses; the score vector-Jacobian product == its explicit sum;
-* confusion metrics counted in float32 == the float64 counts;
+* confusion metrics counted in float32 == the float64 counts; the recall metrics (G-mean,
+  H-mean, Q-mean) at many confusion tensors at once == one at a time;
+* the sparse residual about the column modes (one-hot data): X exactly, and the perturbed
+  models' scores and an Alg. 3 gradient estimate equal to the dense product's;
+* the projection's reuse of the last model's scores: the same result as recomputing, in fewer
+  products;
 * the projection's step-size stopping rule (``rtol``): the same objective as the full
   L-BFGS-B run and the cvxpy optimum to a stated gap, in fewer iterations.
 """
@@ -14,6 +19,7 @@ import scipy.sparse as sp
 
 from goalfit.goals.blackbox import gmean_loss, macro_f1_over_groups_loss
 from goalfit.methods.surrogate import LinearScorer, Projector, SurrogateSet, make_rate_surrogates
+from goalfit.methods.surrogate.models import column_modes, sparse_residual
 from goalfit.methods.surrogate.surrogates import LOSSES, LpLoss, SigmoidLoss
 
 
@@ -38,7 +44,7 @@ def test_batched_scores_equal_per_model_scores(data, sparse, fit_intercept):
         sc = LinearScorer(Xs, fit_intercept, batch_dtype=dtype)
         S = sc.scores_many(Theta)
         ref = np.stack([sc.scores(t) for t in Theta])  # one model at a time, float64
-        assert S.dtype == dtype and S.shape == (9, X.shape[0]) and S.flags.c_contiguous
+        assert S.dtype == dtype and S.shape == (9, X.shape[0]) and (S.flags.c_contiguous or S.flags.f_contiguous)
         scale = np.abs(Xs).sum(axis=1).max() * np.abs(Theta).max() + 1
         np.testing.assert_allclose(S, ref, rtol=0, atol=rtol * scale)
         np.testing.assert_allclose(sc.with_data(Xs[:50]).scores_many(Theta), S[:, :50], rtol=0, atol=rtol * scale)
@@ -68,10 +74,11 @@ def _per_slice_values(sur, loss, s):
     return np.array([np.mean(loss.value(sur.y[idx] * s[idx])) for idx in sur.index])
 
 
+@pytest.mark.parametrize("groups", [["g", "h", "all"], None])  # K = 6 (one GEMM), K = 2 (matrix-vector)
 @pytest.mark.parametrize("loss", ["hinge", "logistic", SigmoidLoss(1.5), LpLoss(2.0)])
-def test_surrogate_values_and_vjp_equal_per_slice_sums(data, loss):
+def test_surrogate_values_and_vjp_equal_per_slice_sums(data, loss, groups):
     rng, X, y, masks = data
-    sur = SurrogateSet(make_rate_surrogates(loss, ["g", "h", "all"]), y, masks)  # overlapping slices
+    sur = SurrogateSet(make_rate_surrogates(loss, groups), y, masks)  # overlapping slices
     L = sur.losses[0]
     S = rng.normal(size=(5, len(y)))
     ref = np.stack([_per_slice_values(sur, L, s) for s in S])
@@ -185,3 +192,148 @@ def test_overwrite_gives_the_same_values(data):
         S = rng.normal(size=(4, len(y))).astype(np.float32)
         ref = sur.values(S.copy())
         np.testing.assert_array_equal(sur.values(S, overwrite=True), ref)
+
+
+def _one_hot_data(rng, n=400):
+    """Standardized one-hot categories plus two numeric columns (the shape of one-hot Adult)."""
+    ks = (3, 5, 4, 6, 3)
+    cats = [rng.choice(k, n, p=np.r_[0.85, np.full(k - 1, 0.15 / (k - 1))]) for k in ks]
+    O = np.hstack([np.eye(k)[c] for k, c in zip(ks, cats)])
+    O = (O - O.mean(axis=0)) / O.std(axis=0)
+    X = np.hstack([O, rng.normal(size=(n, 1)), rng.integers(0, 3, (n, 1)) * (rng.random((n, 1)) < 0.1)])
+    y = np.where(X @ rng.normal(size=X.shape[1]) + rng.normal(size=n) > 0, 1, -1)
+    return X, y
+
+
+def test_column_modes_and_sparse_residual():
+    rng = np.random.default_rng(3)
+    X, _ = _one_hot_data(rng)
+    X[:, 0] = np.repeat([2.0, -1.0, 5.0, 7.0], 100)  # a four-way tie: the smallest value wins
+    for n_sample in (1024, len(X)):  # every row sampled: the exact modes
+        c = column_modes(X, n_sample=n_sample)
+        for j in range(X.shape[1]):
+            vals, counts = np.unique(X[:, j], return_counts=True)
+            assert c[j] == vals[np.argmax(counts)]
+    assert c[0] == -1.0
+    R = sparse_residual(X, c)
+    np.testing.assert_array_equal(R.toarray(), X - c)
+    cols = np.array([1, 4, 5, X.shape[1] - 1])
+    np.testing.assert_array_equal(sparse_residual(X, c, np.float32, cols).toarray(), (X - c)[:, cols].astype(np.float32))
+    assert R.nnz == np.count_nonzero(X != c) < 0.15 * X.size
+    # a strided sample finds the majority value of a large column
+    big = np.where(rng.random(50_000) < 0.8, 0.25, rng.normal(size=50_000))[:, None]
+    assert column_modes(big)[0] == 0.25
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_sparse_residual_scores_equal_dense_product(fit_intercept):
+    """The residual form ``(X - 1 c^T) w + (c . w + b)`` == ``[X, 1] theta``, per model in float64."""
+    rng = np.random.default_rng(11)
+    X, _ = _one_hot_data(rng)
+    d = X.shape[1] + int(fit_intercept)
+    Theta = rng.normal(size=(7, d))
+    plain = LinearScorer(X, fit_intercept, batch_dtype=np.float64, batch_sparse=False)
+    assert plain.batch_form == "dense"
+    ref = np.stack([plain.scores(t) for t in Theta])
+    scale = np.abs(np.c_[X, np.ones(len(X))]).sum(axis=1).max() * np.abs(Theta).max()
+    for dtype, tol in ((np.float64, 1e-14), (np.float32, 2e-7)):
+        fast = LinearScorer(X, fit_intercept, batch_dtype=dtype)  # "auto": the data is sparse about its modes
+        assert fast.batch_form == "residual"
+        S = fast.scores_many(Theta)
+        assert S.dtype == dtype and S.shape == ref.shape
+        np.testing.assert_allclose(S, ref, rtol=0, atol=tol * scale)
+        np.testing.assert_allclose(LinearScorer(X, fit_intercept, batch_dtype=dtype, batch_sparse=False)
+                                   .scores_many(Theta), ref, rtol=0, atol=tol * scale)
+        np.testing.assert_allclose(fast.with_data(X[:30]).scores_many(Theta), ref[:, :30], rtol=0, atol=tol * scale)
+    Rs, cols_s, D, cols_d, _ = fast._batch_operator()
+    assert list(cols_d) == [X.shape[1] - 2] and D.shape == (len(X), 2)  # the Gaussian column (+ offsets)
+    assert Rs.shape == (len(X), X.shape[1] - 1) and Rs.nnz < 0.15 * Rs.shape[0] * Rs.shape[1]
+    # Gaussian features: the dense product ("auto"); forced residual form: all columns dense
+    G = rng.normal(size=(50, 4))
+    assert LinearScorer(G, fit_intercept).batch_form == "dense"
+    forced = LinearScorer(G, fit_intercept, batch_dtype=np.float64, batch_sparse=True)
+    assert forced.batch_form == "residual" and forced._batch_operator()[0].shape == (50, 0)
+    Tg = rng.normal(size=(3, 4 + int(fit_intercept)))
+    np.testing.assert_allclose(forced.scores_many(Tg), np.stack([forced.scores(t) for t in Tg]), rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="batch_sparse"):
+        LinearScorer(X, batch_sparse="yes")
+
+
+def test_gradient_estimate_through_sparse_residual_equals_dense():
+    """Alg. 3 on one-hot data, same random draws: the residual form gives the same H, M and g."""
+    from goalfit.goals.blackbox import gmean_loss as metric
+    from goalfit.methods.surrogate import BlackBoxProblem, LinearInterpolation
+
+    rng = np.random.default_rng(5)
+    X, y = _one_hot_data(rng, n=600)
+    Xv, yv = _one_hot_data(rng, n=300)
+    theta = rng.normal(scale=0.3, size=X.shape[1] + 1)
+    sur = SurrogateSet(make_rate_surrogates("hinge"), y)
+    est = {}
+    for form in (False, "auto"):
+        sc = LinearScorer(X, batch_dtype=np.float64, batch_sparse=form)
+        problem = BlackBoxProblem(sc, sur, metric(), sc.with_data(Xv), (yv > 0).astype(int))
+        est[form] = LinearInterpolation(40, sigma=0.5).estimate(problem, theta, np.random.default_rng(0))
+        assert sc.batch_form == ("dense" if form is False else "residual")
+    np.testing.assert_allclose(est["auto"].gradient, est[False].gradient, rtol=1e-9, atol=1e-12)
+    assert est["auto"].residual == pytest.approx(est[False].residual, rel=1e-9)
+    assert np.linalg.norm(est[False].gradient) > 0.1  # a real estimate, not zeros
+
+
+def test_projection_reuses_the_last_model_exactly():
+    """Warm-started projections in sequence (Alg. 1): the same thetas as recomputing every
+    objective, with fewer score products."""
+    from scipy.optimize import minimize
+
+    from goalfit.methods.surrogate.projection import projection_objective
+    from test_surrogate_projection import _hinge_problem
+
+    X, y, sur, sc = _hinge_problem(2, n=300, p=4)
+    calls = {"n": 0}
+
+    class Counting(LinearScorer):
+        def scores(self, theta):
+            calls["n"] += 1
+            return super().scores(theta)
+
+    proj = Projector(Counting(X), sur, rtol=1e-5)
+    theta = np.zeros(sc.n_params)
+    evals = 0
+    for step in range(4):
+        u = sur.values(sc.scores(theta))
+        target = 0.3 * u  # outside U: L-BFGS-B runs several iterations
+        out = proj(theta, target)
+        # the plain computation: every objective evaluated from scratch
+        f0 = projection_objective(sc, sur, theta, target)[0]
+        ref = minimize(lambda th: projection_objective(sc, sur, th, target), theta, jac=True, method="L-BFGS-B",
+                       options={"maxiter": 100, "ftol": max(1e-5 * f0 / max(f0, 1.0), 1e-12), "gtol": 1e-9})
+        np.testing.assert_array_equal(out.theta, ref.x)
+        np.testing.assert_array_equal(out.values, sur.values(sc.scores(ref.x)))
+        assert out.objective > 0 and out.n_iter == ref.nit >= 2
+        evals += ref.nfev + 2  # f0, L-BFGS-B's evaluations, the final profile
+        theta = out.theta
+    assert calls["n"] <= evals - 4 - 3  # L-BFGS-B's first point and, after the first, f0 reused
+
+
+@pytest.mark.parametrize("name", ["GMeanLoss", "HMeanLoss", "QMeanLoss"])
+def test_recall_metrics_at_many_tensors_equal_one_at_a_time(name):
+    import pandas as pd
+
+    from goalfit.confusion import ConfusionSpace
+    from goalfit.goals import metrics
+
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 3, 200)
+    space = ConfusionSpace.from_codes(y, np.zeros(200, dtype=int), np.arange(3), pd.DataFrame(index=pd.RangeIndex(1)))
+    bound = getattr(metrics, name)().bind(space)
+    Cs = rng.random((9,) + space.shape)
+    Cs /= Cs.sum(axis=(1, 2, 3), keepdims=True)
+    Cs[3, :, 1, 1] = 0.0  # a zero recall: G-mean loss 1, H-mean loss 1
+    ref = np.array([bound.value(C) for C in Cs])
+    np.testing.assert_allclose(bound.values(Cs), ref, rtol=1e-15, atol=1e-15)
+    if name != "QMeanLoss":
+        assert ref[3] == 1.0
+    r = np.array([Cs[0, :, k, k].sum() / space.priors[k] for k in range(3)])
+    expect = {"GMeanLoss": 1 - np.prod(r) ** (1 / 3), "HMeanLoss": 1 - 3 / np.sum(1 / r),
+              "QMeanLoss": np.sqrt(np.mean((1 - r) ** 2))}[name]
+    assert ref[0] == pytest.approx(expect, abs=1e-14)

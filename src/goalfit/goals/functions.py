@@ -210,12 +210,16 @@ class FeatureFunction(BoundFunction):
     value, gradient : callables on ``z`` of shape (m,)
     kind : str
     smooth : bool
+    value_rows : callable, optional
+        ``value`` at many feature vectors at once, ``Z`` of shape (T, m) -> (T,) (used by
+        :meth:`values`; default one call of ``value`` per row).
     """
 
-    def __init__(self, shape, U, value, gradient, *, kind: str, smooth: bool, name: str = ""):
+    def __init__(self, shape, U, value, gradient, *, kind: str, smooth: bool, name: str = "", value_rows=None):
         super().__init__(shape, name)
         self._features = Features(U, value, gradient, kind, smooth)
         self.kind, self.smooth = kind, smooth
+        self._value_rows = value_rows
 
     def value(self, C) -> float:
         f = self._features
@@ -229,6 +233,8 @@ class FeatureFunction(BoundFunction):
         """Values at a stack of tensors, shape (T,): the features of all T at once."""
         f = self._features
         Z = np.asarray(Cs, dtype=float).reshape(len(Cs), -1) @ f.U.T
+        if self._value_rows is not None:
+            return np.asarray(self._value_rows(Z), dtype=float)
         return np.array([f.value(z) for z in Z], dtype=float)
 
     def features(self):

@@ -163,8 +163,12 @@ class MicroF1Loss(_Named):
 class _RecallMetric(_Named):
     """A function of the per-class recalls ``r`` (summed over cells)."""
 
-    def _psi(self, r):  # pragma: no cover - abstract
+    def _psi_rows(self, R):  # pragma: no cover - abstract
+        """Values at many recall vectors, the rows of ``R`` (T, n); shape (T,)."""
         raise NotImplementedError
+
+    def _psi(self, r):
+        return float(self._psi_rows(np.asarray(r, dtype=float)[None, :])[0])
 
     def _dpsi(self, r):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -176,7 +180,7 @@ class _RecallMetric(_Named):
             raise ValueError(f"{self.name}: class(es) {missing} have no examples, so their recall is undefined")
         U = _diag_features(space) / pi[:, None]  # normalized diagonal r_k = sum_c C_ckk / pi_k
         return FeatureFunction(space.shape, U, self._psi, self._dpsi, kind="convex",
-                               smooth=self.is_smooth, name=self.name)
+                               smooth=self.is_smooth, name=self.name, value_rows=self._psi_rows)
 
 
 def _diag_features(space):
@@ -208,10 +212,9 @@ class HMeanLoss(_RecallMetric):
     is_convex = is_smooth = True
     name = "hmean"
 
-    def _psi(self, r):
-        if (r <= 0).any():
-            return 1.0
-        return float(1.0 - len(r) / np.sum(1.0 / r))
+    def _psi_rows(self, R):
+        zero = (R <= 0).any(axis=1)
+        return np.where(zero, 1.0, 1.0 - R.shape[1] / np.sum(1.0 / np.where(zero[:, None], 1.0, R), axis=1))
 
     def _dpsi(self, r):
         r = np.maximum(r, EPS)
@@ -226,8 +229,8 @@ class GMeanLoss(_RecallMetric):
     is_smooth = False
     name = "gmean"
 
-    def _psi(self, r):
-        return float(1.0 - np.prod(np.clip(r, 0, None)) ** (1.0 / len(r)))
+    def _psi_rows(self, R):
+        return 1.0 - np.prod(np.clip(R, 0, None), axis=1) ** (1.0 / R.shape[1])
 
     def _dpsi(self, r):
         r = np.maximum(r, EPS)
@@ -241,8 +244,8 @@ class QMeanLoss(_RecallMetric):
     is_convex = is_smooth = True
     name = "qmean"
 
-    def _psi(self, r):
-        return float(np.sqrt(np.mean((1.0 - r) ** 2)))
+    def _psi_rows(self, R):
+        return np.sqrt(np.mean((1.0 - R) ** 2, axis=1))
 
     def _dpsi(self, r):
         q = self._psi(r)

@@ -56,15 +56,24 @@ class ProjectionResult:
     n_iter: int
 
 
-def projection_objective(scorer, surrogates, theta, target):
+def projection_objective(scorer, surrogates, theta, target, scores=None, values=None):
     """Value and gradient w.r.t. theta of ``||(phi(theta) - target)_+||^2``.
+
+    Parameters
+    ----------
+    scorer, surrogates
+    theta : array of shape (d,)
+    target : array of shape (K,)
+    scores, values : arrays of shape (n,) and (K,), optional
+        ``scorer.scores(theta)`` and ``phi(theta)`` when already known (not recomputed).
 
     Returns
     -------
     (float, ndarray of shape (d,))
     """
-    s = scorer.scores(theta)
-    excess = np.maximum(surrogates.values(s) - target, 0.0)
+    s = scorer.scores(theta) if scores is None else scores
+    values = surrogates.values(s) if values is None else values
+    excess = np.maximum(values - target, 0.0)
     g_scores = surrogates.score_vjp(s, 2.0 * excess)
     return float(excess @ excess), scorer.backprop(theta, g_scores)
 
@@ -122,6 +131,8 @@ class Projector:
         self._torch_scorer = None
         self._param = None
         self._opt = None
+        self._last = None  # (theta bytes, scores, phi) of the last model scored by "lbfgs"
+        self._last_objective = None  # (theta bytes, target bytes, value, gradient)
 
     def __call__(self, theta0, target) -> ProjectionResult:
         """Project ``target`` (K,) starting from ``theta0`` (d,).
@@ -138,20 +149,44 @@ class Projector:
             raise ValueError("projection target contains NaN")
         if self.solver == "lbfgs":
             theta, n_iter = self._scipy(np.asarray(theta0, dtype=float), target)
+            values = self._scored(theta)[1]
         else:
             theta, n_iter = self._torch(np.asarray(theta0, dtype=float), target)
-        values = self.surrogates.values(self.scorer.scores(theta))
+            values = self.surrogates.values(self.scorer.scores(theta))
         excess = np.maximum(values - target, 0.0)
         return ProjectionResult(theta, values, float(excess @ excess), n_iter)
+
+    def _scored(self, theta):
+        """``(scores, phi)`` of ``theta``, kept for the last model scored.
+
+        Alg. 1 evaluates the same model several times in a row: the previous projection's
+        result is the next one's start (its objective ``f0``), L-BFGS-B starts by evaluating its
+        ``x0`` again, and the result's profile is that of the last model evaluated. The values
+        are identical to a recomputation (the same arithmetic on the same theta).
+        """
+        key = theta.tobytes()
+        if self._last is None or self._last[0] != key:
+            s = self.scorer.scores(theta)
+            self._last = (key, s, self.surrogates.values(s))
+        return self._last[1], self._last[2]
+
+    def _objective(self, theta, target):
+        """:func:`projection_objective` with the last model's scores and value/gradient reused."""
+        key = (theta.tobytes(), target.tobytes())
+        if self._last_objective is None or self._last_objective[0] != key:
+            s, values = self._scored(theta)
+            f, g = projection_objective(self.scorer, self.surrogates, theta, target, s, values)
+            self._last_objective = (key, f, g)
+        return self._last_objective[1], self._last_objective[2].copy()
 
     def _scipy(self, theta0, target):
         if self.param_bound is not None:
             theta0 = np.clip(theta0, -self.param_bound, self.param_bound)
-        f0, _ = projection_objective(self.scorer, self.surrogates, theta0, target)
+        f0, _ = self._objective(theta0, target)
         if f0 <= self.tol:
             return theta0, 0
         ftol = max(self.rtol * f0 / max(f0, 1.0), 1e-12)
-        res = minimize(lambda th: projection_objective(self.scorer, self.surrogates, th, target), theta0,
+        res = minimize(lambda th: self._objective(np.asarray(th, dtype=float), target), theta0,
                        jac=True, method="L-BFGS-B",
                        bounds=None if self.param_bound is None else [(-self.param_bound, self.param_bound)] * len(theta0),
                        options={"maxiter": self.max_iter, "ftol": ftol, "gtol": 1e-9})

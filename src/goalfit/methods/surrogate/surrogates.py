@@ -28,6 +28,12 @@ __all__ = [
 #: Largest number of score entries (rows x examples) held at once by chunked evaluations.
 DEFAULT_CHUNK_ELEMENTS = 4_000_000
 
+#: Up to this many surrogates per loss, :meth:`SurrogateSet.values` averages the losses of many
+#: models by one matrix-vector product per surrogate instead of one (m, n) x (n, K) product
+#: (measured with one BLAS thread, 100 x 21,875 float32 losses: 0.18 ms against 0.35 ms for
+#: K = 2, 0.36 against 0.43 ms for K = 4, 0.70 against 0.44 ms for K = 8).
+_COLUMNWISE_AVERAGES = 3
+
 
 class PointwiseLoss:
     """A pointwise loss ``l(z)`` of the margin ``z = y s``, non-increasing in ``z``.
@@ -369,7 +375,7 @@ class SurrogateSet:
         blocks = []
         for loss, ks in by_loss.values():
             cols = np.unique(np.concatenate([self.index[k] for k in ks]))
-            W = np.zeros((len(cols), len(ks)))
+            W = np.zeros((len(cols), len(ks)), order="F")  # contiguous columns
             for j, k in enumerate(ks):
                 W[np.searchsorted(cols, self.index[k]), j] = 1.0 / len(self.index[k])
             full = len(cols) == self.n
@@ -427,7 +433,12 @@ class SurrogateSet:
                 Z = np.multiply(S2, ys, out=S2)  # margins over the scores
             else:
                 Z = (S2 if cols is None else S2[:, cols]) * ys  # margins
-            out[:, ks] = loss.value_(Z) @ self._as(W, S2.dtype, cache, ("W", b))
+            L, Wd = loss.value_(Z), self._as(W, S2.dtype, cache, ("W", b))
+            if Wd.shape[1] <= _COLUMNWISE_AVERAGES:  # matrix-vector products beat a skinny GEMM
+                for j, k in enumerate(ks):
+                    out[:, k] = L @ Wd[:, j]
+            else:
+                out[:, ks] = L @ Wd
         for k, (s, loss) in enumerate(zip(self.surrogates, self.losses)):
             if loss is None:
                 if np.isnan(S2).any():
