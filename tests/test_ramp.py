@@ -481,3 +481,35 @@ def test_select_ramp_params_applies_the_feasible_then_lowest_objective_rule_on_v
                            sensitive_features_val=sf_va, tol=[0.1, 0.1, 0.1])
     with pytest.raises(ValueError, match="empty"):
         select_ramp_params(model, [], X[tr], y[tr], X_val=X[va], y_val=y[va])
+
+
+
+def test_feasibility_phase_strengthens_a_weight_too_weak_for_the_inner_solver(need_data):
+    """COMPAS, FPR parity <= 0.01 from the unconstrained SVM (the benchmarks/ramp_robustness.py
+    fit that collapsed to the constant classifier): at alpha / 100 the phase-1 SVM does not
+    finish and its step returns the anchor. The phase then multiplies the weight by 10 (up to
+    alpha) instead of counting as stalled, and reaches the goal by MM steps, not by the LP
+    fallback (whose point here is a constant classifier, from which MM cannot move)."""
+    from sklearn.model_selection import train_test_split
+
+    from goalfit.cli.models import make_estimator
+    from goalfit.datasets import load_dataset
+
+    need_data("compas")
+    d = load_dataset("compas")
+    race = d.sensitive_features["race"].astype(str)
+    keep = race.isin(["African-American", "Caucasian"]).to_numpy()
+    X = d.data[keep].drop(columns=["race"]).reset_index(drop=True)
+    y, g = np.asarray(d.target)[keep], race[keep].to_numpy()
+    tr, _ = train_test_split(np.arange(len(y)), test_size=0.3, random_state=1, stratify=g + y.astype(str))
+    A = make_estimator("logistic_regression", X.iloc[tr])[:-1].fit_transform(X.iloc[tr])
+    A = np.asarray(A.toarray() if hasattr(A, "toarray") else A, dtype=float)
+    m = gf.RampClassifier("error", [gf.false_positive_rate_difference("race") <= 0.01], init="unconstrained",
+                          random_state=1).fit(A, y[tr], sensitive_features={"race": g[tr]})
+    phases = [h["phase"] for h in m.history_]
+    assert m.feasible_ and "feasibility_lp" not in phases
+    steps = [h for h in m.history_ if h["phase"] == "feasibility"]
+    assert len(steps) >= 2 and steps[0]["max_violation"] == pytest.approx(m.history_[0]["max_violation"])
+    assert steps[-1]["max_violation"] <= 1e-6
+    acc = np.mean(m.predict(A) == y[tr])
+    assert acc > max(y[tr].mean(), 1 - y[tr].mean()) + 0.05  # not the constant classifier (0.530)

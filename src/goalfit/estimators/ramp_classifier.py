@@ -86,11 +86,16 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     max_cutting_plane_iter : int, default 30
     cutting_plane_tol : float, default 1e-4
         Certified gap at which a Problem-3 solve stops (rate units).
-    cutting_plane_rel_tol : float, default 0.02
+    cutting_plane_rel_tol : float, default 0.5
         A Problem-3 solve also stops when its certified gap is at most this fraction of the
         step's certified decrease of the majorizer (an inexact MM step that still achieves at
-        least ``1 / (1 + rel_tol)`` of the exact step's decrease; 0: always solve to
-        ``cutting_plane_tol``).
+        least ``1 / (1 + rel_tol)`` of the exact step's decrease, 2/3 at the default; 0: always
+        solve to ``cutting_plane_tol``). Late MM steps, whose decrease is small, still stop at
+        ``cutting_plane_tol``. The default 0.5 (0.02 before) takes 31-32% fewer passes over the
+        data on a9a and Adult (fairness ratio, ``benchmarks/speed.py``) for a training objective
+        within the spread over seeds (5 seeds, mean 0.15285 vs 0.15281 on a9a, 0.14947 vs
+        0.14948 on Adult); with few MM iterations (``max_iter`` <= 4) each inexact step gains
+        less, so lower it there.
     max_multiplier : float, default 1e4
     inner_solver : {"dcd", "liblinear", "svc", "cvxpy"}, default "dcd"
         The weighted-SVM solver: ``"dcd"`` is dual coordinate descent (Hsieh et al. 2008) warm
@@ -185,7 +190,7 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, objective="error", constraints=(), *, alpha=None, feature_map=None,
                  fit_intercept=True, max_iter=10, max_feasibility_iter=None, feasibility_alpha=None, tol=1e-4,
                  multiplier_solver="cutting_plane",
-                 chooser="auto", max_cutting_plane_iter=30, cutting_plane_tol=1e-4, cutting_plane_rel_tol=0.02,
+                 chooser="auto", max_cutting_plane_iter=30, cutting_plane_tol=1e-4, cutting_plane_rel_tol=0.5,
                  max_multiplier=1e4,
                  inner_solver="dcd", inner_tol=1e-4, intercept_scaling=1.0, init="zeros",
                  deployed_model=None, random_state=None, confidence=None, margin=None, safety_fraction=0.4,

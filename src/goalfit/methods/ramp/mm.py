@@ -140,7 +140,8 @@ def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, ma
         budget because a tight goal far from the start (churn <= 0.03 from ``w = 0``, where
         churn is 1/2) needs more steps than the objective's MM.
     feasibility_lam : float, optional
-        The l2 weight of the feasibility phase (default ``lam / 100``). Phase 1 minimizes the sum
+        The l2 weight of the feasibility phase (default ``lam / 100``; multiplied by 10, up to
+        ``lam``, after a step that made no progress, before the phase counts as stalled). Phase 1 minimizes the sum
         of the violated ramp rows; with the objective's ``lam`` it would stop where shrinking
         them further costs more in ``lam/2 |w|^2`` than it gains, short of feasibility (the
         ramp rates of a small-norm model sit in the band where ``0 < sigma < 1``). The weight
@@ -202,7 +203,11 @@ def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, ma
         if rows.max() < best[0]:
             best = (float(rows.max()), coef, intercept)
         if before - float(rows[violated].sum()) <= tol * 1e-2 and rows.max() > feasibility_tol:
-            break
+            if lam1 >= lam:
+                break
+            # no progress: with a very weak l2 weight the weighted SVMs can be too ill-conditioned
+            # for the inner solver to finish (it then returns the anchor); strengthen it, up to lam
+            lam1 = min(lam, 10.0 * lam1)
     if len(rows) and rows.max() > feasibility_tol:  # stalled: the certified LP start (phase1.py)
         lp_coef, lp_intercept, lp_value = hinge_feasibility(
             program, X, fit_intercept=solver_params.get("fit_intercept", True))
