@@ -224,26 +224,21 @@ def _dcd_epochs(indptr, indices, data, rows, a, c, qdiag, beta, v, vpos, lam, s2
                     vpos[indices[p]] += dpos * data[p]
         epochs += 1
         b_eff = b_c + s2 * bsum / lam
-        if visits - visits_checked >= check_every * K:
+        converged = pg_max - pg_min <= eps or n_active == 0
+        if visits - visits_checked >= check_every * K or (converged and n_active == K):
             primal, dual = _gap(indptr, indices, data, rows, a, c, beta, v, vpos, lam, s2, b_eff)
             out[6] += 1.0
             checked = epochs
             visits_checked = visits
             if primal - dual <= tol:
                 break
-        if pg_max - pg_min <= eps or n_active == 0:
+        if converged:
             if n_active < K:  # converged on the active set: check every coordinate
                 n_active = K
                 pg_max_old = np.inf
                 pg_min_old = -np.inf
                 continue
-            primal, dual = _gap(indptr, indices, data, rows, a, c, beta, v, vpos, lam, s2, b_eff)
-            out[6] += 1.0
-            checked = epochs
-            visits_checked = visits
-            if primal - dual <= tol:
-                break
-            eps *= 0.3
+            eps *= 0.3  # converged on every coordinate, gap still above tol
             if s2 > 0.0:  # a proximal-point (multiplier) step on the intercept: re-centre
                 b_c = b_eff
             pg_max_old = np.inf
