@@ -49,11 +49,11 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         whatever ``n``. In the weighted-SVM form of the inner problem (``svm.py``) this is the
         per-example cost ``C_i = 2 omega_i / lambda = 2`` for a plain error objective: LIBLINEAR's
         scale-free default regime (Fan et al. 2008, C of order 1); Goh et al.'s Adult runs
-        (§4.1) used LIBLINEAR "with default parameters, most notably lambda = 1/n". It also keeps the ramp's band of randomized
-        predictions narrow as ``n`` grows (``|w|`` grows like ``sqrt(n)``), so the randomized and
-        deterministic rules agree more closely on large data. ``benchmarks/ramp_robustness.py``
-        measures the answer's spread over ``alpha`` in {1e-2, 1e-3, 1e-4, default} x ``init``. The ramp has a fixed width of 1 in
-        score units, so ``alpha`` also sets how wide the band of uncertain randomized
+        (§4.1) used LIBLINEAR "with default parameters, most notably lambda = 1/n". It also
+        keeps the ramp's band of randomized predictions narrow as ``n`` grows (``|w|`` grows
+        like ``sqrt(n)``), so the randomized and deterministic rules agree more closely on large
+        data. ``benchmarks/ramp_robustness.py`` measures the answer's spread over ``alpha`` in
+        {1e-2, 1e-3, 1e-4, default} x ``init``. The ramp has a fixed width of 1 in score units, so ``alpha`` also sets how wide the band of uncertain randomized
         predictions is: select it for this estimator on validation data
         (:func:`goalfit.estimators.select_ramp_params`) rather than reusing a hinge SVM's value
         (on Bank Marketing churn the SVM's best 0.01 was 10-100x too large for the ramp;
@@ -75,7 +75,9 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         The l2 weight during the feasibility phase (default ``alpha / 100``: there it only keeps
         the weighted SVMs well posed; with ``alpha`` itself the phase can stall short of a
         feasible point because the ramp rates of a small-norm model stay inside the band
-        ``0 < sigma < 1``).
+        ``0 < sigma < 1``). After a phase step that made no progress (so weak a weight can
+        leave the inner SVM unfinished at its epoch cap) it is multiplied by 10, up to
+        ``alpha``, before the phase counts as stalled.
     tol : float, default 1e-4
         Stop MM when an iteration lowers the ramp objective by less than this.
     multiplier_solver : {"cutting_plane", "cvxpy"}, default "cutting_plane"

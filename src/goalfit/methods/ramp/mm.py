@@ -141,8 +141,8 @@ def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, ma
         churn is 1/2) needs more steps than the objective's MM.
     feasibility_lam : float, optional
         The l2 weight of the feasibility phase (default ``lam / 100``; multiplied by 10, up to
-        ``lam``, after a step that made no progress, before the phase counts as stalled). Phase 1 minimizes the sum
-        of the violated ramp rows; with the objective's ``lam`` it would stop where shrinking
+        ``lam``, after a step that made no progress, before the phase counts as stalled).
+        Phase 1 minimizes the sum of the violated ramp rows; with the objective's ``lam`` it would stop where shrinking
         them further costs more in ``lam/2 |w|^2`` than it gains, short of feasibility (the
         ramp rates of a small-norm model sit in the band where ``0 < sigma < 1``). The weight
         only keeps the weighted SVMs well posed there.
@@ -184,7 +184,8 @@ def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, ma
     params1 = dict(solver_params)
     if dcd:
         params1.update(rel_tol=max(solver_params.get("rel_tol", 0.0), 0.5),
-                       tol=max(solver_params.get("tol", 1e-4), 1e-3), max_iter=min(solver_params.get("max_iter", 30), 10))
+                       tol=max(solver_params.get("tol", 1e-4), 1e-3),
+                       max_iter=min(solver_params.get("max_iter", 30), 10))
     # phase 1: reach a feasible point
     best = (float(rows.max()) if len(rows) else 0.0, coef, intercept)
     n_feasibility = max(int(max_iter), 20) if max_feasibility_iter is None else int(max_feasibility_iter)
