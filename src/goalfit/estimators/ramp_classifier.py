@@ -53,8 +53,8 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         keeps the ramp's band of randomized predictions narrow as ``n`` grows (``|w|`` grows
         like ``sqrt(n)``), so the randomized and deterministic rules agree more closely on large
         data. ``benchmarks/ramp_robustness.py`` measures the answer's spread over ``alpha`` in
-        {1e-2, 1e-3, 1e-4, default} x ``init``. The ramp has a fixed width of 1 in score units, so ``alpha`` also sets how wide the band of uncertain randomized
-        predictions is: select it for this estimator on validation data
+        {1e-2, 1e-3, 1e-4, default} x ``init``. The ramp has a fixed width of 1 in score units,
+        so ``alpha`` also sets how wide the band of uncertain randomized predictions is: select it for this estimator on validation data
         (:func:`goalfit.estimators.select_ramp_params`) rather than reusing a hinge SVM's value
         (on Bank Marketing churn the SVM's best 0.01 was 10-100x too large for the ramp;
         ``benchmarks/goh_churn.py``).
