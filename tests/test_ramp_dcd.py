@@ -161,3 +161,24 @@ def test_ramp_classifier_dcd_matches_the_svc_reference():
                                  random_state=0).fit(X, y, sensitive_features={"g": g}) for s in ("dcd", "svc")}
     assert fits["dcd"].feasible_ and fits["svc"].feasible_
     assert fits["dcd"].objective_ == pytest.approx(fits["svc"].objective_, abs=2e-3)
+
+
+@pytest.mark.parametrize("rel_tol", [0.5, 2.0])
+def test_inexact_step_secures_its_share_of_the_exact_decrease(rel_tol):
+    """``rel_tol`` (the RampClassifier default 0.5) stops a Problem-3 solve once its certified gap
+    is at most ``rel_tol`` x its certified decrease; the step then achieves at least
+    ``1 / (1 + rel_tol)`` of the exact step's decrease of the majorizer (checked against the
+    cvxpy optimum), stays feasible, and needs no more solves than the exact one."""
+    X, y, g = _toy(300, seed=11)
+    cons = [gf.positive_prediction_rate(group="A") >= 0.8 * gf.positive_prediction_rate(group="B")]
+    m = gf.RampClassifier("error", cons, alpha=0.01, max_iter=1, random_state=0).fit(X, y, sensitive_features={"g": g})
+    maj = Majorizer(m.program_, X, X @ m.coef_ + m.intercept_, 0.01)
+    _, _, ref = solve_problem3_cvxpy(maj)
+    anchor = maj.evaluate(m.coef_, m.intercept_)[0]
+    assert anchor - ref > 1e-3  # the exact step still has something to gain here
+    exact = solve_problem3(maj, m.coef_, m.intercept_, inner_solver="dcd", tol=1e-7, max_iter=80, warm_start=DualState(X))
+    loose = solve_problem3(maj, m.coef_, m.intercept_, inner_solver="dcd", tol=1e-7, max_iter=80, rel_tol=rel_tol,
+                           warm_start=DualState(X))
+    assert exact.objective == pytest.approx(ref, abs=1e-5)
+    assert anchor - loose.objective >= (anchor - ref) / (1 + rel_tol) - 1e-7
+    assert (loose.rows <= 1e-7).all() and loose.n_inner <= exact.n_inner
