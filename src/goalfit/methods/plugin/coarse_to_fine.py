@@ -92,7 +92,7 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
     members, Cs = list(members), [np.asarray(C) for C in confusions]
     why = f"{max_rounds} polishing rounds"
     for r in range(max_rounds):
-        pm, pC, pw, feasible, _ = mixture_program(problem, members, np.array(Cs))
+        mixture = pm, pC, pw, feasible, _ = mixture_program(problem, members, np.array(Cs))
         C_bar = np.tensordot(pw, pC, axes=1)
         if feasible:
             upper = float(problem.objective.value(C_bar))
@@ -111,7 +111,10 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
             break
         members.append(member)
         Cs.append(Co)
-    pm, pC, pw, feasible, _ = mixture_program(problem, members, np.array(Cs))
+    else:  # the budget ran out with a member the last mixture program has not seen
+        mixture = mixture_program(problem, members, np.array(Cs))
+    # on a break the pool is the one the last mixture program solved: its mixture is the answer
+    pm, pC, pw, feasible, _ = mixture
     return pm, pC, pw, feasible, why
 
 
