@@ -80,3 +80,25 @@ def test_restricted_oracle_and_scope():
     Pb, yb, cb, sb = calibrated(0)
     assert not c2f.applies(ThresholdOracle(Pb, yb, cb, sb), 1)
     assert not c2f.applies(oracle, None)
+
+
+def test_polish_solves_one_mixture_program_per_round(monkeypatch):
+    """The mixture a stopped polish returns is its last round's (the pool did not change): one
+    mixture program per round, none repeated at the end; with the round budget spent, one more
+    for the last member."""
+    P, y, cells, space = calibrated(0, groups=("F", "M"), n_buckets=8)
+    cp = gf.Problem("hmean", [gf.demographic_parity_difference() <= 0.02]).compile(space)
+    calls = []
+    real = c2f.mixture_program
+    monkeypatch.setattr(c2f, "mixture_program", lambda *a, **k: calls.append(1) or real(*a, **k))
+    for max_rounds in (50, 2):
+        calls.clear()
+        oracle = ThresholdOracle(P, y, cells, space)
+        member, C = oracle(-np.eye(2)[None] / space.row_mass[:, :, None])
+        members, Cs, w, feasible, why = c2f.corrective_polish(cp, oracle, [member], C[None], tol=1e-7,
+                                                             max_rounds=max_rounds)
+        rounds = int(why.split("after ")[1].split()[0]) if max_rounds == 50 else max_rounds + 1
+        assert len(calls) == rounds, why
+        ref = real(cp, members, Cs, w)  # what the polish returned is the mixture program's optimum
+        assert cp.objective.value(np.tensordot(w, Cs, axes=1)) == pytest.approx(
+            cp.objective.value(np.tensordot(ref[2], ref[1], axes=1)), abs=1e-9)

@@ -178,3 +178,19 @@ def test_gda_plateau_does_not_stop_it_early():
     plateau = [value(t) for t in (60, 230)]
     assert abs(plateau[0] - plateau[1]) < 1e-4 and plateau[1] > full + 5e-3
     assert value(2000, tol=1e-4) <= full + 1e-3
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_con_gda_that_does_not_stall_returns_the_full_budget_result(seed):
+    """With the inexact plug-in oracle and agreement, ConGDA's checks compute no lower bound (its
+    pricing members would join the re-fit): a run the rule lets go on makes no extra oracle call
+    and returns exactly the ``tol=0`` mixture. (Without agreement the same run stalls after
+    about 130 calls.)"""
+    P, y, cells, space = calibrated(seed, groups=("F", "M"), n_buckets=8)
+    cp = gf.Problem("hmean", [gf.demographic_parity_difference() <= 0.02]).compile(space)
+    ruled = con_gda(cp, PluginOracle(P, y, cells, space), max_iter=400, tol=1e-4)
+    full = con_gda(cp, PluginOracle(P, y, cells, space), max_iter=400, tol=0.0)
+    assert ruled.message == full.message == "400 iterations"
+    assert ruled.n_oracle_calls == full.n_oracle_calls == 401
+    np.testing.assert_array_equal(ruled.weights, full.weights)
+    np.testing.assert_array_equal(ruled.confusions, full.confusions)

@@ -110,6 +110,13 @@ def test_bad_input():
         FairSubdataClassifier().fit(X, y, sensitive_features=np.repeat([0, 1, 2, 3], 50))
     with pytest.raises(ValueError, match="sensitive_features"):
         FairSubdataClassifier().fit(X, y)
+    # SpectralFairSVC reads its groups through the same helper (binary, no measure to relax it)
+    with pytest.raises(ValueError, match="exactly two groups, got 4"):
+        SpectralFairSVC().fit(X, y, sensitive_features=np.repeat([0, 1, 2, 3], 50))
+    with pytest.raises(ValueError, match="'dp' needs sensitive_features"):
+        SpectralFairSVC().fit(X, y)
+    with pytest.raises(ValueError, match=f"one column with {len(y)} entries"):
+        SpectralFairSVC().fit(X, y, sensitive_features=g[:-1])
     with pytest.raises(ValueError, match="NaN|infinity"):
         Xn = X.copy()
         Xn[0, 0] = np.nan

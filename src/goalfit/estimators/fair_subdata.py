@@ -156,7 +156,8 @@ def subdata_params_from_goals(objective="error", constraints=()) -> dict:
 
 
 def _two_groups(sensitive_features, n, *, column=None, measure="dp"):
-    """The two groups and the +-1 group code of each row (``g = +1`` for ``groups[1]``).
+    """The two groups and the +-1 group code of each row (``g = +1`` for ``groups[1]``, the
+    sensitive attribute ``g_i`` in {-1, +1} of Ye & Xie's notation, which ``D+`` / ``D-`` split on).
 
     Parameters
     ----------
@@ -165,7 +166,7 @@ def _two_groups(sensitive_features, n, *, column=None, measure="dp"):
         Number of rows of ``X``.
     column : str, optional
         The column a goal names, picked from a DataFrame of several.
-    measure : str
+    measure : str, default "dp"
         The Ye & Xie measure; ``"f1"`` does without groups: then None gives ``(None, ones)``.
 
     Returns

@@ -96,7 +96,7 @@ class _Cell:
             ends = self.vertices
         else:
             j = int(np.argmax(self.G @ x - self.h))
-            if self.G[j] @ x - self.h[j] > -1e-9:
+            if self.G[j] @ x - self.h[j] > -FEASIBLE:  # on that facet to the program's accuracy
                 ends = self.edges[j]
         if ends is not None:
             a, b = self.points[ends[0]], self.points[ends[1]]
@@ -155,7 +155,10 @@ def solve(problem, oracle, tol: float):
     Returns
     -------
     (members, confusions, weights, gap) or None
-        ``None`` when the goals admit no point of the hulls (the caller's iterative method then
+        ``S`` plug-in rules (``S <= sum_c (k_c - 1) + 1 <= 2 * n_cells + 1``, ``k_c <= 3`` hull
+        vertices per cell), their confusion tensors of shape ``(S, n_cells, 2, 2)`` (fractions
+        of the sample's weight), weights of shape ``(S,)`` summing to 1, and the certified gap
+        (objective units). ``None`` when the goals admit no point of the hulls (the caller's iterative method then
         returns the least-violating mixture) or the convex program was not solved to the
         tolerance.
     """
@@ -209,7 +212,8 @@ def solve(problem, oracle, tol: float):
         return None
     # each cell's point as rules, the cells coupled by their cumulative weights (quantiles)
     parts = [cell.decompose(x[2 * c:2 * c + 2]) for c, cell in enumerate(cells)]
-    cuts = np.unique(np.concatenate([np.cumsum(w) for _, w in parts] + [[0.0]]))
+    ends = [np.cumsum(w) for _, w in parts]  # each cell's rules cover [0, 1) in this order
+    cuts = np.unique(np.concatenate(ends + [[0.0]]))
     cuts = np.clip(cuts, 0.0, 1.0)
     members, confusions, weights = [], [], []
     for lo, hi in zip(cuts[:-1], cuts[1:]):
@@ -217,8 +221,8 @@ def solve(problem, oracle, tol: float):
             continue
         mid = 0.5 * (lo + hi)
         cost = np.zeros(space.shape)
-        for c, (rules, w) in enumerate(parts):
-            j = min(int(np.searchsorted(np.cumsum(w), mid)), len(rules) - 1)
+        for c, (rules, _) in enumerate(parts):
+            j = min(int(np.searchsorted(ends[c], mid)), len(rules) - 1)
             cost[c] = cells[c].cost(rules[j])
         member, Ct = oracle(cost)
         members.append(member)

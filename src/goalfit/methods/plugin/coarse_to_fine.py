@@ -28,7 +28,10 @@ from ._common import Recorder, SolverResult, lagrangian_price
 from .mixture import mixture_program
 from .oracle import is_plugin
 
-#: the coarse run is used only when the sample has at least this many times ``subsample`` rows
+#: the coarse run is used only when the sample has at least this many times ``subsample`` rows.
+#: A choice, not a measured break-even: below it a coarse pass costs more than a quarter of a
+#: full one while the polish still adds its tens of full passes (measured only at 20x: 10^6 rows,
+#: subsample 50,000, ``benchmarks/speed.py``; the 10^5 row, 2x, runs on the full sample)
 MIN_RATIO = 4
 
 
@@ -92,7 +95,7 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
     members, Cs = list(members), [np.asarray(C) for C in confusions]
     why = f"{max_rounds} polishing rounds"
     for r in range(max_rounds):
-        pm, pC, pw, feasible, _ = mixture_program(problem, members, np.array(Cs))
+        mixture = pm, pC, pw, feasible, _ = mixture_program(problem, members, np.array(Cs))
         C_bar = np.tensordot(pw, pC, axes=1)
         if feasible:
             upper = float(problem.objective.value(C_bar))
@@ -111,7 +114,10 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
             break
         members.append(member)
         Cs.append(Co)
-    pm, pC, pw, feasible, _ = mixture_program(problem, members, np.array(Cs))
+    else:  # the budget ran out with a member the last mixture program has not seen
+        mixture = mixture_program(problem, members, np.array(Cs))
+    # on a break the pool is the one the last mixture program solved: its mixture is the answer
+    pm, pC, pw, feasible, _ = mixture
     return pm, pC, pw, feasible, why
 
 

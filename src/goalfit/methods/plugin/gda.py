@@ -39,8 +39,11 @@ def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step
         Stopping rule (:class:`~goalfit.methods.plugin._common.GapStop`, objective units),
         checked at geometrically spaced iterations (``check_every``, ``t // 4``) on the pruned
         mixture of the members so far: a certified gap ``<= tol`` (exact oracles, smooth
-        objective, polyhedral constraints), or quadrupling the iterations improved the objective
-        and the largest violation by less than ``tol``. ``0`` runs the full budget.
+        objective, polyhedral constraints), or quadrupling the iterations changed the objective
+        (either way) and reduced the largest violation by less than ``tol`` while the mixture
+        meets the constraints, and the method's own uniform average of the iterates is within
+        ``tol`` of that mixture (``GapStop(agree=True)``; on the Narasimhan tables GDA and ConGDA
+        therefore run their budget, ``benchmarks/stopping_check.py``). ``0`` runs the full budget.
     check_every : int, default 10
 
     Returns
