@@ -22,10 +22,15 @@ from scipy.linalg import get_blas_funcs
 __all__ = ["LinearScorer", "TorchScorer", "import_torch", "column_modes", "sparse_residual", "BatchOperator",
            "SPARSE_COST", "DENSE_COLUMN_DENSITY"]
 
-#: Cost of one non-zero of a CSR product with many vectors, in entries of a dense GEMM. Measured
-#: with one BLAS thread (scipy 1.x ``csr_matvecs`` against OpenBLAS ``sgemm``), 100 models on
-#: Adult's training part (21,875 x 109, float32): 1.95 ms for the CSR product with 10.1
-#: non-zeros per row, 4.3 ms for the dense GEMM over 109 columns: ~0.064 against ~0.018 ns.
+#: Cost of one non-zero of a CSR product with many vectors, in entries of a dense GEMM (the
+#: estimate behind ``batch_sparse="auto"`` and :data:`DENSE_COLUMN_DENSITY`). Re-measured with one
+#: BLAS thread (scipy ``csr_matvecs`` against OpenBLAS ``sgemm``), 100 models on Adult's training
+#: part (21,875 x 108 one-hot, standardized, float32; 2-core VM under load, medians
+#: of 30): all of R as CSR (9.09 non-zeros per row) 1.82 ms, i.e. 0.091 ns per non-zero, against
+#: 4.37 ms for the GEMM over the 109 columns of ``[X, 1]``, 0.018 ns per entry: ~5, not 3. The
+#: value 3 (from an earlier, mis-stated measurement) is kept because the benchmarked fits used it;
+#: with 5 (dense above 1/5 density: 14 dense columns, 2.94 non-zeros per row instead of 7 and 5.03)
+#: the batched product took 1.29-1.33 ms instead of 1.44-1.45 ms in the same measurement.
 SPARSE_COST = 3.0
 
 #: Columns of the residual ``X - 1 c^T`` with a larger share of non-zeros than this are
