@@ -179,10 +179,12 @@ def test_classifier_dtype(data):
     kw = dict(n_iter=3, n_perturbations=20, random_state=0)
     with pytest.raises(ValueError, match="dtype"):
         AdaptiveSurrogateClassifier(dtype="float16", **kw).fit(X, y)
-    a = AdaptiveSurrogateClassifier(dtype="float64", projection_tol=0.0, **kw).fit(X, y)
+    # only the precision differs (same projection stopping rule): the same path up to rounding,
+    # which Alg. 1 amplifies through the gradient regression; equal metrics on seeds 0-2 here
+    a = AdaptiveSurrogateClassifier(dtype="float64", **kw).fit(X, y)
     b = AdaptiveSurrogateClassifier(dtype="float32", **kw).fit(X, y)
     assert a.decision_function(X).dtype == b.decision_function(X).dtype == np.float64
-    assert abs(a.validation_metric_ - b.validation_metric_) < 0.05
+    assert abs(a.validation_metric_ - b.validation_metric_) <= 0.01
 
 
 def test_overwrite_gives_the_same_values(data):
