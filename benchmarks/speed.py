@@ -263,11 +263,11 @@ def case_surrogate(repeats, memory):
     from goalfit.methods.surrogate import LinearScorer
 
     sc = LinearScorer(Xtr, batch_dtype=np.float32)
-    op = sc._batch_operator()
+    op = sc.batch_operator
     out["batch_form"] = sc.batch_form
     if op is not None:
-        out["batch_sparse_nonzeros_per_row"] = op[0].nnz / len(Xtr)
-        out["batch_dense_columns"] = int(op[2].shape[1])  # including the offsets' column of ones
+        out["batch_sparse_nonzeros_per_row"] = op.sparse.nnz / len(Xtr)
+        out["batch_dense_columns"] = int(op.dense.shape[1])  # including the offsets' column of ones
     out["batch_columns"] = sc.n_params
     if memory:
         out["peak_bytes"] = peak_bytes(fit)

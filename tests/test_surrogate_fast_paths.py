@@ -179,10 +179,12 @@ def test_classifier_dtype(data):
     kw = dict(n_iter=3, n_perturbations=20, random_state=0)
     with pytest.raises(ValueError, match="dtype"):
         AdaptiveSurrogateClassifier(dtype="float16", **kw).fit(X, y)
-    a = AdaptiveSurrogateClassifier(dtype="float64", projection_tol=0.0, **kw).fit(X, y)
+    # only the precision differs (same projection stopping rule): the same path up to rounding,
+    # which Alg. 1 amplifies through the gradient regression; equal metrics on seeds 0-2 here
+    a = AdaptiveSurrogateClassifier(dtype="float64", **kw).fit(X, y)
     b = AdaptiveSurrogateClassifier(dtype="float32", **kw).fit(X, y)
     assert a.decision_function(X).dtype == b.decision_function(X).dtype == np.float64
-    assert abs(a.validation_metric_ - b.validation_metric_) < 0.05
+    assert abs(a.validation_metric_ - b.validation_metric_) <= 0.01
 
 
 def test_overwrite_gives_the_same_values(data):
@@ -245,14 +247,16 @@ def test_sparse_residual_scores_equal_dense_product(fit_intercept):
         np.testing.assert_allclose(LinearScorer(X, fit_intercept, batch_dtype=dtype, batch_sparse=False)
                                    .scores_many(Theta), ref, rtol=0, atol=tol * scale)
         np.testing.assert_allclose(fast.with_data(X[:30]).scores_many(Theta), ref[:, :30], rtol=0, atol=tol * scale)
-    Rs, cols_s, D, cols_d, _ = fast._batch_operator()
-    assert list(cols_d) == [X.shape[1] - 2] and D.shape == (len(X), 2)  # the Gaussian column (+ offsets)
-    assert Rs.shape == (len(X), X.shape[1] - 1) and Rs.nnz < 0.15 * Rs.shape[0] * Rs.shape[1]
+    op = fast.batch_operator
+    assert list(op.dense_columns) == [X.shape[1] - 2] and op.dense.shape == (len(X), 2)  # the Gaussian column (+ offsets)
+    assert list(op.sparse_columns) == [j for j in range(X.shape[1]) if j != X.shape[1] - 2]
+    assert op.sparse.shape == (len(X), X.shape[1] - 1) and op.sparse.nnz < 0.15 * op.sparse.shape[0] * op.sparse.shape[1]
+    np.testing.assert_array_equal(op.center, column_modes(X))
     # Gaussian features: the dense product ("auto"); forced residual form: all columns dense
     G = rng.normal(size=(50, 4))
     assert LinearScorer(G, fit_intercept).batch_form == "dense"
     forced = LinearScorer(G, fit_intercept, batch_dtype=np.float64, batch_sparse=True)
-    assert forced.batch_form == "residual" and forced._batch_operator()[0].shape == (50, 0)
+    assert forced.batch_form == "residual" and forced.batch_operator.sparse.shape == (50, 0)
     Tg = rng.normal(size=(3, 4 + int(fit_intercept)))
     np.testing.assert_allclose(forced.scores_many(Tg), np.stack([forced.scores(t) for t in Tg]), rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="batch_sparse"):

@@ -242,8 +242,9 @@ class AdaptiveSurrogateClassifier(_BlackBoxBase):
         iteration lowers ``||(phi - u~)_+||^2`` by less than ``projection_tol`` times its value
         at the warm start (the squared surrogate-space step, at most ``eta^2 ||g||^2``).
         Theorem 2 needs the projection only to O(1/(beta^2 T)); 0 runs every projection to
-        ``projection_iter`` iterations (the behaviour before issue 15, about 10x slower on
-        Adult with the same validation metric within 1e-3; benchmarks/README.md, speed.py).
+        ``projection_iter`` iterations (the behaviour before issue 15: on the speed.py Adult
+        case 3.1x / 6.5x slower in two side-by-side pairs on a loaded VM, validation G-mean
+        loss 0.1850 against 0.1849; benchmarks/README.md).
     param_bound : float, optional
         Keep each parameter in ``[-param_bound, param_bound]`` during projections (advisable
         with sigmoid surrogates, which otherwise favour ever larger weights).

@@ -13,17 +13,25 @@ one model, scores of many perturbed models at once (an ``(m, n)`` matrix), and t
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import scipy.sparse as sp
+from scipy import stats
 from scipy.linalg import get_blas_funcs
 
-__all__ = ["LinearScorer", "TorchScorer", "import_torch", "column_modes", "sparse_residual",
+__all__ = ["LinearScorer", "TorchScorer", "import_torch", "column_modes", "sparse_residual", "BatchOperator",
            "SPARSE_COST", "DENSE_COLUMN_DENSITY"]
 
-#: Cost of one non-zero of a CSR product with many vectors, in entries of a dense GEMM. Measured
-#: with one BLAS thread (scipy 1.x ``csr_matvecs`` against OpenBLAS ``sgemm``), 100 models on
-#: Adult's training part (21,875 x 109, float32): 1.95 ms for the CSR product with 10.1
-#: non-zeros per row, 4.3 ms for the dense GEMM over 109 columns: ~0.064 against ~0.018 ns.
+#: Cost of one non-zero of a CSR product with many vectors, in entries of a dense GEMM (the
+#: estimate behind ``batch_sparse="auto"`` and :data:`DENSE_COLUMN_DENSITY`). Re-measured with one
+#: BLAS thread (scipy ``csr_matvecs`` against OpenBLAS ``sgemm``), 100 models on Adult's training
+#: part (21,875 x 108 one-hot, standardized, float32; 2-core VM under load, medians
+#: of 30): all of R as CSR (9.09 non-zeros per row) 1.82 ms, i.e. 0.091 ns per non-zero, against
+#: 4.37 ms for the GEMM over the 109 columns of ``[X, 1]``, 0.018 ns per entry: ~5, not 3. The
+#: value 3 (from an earlier, mis-stated measurement) is kept because the benchmarked fits used it;
+#: with 5 (dense above 1/5 density: 14 dense columns, 2.94 non-zeros per row instead of 7 and 5.03)
+#: the batched product took 1.29-1.33 ms instead of 1.44-1.45 ms in the same measurement.
 SPARSE_COST = 3.0
 
 #: Columns of the residual ``X - 1 c^T`` with a larger share of non-zeros than this are
@@ -42,14 +50,15 @@ def import_torch():
 def column_modes(X, n_sample=1024) -> np.ndarray:
     """The most frequent value of each column among ``n_sample`` evenly spaced rows.
 
-    A cheap stand-in for the column modes (exact on the sample; on one-hot, binary or
-    standardized one-hot columns it is the value of the majority category whenever that holds
-    most rows). Ties go to the smallest value.
+    A cheap stand-in for the column modes: :func:`scipy.stats.mode` on the sample (ties go to
+    the smallest value). On one-hot, binary or standardized one-hot columns it is the value of
+    the majority category when the sample has that category most often.
 
     Parameters
     ----------
     X : ndarray of shape (n, p)
     n_sample : int, default 1024
+        Rows sampled (all rows when ``n <= n_sample``).
 
     Returns
     -------
@@ -57,16 +66,10 @@ def column_modes(X, n_sample=1024) -> np.ndarray:
     """
     X = np.asarray(X)
     n = X.shape[0]
-    rows = np.unique(np.linspace(0, n - 1, min(n, int(n_sample))).astype(np.intp)) if n else np.arange(0)
-    if len(rows) == 0:
+    if n == 0:
         return np.zeros(X.shape[1], dtype=X.dtype)
-    S = np.sort(X[rows], axis=0)
-    k = np.arange(len(rows))[:, None]
-    new = np.ones(S.shape, dtype=bool)
-    new[1:] = S[1:] != S[:-1]
-    start = np.maximum.accumulate(np.where(new, k, 0), axis=0)  # first row of each run of equal values
-    end = np.argmax(k - start, axis=0)  # last row of the first longest run
-    return S[end, np.arange(S.shape[1])]
+    rows = np.unique(np.linspace(0, n - 1, min(n, int(n_sample))).astype(np.intp))
+    return np.asarray(stats.mode(X[rows], axis=0, keepdims=False).mode, dtype=X.dtype)
 
 
 def sparse_residual(X, center, dtype=np.float64, columns=None):
@@ -99,6 +102,34 @@ def sparse_residual(X, center, dtype=np.float64, columns=None):
     data = (X[rows, cols] - center[cols]).astype(dtype)
     new_index = np.cumsum(keep) - 1  # column j of X -> its column in R
     return sp.csr_matrix((data, new_index[cols], indptr), shape=(X.shape[0], int(keep.sum())))
+
+
+class BatchOperator(NamedTuple):
+    """The residual form ``X = 1 center^T + R`` that :meth:`LinearScorer.scores_many` multiplies.
+
+    The scores of models ``theta = [w, b]`` (rows of ``Theta``, shape (m, d)) are
+    ``sparse @ w[sparse_columns] + dense @ [w[dense_columns], center . w + b]``, shape (n,) per
+    model; all arrays in the scorer's ``batch_dtype``. For a sparse X, ``sparse`` is X itself
+    (``center`` = 0, every column sparse).
+
+    Attributes
+    ----------
+    sparse : scipy.sparse.csr_matrix of shape (n, len(sparse_columns))
+        The columns of R with at most :data:`DENSE_COLUMN_DENSITY` non-zeros.
+    sparse_columns : ndarray of int, shape (p_s,)
+    dense : ndarray of shape (n, len(dense_columns) + 1), C-contiguous, or None
+        ``[R[:, dense_columns], 1]``: the last column (ones) carries each model's offset
+        ``center . w + b``. None for a sparse X without intercept.
+    dense_columns : ndarray of int, shape (p_d,)
+    center : ndarray of shape (p,), float64
+        The column modes (:func:`column_modes`); zeros for a sparse X.
+    """
+
+    sparse: sp.csr_matrix
+    sparse_columns: np.ndarray
+    dense: "np.ndarray | None"
+    dense_columns: np.ndarray
+    center: np.ndarray
 
 
 class LinearScorer:
@@ -151,22 +182,25 @@ class LinearScorer:
             raise ValueError(f"batch_sparse must be 'auto', True or False, got {batch_sparse!r}")
         self.batch_sparse = batch_sparse
         self._mats = {}
-        self._residual = None  # the batch operator (see _batch_operator), built once
+        self._residual = None  # the batch operator (see batch_operator), built once
 
     def with_data(self, X) -> "LinearScorer":
         """The same model family on other data (e.g. the validation set)."""
         return LinearScorer(X, self.fit_intercept, self.batch_dtype, self.dtype, self.batch_sparse)
 
-    def _batch_operator(self):
-        """``(R_s, cols_s, D, cols_d, c)`` with ``X = 1 c^T + R``: ``R_s`` the sparse columns
-        ``cols_s`` of R in CSR, ``D = [R[:, cols_d], 1]`` dense and C-contiguous (the column of
-        ones carries the offsets; None for a sparse X without intercept), all in ``batch_dtype``;
-        ``None`` for the dense GEMM. Decided and built once (see ``batch_sparse``)."""
+    @property
+    def batch_operator(self) -> "BatchOperator | None":
+        """The residual form :meth:`scores_many` multiplies in ``batch_dtype``
+        (:class:`BatchOperator`), or None when it uses one dense GEMM with ``[X, 1]``.
+
+        Decided and built on first use, then kept (see ``batch_sparse``; a sparse X always gives
+        an operator, X itself with ``center`` = 0).
+        """
         if self._residual is None:
             dt = self.batch_dtype
             if sp.issparse(self.X):
                 D = np.ones((self.n, 1), dtype=dt) if self.fit_intercept else None
-                self._residual = (self._matrix(dt), np.arange(self.p), D, np.arange(0), np.zeros(self.p))
+                self._residual = BatchOperator(self._matrix(dt), np.arange(self.p), D, np.arange(0), np.zeros(self.p))
             elif self.batch_sparse is not False:
                 c = column_modes(self.X)
                 nnz = np.count_nonzero(self.X != c, axis=0)
@@ -177,7 +211,7 @@ class LinearScorer:
                     D = np.empty((self.n, len(cols_d) + 1), dtype=dt)
                     D[:, :-1] = self.X[:, cols_d] - c[cols_d]
                     D[:, -1] = 1.0
-                    self._residual = (sparse_residual(self.X, c, dt, cols_s), cols_s, D, cols_d, c)
+                    self._residual = BatchOperator(sparse_residual(self.X, c, dt, cols_s), cols_s, D, cols_d, c)
             if self._residual is None:
                 self._residual = False
         return self._residual or None
@@ -185,7 +219,7 @@ class LinearScorer:
     @property
     def batch_form(self) -> str:
         """``"residual"`` or ``"dense"``: how :meth:`scores_many` multiplies (``batch_sparse``)."""
-        return "dense" if self._batch_operator() is None else "residual"
+        return "dense" if self.batch_operator is None else "residual"
 
     def _matrix(self, dtype):
         """``[X, 1]`` (dense; ``X`` without intercept) or ``X`` (sparse) in ``dtype``, built once."""
@@ -220,8 +254,8 @@ class LinearScorer:
         return self._product(np.atleast_2d(np.asarray(Theta, dtype=float)), dtype, dtype == self.batch_dtype)
 
     def _product(self, Theta, dtype, residual):
-        """Scores (m, n) in ``dtype``; ``residual``: through :meth:`_batch_operator` if it built one."""
-        op = self._batch_operator() if residual else None
+        """Scores (m, n) in ``dtype``; ``residual``: through :attr:`batch_operator` if there is one."""
+        op = self.batch_operator if residual else None
         if op is None:
             Theta = Theta.astype(dtype)
             Xb = self._matrix(dtype)

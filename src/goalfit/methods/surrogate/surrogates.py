@@ -382,14 +382,13 @@ class SurrogateSet:
             blocks.append((loss, np.array(ks), None if full else cols, W, self.y if full else self.y[cols]))
         return blocks
 
-    @staticmethod
-    def _as(a, dtype, cache, key):
+    def _as(self, a, dtype, key):
         """``a`` in ``dtype`` (float32 copies of the block constants are made once)."""
         if a.dtype == dtype:
             return a
-        if key not in cache:
-            cache[key] = a.astype(dtype)
-        return cache[key]
+        if key not in self._cast:
+            self._cast[key] = a.astype(dtype)
+        return self._cast[key]
 
     @property
     def names(self) -> list:
@@ -425,15 +424,14 @@ class SurrogateSet:
         if S2.ndim != 2 or S2.shape[1] != self.n:
             raise ValueError(f"scores must have shape (n,) or (m, n) with n = {self.n}, got {S.shape}")
         out = np.empty((S2.shape[0], len(self)))
-        cache = self._cast
         in_place = overwrite and S is S2 and len(self._blocks) == 1 and all(loss is not None for loss in self.losses)
         for b, (loss, ks, cols, W, yc) in enumerate(self._blocks):
-            ys = self._as(yc, S2.dtype, cache, ("y", b))
+            ys = self._as(yc, S2.dtype, ("y", b))
             if in_place and cols is None:
                 Z = np.multiply(S2, ys, out=S2)  # margins over the scores
             else:
                 Z = (S2 if cols is None else S2[:, cols]) * ys  # margins
-            L, Wd = loss.value_(Z), self._as(W, S2.dtype, cache, ("W", b))
+            L, Wd = loss.value_(Z), self._as(W, S2.dtype, ("W", b))
             if Wd.shape[1] <= _COLUMNWISE_AVERAGES:  # matrix-vector products beat a skinny GEMM
                 for j, k in enumerate(ks):
                     out[:, k] = L @ Wd[:, j]
