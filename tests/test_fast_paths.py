@@ -1,4 +1,6 @@
 """The numpy fast paths of the encoding pass (issue 15) equal the general (pandas) paths."""
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -191,3 +193,40 @@ def test_binary_plugin_fit_memory():
         assert (kept - base) / n < 16, f"kept {(kept - base) / n:.1f} bytes per row"
         ts = model.train_sample_
         assert ts.proba is P and ts.y.dtype == ts.cells.dtype == np.int8
+
+
+@pytest.mark.parametrize("group_blind", [False, True])
+def test_fit_with_more_joint_codes_than_int8_holds(group_blind, monkeypatch):
+    """3 classes x 45 cells: one-byte class codes and cells (what fit keeps) whose joint
+    (cell, class) codes reach 134 > 127 (the group-blind joint label, the confusion and
+    row-mass keys, the oracle's label offsets) give the same fit as intp codes."""
+    import goalfit as gf
+    import goalfit.estimators.goal_classifier as gc
+
+    r = np.random.default_rng(5)
+    n, K, G = 1000, 3, 45
+    g, y = r.integers(0, G, n), r.integers(0, K, n)
+    cols = G * K if group_blind else K
+    P = r.dirichlet(np.ones(cols), n)
+    P[np.arange(n), (g * K + y) if group_blind else y] += 1.0
+    P /= P.sum(axis=1, keepdims=True)
+    kw = dict(objective="error", constraints=[gf.demographic_parity_difference("g") <= 0.2], random_state=0)
+    if group_blind:  # the objective alone (a group-blind search over 135 joint columns is slow)
+        kw.update(group_blind=True, constraints=[])
+    out = []
+    for narrow in (True, False):
+        if not narrow:
+            monkeypatch.setattr(gc, "compact_codes", lambda codes, n_values: np.asarray(codes, dtype=np.intp))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = gf.GoalClassifier("precomputed", **kw).fit(P, y, sensitive_features={"g": g})
+            det = m.to_deterministic("hash")
+        ts = m.train_sample_
+        assert ts.y.dtype == ts.cells.dtype == (np.int8 if narrow else np.intp)
+        out.append((m.classifier_.predict_proba(P, sensitive_features={"g": g}), m.result_.confusion,
+                    det.train_max_violation_, ts.confusion(ts.member_codes[0], m.problem_.space)))
+    (P1, R1, d1, C1), (P2, R2, d2, C2) = out
+    np.testing.assert_array_equal(P1, P2)
+    np.testing.assert_array_equal(C1, C2)
+    np.testing.assert_array_equal(R1, R2)
+    assert d1 == d2

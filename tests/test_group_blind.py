@@ -233,6 +233,23 @@ def test_hash_predictions_do_not_depend_on_batch():
     np.testing.assert_array_equal(row_hash(pd.DataFrame(X))[perm], row_hash(pd.DataFrame(X[perm])))
 
 
+def test_row_hash_dense_blocks_equal_sparse_entries():
+    # the dense branch hashes column by column over blocks of rows; the sparse one hashes the
+    # stored entries: the same sum of entry hashes across a block boundary, zeros and -0.0
+    import scipy.sparse as sp
+
+    from goalfit.classifiers.hashing import _BLOCK_ROWS
+
+    rng = np.random.default_rng(3)
+    X = rng.integers(-2, 3, size=(_BLOCK_ROWS + 7, 3)).astype(float)
+    X[5, 1] = -0.0
+    h = row_hash(X)
+    np.testing.assert_array_equal(h, row_hash(sp.csr_matrix(X)))
+    np.testing.assert_array_equal(row_hash(X.astype(np.int64)), h)  # by value, not by dtype
+    np.testing.assert_array_equal(row_hash(X[-20:]), h[-20:])  # a row's hash does not depend on its block
+    assert row_hash(np.zeros((1, 3)))[0] == 0  # no stored entries: the empty sum
+
+
 def test_best_threshold_rule_equals_brute_force():
     rng = np.random.default_rng(0)
     n = 60

@@ -35,6 +35,7 @@ def _mix(h) -> np.ndarray:
 
 
 def _entry_hashes(cols, values) -> np.ndarray:
+    """Hashes of the entries ``values`` in columns ``cols`` (an array, or one column index)."""
     vals = pd.util.hash_array(np.ascontiguousarray(values, dtype=np.float64) + 0.0)  # -0.0 -> 0.0
     with np.errstate(over="ignore"):
         return _mix(vals ^ _mix(np.asarray(cols, dtype=np.uint64)))
@@ -72,16 +73,14 @@ def row_hash(X) -> np.ndarray:
     # non-zeros (the same sum of entry hashes as the sparse branch)
     n, d = A.shape
     out = np.zeros(n, dtype=np.uint64)
-    col_keys = _mix(np.arange(d, dtype=np.uint64))
     zero = np.uint64(0)
     for start in range(0, n, _BLOCK_ROWS):
         block = A[start:start + _BLOCK_ROWS]
         acc = out[start:start + _BLOCK_ROWS]
         for j in range(d):
-            v = np.ascontiguousarray(block[:, j], dtype=np.float64) + 0.0  # -0.0 -> 0.0
-            h = _mix(pd.util.hash_array(v) ^ col_keys[j])
+            v = block[:, j]
             with np.errstate(over="ignore"):
-                acc += np.where(v != 0, h, zero)
+                acc += np.where(v != 0, _entry_hashes(j, v), zero)
     return out
 
 

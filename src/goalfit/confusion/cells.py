@@ -257,9 +257,24 @@ class CellEncoder:
 
 
 def int_codes(codes) -> np.ndarray:
-    """``codes`` as an integer array: as given when of a signed integer type, or an unsigned one
-    narrower than 64 bits (no copy, e.g. the one-byte codes of :func:`compact_codes`; each mixes
-    with intp arithmetic without leaving the integers), else converted to intp."""
+    """``codes`` as an integer array, without widening narrow integer codes.
+
+    As given (no copy) when of a signed integer type or an unsigned one narrower than 64 bits
+    (e.g. the one-byte codes of :func:`compact_codes`): each mixes with intp arithmetic without
+    leaving the integers. Anything else (uint64, bool, a list) is converted to intp. The caller
+    widens before arithmetic that can leave the narrow type's range (``np.multiply(codes, k,
+    dtype=np.intp)``, as :func:`~goalfit.confusion.confusion_tensor` does).
+
+    Parameters
+    ----------
+    codes : array-like of int, shape (n_samples,)
+        Non-negative integer codes (classes, cells or predictions).
+
+    Returns
+    -------
+    ndarray of int, shape (n_samples,)
+        ``codes`` itself when already narrow or signed, else an intp copy.
+    """
     codes = np.asarray(codes)
     narrow = codes.dtype.kind == "i" or (codes.dtype.kind == "u" and codes.dtype.itemsize < 8)
     return codes if narrow else codes.astype(np.intp)

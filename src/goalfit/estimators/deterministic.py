@@ -63,8 +63,8 @@ class TrainingSample:
         return TrainingSample(self.proba, self.y, self.cells, self.sample_weight, self.hashes, codes)
 
     def confusion(self, pred, space) -> np.ndarray:
-        return confusion_tensor(self.y, np.asarray(pred, dtype=np.intp), self.cells, space.n_classes,
-                                space.n_cells, self.sample_weight)
+        # pred as given (one-byte member codes): confusion_tensor widens codes only in its key
+        return confusion_tensor(self.y, pred, self.cells, space.n_classes, space.n_cells, self.sample_weight)
 
 
 _BLOCK_ROWS = 1 << 16

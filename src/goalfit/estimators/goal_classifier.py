@@ -20,6 +20,7 @@ from ..goals import Problem
 from ..methods.baselines import BASELINES
 from ..methods.plugin import METHODS, PluginOracle, RefitOracle, ThresholdOracle, choose_method, solve
 from ..utils.validation import check_consistent_rows, check_has_predict_proba, check_sample_weight
+from ..methods.plugin._common import FEASIBLE_TOL
 from ..methods.plugin.group_blind import GroupBlindOracle, GroupBlindThresholdOracle
 from .deterministic import TrainingSample, to_deterministic as _to_deterministic
 
@@ -737,7 +738,7 @@ def _adopt_result(est, result, classifier, stacklevel=2):
 
     est.result_, est.history_, est.classifier_ = result, result.history, classifier
     violation = est.problem_.max_violation(result.confusion)
-    est.feasible_ = violation <= 1e-7
+    est.feasible_ = violation <= FEASIBLE_TOL
     if est.problem_.constraints and not est.feasible_ and est.method_ not in BASELINES:
         warnings.warn("the goals cannot all be met on the training data: returning the least-violating "
                       f"classifier (max violation {violation:.4g})", RuntimeWarning, stacklevel=stacklevel + 1)

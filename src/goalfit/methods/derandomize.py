@@ -39,13 +39,8 @@ import numpy as np
 
 from ..classifiers.members import ThresholdRule
 from ..confusion import confusion_tensor
+from .plugin._common import FEASIBLE_TOL  # the methods' own: in the searches' order (rank) and reports
 from .plugin.group_blind import OffsetScan
-
-#: Largest violation (rate units) at which a rule counts as meeting the goals: in the searches'
-#: order (:func:`rank`, the exact threshold searches) and in what is reported and warned about
-#: (``info["feasible"]``, :func:`goalfit.estimators.deterministic.to_deterministic`'s warning);
-#: the methods' own feasibility tolerance (``GoalClassifier.feasible_``).
-FEASIBLE_TOL = 1e-7
 
 
 def rank(problem, C):

@@ -8,6 +8,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from .lp import highs_linprog as linprog
 
+#: Largest violation (rate units) at which a mixture or rule counts as meeting the goals: the
+#: methods' ``SolverResult.feasible`` and ``GoalClassifier.feasible_``, the deterministic
+#: searches' order and what they report and warn about (:mod:`goalfit.methods.derandomize`).
+FEASIBLE_TOL = 1e-7
+
 
 @dataclass
 class SolverResult:
@@ -27,7 +32,7 @@ class SolverResult:
         ``max_violation`` (of the current mixture on the sample), ``seconds``.
     n_oracle_calls : int
     feasible : bool
-        Whether the returned mixture meets every constraint on the sample (tolerance 1e-7).
+        Whether the returned mixture meets every constraint on the sample (tolerance :data:`FEASIBLE_TOL`).
     message : str
     """
 
@@ -227,14 +232,14 @@ def final_mixture(problem, members, confusions, weights, prune_output: bool = Tr
     -------
     ``(members, confusions, weights, feasible)``: ``S <= T`` distinct members, their confusion
     tensors ``(S, *space.shape)``, weights ``(S,)`` summing to 1; ``feasible``: the mixture meets
-    the constraints (to 1e-7 without pruning).
+    the constraints (to :data:`FEASIBLE_TOL` without pruning).
     """
     if prune_output:
         members, confusions, w, feasible, _ = prune(problem, members, confusions, weights)
         return members, confusions, w, feasible
     members, confusions, w = unique_members(members, confusions, weights)
     w = w / w.sum()
-    return members, confusions, w, bool(problem.max_violation(np.tensordot(w, confusions, axes=1)) <= 1e-7)
+    return members, confusions, w, bool(problem.max_violation(np.tensordot(w, confusions, axes=1)) <= FEASIBLE_TOL)
 
 
 def prune_finite(problem, members, confusions, weights=None):
