@@ -17,8 +17,8 @@ from sklearn.utils.validation import _num_samples
 from ..classifiers.hashing import hash_predictions, row_hash
 from ..classifiers.members import PluginRule, ThresholdRule
 from ..confusion import confusion_tensor
-from ..methods.derandomize import (FEASIBLE_TOL, best_candidate_rule, best_direction_rule, best_threshold_rule,
-                                   rank)
+from ..goals import FEASIBLE_TOL
+from ..methods.derandomize import best_candidate_rule, best_direction_rule, best_threshold_rule, rank
 
 STRATEGIES = ("hash", "best_rule", "max_weight")
 

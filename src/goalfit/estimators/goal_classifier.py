@@ -16,11 +16,10 @@ from ..classifiers import (GroupBlindClassifier, ProbabilityModel, RandomizedCla
                            probability_model)
 from ..confusion import CellEncoder, ConfusionSpace, compact_codes
 from ..distributed import is_dask_collection
-from ..goals import Problem
+from ..goals import FEASIBLE_TOL, Problem
 from ..methods.baselines import BASELINES
 from ..methods.plugin import METHODS, PluginOracle, RefitOracle, ThresholdOracle, choose_method, solve
 from ..utils.validation import check_consistent_rows, check_has_predict_proba, check_sample_weight
-from ..methods.plugin._common import FEASIBLE_TOL
 from ..methods.plugin.group_blind import GroupBlindOracle, GroupBlindThresholdOracle
 from .deterministic import TrainingSample, to_deterministic as _to_deterministic
 

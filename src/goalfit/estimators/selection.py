@@ -12,6 +12,8 @@ import warnings
 import numpy as np
 from sklearn.base import clone
 
+from ..goals import FEASIBLE_TOL
+
 PAPER_STEPS = (0.001, 0.01, 0.1)
 
 
@@ -27,7 +29,7 @@ def default_grid(method: str) -> list[dict]:
 
 
 def select_method_params(model, X, y, *, sensitive_features=None, sample_weight=None, param_grid=None,
-                         tol: float = 1e-7):
+                         tol: float = FEASIBLE_TOL):
     """Fit ``model`` for each setting of a grid and keep the best on the training sample.
 
     Parameters
@@ -37,7 +39,7 @@ def select_method_params(model, X, y, *, sensitive_features=None, sample_weight=
     X, y, sensitive_features, sample_weight : training data
     param_grid : dict of lists or list of dicts, optional
         Settings merged into ``method_params``; default :func:`default_grid`.
-    tol : float, default 1e-7
+    tol : float, default :data:`goalfit.goals.FEASIBLE_TOL` (1e-7)
         Violation below which a setting counts as feasible.
 
     Returns
@@ -107,7 +109,7 @@ def _select(rows, tol, constrained, where):
 
 def select_ramp_params(model, param_grid, X, y, *, sensitive_features=None, sample_weight=None,
                        datasets=None, X_val, y_val=None, sensitive_features_val=None, datasets_val=None,
-                       randomized=False, tol=1e-7):
+                       randomized=False, tol=FEASIBLE_TOL):
     """Select a :class:`~goalfit.RampClassifier`'s parameters on validation datasets.
 
     Each setting is fitted on the training datasets and evaluated on the validation datasets
@@ -130,7 +132,7 @@ def select_ramp_params(model, param_grid, X, y, *, sensitive_features=None, samp
         Validation data with the same dataset names and slicing columns.
     randomized : bool, default False
         Judge the deterministic rule ``f > 0`` (default) or the randomized one's expectations.
-    tol : float or sequence of float, default 1e-7
+    tol : float or sequence of float, default :data:`goalfit.goals.FEASIBLE_TOL` (1e-7)
         Allowed violation of each constraint on validation (rate units), one number or one
         per constraint, e.g. two standard errors of each validation estimate.
 

@@ -35,7 +35,7 @@ from .blackbox import (
     prbep_loss, precision_at_k_loss,
 )
 from .parse import parse_constraint, parse_objective
-from .problem import OBJECTIVES, CompiledProblem, Problem, as_objective
+from .problem import FEASIBLE_TOL, OBJECTIVES, CompiledProblem, Problem, as_objective
 from .rates import (
     accuracy, churn_rate, coverage, error_rate, false_negative_rate, false_positive_rate,
     positive_prediction_rate, precision, prior, rate, recall, selection_rate, true_negative_rate,

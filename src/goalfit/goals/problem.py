@@ -15,6 +15,14 @@ from .expressions import Constraint, Expression
 from .functions import BoundFunction
 from . import metrics as _m
 
+#: Largest violation (rate units) at which a constraint counts as met, everywhere goalfit says
+#: "met" or "feasible": the methods' ``SolverResult.feasible`` and ``GoalClassifier.feasible_``,
+#: the deterministic searches' order and warnings (:mod:`goalfit.methods.derandomize`),
+#: :func:`goalfit.metrics.evaluate_problem`'s ``met``, the report, the bisection method and the
+#: trade-off frontier. Above float rounding of rates (sums of up to 10^8 terms of 1/n), below any
+#: violation a user would call one.
+FEASIBLE_TOL = 1e-7
+
 OBJECTIVES = {
     "error": _m.ErrorRate,
     "balanced_error": _m.BalancedErrorRate,

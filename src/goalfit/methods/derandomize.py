@@ -39,7 +39,7 @@ import numpy as np
 
 from ..classifiers.members import ThresholdRule
 from ..confusion import confusion_tensor
-from .plugin._common import FEASIBLE_TOL  # the methods' own: in the searches' order (rank) and reports
+from ..goals.problem import FEASIBLE_TOL
 from .plugin.group_blind import OffsetScan
 
 

@@ -14,7 +14,7 @@ from ..confusion import CellEncoder, ConfusionSpace, confusion_tensor
 from ..confusion.space import AMBIGUOUS
 from ..utils.validation import (check_consistent_rows, check_labels_in_classes, check_sample_weight,
                                 resolve_pos_label)
-from ..goals import Problem, as_objective
+from ..goals import FEASIBLE_TOL, Problem, as_objective
 from ..goals import fairness as _fair
 
 
@@ -165,7 +165,7 @@ def evaluate_compiled(problem: Problem, cp, C) -> dict:
         v = c.value(C)
         viol = c.violation(C)
         cons.append({"name": c.name, "expression": c.constraint.expression.name, "value": v, "bound": c.bound, "sense": c.sense,
-                     "violation": viol, "met": viol <= 1e-7})
+                     "violation": viol, "met": viol <= FEASIBLE_TOL})
     return {
         "objective": {"name": problem.objective.name, "value": cp.objective.value(C)},
         "constraints": cons,

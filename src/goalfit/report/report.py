@@ -10,11 +10,10 @@ import numpy as np
 
 from ..classifiers import GroupBlindClassifier, GroupBlindRule, PluginClassifier
 from ..distributed import is_dask_collection
-from ..goals import Problem
+from ..goals import FEASIBLE_TOL, Problem
 from ..metrics import evaluate_problem
 from .names import display_name
 
-MET_TOL = 1e-7
 
 
 def _evaluate(model, classifier, X, y, sf, confidence=None):
@@ -63,7 +62,7 @@ def _section(evals: dict) -> dict:
         for s in splits:
             row[s] = evals[s]["constraints"][k]["value"]
             row[f"violation_{s}"] = evals[s]["constraints"][k]["violation"]
-            row[f"met_{s}"] = bool(evals[s]["constraints"][k]["violation"] <= MET_TOL)
+            row[f"met_{s}"] = bool(evals[s]["constraints"][k]["violation"] <= FEASIBLE_TOL)
             if "interval" in evals[s]["constraints"][k]:
                 row[f"interval_{s}"] = evals[s]["constraints"][k]["interval"]
                 row[f"met_with_confidence_{s}"] = evals[s]["constraints"][k]["met_with_confidence"]

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from ..goals import Constraint, Problem
+from ..goals import FEASIBLE_TOL, Constraint, Problem
 from ..metrics import evaluate_compiled
 from ..utils.validation import check_consistent_rows
 
@@ -272,7 +272,7 @@ def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constrain
                 if "interval" in c:
                     row[f"{c['expression']}_{split}_low"], row[f"{c['expression']}_{split}_high"] = c["interval"]
             row[f"max_violation_{split}"] = max([c["violation"] for c in ev["constraints"]], default=0.0)
-            row[f"feasible_{split}"] = row[f"max_violation_{split}"] <= 1e-7
+            row[f"feasible_{split}"] = row[f"max_violation_{split}"] <= FEASIBLE_TOL
             row[f"accuracy_{split}"] = ev["accuracy"]
         row.update({"n_members": len(m.result_.members), "oracle_calls": int(m.result_.n_oracle_calls),
                     "seconds": seconds})

@@ -8,10 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from .lp import highs_linprog as linprog
 
-#: Largest violation (rate units) at which a mixture or rule counts as meeting the goals: the
-#: methods' ``SolverResult.feasible`` and ``GoalClassifier.feasible_``, the deterministic
-#: searches' order and what they report and warn about (:mod:`goalfit.methods.derandomize`).
-FEASIBLE_TOL = 1e-7
+from ...goals.problem import FEASIBLE_TOL
 
 
 @dataclass

@@ -6,6 +6,7 @@ import dataclasses
 import numpy as np
 
 from ...goals.functions import LinearFunction
+from ...goals.problem import FEASIBLE_TOL
 from ._common import Recorder, SolverResult
 
 
@@ -106,12 +107,12 @@ def con_bisection(problem, oracle, *, max_iter: int = 30, tol: float = 1e-6, bou
         C = res.confusion
         val = problem.objective.value(C)
         viol = problem.max_violation(C)
-        if viol <= 1e-7:
+        if viol <= FEASIBLE_TOL:
             if best is None or val < best[0]:
                 best = (val, viol, res)
         elif fallback is None or viol < fallback[1]:
             fallback = (val, viol, res)
-        if val <= gamma and viol <= 1e-7:
+        if val <= gamma and viol <= FEASIBLE_TOL:
             hi = gamma
         else:
             lo = gamma
