@@ -486,10 +486,12 @@ def test_select_ramp_params_applies_the_feasible_then_lowest_objective_rule_on_v
 
 def test_feasibility_phase_strengthens_a_weight_too_weak_for_the_inner_solver(need_data):
     """COMPAS, FPR parity <= 0.01 from the unconstrained SVM (the benchmarks/ramp_robustness.py
-    fit that collapsed to the constant classifier): at alpha / 100 the phase-1 SVM does not
-    finish and its step returns the anchor. The phase then multiplies the weight by 10 (up to
-    alpha) instead of counting as stalled, and reaches the goal by MM steps, not by the LP
-    fallback (whose point here is a constant classifier, from which MM cannot move)."""
+    fit that collapsed to the constant classifier when, at alpha / 100, the phase-1 SVM did not
+    finish and its step returned the anchor). With the default weight the phase now reaches the
+    goal in two MM steps; with a weight 10^5 times weaker the phase-1 SVMs stall, and the phase
+    multiplies the weight by 10 (up to alpha) instead of counting as stalled, and reaches the goal
+    by MM steps, not by the LP fallback (whose point here is a constant classifier, from which MM
+    cannot move)."""
     from sklearn.model_selection import train_test_split
 
     from goalfit.cli.models import make_estimator
@@ -504,12 +506,14 @@ def test_feasibility_phase_strengthens_a_weight_too_weak_for_the_inner_solver(ne
     tr, _ = train_test_split(np.arange(len(y)), test_size=0.3, random_state=1, stratify=g + y.astype(str))
     A = make_estimator("logistic_regression", X.iloc[tr])[:-1].fit_transform(X.iloc[tr])
     A = np.asarray(A.toarray() if hasattr(A, "toarray") else A, dtype=float)
-    m = gf.RampClassifier("error", [gf.false_positive_rate_difference("race") <= 0.01], init="unconstrained",
-                          random_state=1).fit(A, y[tr], sensitive_features={"race": g[tr]})
-    phases = [h["phase"] for h in m.history_]
-    assert m.feasible_ and "feasibility_lp" not in phases
-    steps = [h for h in m.history_ if h["phase"] == "feasibility"]
-    assert len(steps) >= 2 and steps[0]["max_violation"] == pytest.approx(m.history_[0]["max_violation"])
-    assert steps[-1]["max_violation"] <= 1e-6
-    acc = np.mean(m.predict(A) == y[tr])
-    assert acc > max(y[tr].mean(), 1 - y[tr].mean()) + 0.05  # not the constant classifier (0.530)
+    for weak in (None, 1e-5 / len(tr)):
+        m = gf.RampClassifier("error", [gf.false_positive_rate_difference("race") <= 0.01], init="unconstrained",
+                              random_state=1, feasibility_alpha=weak).fit(A, y[tr], sensitive_features={"race": g[tr]})
+        phases = [h["phase"] for h in m.history_]
+        assert m.feasible_ and "feasibility_lp" not in phases
+        steps = [h["max_violation"] for h in m.history_ if h["phase"] == "feasibility"]
+        assert steps[-1] <= 1e-6
+        if weak is not None:  # at least one step without progress, after which the phase went on
+            assert any(b >= a - 1e-12 for a, b in zip(steps[:-1], steps[1:-1]))
+        acc = np.mean(m.predict(A) == y[tr])
+        assert acc > max(y[tr].mean(), 1 - y[tr].mean()) + 0.05  # not the constant classifier (0.530)

@@ -178,7 +178,8 @@ def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, ma
     record("start", obj, rows, obj, None, 0, np.zeros(program.n_rows))
     mult = np.zeros(program.n_rows)
     dcd = solver_params.get("inner_solver", "dcd") == "dcd" and solver_params.get("multiplier_solver") != "cvxpy"
-    state1 = DualState(X) if dcd else None  # warm starts of the feasibility phase's SVMs
+    seed = solver_params.get("random_state") or 0  # the rows' storage order of the dcd solver
+    state1 = DualState(X, seed) if dcd else None  # warm starts of the feasibility phase's SVMs
     # the feasibility phase only needs progress, not optimal steps (its l2 weight is 100x weaker,
     # which makes each SVM 100x harder for coordinate descent): loose steps, at most 10 solves
     params1 = dict(solver_params)
@@ -222,7 +223,7 @@ def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, ma
         return RampResult(coef, intercept, obj, rows, mult, False, max(viol, 0.0), history)
     # phase 2: MM from a feasible point (Alg. 1), each step warm-started from the previous one's
     # multipliers and dual variables
-    state2 = DualState(X) if dcd else None
+    state2 = DualState(X, seed) if dcd else None
     decrease = obj  # a first guess of the step's decrease: all of the objective
     for _ in range(max_iter):
         prev = obj

@@ -132,11 +132,11 @@ def solve_weighted_svm(X, a, c, z_anchor, lam, *, solver="dcd", fit_intercept=Tr
     if solver == "dcd":
         from .dcd import DualState, solve_dcd
 
-        state = DualState(X) if warm_start is None else warm_start
+        seed = 0 if random_state is None else random_state
+        state = DualState(X, seed) if warm_start is None else warm_start
         if not state.matches(X):
             raise ValueError(f"warm_start was built for another matrix (shape {state.shape}) than X "
                              f"(shape {X.shape}): the dcd solver works on the warm start's copy of X")
-        seed = 0 if random_state is None else random_state
         a_r, c_r = np.zeros(len(a)), np.zeros(len(a))
         a_r[rows[y < 0]], c_r[rows[y > 0]] = omega[y < 0], omega[y > 0]
         rr = np.flatnonzero((a_r > 0) | (c_r > 0))
