@@ -74,6 +74,25 @@ def _h(b, a, c):  # pragma: no cover - compiled by numba
     return 0.5 * min(2.0 * a + b, 2.0 * c - b)
 
 
+def _draw(rng, m):  # pragma: no cover - compiled by numba
+    """``(next state, j)``: one xorshift64 step (Marsaglia 2003) and ``j`` in ``[0, m)`` by
+    Lemire's multiply-shift (2019) on its upper 32 bits (no 64-bit division)."""
+    rng ^= rng << np.uint64(13)
+    rng ^= rng >> np.uint64(7)
+    rng ^= rng << np.uint64(17)
+    return rng, np.int64(((rng >> np.uint64(32)) * np.uint64(m)) >> np.uint64(32))
+
+
+def _shuffle(x, n, rng):  # pragma: no cover - compiled by numba
+    """Fisher-Yates shuffle of ``x[:n]`` in place; returns the generator's state."""
+    for i in range(n - 1, 0, -1):
+        rng, j = _draw(rng, i + 1)
+        t = x[i]
+        x[i] = x[j]
+        x[j] = t
+    return rng
+
+
 def _gap(indptr, indices, data, rows, a, c, beta, v, lam, s2, b_eff):  # pragma: no cover - numba
     """``(primal, dual)``: primal at ``(v / lam, b_eff)``; dual at beta balanced for ``sum beta = 0``."""
     K = rows.shape[0]
@@ -176,10 +195,7 @@ def _dcd_epochs(indptr, indices, data, rows, a, c, qdiag, beta, v, lam, s2, b_c,
         # a fully random order, once at most `small` coordinates are active
         nb = 0
         if n_active > small:
-            rng ^= rng << np.uint64(13)
-            rng ^= rng >> np.uint64(7)
-            rng ^= rng << np.uint64(17)
-            t = np.int64(((rng >> np.uint64(32)) * np.uint64(block)) >> np.uint64(32))
+            rng, t = _draw(rng, block)
             if t > 0:
                 starts[0] = 0
                 nb = 1
@@ -193,14 +209,7 @@ def _dcd_epochs(indptr, indices, data, rows, a, c, qdiag, beta, v, lam, s2, b_c,
         starts[nb] = n_active
         for j in range(nb):  # the blocks' order: a random permutation
             border[j] = j
-        for i in range(nb - 1, 0, -1):
-            rng ^= rng << np.uint64(13)
-            rng ^= rng >> np.uint64(7)
-            rng ^= rng << np.uint64(17)
-            j = np.int64(((rng >> np.uint64(32)) * np.uint64(i + 1)) >> np.uint64(32))
-            t = border[i]
-            border[i] = border[j]
-            border[j] = t
+        rng = _shuffle(border, nb, rng)
         pg_max = -np.inf
         pg_min = np.inf
         visits += n_active
@@ -216,14 +225,7 @@ def _dcd_epochs(indptr, indices, data, rows, a, c, qdiag, beta, v, lam, s2, b_c,
             nloc = hi_t - lo_t
             for i in range(nloc):  # the block's own order: a random permutation
                 local[i] = lo_t + i
-            for i in range(nloc - 1, 0, -1):
-                rng ^= rng << np.uint64(13)
-                rng ^= rng >> np.uint64(7)
-                rng ^= rng << np.uint64(17)
-                j = np.int64(((rng >> np.uint64(32)) * np.uint64(i + 1)) >> np.uint64(32))
-                t = local[i]
-                local[i] = local[j]
-                local[j] = t
+            rng = _shuffle(local, nloc, rng)
             for tt in range(nloc):
                 t = local[tt]
                 k = active[t]
@@ -348,9 +350,9 @@ def _kernel(name):
     if name not in _KERNELS:
         numba = optional_import("numba", "the dual coordinate descent solver (inner_solver='dcd')")
         jit = numba.njit(cache=True, nogil=True)
-        # the kernels call _h and _gap: numba resolves module globals at compile time
-        globals()["_h"] = jit(_h)
-        globals()["_gap"] = jit(_gap)
+        # the kernels call these: numba resolves module globals at compile time
+        for helper in ("_h", "_gap", "_draw", "_shuffle"):
+            globals()[helper] = jit(globals()[helper])
         _KERNELS["epochs"] = jit(_dcd_epochs)
         _KERNELS["accumulate"] = jit(_accumulate)
     return _KERNELS[name]
