@@ -174,7 +174,7 @@ def _dcd_epochs(indptr, indices, data, rows, a, c, qdiag, beta, v, lam, s2, b_c,
     block = max(block, 1)
     starts = np.empty(K // block + 3, np.int64)
     border = np.empty(K // block + 2, np.int64)
-    local = np.empty(max(block, min(small, K), 1), np.int64)
+    local = np.empty(max(min(block, K), min(small, K), 1), np.int64)
     sink = 0.0
     n_active = K
     bsum = 0.0
