@@ -65,11 +65,12 @@ def test_dcd_dual_bound_holds_at_every_tolerance():
             assert dual <= ref + 1e-8 <= primal + 2e-8
 
 
-@pytest.mark.parametrize("block_bytes,cache_bytes", [(1, 0), (8 * 96, 0), (8 * 96, 30 * 96)])
+@pytest.mark.parametrize("block_bytes,cache_bytes", [(1, 0), (8 * 96, 0), (8 * 96, 30 * 96), (10 ** 18, 10 ** 18)])
 def test_dcd_block_order_reaches_the_same_optimum(monkeypatch, block_bytes, cache_bytes):
     """The cache-friendly epoch order (blocks of stored rows; a random order once the active rows
     are few) changes the path, not the answer: forced here on a small problem (rows of 4 dense
-    entries read 96 bytes a visit: 1-row and 8-row blocks, with and without the random tail)."""
+    entries read 96 bytes a visit: 1-row and 8-row blocks, with and without the random tail, and
+    blocks and cache far above the data's size: one random order)."""
     from goalfit.methods.ramp import dcd
 
     X, a, c = _weighted(7, n=300)
