@@ -60,11 +60,11 @@ _KERNELS = {}
 CHECK_EVERY = 4  # full epochs of work between duality-gap checks (each costs about one epoch)
 # The epoch order (see _dcd_epochs): blocks of about BLOCK_BYTES of consecutive stored rows
 # (64-75 rows of a9a or one-hot Adult), and one fully random order once the active rows take at
-# most CACHE_BYTES (then they stay in cache). Blocks make a visit cheaper but the solver's
-# convergence slower (more visits the smaller the blocks: 1.3x at 64 rows, 1.1x at 4,096); on
-# one cold solve to a gap of 1e-3 (a9a / Adult, 2-core VM): 97 / 80 ns a visit instead of
-# 218 / 210, 26% / 36% more visits, 1.8x / 1.9x faster in all (benchmarks/README.md,
-# "RampClassifier: cache-friendly epochs").
+# most CACHE_BYTES (then they stay in cache). Blocks make a visit 2-3x cheaper but cost visits
+# (1.1-1.5x at 64-75 rows; why a fixed grouping of random rows slows coordinate descent is not
+# understood). benchmarks/ramp_epochs.py, one process, 2-core VM: the speed.py fits 2.1x (a9a)
+# and 1.7x (Adult) faster than with one random order (benchmarks/README.md, "RampClassifier
+# fourth round: cache-friendly epochs").
 BLOCK_BYTES = 16 * 1024
 CACHE_BYTES = 2 * 1024 * 1024
 
