@@ -15,7 +15,6 @@ from ..metrics import evaluate_problem
 from .names import display_name
 
 
-
 def _evaluate(model, classifier, X, y, sf, confidence=None):
     if is_dask_collection(X):  # reduced per partition (no intervals): goalfit.distributed
         from ..distributed.estimator import evaluate_classifier

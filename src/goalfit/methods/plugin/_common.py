@@ -6,9 +6,9 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from .lp import highs_linprog as linprog
 
 from ...goals.problem import FEASIBLE_TOL
+from .lp import highs_linprog as linprog
 
 
 @dataclass

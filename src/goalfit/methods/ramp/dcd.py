@@ -242,29 +242,25 @@ def _dcd_epochs(indptr, indices, data, rows, a, c, qdiag, beta, v, lam, s2, b_c,
                 g_up = f + (0.5 if b >= kink else -0.5)
                 g_down = f + (-0.5 if b <= kink else 0.5)
                 pg = 0.0
+                shrink = False  # at a bound or the kink with gradients pointing out (shrinking)
                 if b <= lo:
-                    if g_up > pg_max_old:
-                        shrunk[k] = True
-                        n_shrunk += 1
-                        continue
+                    shrink = g_up > pg_max_old
                     pg = min(g_up, 0.0)
                 elif b >= hi:
-                    if g_down < pg_min_old:
-                        shrunk[k] = True
-                        n_shrunk += 1
-                        continue
+                    shrink = g_down < pg_min_old
                     pg = max(g_down, 0.0)
                 elif b == kink:
-                    if g_up > pg_max_old and g_down < pg_min_old:
-                        shrunk[k] = True
-                        n_shrunk += 1
-                        continue
+                    shrink = g_up > pg_max_old and g_down < pg_min_old
                     if g_up < 0.0:
                         pg = g_up
                     elif g_down > 0.0:
                         pg = g_down
                 else:
                     pg = g_up
+                if shrink:  # leaves the active list at the end of the epoch
+                    shrunk[k] = True
+                    n_shrunk += 1
+                    continue
                 if pg > pg_max:
                     pg_max = pg
                 if pg < pg_min:
@@ -368,8 +364,8 @@ class DualState:
         with its rows stored in a random order: the kernel visits blocks of consecutive stored
         rows (see ``_dcd_epochs``), which are then random samples of the rows whatever the
         order of ``X`` (sorted by label, say).
-    random_state : int, default 0
-        Seed of the storage order.
+    random_state : int or None, default 0
+        Seed of the storage order (None: 0, so that a solve is reproducible).
 
     Attributes
     ----------
@@ -393,7 +389,8 @@ class DualState:
         self.shape = Xc.shape
         # storage order: the rows shuffled once, so that the blocks of consecutive rows the kernel
         # visits in turn are random samples whatever the order of X (sorted by label, say)
-        self.storage_order = np.random.RandomState(random_state).permutation(Xc.shape[0])
+        seed = 0 if random_state is None else random_state
+        self.storage_order = np.random.RandomState(seed).permutation(Xc.shape[0])
         self.position = np.empty_like(self.storage_order)
         self.position[self.storage_order] = np.arange(Xc.shape[0])
         self.sqnorm = np.asarray(Xc.multiply(Xc).sum(axis=1)).ravel()

@@ -178,7 +178,7 @@ def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, ma
     record("start", obj, rows, obj, None, 0, np.zeros(program.n_rows))
     mult = np.zeros(program.n_rows)
     dcd = solver_params.get("inner_solver", "dcd") == "dcd" and solver_params.get("multiplier_solver") != "cvxpy"
-    seed = solver_params.get("random_state") or 0  # the rows' storage order of the dcd solver
+    seed = solver_params.get("random_state")  # the rows' storage order of the dcd solver
     state1 = DualState(X, seed) if dcd else None  # warm starts of the feasibility phase's SVMs
     # the feasibility phase only needs progress, not optimal steps (its l2 weight is 100x weaker,
     # which makes each SVM 100x harder for coordinate descent): loose steps, at most 10 solves
