@@ -484,18 +484,20 @@ def test_select_ramp_params_applies_the_feasible_then_lowest_objective_rule_on_v
 
 
 
-def test_feasibility_phase_strengthens_a_weight_too_weak_for_the_inner_solver(need_data):
+def test_feasibility_phase_strengthens_a_weight_too_weak_for_the_inner_solver(need_data, monkeypatch):
     """COMPAS, FPR parity <= 0.01 from the unconstrained SVM (the benchmarks/ramp_robustness.py
     fit that collapsed to the constant classifier when, at alpha / 100, the phase-1 SVM did not
-    finish and its step returned the anchor). With the default weight the phase now reaches the
-    goal in two MM steps; with a weight 10^5 times weaker the phase-1 SVMs stall, and the phase
-    multiplies the weight by 10 (up to alpha) instead of counting as stalled, and reaches the goal
-    by MM steps, not by the LP fallback (whose point here is a constant classifier, from which MM
-    cannot move)."""
+    finish and its step returned the anchor). With the default weight the phase reaches the goal
+    in two MM steps. The inner solver no longer stalls here even at weights 10^-10 / n, so the
+    stall is simulated: below alpha / 2 every phase-1 step returns its anchor (what an unfinished
+    inner solve did). The phase then multiplies the weight by 10 (up to alpha) instead of counting
+    as stalled, and reaches the goal by MM steps, not by the LP fallback (whose point here is a
+    constant classifier, from which MM cannot move)."""
     from sklearn.model_selection import train_test_split
 
     from goalfit.cli.models import make_estimator
     from goalfit.datasets import load_dataset
+    from goalfit.methods.ramp import mm
 
     need_data("compas")
     d = load_dataset("compas")
@@ -506,14 +508,28 @@ def test_feasibility_phase_strengthens_a_weight_too_weak_for_the_inner_solver(ne
     tr, _ = train_test_split(np.arange(len(y)), test_size=0.3, random_state=1, stratify=g + y.astype(str))
     A = make_estimator("logistic_regression", X.iloc[tr])[:-1].fit_transform(X.iloc[tr])
     A = np.asarray(A.toarray() if hasattr(A, "toarray") else A, dtype=float)
-    for weak in (None, 1e-5 / len(tr)):
+    alpha = 1.0 / len(tr)
+    real_step = mm._step
+    weights = []
+
+    def stalling_step(program, X, lam, coef, intercept, *args, **kwargs):
+        weights.append(lam)
+        if lam < 0.5 * alpha:  # an inner solve that cannot finish returns the anchor
+            return coef, intercept, np.inf, np.inf, np.zeros(program.n_rows), 0
+        return real_step(program, X, lam, coef, intercept, *args, **kwargs)
+
+    for stall in (False, True):
+        if stall:
+            monkeypatch.setattr(mm, "_step", stalling_step)
         m = gf.RampClassifier("error", [gf.false_positive_rate_difference("race") <= 0.01], init="unconstrained",
-                              random_state=1, feasibility_alpha=weak).fit(A, y[tr], sensitive_features={"race": g[tr]})
+                              random_state=1).fit(A, y[tr], sensitive_features={"race": g[tr]})
         phases = [h["phase"] for h in m.history_]
         assert m.feasible_ and "feasibility_lp" not in phases
         steps = [h["max_violation"] for h in m.history_ if h["phase"] == "feasibility"]
         assert steps[-1] <= 1e-6
-        if weak is not None:  # at least one step without progress, after which the phase went on
-            assert any(b >= a - 1e-12 for a, b in zip(steps[:-1], steps[1:-1]))
+        if stall:  # two steps without progress (alpha / 100, alpha / 10), then progress at alpha
+            start = m.history_[0]["max_violation"]  # the unconstrained SVM's FPR gap minus 0.01
+            assert steps[0] == steps[1] == start > 0.1
+            assert weights[:3] == pytest.approx([alpha / 100, alpha / 10, alpha])
         acc = np.mean(m.predict(A) == y[tr])
         assert acc > max(y[tr].mean(), 1 - y[tr].mean()) + 0.05  # not the constant classifier (0.530)
