@@ -336,8 +336,10 @@ def test_stack_datasets_validation():
         stack_datasets(X, [0, 1, 0, 1], datasets={"train": (X,)})
     with pytest.raises(ValueError, match="empty"):
         stack_datasets(X, [0, 1, 0, 1], datasets={"p": (np.zeros((0, 2)),)})
-    with pytest.raises(ValueError, match="missing labels"):
-        stack_datasets(X, [0, 1, None, 1], datasets={"p": (X,)})
+    for missing in (None, np.nan, float("nan")):
+        with pytest.raises(ValueError, match="missing labels"):
+            stack_datasets(X, np.array([0, 1, missing, 1], dtype=object), datasets={"p": (X,)})
+    stack_datasets(X, ["a", "b", "a", "b"], datasets={"p": (X,)})  # strings are labels, not missing
     with pytest.raises(ValueError, match="reserved"):
         stack_datasets(X, [0, 1, 0, 1], {"dataset": list("abab")}, datasets={"p": (X,)})
     with pytest.raises(ValueError, match="no 'baseline' column"):

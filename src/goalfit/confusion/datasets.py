@@ -138,7 +138,7 @@ def stack_datasets(X, y, sensitive_features=None, sample_weight=None, datasets=N
             yy = np.asarray(d.y, dtype=object).ravel()
             if len(yy) != n:
                 raise ValueError(f"dataset {name!r}: X has {n} rows but y has {len(yy)}")
-            if any(v is None or (isinstance(v, float) and np.isnan(v)) for v in yy):
+            if pd.isna(yy).any():  # None, NaN (float or pd.NA) in an object array
                 raise ValueError(f"dataset {name!r}: y contains missing labels; pass y=None for an "
                                  "unlabelled dataset")
             ys.append(yy)

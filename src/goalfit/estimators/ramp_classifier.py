@@ -367,9 +367,10 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         # what the default (deterministic) predict does on the training datasets: it can violate
         # the goals far more than the randomized rule the ramp relaxation bounds
         # (on the inputs as the user gave them, as evaluate is called; array-likes as arrays)
-        ev = self.evaluate(raw[0] if hasattr(raw[0], "shape") else X, y, sensitive_features=sensitive_features,
-                           sample_weight=None if sample_weight is None else np.asarray(sample_weight),
-                           datasets=raw[1], randomized=False)
+        # (computed on the stacked training data already prepared above: the same values as
+        # self.evaluate(X, y, ..., randomized=False), without a second validation and encoding pass)
+        pos = (np.asarray(Z @ res.coef).ravel() + res.intercept > self.threshold_).astype(float)
+        ev = self._evaluate_prepared(st, space, self.problem_, y_codes, cells, np.column_stack([1 - pos, pos]))
         self.max_violation_deterministic_ = max([c["violation"] for c in ev["constraints"]], default=0.0)
         if not res.feasible:
             warnings.warn(
@@ -457,11 +458,15 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
         bound, sense, violation, met}] and ``accuracy`` (on the labelled rows of ``"train"``);
         with ``confidence``, ``interval`` entries and ``met_with_confidence``.
         """
+        st, space, compiled, y_codes, cells, dist = self._evaluation(X, y, sensitive_features, sample_weight,
+                                                                     datasets, randomized)
+        return self._evaluate_prepared(st, space, compiled, y_codes, cells, dist, confidence)
+
+    def _evaluate_prepared(self, st, space, compiled, y_codes, cells, dist, confidence=None):
+        """:meth:`evaluate` on stacked, encoded datasets and the rule's class distribution ``dist``."""
         from ..metrics import add_intervals, evaluate_compiled
         from ..metrics.intervals import GoalSample
 
-        st, space, compiled, y_codes, cells, dist = self._evaluation(X, y, sensitive_features, sample_weight,
-                                                                     datasets, randomized)
         C = confusion_tensor(y_codes, dist, cells, 2, space.n_cells, st.sample_weight)
         problem = Problem(self.objective, self.constraints)
         out = evaluate_compiled(problem, compiled, C)
