@@ -167,6 +167,39 @@ def test_recover_primal_mixes_points_to_meet_the_rows():
     assert recover_primal(F0, np.array([[1.0], [2.0]]))[0] is None
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_one_row_cutting_plane_lps_in_closed_form_equal_highs(seed):
+    """One multiplier (the bisection chooser's case): Kelley's point and the primal recovery are
+    computed in closed form; HiGHS solves the same LPs as the reference (random cuts, ties and
+    parallel cuts included)."""
+    from scipy.optimize import linprog
+
+    from goalfit.methods.ramp.cutting_plane import _kelley
+
+    rng = np.random.default_rng(seed)
+    T = [1, 2, 5, 12, 30, 31][seed]
+    F0, g = rng.normal(size=T), rng.normal(size=T)
+    if T > 3:
+        g[1], F0[2] = g[0], F0[0]  # parallel cuts, equal values
+    v_max = 10.0
+    val, v = _kelley(F0, g[:, None], v_max)
+    ref = linprog([0.0, -1.0], A_ub=np.column_stack([-g, np.ones(T)]), b_ub=F0, bounds=[(0, v_max), (None, None)],
+                  method="highs")
+    assert val == pytest.approx(-ref.fun, abs=1e-9) and 0 <= v[0] <= v_max
+    assert (F0 + g * v[0]).min() == pytest.approx(val, abs=1e-12)  # v attains it
+    for feas in (0.0, 0.3):
+        val, theta = recover_primal(F0, g[:, None], feas)
+        ref = linprog(F0, A_ub=g[None, :], b_ub=[feas], A_eq=np.ones((1, T)), b_eq=[1.0], bounds=[(0, None)] * T,
+                      method="highs")
+        if ref.status == 2:  # infeasible: every point violates the row
+            assert val is None and (g > feas).all()
+            continue
+        assert val == pytest.approx(ref.fun, abs=1e-9) and theta @ F0 == pytest.approx(val, abs=1e-12)
+        assert theta.min() >= 0 and theta.sum() == pytest.approx(1.0) and theta @ g <= feas + 1e-12
+    val, theta = recover_primal(F0, np.zeros((T, 0)))  # no rows: the best point
+    assert val == F0.min() and theta[np.argmin(F0)] == 1.0
+
+
 # ---------------------------------------------------------------- MM
 @pytest.mark.parametrize("solver", ["cutting_plane", "cvxpy"])
 def test_mm_never_increases_objective_and_keeps_iterates_feasible(solver):

@@ -9,7 +9,8 @@ constraint values ``G_t``), so the cuts collected so far give a piecewise-linear
 
 The paper's cut chooser is in its missing Appendix E; here (documented departures):
 
-* ``"kelley"``: the next multipliers maximize the cut model (one HiGHS LP);
+* ``"kelley"``: the next multipliers maximize the cut model (one HiGHS LP; in closed form for
+  one multiplier);
 * ``"chebyshev"``: the centre of the largest ball in the localization set
   ``{(v, z): L <= z <= cuts, 0 <= v <= v_max}`` (one HiGHS LP; steadier than Kelley);
 * ``"bisection"``: the one-dimensional variant for a single constraint (§4.1): ``v = 0`` if the
@@ -111,12 +112,29 @@ class LagrangianResult:
 def _kelley(F0, G, v_max):
     """max_v min_t F0_t + G_t v over the box: (value, v)."""
     T, m = G.shape
+    if m == 1:
+        return _kelley_1d(F0, G[:, 0], v_max)
     c = np.zeros(m + 1)
     c[-1] = -1.0
     A = np.hstack([-G, np.ones((T, 1))])
     bounds = [(0.0, v_max)] * m + [(None, None)]
     res = linprog(c, A_ub=A, b_ub=F0, bounds=bounds, method="highs")
     return -res.fun, res.x[:m]
+
+
+def _kelley_1d(F0, g, v_max):
+    """:func:`_kelley` for one multiplier, in closed form (HiGHS took ~2 ms a call, ~5% of a fit).
+
+    The cut model ``min_t F0_t + g_t v`` is concave and piecewise linear, so its maximum over
+    ``[0, v_max]`` is at an end or where two cuts cross: the smallest maximizing candidate.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cross = (F0[None, :] - F0[:, None]) / (g[:, None] - g[None, :])
+    cand = np.concatenate([[0.0, v_max], cross[np.isfinite(cross) & (cross > 0) & (cross < v_max)]])
+    values = (F0[:, None] + g[:, None] * cand[None, :]).min(axis=0)
+    best = values.max()
+    v = cand[values >= best - 1e-12 * max(1.0, abs(best))].min()
+    return float((F0 + g * v).min()), np.array([v])
 
 
 def _chebyshev(F0, G, L, v_max):
@@ -177,6 +195,8 @@ def _bisection_step(v, g, lo, hi, kelley, v_max, warm, moved):
 def recover_primal(F0, G, feasibility=0.0):
     """Convex combination of evaluated points minimizing the objective subject to the rows.
 
+    One HiGHS LP; for at most one row, its closed form (:func:`_recover_primal_1d`).
+
     Parameters
     ----------
     F0 : ndarray of shape (T,)
@@ -189,14 +209,40 @@ def recover_primal(F0, G, feasibility=0.0):
     (value, theta) or (None, None) when no combination is feasible.
     """
     T, m = G.shape
-    kw = {}
-    if m:
-        kw = {"A_ub": G.T, "b_ub": np.full(m, feasibility)}
+    if m <= 1:
+        return _recover_primal_1d(F0, G[:, 0] if m else np.zeros(T), feasibility)
+    kw = {"A_ub": G.T, "b_ub": np.full(m, feasibility)}
     res = linprog(F0, A_eq=np.ones((1, T)), b_eq=[1.0], bounds=[(0.0, None)] * T, method="highs", **kw)
     if res.status != 0:
         return None, None
     theta = np.clip(res.x, 0.0, None)
     return float(res.fun), theta / theta.sum()
+
+
+def _recover_primal_1d(F0, g, feasibility):
+    """:func:`recover_primal` for at most one row, in closed form.
+
+    The LP has two constraints besides ``theta >= 0``, so a vertex mixes at most two points: the
+    best point whose row is met, or the mix of a met point ``i`` and a violating one ``j`` that
+    puts the row at ``feasibility`` exactly.
+    """
+    T = len(F0)
+    met = g <= feasibility
+    if not met.any():
+        return None, None
+    theta = np.zeros(T)
+    i = np.flatnonzero(met)[np.argmin(F0[met])]
+    theta[i], value = 1.0, float(F0[i])
+    I, J = np.flatnonzero(met), np.flatnonzero(~met)
+    if len(J):
+        tj = (feasibility - g[I][:, None]) / (g[J][None, :] - g[I][:, None])  # the weight on j
+        mix = F0[I][:, None] + tj * (F0[J][None, :] - F0[I][:, None])
+        k = np.unravel_index(np.argmin(mix), mix.shape)
+        if mix[k] < value:
+            theta[i] = 0.0
+            theta[I[k[0]]], theta[J[k[1]]] = 1.0 - tj[k], tj[k]
+            value = float(theta @ F0)
+    return value, theta
 
 
 def solve_problem3(majorizer, coef0, intercept0, *, chooser="auto", tol=1e-4, max_iter=30,

@@ -202,7 +202,7 @@ def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, ma
                                                           warm_start=state1)
         obj, rows = ramp_values(program, X, coef, intercept, lam)
         record("feasibility", obj, rows, upper, lower, n_inner, np.zeros(program.n_rows))
-        if rows.max() < best[0]:
+        if rows.max() < best[0] - 1e-12:  # rounding-level ties keep the earlier iterate
             best = (float(rows.max()), coef, intercept)
         if before - float(rows[violated].sum()) <= tol * 1e-2 and rows.max() > feasibility_tol:
             if lam1 >= lam:
