@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import machine_record, versions  # noqa: E402
-from speed import a9a_sparse, adult_dense, ref_svc, timed  # noqa: E402
+from speed import a9a_sparse, adult_dense, svc_fit, timed  # noqa: E402
 
 import goalfit as gf  # noqa: E402
 from goalfit.methods.ramp import dcd  # noqa: E402
@@ -93,7 +93,7 @@ def main(argv=None):
         ref = []
         runs = {(kind, order): [] for kind in ("solve", "fit") for order in ORDERS}
         for rep in range(args.repeats):
-            ref.append(ref_svc(X, y, 1))
+            ref.append(timed(lambda: svc_fit(X, y))[0])
             for (kind, order), out in runs.items():
                 dcd.CACHE_BYTES = ORDERS[order] or default_cache
                 out.append(one_solve(X, y, 0) if kind == "solve" else one_fit(X, y, s, 0, made))
