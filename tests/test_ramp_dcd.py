@@ -162,6 +162,24 @@ def test_dcd_through_solve_weighted_svm_on_sparse_input_matches_dense():
     np.testing.assert_allclose(other.coef, dense.coef, atol=1e-6)
     with pytest.raises(ValueError, match="non-negative"):
         solve_dcd(DualState(X), np.arange(3), -np.ones(3), np.ones(3), 0.1)
+    for rows in ([0, 1, 1], np.r_[np.arange(len(X)), 5]):  # few rows (a sort), most rows (a scatter)
+        with pytest.raises(ValueError, match="distinct"):
+            solve_dcd(DualState(X), np.asarray(rows), np.ones(len(rows)), np.ones(len(rows)), 0.1)
+
+
+def test_cold_state_shares_the_stored_rows_and_starts_from_zero():
+    X, a, c = _weighted(4, n=120)
+    rows = np.flatnonzero((a > 0) | (c > 0))
+    state = DualState(X, random_state=2)
+    first = solve_dcd(state, rows, a[rows], c[rows], 0.05, tol=1e-9, max_epochs=100000)
+    cold = state.cold()
+    assert cold.data is state.data and cold.indices is state.indices  # no second copy of X
+    assert not cold.beta.any() and cold.intercept_centre == 0.0 and cold.n_solves == 0
+    assert state.beta.any() and state.n_solves == 1  # the original is untouched
+    again = solve_dcd(cold, rows, a[rows], c[rows], 0.05, tol=1e-9, max_epochs=100000)
+    fresh = solve_dcd(DualState(X, random_state=2), rows, a[rows], c[rows], 0.05, tol=1e-9, max_epochs=100000)
+    np.testing.assert_array_equal(again[0], fresh[0])  # the same path as a new state
+    assert again[2] == pytest.approx(first[2], abs=1e-9)
 
 
 def _toy(n=300, seed=0):

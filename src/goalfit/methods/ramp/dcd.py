@@ -51,6 +51,8 @@ to CSR per :class:`DualState`.
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -481,6 +483,14 @@ class DualState:
         self.n_visits = 0
         self.n_gap_checks = 0
 
+    def cold(self):
+        """A state on the same stored rows (shared, not copied) with every dual variable zero."""
+        new = copy.copy(self)
+        new.beta = np.zeros(self.shape[0])
+        new.intercept_centre = 0.0
+        new.n_solves = new.n_epochs = new.n_visits = new.n_gap_checks = 0
+        return new
+
     def matches(self, X) -> bool:
         """Whether the state was built for this matrix (same entries, not only the same shape).
 
@@ -543,8 +553,8 @@ def solve_dcd(state, rows, a, c, lam, *, fit_intercept=True, intercept_scaling=1
     Raises
     ------
     ValueError
-        For ``lam <= 0``, a non-positive ``intercept_scaling``, negative weights or shapes that
-        do not match.
+        For ``lam <= 0``, a non-positive ``intercept_scaling``, negative weights, repeated rows
+        or shapes that do not match.
     """
     if not lam > 0:
         raise ValueError(f"the regularization lam must be positive, got {lam!r}")
@@ -559,9 +569,19 @@ def solve_dcd(state, rows, a, c, lam, *, fit_intercept=True, intercept_scaling=1
         raise ValueError("the hinge weights a and c must be non-negative")
     d = state.shape[1]
     # the kernel visits the rows in storage order by blocks: sort the problem by storage position
-    order = np.argsort(state.position[rows], kind="stable")
+    # (by a scatter over the positions when the problem has most rows: O(n), not a sort)
+    pos = state.position[rows]
+    K = len(rows)
+    if K > state.shape[0] // 8:
+        slot = np.full(state.shape[0], -1, dtype=np.int64)
+        slot[pos] = np.arange(len(rows))
+        order = slot[slot >= 0]
+    else:
+        order = np.argsort(pos, kind="stable")
     rows, a, c = rows[order], a[order], c[order]
     stored = np.ascontiguousarray(state.position[rows])
+    if len(stored) != K or (np.diff(stored) <= 0).any():
+        raise ValueError("rows must be distinct rows of X")
     beta = np.ascontiguousarray(np.clip(state.beta[rows], -a, c))
     v = np.zeros(d)
     _kernel("accumulate")(state.indptr, state.indices, state.data, stored, beta, v)

@@ -179,7 +179,7 @@ def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, ma
     mult = np.zeros(program.n_rows)
     dcd = solver_params.get("inner_solver", "dcd") == "dcd" and solver_params.get("multiplier_solver") != "cvxpy"
     seed = solver_params.get("random_state")  # the rows' storage order of the dcd solver
-    state1 = DualState(X, seed) if dcd else None  # warm starts of the feasibility phase's SVMs
+    state1 = None  # warm starts of the feasibility phase's SVMs (built when the phase runs)
     # the feasibility phase only needs progress, not optimal steps (its l2 weight is 100x weaker,
     # which makes each SVM 100x harder for coordinate descent): loose steps, at most 10 solves
     params1 = dict(solver_params)
@@ -198,6 +198,8 @@ def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, ma
         met = np.flatnonzero(rows <= feasibility_tol)
         sub = program.subproblem(violated, met)
         before = float(rows[violated].sum())
+        if dcd and state1 is None:
+            state1 = DualState(X, seed)
         coef, intercept, upper, lower, _, n_inner = _step(sub, X, lam1, coef, intercept, params1,
                                                           warm_start=state1)
         obj, rows = ramp_values(program, X, coef, intercept, lam)
@@ -223,7 +225,8 @@ def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, ma
         return RampResult(coef, intercept, obj, rows, mult, False, max(viol, 0.0), history)
     # phase 2: MM from a feasible point (Alg. 1), each step warm-started from the previous one's
     # multipliers and dual variables
-    state2 = DualState(X, seed) if dcd else None
+    # (the two phases' states share one stored copy of X)
+    state2 = None if not dcd else DualState(X, seed) if state1 is None else state1.cold()
     decrease = obj  # a first guess of the step's decrease: all of the objective
     for _ in range(max_iter):
         prev = obj
