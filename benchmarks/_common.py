@@ -57,3 +57,14 @@ def merge_previous(path, rows, details):
     done = {r["experiment"] for r in rows}
     rows = [r for r in old.get("rows", []) if r["experiment"] not in done] + rows
     return rows, {**old.get("details", {}), **details}, old
+
+
+def write_results(path, record):
+    """Write ``record`` (with its ``seconds``) as JSON at ``path``, creating the folder; say so."""
+    import json
+    from pathlib import Path
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1, default=str))
+    print(f"wrote {path} ({record['seconds']:.0f} s)")

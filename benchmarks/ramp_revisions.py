@@ -25,7 +25,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-from _common import machine_record, versions  # noqa: E402
+from _common import machine_record, versions, write_results  # noqa: E402
 
 CHILD = r"""
 import json, os, sys, time
@@ -96,10 +96,7 @@ def main(argv=None):
            "machine": machine_record(), "versions": versions(), "base": base_rev, "head": head_rev,
            "repeats": args.repeats, "notes": "fresh process per run, revisions alternating; minima over runs; "
            "the LinearSVC reference is the fastest of all runs of the dataset", "details": details}
-    path = Path(args.out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(out, indent=1, default=str))
-    print(f"wrote {path} ({out['seconds']:.0f} s)")
+    write_results(args.out, out)
 
 
 if __name__ == "__main__":

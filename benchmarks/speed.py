@@ -39,7 +39,6 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import inspect  # noqa: E402
-import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import tracemalloc  # noqa: E402
@@ -51,7 +50,7 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import machine_record, versions  # noqa: E402
+from _common import machine_record, versions, write_results  # noqa: E402
 
 import goalfit as gf  # noqa: E402
 
@@ -362,10 +361,7 @@ def main(argv=None):
                     "1 BLAS thread (Ramp, FairSubdata, AdaptiveSurrogate: fastest of 3 interleaved pairs each); "
                     "peak memory by tracemalloc in a separate run",
            "details": details, "rows": rows}
-    path = Path(args.out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(out, indent=1, default=str))
-    print(f"wrote {path} ({out['seconds']:.0f} s)")
+    write_results(args.out, out)
 
 
 if __name__ == "__main__":

@@ -156,6 +156,21 @@ def _gap(indptr, indices, data, rows, a, c, beta, v, lam, s2, b_eff, vavg, bavg)
     return primal, primal_avg, hsum - ww / (2.0 * lam)
 
 
+def _keep_best(primal, primal_avg, dual, v, b, v_avg, b_avg, best_primal, best_dual, best_b,
+               v_best):  # pragma: no cover - compiled by numba
+    """One gap check's bounds kept: ``(best_primal, best_dual, best_b)``; ``v_best`` receives the
+    ``v`` of the best primal point (the last iterate ``(v, b)`` or the average ``(v_avg, b_avg)``)."""
+    best_dual = max(best_dual, dual)
+    if primal < best_primal or primal_avg < best_primal:
+        last = primal <= primal_avg
+        src = v if last else v_avg
+        best_primal = primal if last else primal_avg
+        best_b = b if last else b_avg
+        for j in range(v_best.shape[0]):
+            v_best[j] = src[j]
+    return best_primal, best_dual, best_b
+
+
 def _dcd_epochs(indptr, indices, data, rows, a, c, qdiag, beta, v, lam, s2, b_c, tol, max_epochs, seed,
                 check_every, block, small, average_rate, ones, out, v_best):  # pragma: no cover - numba
     """Coordinate-descent epochs until the duality gap is at most ``tol`` (see module docstring).
@@ -367,13 +382,8 @@ def _dcd_epochs(indptr, indices, data, rows, a, c, qdiag, beta, v, lam, s2, b_c,
             out[6] += 1.0
             checked = epochs
             visits_checked = visits
-            best_dual = max(best_dual, dual)
-            if primal < best_primal or primal_avg < best_primal:
-                src = v if primal <= primal_avg else v_avg
-                best_primal = min(primal, primal_avg)
-                best_b = b_eff if primal <= primal_avg else b_avg
-                for j in range(d):
-                    v_best[j] = src[j]
+            best_primal, best_dual, best_b = _keep_best(primal, primal_avg, dual, v, b_eff, v_avg, b_avg,
+                                                        best_primal, best_dual, best_b, v_best)
             gap = best_primal - best_dual
             if gap <= tol:
                 break
@@ -403,13 +413,8 @@ def _dcd_epochs(indptr, indices, data, rows, a, c, qdiag, beta, v, lam, s2, b_c,
         pg_min_old = pg_min if pg_min < 0.0 else -np.inf
     if checked != epochs:
         primal, primal_avg, dual = _gap(indptr, indices, data, rows, a, c, beta, v, lam, s2, b_eff, v_avg, b_avg)
-        best_dual = max(best_dual, dual)
-        if primal < best_primal or primal_avg < best_primal:
-            src = v if primal <= primal_avg else v_avg
-            best_primal = min(primal, primal_avg)
-            best_b = b_eff if primal <= primal_avg else b_avg
-            for j in range(d):
-                v_best[j] = src[j]
+        best_primal, best_dual, best_b = _keep_best(primal, primal_avg, dual, v, b_eff, v_avg, b_avg,
+                                                    best_primal, best_dual, best_b, v_best)
     out[0] = b_c
     out[1] = epochs
     out[2] = best_primal
@@ -435,7 +440,7 @@ def _kernel(name):
         numba = optional_import("numba", "the dual coordinate descent solver (inner_solver='dcd')")
         jit = numba.njit(cache=True, nogil=True)
         # the kernels call these: numba resolves module globals at compile time
-        for helper in ("_h", "_gap", "_draw", "_shuffle"):
+        for helper in ("_h", "_gap", "_draw", "_shuffle", "_keep_best"):
             globals()[helper] = jit(globals()[helper])
         _KERNELS["epochs"] = jit(_dcd_epochs)
         _KERNELS["accumulate"] = jit(_accumulate)
