@@ -73,8 +73,11 @@ def test_dcd_dual_bound_holds_at_every_tolerance():
     rows = np.flatnonzero((a > 0) | (c > 0))
     for tol in (1e-2, 1e-3, 1e-5):
         for epochs in (1, 3, 10, 10000):
-            _, _, dual, primal, _ = solve_dcd(DualState(X), rows, a[rows], c[rows], lam, tol=tol, max_epochs=epochs)
+            coef, b, dual, primal, _ = solve_dcd(DualState(X), rows, a[rows], c[rows], lam, tol=tol, max_epochs=epochs)
             assert dual <= ref + 1e-8 <= primal + 2e-8
+            assert primal == pytest.approx(_primal(X, a, c, lam, coef, b), abs=1e-12)  # the point returned
+            if epochs == 10000:  # ran to its stopping rule: the certified gap it stopped at
+                assert primal - dual <= tol
 
 
 @pytest.mark.parametrize("block_bytes,cache_bytes", [(1, 0), (8 * 96, 0), (8 * 96, 30 * 96), (10 ** 18, 10 ** 18)])
