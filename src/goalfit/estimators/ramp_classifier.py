@@ -153,7 +153,8 @@ class RampClassifier(ClassifierMixin, BaseEstimator):
     constraint_rows_ : list of str
         The user constraint of each row.
     feasible_ : bool
-        Whether the ramp (randomized) constraints hold on the training datasets.
+        Whether the ramp (randomized) constraints hold on the training datasets (every violation
+        at most :data:`goalfit.goals.FEASIBLE_TOL`).
     max_violation_ : float
         Largest constraint violation of the randomized rule on the training datasets.
     max_violation_deterministic_ : float

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...goals.problem import FEASIBLE_TOL
 from ...utils.extras import optional_import
 from .cutting_plane import Majorizer, solve_problem3
 from .dcd import DualState
@@ -118,7 +119,7 @@ def _step(program, X, lam, coef, intercept, solver_params, v0=None, warm_start=N
 
 
 def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, max_iter=10, tol=1e-4,
-                              max_feasibility_iter=None, feasibility_lam=None, feasibility_tol=1e-6,
+                              max_feasibility_iter=None, feasibility_lam=None, feasibility_tol=FEASIBLE_TOL,
                               solver_params=None, callback=None) -> RampResult:
     """Alg. 1 with a feasibility phase.
 
@@ -146,8 +147,9 @@ def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, ma
         them further costs more in ``lam/2 |w|^2`` than it gains, short of feasibility (the
         ramp rates of a small-norm model sit in the band where ``0 < sigma < 1``). The weight
         only keeps the weighted SVMs well posed there.
-    feasibility_tol : float
-        Rows above this value count as violated.
+    feasibility_tol : float, default :data:`goalfit.goals.FEASIBLE_TOL` (1e-7)
+        Rows above this value count as violated (``RampResult.feasible``, hence
+        ``RampClassifier.feasible_``, means what ``feasible`` means everywhere in goalfit).
     solver_params : dict
         ``multiplier_solver`` ("cutting_plane" or "cvxpy") and the arguments of
         :func:`~goalfit.methods.ramp.cutting_plane.solve_problem3`.
