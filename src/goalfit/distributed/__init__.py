@@ -28,7 +28,7 @@ Options are Dask config keys (``dask.config.set`` or :func:`options`): ``goalfit
 """
 from ._detect import is_dask_collection
 
-__all__ = ["is_dask_collection", "options", "fit", "predict", "predict_proba", "evaluate"]
+__all__ = ["is_dask_collection", "options"]
 
 
 def __getattr__(name):  # lazy: importing goalfit must not import dask

@@ -1,42 +1,52 @@
-"""The scikit-learn meta-estimator: a base class-probability model plus a goal-driven method."""
+"""The scikit-learn meta-estimator: a base class-probability model plus a plug-in method."""
 from __future__ import annotations
 
 import numbers
 import time
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
-from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import Pipeline
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.base import MetaEstimatorMixin, clone
+from sklearn.frozen import FrozenEstimator
+from sklearn.model_selection import StratifiedKFold, check_cv, train_test_split
 from sklearn.utils import _safe_indexing
-from sklearn.utils.validation import _check_sample_weight, _num_samples, check_is_fitted, column_or_1d
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
-from ..classifiers import (GroupBlindClassifier, ProbabilityModel, RandomizedClassifier, class_labels, encode_labels,
-                           probability_model)
-from ..confusion import CellEncoder, ConfusionSpace, compact_codes
-from ..distributed import is_dask_collection
-from ..goals import FEASIBLE_TOL, Problem
-from ..methods.baselines import BASELINES
-from ..methods.plugin import METHODS, PluginOracle, RefitOracle, ThresholdOracle, choose_method, solve
-from ..utils.validation import check_consistent_rows, check_has_predict_proba, check_sample_weight
-from ..methods.plugin.group_blind import GroupBlindOracle, GroupBlindThresholdOracle
+from ..classifiers import GroupBlindClassifier, ProbabilityModel, RandomizedClassifier, probability_model
+from ..classifiers.members import GroupBlindRule
+from ..classifiers.randomized import PluginClassifier
+from ..fit import GOAL_PARAMETERS, GoalEstimator, Progress, as_seed, certify, prepare, resolve_margins, tighten
+from ..methods.plugin import ORACLES, PLUGIN_NAMES, PluginMethod, RefitOracle, make_oracle
+from ..utils.validation import check_has_predict_proba
 from .deterministic import TrainingSample, to_deterministic as _to_deterministic
+from .models import resolve_estimator
+from .probabilities import FoldAverage, aligned_proba, cross_fit, fit_base, is_linear
+
+#: The keys of ``method_params`` that configure GoalClassifier's fit rather than the method.
+FIT_OPTIONS = {"oracle": "plugin", "cv_model": "average", "joint_model": "product", "safety_fraction": 0.4}
 
 
-class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+def is_dask_collection(X) -> bool:
+    """Whether ``X`` is a Dask collection (duck-typed: no import of Dask)."""
+    return hasattr(X, "__dask_graph__") and callable(getattr(X, "__dask_graph__"))
+
+
+class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
     """Classifier trained to minimize an objective subject to constraints (goals).
 
-    Fits a class-probability model (any estimator with ``predict_proba``), then a plug-in
-    method of Narasimhan et al. (JMLR 2024) turns it into a (randomized) classifier that meets
-    the goals on the training sample.
+    Fits a class-probability model, then a plug-in method of Narasimhan et al. (JMLR 2024)
+    turns its probabilities into a (randomized) classifier that meets the goals on the training
+    sample.
 
     Parameters
     ----------
-    estimator : estimator with ``predict_proba``, "precomputed", or None
-        Base class-probability model (default ``LogisticRegression(max_iter=1000)``). With
-        ``"precomputed"``, ``X`` holds the class probabilities themselves, shape
-        (n_samples, n_classes), columns in sorted label order.
+    estimator : estimator with ``predict_proba``, a built-in model's name, "precomputed", or None
+        The base class-probability model. None: ``make_estimator("logistic_regression")`` (takes
+        a pandas DataFrame with categorical and numeric columns: :func:`goalfit.make_estimator`);
+        a name: that built-in model; an already fitted model wrapped in
+        :class:`sklearn.frozen.FrozenEstimator` is used as it is. ``"precomputed"``: ``X`` holds
+        the class probabilities themselves, shape (n_samples, n_classes), columns in sorted
+        label order (joint ones with ``group_blind``, see there).
     objective : str or goal expression, default "error"
         What to minimize: a name (``"error"``, ``"balanced_error"``, ``"hmean"``, ``"gmean"``,
         ``"qmean"``, ``"minmax_recall"``, ``"f1"``, ``"micro_f1"``, ...) or an expression from
@@ -44,75 +54,58 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     constraints : sequence of Constraint, default ()
         E.g. ``[demographic_parity_difference("sex") <= 0.01]``.
     method : str, default "auto"
-        ``"auto"`` (by the objective's class, §8.6; see :func:`goalfit.methods.plugin.choose_method`),
+        ``"auto"`` (by the objective's class, §8.6; :func:`goalfit.methods.plugin.choose_method`),
         a plug-in method (``"column_generation"``, ``"frank_wolfe"``, ``"split_frank_wolfe"``,
         ``"gda"``, ``"con_gda"``, ``"ellipsoid"``, ``"con_ellipsoid"``, ``"bisection"``,
-        ``"con_bisection"``) or a baseline (``"argmax"``, ``"balanced"``, ``"post_shift"``,
-        ``"post_shift_groups"``), which ignore the constraints. Step sizes can be chosen with
-        :func:`goalfit.estimators.select_method_params`.
-    oracle : {"plugin", "threshold", "refit"}, default "plugin"
-        Linear minimization oracle: plug-in rule on the fitted probabilities (Alg. 9/10);
-        ``"threshold"`` (binary only): the exact minimizer of the training cost over per-group
-        thresholds on the probabilities, robust to miscalibrated probabilities; or a refit of
-        the base estimator with example weights per call (§8.7; slow, needs ``sample_weight``).
-    prefit : bool, default False
-        Use ``estimator`` as already fitted.
-    holdout : float in (0, 1), optional
-        Sample splitting (Narasimhan et al. §6.6): fit the base model on a stratified
-        ``1 - holdout`` share of the data and run the method (oracle, goals) on the rest, which
-        makes the probability estimates independent of the outer loop as Theorem 20 assumes.
-        Default None: both use the whole sample (the paper's practice, which it reports "does
-        not hurt").
-    cv : "auto", None, int, splitter or iterable of (train, test), default "auto"
-        Cross-fitting: the method runs on out-of-fold class probabilities (each row scored by
-        the model fitted on the folds that do not contain it, as
-        :func:`sklearn.model_selection.cross_val_predict`), so a flexible base model that
-        memorized its training rows does not fool the goals. An int gives a shuffled
-        ``StratifiedKFold`` seeded by ``random_state``. ``"auto"``: in-sample (``None``) for
-        scikit-learn linear models (and a pipeline ending in one), ``"precomputed"``, ``prefit``,
-        ``holdout`` and the refit oracle; 5 folds otherwise. Measured in
-        ``benchmarks/generalization.py`` (20 re-splits, 5 problems): ``cv=5`` moves logistic
-        regression's test accuracy by <= 0.001, and lowers HistGradientBoosting's mean test
-        violation from 0.021 to 0.013.
-    cv_model : {"average", "refit"}, default "average"
-        The deployed probability model under cross-fitting: the mean of the fold models'
-        probabilities (:class:`FoldAverage`; beat or tied the refit on 4 of 5 problems in the
-        benchmark above) or a refit on all rows (better for memorizing models, whose refit
-        probabilities have the 0/1 shape of the out-of-fold ones).
+        ``"con_bisection"``) or an unconstrained baseline (``"argmax"``, ``"balanced"``,
+        ``"post_shift"``, ``"post_shift_groups"``; they refuse constraints).
+    method_params : dict, optional
+        The method's knobs (e.g. ``{"max_iter": 500, "tol": 1e-4}``; an unknown key is an error
+        naming the known ones) and four of the fit's:
+
+        * ``"oracle"``: ``"plugin"`` (default; the plug-in rule on the probabilities, Alg. 9/10),
+          ``"threshold"`` (binary: the exact best per-group thresholds on the sample, robust to
+          miscalibration) or ``"refit"`` (refit the base model with example weights per call,
+          §8.7; slow);
+        * ``"cv_model"``: the deployed probability model under cross-fitting, ``"average"``
+          (default; the mean of the fold models, :class:`FoldAverage`) or ``"refit"`` (one model
+          on all rows);
+        * ``"joint_model"``: with ``group_blind``, ``"product"`` (default; one model of the
+          (group, class) label) or ``"factored"`` (:class:`~goalfit.estimators.joint.FactoredJointClassifier`);
+        * ``"safety_fraction"``: with ``confidence``, the share of rows held out for the safety
+          test (default 0.4).
+    cv : "auto", None, int, float, splitter or iterable of (train, test), default "auto"
+        How the probabilities the method reads are kept apart from the base model's fit.
+        An int (>= 2) or a splitter: cross-fitting (out-of-fold probabilities, as
+        :func:`sklearn.model_selection.cross_val_predict`; an int gives a shuffled
+        ``StratifiedKFold`` seeded by ``random_state``), so a flexible model that memorized its
+        rows does not fool the goals. A float in (0, 1): sample splitting (Narasimhan et al.
+        §6.6): the base model on ``1 - cv`` of the rows, the goals on the rest. None: in-sample.
+        ``"auto"``: in-sample for scikit-learn linear models (and pipelines ending in one), a
+        frozen or precomputed model and the refit oracle, 5 folds otherwise.
     confidence : float in (0, 1), optional
-        High-confidence goals (:mod:`goalfit.estimators.certification`; Thomas et al., Science
-        2019): choose the classifier on ``1 - safety_fraction`` of the rows with tightened
-        constraints, then certify every constraint on the rest with a one-sided bound at level
+        High-confidence goals (:mod:`goalfit.fit.certification`; Thomas et al., Science 2019):
+        choose the classifier on ``1 - safety_fraction`` of the rows with tightened constraints,
+        then certify every constraint on the rest with a one-sided bound at level
         ``1 - (1 - confidence) / m``. Under i.i.d. sampling a classifier with
         ``certified_ = True`` meets every constraint on the population with probability at
-        least ``confidence`` (exact bounds for single rates, delta method otherwise).
+        least ``confidence``.
     margin : float or sequence of float, optional
         Tighten every constraint (or each by its own amount, in the goal's units) before
         solving; with ``confidence`` it replaces the predicted margins.
-    safety_fraction : float in (0, 1), default 0.4
-        Share of the rows held out for the safety test (``confidence`` only).
-    method_params : dict, optional
-        Passed to the method (e.g. ``{"max_iter": 500}``).
     group_blind : bool, default False
         Use the sensitive features only to state and measure the goals, never to decide: the
-        base model estimates the joint ``P(Y = y, A = a | x)`` over the classes and the cells
-        (groups, or their intersections with several columns), the group-blind plug-in oracle
-        (:mod:`goalfit.methods.plugin.group_blind`) predicts ``argmin_j sum_{y,a}
-        eta_{y,a}(x) L_a[y, j]``, and every plug-in method runs unchanged on it; the training
-        values of the goals are measured with the true groups. :meth:`predict` then needs no
-        ``sensitive_features``. This extends Narasimhan et al.'s Def. 2 (which assumes the group
-        is a function of ``x``) as in Menon & Williamson (FAT* 2018) and Yang, Cisse & Koyejo
-        (NeurIPS 2020). Cross-fitting (``cv``), ``holdout``, ``confidence`` and
-        ``"precomputed"`` (``X`` then holds the joint probabilities, shape (n_samples,
-        n_cells * n_classes), cell-major in the order of the fitted cells) apply as usual;
-        ``oracle="threshold"`` (binary) keeps the plug-in direction and picks each rule's
-        threshold exactly on the sample (:class:`~goalfit.methods.plugin.group_blind.GroupBlindThresholdOracle`);
-        the ``"refit"`` oracle, ``prefit`` and the post-shift baselines do not apply.
-    joint_model : {"product", "factored"}, default "product"
-        How ``group_blind`` estimates the joint: one multiclass model on the (cell, class)
-        label, or ``P(Y | x) P(A | x, Y)`` (:class:`goalfit.estimators.joint.FactoredJointClassifier`).
+        base model estimates the joint ``P(Y = y, A = a | x)`` over the classes and the cells,
+        the group-blind plug-in oracle (:mod:`goalfit.methods.plugin.group_blind`) predicts
+        ``argmin_j sum_{y,a} eta_{y,a}(x) L_a[y, j]``, and :meth:`predict` needs no
+        ``sensitive_features`` (extends Narasimhan et al.'s Def. 2 as in Menon & Williamson,
+        FAT* 2018). With ``"precomputed"``, ``X`` holds the joint probabilities, shape
+        (n_samples, n_cells * n_classes), cell-major in the order of the fitted cells.
     random_state : int, RandomState or None
-        Default seed for :meth:`predict`'s sampling.
+        Seeds the folds, the splits and :meth:`predict`'s sampling.
+    verbose : int, default 0
+        0: silent; 1: a line per phase (base model, folds, method) and the method's iteration,
+        objective and worst violation every second; 2: every iteration.
 
     Attributes
     ----------
@@ -122,48 +115,45 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     estimators_ : list of fitted estimators or None
         The fold models under cross-fitting.
     cv_ : splitter or None
-        The cross-fitting splitter that ran (None: in-sample).
-    certified_ : bool or None
-        With ``confidence``: whether every constraint passed the safety test.
-    certification_ : list of dict or None
-        Per constraint: margin, candidate and safety values, the one-sided safety bound, passed,
-        and for a failure the safety-part size it would need and its smallest slice
-        (:func:`goalfit.estimators.certification.safety_test`).
-    margins_ : list of float or None
-        The tightening applied to each constraint (``margin`` or the predicted margins).
+        The cross-fitting splitter that ran (None: in-sample or held out).
     classifier_ : RandomizedClassifier
         The fitted (randomized) classifier.
-    result_ : SolverResult
+    result_ : FitResult
         Members, weights, training confusion tensors, history, oracle calls, feasibility.
     problem_ : CompiledProblem
-        The goals bound to the training sample.
+        The goals (tightened by the margins) bound to the training sample.
     method_ : str
         The method that ran.
     history_ : list of dict
         Per-iteration objective, max violation, oracle calls and seconds.
+    feasible_ : bool
+        Whether the constraints hold on the training sample (expected over the randomization).
+    max_violation_ : float
+    margins_ : list of float or None
+    certified_ : bool or None
+        With ``confidence``: whether every constraint passed the safety test.
+    certification_ : list of dict or None
+        Per constraint: margin, candidate and safety values, the one-sided safety bound,
+        passed, and for a failure the safety-part size it would need
+        (:func:`goalfit.fit.certification.safety_test`).
     base_fit_seconds_, fit_seconds_ : float
         Time to fit the base estimator and compute its training probabilities, and the whole
         ``fit``.
     n_outer_samples_ : int
-        Examples the method ran on (all, the ``holdout`` share, or the candidate part with
-        ``confidence``).
-    feasible_ : bool
-        Whether the constraints hold on the training sample (expected over the randomization).
+        Examples the method ran on (all, the held-out share, or the candidate part).
     train_sample_ : TrainingSample
-        What :meth:`to_deterministic` needs to check a deterministic classifier on the training
-        rows the method ran on: their probabilities (joint ones when ``group_blind``), labels,
-        true cells, weights, row hashes and every member's predictions. With
-        ``estimator="precomputed"`` (float64) and every row in the outer loop the probabilities
-        are the input array itself (no copy); labels, cells and hashes take 10 bytes per row
-        (up to 127 classes and cells), the members' predictions one byte per member and row.
+        What :meth:`to_deterministic` needs to check a deterministic classifier on the rows the
+        method ran on: their probabilities, labels, true cells, weights, row hashes and every
+        member's predictions (10 bytes per row plus one per member and row).
 
     Raises
     ------
     ValueError
         At fit time for unknown classes or groups named by a goal, empty groups, labels that
-        do not match precomputed probabilities, an objective/constraint combination no method
-        supports; infeasible goals do **not** raise: the least-violating classifier is returned,
-        ``feasible_`` is False and a warning is issued.
+        do not match precomputed probabilities, a method that cannot express the goals (before
+        any fitting, with the reason), an unknown ``method_params`` key; infeasible goals do
+        **not** raise: the least-violating classifier is returned, ``feasible_`` is False and a
+        warning names the worst goal.
 
     Notes
     -----
@@ -171,33 +161,115 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     ``sensitive_features`` columns to :meth:`predict`, or fit with ``group_blind=True``.
     """
 
-    def __init__(self, estimator=None, *, objective="error", constraints=(), method="auto",
-                 oracle="plugin", prefit=False, holdout=None, cv="auto", cv_model="average",
-                 confidence=None, margin=None, safety_fraction=0.4, method_params=None,
-                 group_blind=False, joint_model="product", random_state=None):
+    _parameter_constraints = {
+        **GOAL_PARAMETERS,
+        "estimator": [None, HasMethods(["fit", "predict_proba"]), str],
+        "method": [StrOptions(set(PLUGIN_NAMES))],
+        "cv": [StrOptions({"auto"}), None, Interval(numbers.Integral, 2, None, closed="left"),
+               Interval(numbers.Real, 0, 1, closed="neither"), "cv_object"],
+        "group_blind": ["boolean"],
+    }
+
+    def __init__(self, estimator=None, *, objective="error", constraints=(), method="auto", method_params=None,
+                 cv="auto", confidence=None, margin=None, group_blind=False, random_state=None, verbose=0):
         self.estimator = estimator
         self.objective = objective
         self.constraints = constraints
         self.method = method
-        self.oracle = oracle
-        self.prefit = prefit
-        self.holdout = holdout
+        self.method_params = method_params
         self.cv = cv
-        self.cv_model = cv_model
         self.confidence = confidence
         self.margin = margin
-        self.safety_fraction = safety_fraction
-        self.method_params = method_params
         self.group_blind = group_blind
-        self.joint_model = joint_model
         self.random_state = random_state
+        self.verbose = verbose
 
-    # ------------------------------------------------------------------ fitting
+    # ------------------------------------------------------------------ options
+    def _precomputed(self) -> bool:
+        return isinstance(self.estimator, str) and self.estimator == "precomputed"
+
+    def _frozen(self) -> bool:
+        return isinstance(self.estimator, FrozenEstimator)
+
     def _base(self):
-        if self.estimator is None:
-            return LogisticRegression(max_iter=1000)
+        """The base model to fit (a fresh one for None or a name; the estimator itself otherwise)."""
+        if self.estimator is None or isinstance(self.estimator, str):
+            return resolve_estimator(self.estimator, random_state=as_seed(self.random_state))
         return self.estimator
 
+    def _options(self):
+        """(method params, fit options) from ``method_params``, both validated.
+
+        Raises
+        ------
+        ValueError
+            Unknown keys (with the closest known one) or a bad fit option.
+        """
+        params = PluginMethod(self.method).check_params(
+            {k: v for k, v in (self.method_params or {}).items() if k not in FIT_OPTIONS or k == "oracle"})
+        opts = {k: (self.method_params or {}).get(k, v) for k, v in FIT_OPTIONS.items()}
+        if opts["oracle"] not in ORACLES:
+            raise ValueError(f"method_params['oracle'] must be one of {list(ORACLES)}, got {opts['oracle']!r}")
+        if opts["cv_model"] not in ("average", "refit"):
+            raise ValueError(f"method_params['cv_model'] must be 'average' or 'refit', got {opts['cv_model']!r}")
+        if opts["joint_model"] not in ("product", "factored"):
+            raise ValueError(f"method_params['joint_model'] must be 'product' or 'factored', got {opts['joint_model']!r}")
+        sf = opts["safety_fraction"]
+        if isinstance(sf, bool) or not isinstance(sf, numbers.Real) or not 0 < sf < 1:
+            raise ValueError(f"method_params['safety_fraction'] must be a float in (0, 1), got {sf!r}")
+        params.pop("oracle", None)
+        return params, opts
+
+    def _check_options(self, opts) -> None:
+        """Refuse combinations of options that cannot work, before any fitting."""
+        oracle = opts["oracle"]
+        if isinstance(self.estimator, str) and self.estimator != "precomputed":
+            resolve_estimator(self.estimator)  # an unknown name raises here
+        elif not isinstance(self.estimator, str):
+            check_has_predict_proba(self._base())
+        holdout = self._holdout()
+        if self.group_blind:
+            if oracle == "refit":
+                raise ValueError("group_blind=True runs the group-blind plug-in oracle: method_params['oracle'] must "
+                                 "be 'plugin' or 'threshold', got 'refit'")
+            if self._frozen():
+                raise ValueError("group_blind=True fits a joint model of (group, class): a frozen (prefit) estimator "
+                                 "cannot be used (give it unfitted, or 'precomputed' joint probabilities)")
+            if self.method in ("post_shift", "post_shift_groups"):
+                raise ValueError(f"method {self.method!r} thresholds per group: it is not group-blind")
+        explicit_cv = self.cv is not None and not (isinstance(self.cv, str) and self.cv == "auto")
+        if explicit_cv:
+            what = "sample splitting (a float cv)" if holdout is not None else "cross-fitting"
+            if self._precomputed() or self._frozen():
+                raise ValueError(f"cv={self.cv!r} asks for {what} of the base model: it needs a base model to fit "
+                                 "(not 'precomputed' or a FrozenEstimator)")
+            if oracle == "refit":
+                raise ValueError("the refit oracle refits the base model inside the outer loop: cv does not apply")
+        if self.confidence is not None and oracle == "refit":
+            raise ValueError("confidence needs the classifier chosen on one part of the data: use the plugin or "
+                             "threshold oracle")
+
+    def _holdout(self):
+        """The held-out share of a float ``cv``, else None."""
+        cv = self.cv
+        if isinstance(cv, numbers.Real) and not isinstance(cv, (bool, numbers.Integral)):
+            return float(cv)
+        return None
+
+    def _cv_folds(self, oracle):
+        """The cross-fitting splitter, or None for in-sample (or held-out) probabilities."""
+        cv = self.cv
+        if self._holdout() is not None or cv is None:
+            return None
+        if isinstance(cv, str):  # "auto"
+            if self._precomputed() or self._frozen() or oracle == "refit" or is_linear(self._base()):
+                return None
+            cv = 5
+        if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+            return StratifiedKFold(int(cv), shuffle=True, random_state=as_seed(self.random_state))
+        return check_cv(cv, classifier=True)  # a splitter, or an iterable of (train, test)
+
+    # ------------------------------------------------------------------ fitting
     def fit(self, X, y, *, sensitive_features=None, sample_weight=None):
         """Fit the base model and solve the goals on ``(X, y)``.
 
@@ -216,263 +288,76 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        if is_dask_collection(X):  # Dask arrays / DataFrames: goalfit.distributed
-            from ..distributed import estimator as dist
-            return dist.fit(self, X, y, sensitive_features=sensitive_features, sample_weight=sample_weight)
         t_start = time.perf_counter()
-        if y is None:
-            raise ValueError("GoalClassifier requires y to be passed, but the target y is None")
-        n = _num_samples(X)
-        y = column_or_1d(y, warn=True)
-        if len(y) != n:
-            raise ValueError(f"X has {n} rows but y has {len(y)}")
-        if y.dtype.kind not in "iub":  # 1-D integer or boolean labels are always classes
-            check_classification_targets(y)
-        self.classes_ = class_labels(y)
-        if len(self.classes_) < 2:
-            raise ValueError(f"y has one class {self.classes_.tolist()}: need at least two")
-        # class codes and cell ids live through the solve and in train_sample_: one byte per row
-        y_codes = compact_codes(encode_labels(y, self.classes_), len(self.classes_))
-        sw = None if sample_weight is None else _check_sample_weight(check_sample_weight(sample_weight, n), X)
-        if not isinstance(self.estimator, str):
-            check_has_predict_proba(self._base())  # before any fitting
-        encoder = CellEncoder()
-        cells = compact_codes(encoder.fit_transform(sensitive_features, n), encoder.n_cells)
-        self._check_options()
-        problem = Problem(self.objective, self.constraints)
+        self._validate_params()
+        params, opts = self._options()
+        self._check_options(opts)
+        problem = self._goal_problem()
+        margins = resolve_margins(self.margin, problem)
+        progress = Progress(self.verbose, who=type(self).__name__)
+        method = PluginMethod(self.method)
+        if is_dask_collection(X):  # Dask collections: the same pipeline on a distributed data backend
+            from ..distributed.backend import DaskData
+
+            backend = DaskData(self, X, y, sensitive_features, sample_weight, opts, progress)
+        else:
+            backend = InMemoryData(self, X, y, sensitive_features, sample_weight, opts, progress)
+        self.classes_ = backend.classes
+        last = {}
+
+        def fit_candidate(constraints, data):
+            t0 = time.perf_counter()
+            outer, prob = backend.probabilities(data)
+            self.base_fit_seconds_ = backend.base_seconds + time.perf_counter() - t0
+            compiled = type(problem)(self.objective, constraints).compile(outer.space)
+            method.check(compiled)
+            self.method_ = method.resolve(compiled)
+            run = dict(params, oracle=backend.oracle(self.method_, outer))
+            result = method.solve(outer, compiled, run, progress)
+            kind = GroupBlindClassifier if self.group_blind else RandomizedClassifier
+            last["outer"] = outer
+            return compiled, result, kind(result.members, result.weights, self.classes_, backend.encoder, prob)
+
         if self.confidence is not None:  # Seldonian split: choose on one part, certify on the other
-            rows, safety_rows = self._safety_split(y_codes, cells, n)
+            backend.require_in_memory("confidence")
+            compiled, result, clf, margins, self.certification_, self.certified_, _ = certify(
+                fit_candidate, backend.data, problem, margins, self.confidence, opts["safety_fraction"],
+                as_seed(self.random_state))
         else:
-            rows, safety_rows = None, None  # every row (no index array: 8 bytes per row less)
-
-        t0 = time.perf_counter()
-        if self.group_blind:
-            K, G = len(self.classes_), encoder.n_cells
-            if not encoder.columns_:
-                raise ValueError("group_blind=True states the goals on groups it never sees at predict "
-                                 "time: pass sensitive_features to fit")
-            joint = cells.astype(np.intp) * K + y_codes  # cell-major joint label
-            prob, P, out_rows = self._probabilities(X, joint, joint, sw, rows, classes=np.arange(G * K))
-        else:
-            prob, P, out_rows = self._probabilities(X, y, y_codes, sw, rows)
-        self.base_fit_seconds_ = time.perf_counter() - t0
-        if out_rows is None:  # the outer loop runs on every row: no copies
-            y_out, cells_out, sw_out = y_codes, cells, sw
-        else:
-            y_out, cells_out = y_codes[out_rows], cells[out_rows]
-            sw_out = None if sw is None else sw[out_rows]
-        space = ConfusionSpace.from_codes(y_out, cells_out, self.classes_, encoder.cells_, sw_out)
-        self.n_outer_samples_ = len(y_out)
-        try:
-            compiled0 = problem.compile(space)
-        except ValueError as err:
-            if self.holdout is None:
-                raise
-            raise ValueError(f"holdout={self.holdout} leaves {len(y_out)} of {n} examples for the goals, "
-                             f"too few: {err}. Use a smaller holdout or more data") from None
-        method = self.method_ = _resolve_method(self.method, compiled0)
-
-        def solve_with(constraints):
-            compiled = Problem(self.objective, constraints).compile(space)
-            if self.oracle == "refit" and method not in BASELINES:  # checked in _check_options
-                oracle = RefitOracle(self._base(), X, y_codes, cells, space, sw)
-            else:
-                oracle = _probability_oracle(self, method, P, y_out, cells_out, space, sw_out)
-            return compiled, _run_method(method, compiled, oracle, self.method_params)
-
-        kind = GroupBlindClassifier if self.group_blind else RandomizedClassifier
-
-        def classifier_of(result):
-            return kind(result.members, result.weights, self.classes_, encoder, prob)
-
-        margins = _user_margins(self.margin, problem)
-        if self.confidence is not None:
-            from .certification import certify
-
-            (self.problem_, result), self.certification_, self.certified_ = certify(
-                self, problem, solve_with, classifier_of, margins, X, y_codes, cells, sw, encoder,
-                rows, safety_rows)
-        else:
-            self.problem_, result = solve_with(_tightened(problem, margins))
-            self.certified_ = None
-            self.certification_ = None
-        self.margins_ = None if margins is None else list(margins)
-        _adopt_result(self, result, classifier_of(result), stacklevel=3)
-        self.train_sample_ = TrainingSample.build(self.classifier_, X, out_rows, P, y_out, cells_out,
-                                                   sw_out, self.problem_)
+            compiled, result, clf = fit_candidate(tighten(problem, margins), backend.data)
+            self.certified_ = self.certification_ = None
+        outer = last["outer"]
+        self.n_outer_samples_ = backend.n_outer_samples(outer)
+        self._adopt(result, clf, compiled, method=self.method_, margins=margins, stacklevel=2)
+        for attr in ("n_features_in_", "feature_names_in_"):
+            if hasattr(self.estimator_, attr):
+                setattr(self, attr, getattr(self.estimator_, attr))
+        self.train_sample_ = backend.training_sample(clf, outer, compiled)
         self.fit_seconds_ = time.perf_counter() - t_start
+        progress.done()
         return self
 
-    # ------------------------------------------------------------------ fitting: pieces
-    def _cv_folds(self):
-        """The cross-fitting splitter, or None for in-sample probabilities."""
-        cv = self.cv
-        if isinstance(cv, str):
-            if cv != "auto":
-                raise ValueError(f"cv must be 'auto', None, an int >= 2 or a scikit-learn splitter, got {cv!r}")
-            if isinstance(self.estimator, str) or self.prefit or self.holdout is not None \
-                    or self.oracle == "refit" or _is_linear(self._base()):
-                return None
-            cv = 5
-        if cv is None:
-            return None
-        if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
-            if cv < 2:
-                raise ValueError(f"cv must be at least 2 folds, got {cv}")
-            from sklearn.model_selection import StratifiedKFold
-
-            return StratifiedKFold(int(cv), shuffle=True, random_state=_seed(self.random_state))
-        if hasattr(cv, "split") or hasattr(cv, "__iter__"):
-            from sklearn.model_selection import check_cv
-
-            return check_cv(cv, classifier=True)  # a splitter, or an iterable of (train, test)
-        raise ValueError(f"cv must be 'auto', None, an int >= 2, a scikit-learn splitter or an iterable "
-                         f"of (train, test) index arrays, got {cv!r}")
-
-    def _check_options(self):
-        if self.oracle not in ("plugin", "threshold", "refit"):
-            raise ValueError(f"oracle must be 'plugin', 'threshold' or 'refit', got {self.oracle!r}")
-        if self.joint_model not in ("product", "factored"):
-            raise ValueError(f"joint_model must be 'product' or 'factored', got {self.joint_model!r}")
-        if self.group_blind:
-            if self.oracle == "refit":
-                raise ValueError("group_blind=True runs the group-blind plug-in oracle: oracle must be "
-                                 "'plugin' or 'threshold' (binary), got 'refit'")
-            if self.prefit:
-                raise ValueError("group_blind=True fits a joint model of (group, class): prefit is not "
-                                 "supported (give the estimator unfitted, or 'precomputed' joint probabilities)")
-            if self.method in ("post_shift", "post_shift_groups"):
-                raise ValueError(f"method {self.method!r} thresholds per group: it is not group-blind")
-        if self.cv_model not in ("average", "refit"):
-            raise ValueError(f"cv_model must be 'average' or 'refit', got {self.cv_model!r}")
-        if self.holdout is not None and (isinstance(self.estimator, str) or self.prefit or self.oracle == "refit"):
-            raise ValueError("holdout splits the sample between fitting the base model and the outer "
-                             "loop: it needs a base model to fit (not 'precomputed', prefit or the refit oracle)")
-        explicit_cv = self.cv is not None and not (isinstance(self.cv, str) and self.cv == "auto")
-        if explicit_cv:
-            if isinstance(self.estimator, str) or self.prefit:
-                raise ValueError("cv cross-fits the base model: it needs a base model to fit "
-                                 "(not 'precomputed' or prefit)")
-            if self.holdout is not None:
-                raise ValueError("holdout and cv are two ways of separating the base model from the "
-                                 "outer loop: give one of them")
-            if self.oracle == "refit":
-                raise ValueError("the refit oracle refits the base model inside the outer loop: "
-                                 "cv does not apply to it")
-        if self.confidence is not None:
-            if not (isinstance(self.confidence, numbers.Real) and 0 < self.confidence < 1):
-                raise ValueError(f"confidence must be a float in (0, 1), got {self.confidence!r}")
-            if not (isinstance(self.safety_fraction, numbers.Real) and 0 < self.safety_fraction < 1):
-                raise ValueError(f"safety_fraction must be a float in (0, 1), got {self.safety_fraction!r}")
-            if self.oracle == "refit":
-                raise ValueError("confidence needs the classifier chosen on one part of the data: "
-                                 "use the plugin or threshold oracle")
-
-    def _safety_split(self, y_codes, cells, n):
-        """Candidate rows and safety rows, stratified by (cell, class)."""
-        from .certification import split_rows
-
-        return split_rows(cells.astype(np.int64) * len(self.classes_) + y_codes, self.safety_fraction,
-                          _seed(self.random_state))
-
-    def _probabilities(self, X, y, y_codes, sw, rows, classes=None):
-        """Fit the base model on ``rows`` and return (deployed model, outer-loop probabilities, outer rows).
-
-        ``rows`` (indices, or None for every row) are the rows the method may use. The outer
-        loop runs on ``out_rows`` (all of ``rows``, or the ``holdout`` share; None for every row
-        of ``X``) with the probabilities ``P`` of shape (number of outer rows, n_classes) in
-        class-code order: in-sample, held out, or out-of-fold (``cv``). ``classes`` (default
-        ``classes_``) are the labels the base model learns: the joint (cell, class) codes for
-        ``group_blind``, where a code absent from the data gets probability 0.
-        """
-        joint = classes is not None
-        classes = self.classes_ if classes is None else classes
-        K = len(classes)
-        if rows is None:  # views, no copies
-            Xr, yr, swr, y_codes_r, n_rows = X, y, sw, y_codes, _num_samples(X)
-        else:
-            Xr, yr, y_codes_r, n_rows = _safe_indexing(X, rows), y[rows], y_codes[rows], len(rows)
-            swr = None if sw is None else sw[rows]
-        self.estimators_ = None
-        if isinstance(self.estimator, str):
-            if self.estimator != "precomputed":
-                raise ValueError(f"estimator must be an estimator or 'precomputed', got {self.estimator!r}")
-            P = np.asarray(Xr, dtype=float)
-            if P.ndim != 2 or P.shape[1] != K:
-                what = ("one column per (group, class) pair, cell-major" if joint
-                        else "one column per class of y")
-                raise ValueError(
-                    f"precomputed probabilities must have shape (n_samples, {K}) "
-                    f"({what}), got {P.shape}"
-                )
-            if not np.isfinite(P).all() or (P < 0).any():
-                raise ValueError("precomputed probabilities contain NaN, infinite or negative values")
-            self.estimator_ = None
-            return ProbabilityModel(None, np.arange(K)), P, rows
-        base = self._base()
-        if joint and self.joint_model == "factored":
-            from .joint import FactoredJointClassifier
-
-            base = FactoredJointClassifier(base, len(self.classes_), K // len(self.classes_))
-        folds = self._cv_folds()
-        self.cv_ = None if folds is None else folds
-        fit_rows, hold_rows = self._split_rows(y_codes_r, n_rows)
-        if self.prefit:
-            check_is_fitted(base)
-            self.estimator_ = base
-            P_out, out = None, rows
-        elif hold_rows is not None:
-            self.estimator_ = clone(base)
-            _fit_base(self.estimator_, _safe_indexing(Xr, fit_rows), yr[fit_rows],
-                      None if swr is None else swr[fit_rows])
-            P_out = _aligned(self.estimator_, _safe_indexing(Xr, hold_rows), classes)
-            out = hold_rows if rows is None else rows[hold_rows]
-        elif folds is not None:
-            P_out, models = _cross_fit(base, Xr, yr, swr, folds, classes)
-            self.estimators_ = models
-            if self.cv_model == "average":
-                self.estimator_ = FoldAverage(models, classes)
-            else:
-                self.estimator_ = clone(base)
-                _fit_base(self.estimator_, Xr, yr, swr)
-            out = rows
-        else:
-            self.estimator_ = clone(base)
-            P_fit = _fit_base(self.estimator_, Xr, yr, swr)
-            P_out, out = None, rows
-        prob = probability_model(self.estimator_, classes, allow_missing=joint)
-        if P_out is None:
-            P_out = prob.predict_proba(Xr) if self.prefit else prob.columns(P_fit)
-        return prob, P_out, out
-
-    def _split_rows(self, y_codes, n):
-        """Rows for the base model and rows for the outer loop (``holdout``), or (None, None)."""
-        if self.holdout is None:
-            return None, None
-        if not (isinstance(self.holdout, float) and 0 < self.holdout < 1):
-            raise ValueError(f"holdout must be None or a float in (0, 1), got {self.holdout!r}")
-        from sklearn.model_selection import train_test_split
-
-        rows = np.arange(n)
-        try:
-            return train_test_split(rows, test_size=self.holdout, stratify=y_codes,
-                                    random_state=self.random_state)
-        except ValueError:
-            return train_test_split(rows, test_size=self.holdout, random_state=self.random_state)
-
     # ------------------------------------------------------------------ predicting
+    def _check_predict_X(self, X):
+        if self._precomputed():
+            K = len(self.classes_) * (self.classifier_.cell_encoder.n_cells if self.group_blind else 1)
+            if getattr(X, "ndim", 2) != 2 or np.shape(X)[1] != K:
+                raise ValueError(f"X has {np.shape(X)[1] if np.ndim(X) == 2 else np.shape(X)} columns, but "
+                                 f"GoalClassifier fitted on precomputed probabilities expects {K}")
+        return X
+
     def predict(self, X, *, sensitive_features=None, random_state=None):
         """Predicted labels, shape (n_samples,); randomized classifiers sample per example.
 
         ``random_state`` defaults to the estimator's ``random_state``; the same seed gives the
-        same predictions.
+        same predictions. On a Dask collection: a lazy Dask array (:mod:`goalfit.distributed`).
         """
         check_is_fitted(self, "classifier_")
         if is_dask_collection(X):
-            from ..distributed import estimator as dist
-            return dist.predict(self, X, sensitive_features=sensitive_features, random_state=random_state)
-        rs = self.random_state if random_state is None else random_state
-        return self.classifier_.predict(X, sensitive_features=sensitive_features, random_state=rs)
+            from ..distributed import backend
+
+            return backend.predict(self, X, sensitive_features=sensitive_features, random_state=random_state)
+        return super().predict(X, sensitive_features=sensitive_features, random_state=random_state)
 
     def predict_proba(self, X, *, sensitive_features=None):
         """The randomized rule's class distribution per example, shape (n_samples, n_classes).
@@ -483,59 +368,54 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self, "classifier_")
         if is_dask_collection(X):
-            from ..distributed import estimator as dist
-            return dist.predict_proba(self, X, sensitive_features=sensitive_features)
-        return self.classifier_.predict_proba(X, sensitive_features=sensitive_features)
+            from ..distributed import backend
 
-    def expected_confusion_matrix(self, X, y, *, sensitive_features=None, sample_weight=None,
-                                  per_group=False):
+            return backend.predict_proba(self, X, sensitive_features=sensitive_features)
+        return super().predict_proba(X, sensitive_features=sensitive_features)
+
+    def expected_confusion_matrix(self, X, y, *, sensitive_features=None, sample_weight=None, per_group=False):
         """Exact expected confusion matrix (see :meth:`RandomizedClassifier.expected_confusion_matrix`)."""
         check_is_fitted(self, "classifier_")
-        check_consistent_rows(X=X, y=y, sensitive_features=sensitive_features, sample_weight=sample_weight)
+        prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight, classes=self.classes_,
+                who="GoalClassifier", warn_groups=False)  # rows, labels and weights checked
         return self.classifier_.expected_confusion_matrix(
-            X, y, sensitive_features=sensitive_features, sample_weight=sample_weight, per_group=per_group)
+            self._check_predict_X(X), y, sensitive_features=sensitive_features, sample_weight=sample_weight,
+            per_group=per_group)
 
-    def evaluate(self, X, y, *, sensitive_features=None, sample_weight=None, confidence=None,
-                 interval_method="auto"):
+    def evaluate(self, X, y=None, *, sensitive_features=None, sample_weight=None, datasets=None, confidence=None,
+                 interval_method="auto", classifier=None) -> dict:
         """Objective and constraint values on labelled data (expected over the randomization).
 
-        Parameters
-        ----------
-        X, y, sensitive_features, sample_weight
-            Labelled data (``sensitive_features`` as at fit time).
-        confidence : float in (0, 1), optional
-            Add confidence intervals (see :func:`goalfit.metrics.evaluate_problem`): each covers
-            the population value of the goal for this fitted classifier (the expectation over
-            new examples and over the classifier's randomization), given ``(X, y)`` drawn i.i.d.
-            from that population.
-        interval_method : {"auto", "clopper_pearson", "delta", "bootstrap"}
-
-        Returns
-        -------
-        dict with ``objective`` (dict name/value), ``constraints`` (list of dicts name/value/
-        bound/violation/met) and ``accuracy`` (float); with ``confidence`` also ``interval``
-        entries, ``met_with_confidence`` and ``accuracy_interval``.
+        As :meth:`goalfit.fit.GoalEstimator.evaluate`; on Dask collections the values are
+        reduced per partition (no intervals).
         """
-        from ..metrics import evaluate_problem
-
         check_is_fitted(self, "classifier_")
         if is_dask_collection(X):
-            from ..distributed import estimator as dist
-            return dist.evaluate(self, X, y, sensitive_features=sensitive_features,
-                                 sample_weight=sample_weight, confidence=confidence)
-        check_consistent_rows(X=X, y=y, sensitive_features=sensitive_features, sample_weight=sample_weight)
-        dist = self.predict_proba(X, sensitive_features=sensitive_features)
-        return evaluate_problem(Problem(self.objective, self.constraints), y, dist,
-                                sensitive_features=sensitive_features, sample_weight=sample_weight,
-                                classes=self.classes_, confidence=confidence,
-                                interval_method=interval_method, random_state=_seed(self.random_state))
+            from ..distributed import backend
 
-    def score(self, X, y, sample_weight=None, *, sensitive_features=None):
-        """Expected accuracy of the (randomized) classifier, in [0, 1]."""
-        C = self.expected_confusion_matrix(X, y, sensitive_features=sensitive_features,
-                                           sample_weight=sample_weight)
-        return float(np.trace(C))
+            return backend.evaluate(self, X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
+                                    confidence=confidence, classifier=classifier)
+        return super().evaluate(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
+                                datasets=datasets, confidence=confidence, interval_method=interval_method,
+                                classifier=classifier)
 
+    def fit_baseline(self, X, y, *, sensitive_features=None, sample_weight=None, datasets=None):
+        """The unconstrained plug-in argmax on the same fitted base model (no refit)."""
+        check_is_fitted(self, "classifier_")
+        clf = self.classifier_
+        n = len(self.classes_)
+        cost = np.broadcast_to(1.0 - np.eye(n), (clf.cell_encoder.n_cells, n, n))
+        if isinstance(clf, GroupBlindClassifier):  # argmax of the marginal P(Y | x), group-blind too
+            return "baseline", clf.with_members([GroupBlindRule(cost)], [1.0]), 0.0
+        return "baseline", PluginClassifier(cost, self.classes_, clf.cell_encoder, clf.probability_model), 0.0
+
+    def report_fields(self) -> dict:
+        return {"method": self.method_, "n_members": len(self.result_.members),
+                "timing": {"base_fit_seconds": self.base_fit_seconds_, "total_fit_seconds": self.fit_seconds_},
+                "cross_fitting": None if getattr(self, "cv_", None) is None else {
+                    "folds": _n_splits(self.cv_), "deployed_model": self._options()[1]["cv_model"]}}
+
+    # ------------------------------------------------------------------ new goals, derandomization
     def with_goals(self, constraints=None, *, objective=None, warm_start=None):
         """The classifier for other goals on this fit's training state, without refitting.
 
@@ -585,7 +465,8 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if ts is None:
             raise ValueError("with_goals re-solves on the training state an in-memory fit keeps; a fit on "
                              "Dask input does not keep it: fit again with the new goals")
-        if self.oracle == "refit":
+        params, opts = self._options()
+        if opts["oracle"] == "refit":
             raise ValueError("with_goals re-solves on fixed probabilities: the refit oracle refits the base "
                              "model per call, fit again with the new goals")
         if self.confidence is not None:
@@ -596,26 +477,35 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             new.constraints = list(constraints)
         if objective is not None:
             new.objective = objective
-        problem = Problem(new.objective, new.constraints)
-        margins = _user_margins(new.margin, problem)
+        problem = new._goal_problem()
+        margins = resolve_margins(new.margin, problem)
         space = self.problem_.space
-        new.problem_ = Problem(new.objective, _tightened(problem, margins)).compile(space)
-        method = new.method_ = _resolve_method(self.method, new.problem_)
-        params = dict(self.method_params or {})
+        compiled = type(problem)(new.objective, tighten(problem, margins)).compile(space)
+        method = PluginMethod(self.method)
+        method.check(compiled)
+        name = method.resolve(compiled)
         if warm_start is not None:
-            if method != "column_generation":
-                raise ValueError(f"warm_start starts column generation, but the method is {method!r}")
+            if name != "column_generation":
+                raise ValueError(f"warm_start starts column generation, but the method is {name!r}")
             params["warm_start"] = warm_start
-        oracle = _probability_oracle(self, method, ts.proba, ts.y, ts.cells, space, ts.sample_weight)
-        result = _run_method(method, new.problem_, oracle, params)
+        outer = self._training_data(ts, space)
+        params["oracle"] = make_oracle(outer, opts["oracle"], group_blind=self.group_blind)
+        result = method.solve(outer, compiled, params)
         clf = self.classifier_
-        new.margins_ = None if margins is None else list(margins)
-        _adopt_result(new, result, type(clf)(result.members, result.weights, clf.classes, clf.cell_encoder,
-                                             clf.probability_model))
+        new._adopt(result, type(clf)(result.members, result.weights, clf.classes, clf.cell_encoder,
+                                     clf.probability_model), compiled, method=name, margins=margins)
         new.train_sample_ = ts.with_members(new.classifier_)
         new.base_fit_seconds_ = 0.0
         new.fit_seconds_ = time.perf_counter() - t0
         return new
+
+    def _training_data(self, ts, space):
+        """The method's training rows (kept in ``train_sample_``) as prepared data."""
+        from ..fit import PreparedData
+
+        clf = self.classifier_
+        return PreparedData(None, ts.y, ts.cells, self.classes_, clf.cell_encoder, space, ts.sample_weight,
+                            scores=ts.proba)
 
     def to_deterministic(self, strategy="hash", *, random_state=0):
         """A deterministic classifier that keeps the goals, checked on the training data.
@@ -631,22 +521,20 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
               uniforms, on any sample each rate equals the randomized classifier's expected
               rate plus zero-mean noise with standard deviation at most
               ``sqrt(f / (4 n_slice))``, ``f`` the share of the slice's ``n_slice`` examples on
-              which the members disagree (they differ only near the decision boundary), so the goals
-              hold up to that noise; duplicated rows share one draw.
+              which the members disagree, so the goals hold up to that noise; duplicated rows
+              share one draw.
             * ``"best_rule"``: the single deterministic rule with the lowest training objective
               among those that meet every goal on the training data (else the least violating),
               found by :mod:`goalfit.methods.derandomize`: for binary group-aware problems with
               a linear objective and polyhedral constraints, a search over per-group thresholds
               ``1[eta_1(x) >= t_a]``, exact (every combination) for one or two groups,
-              coordinate descent for more; otherwise (multiclass, ``group_blind``, nonlinear goals) the best of the members
-              and of the plug-in rules between pairs of members (meets the goals on the training
-              data whenever one of these candidates does; no optimality over all rules); for
-              binary ``group_blind`` fits with linear goals also the group-blind linear rules
-              over a grid of Lagrangian directions, each with its exact threshold
-              (:func:`goalfit.methods.derandomize.best_direction_rule`).
-              The members themselves stay candidates. It is chosen on the training sample, so its
-              training values are optimistic as the randomized classifier's are: measure it on
-              held-out data (``evaluate(..., confidence=)``).
+              coordinate descent for more; otherwise the best of the members and of the
+              plug-in rules between pairs of members (meets the goals on the training data
+              whenever one of these candidates does); for binary ``group_blind`` fits with
+              linear goals also the group-blind linear rules over a grid of Lagrangian
+              directions (:func:`goalfit.methods.derandomize.best_direction_rule`). Chosen on
+              the training sample, so its training values are optimistic: measure it on
+              held-out data (``evaluate(..., classifier=det, confidence=)``).
             * ``"max_weight"``: the member with the largest weight (no guarantee; often breaks
               goals that only the mixture meets).
         random_state : int, default 0
@@ -656,10 +544,9 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         RandomizedClassifier
             Deterministic (``is_deterministic``), with ``train_objective_``,
-            ``train_constraint_values_``, ``train_max_violation_`` (on the outer-loop training
-            rows, the randomized classifier's basis; out-of-fold with ``cv``) and
-            ``derandomization_`` (the search's details). Group-blind fits give a group-blind
-            classifier.
+            ``train_constraint_values_``, ``train_max_violation_`` (on the method's training
+            rows; out-of-fold with ``cv``) and ``derandomization_`` (the search's details).
+            Group-blind fits give a group-blind classifier.
 
         Warns
         -----
@@ -682,187 +569,135 @@ class GoalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return tags
 
 
-def _seed(random_state):
-    """An int seed (or None) from an int, None or a RandomState."""
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(2**31 - 1))
-    return random_state
-
-
-def _is_linear(estimator) -> bool:
-    """Whether the (final step of the) base estimator is a scikit-learn linear model."""
-    final = estimator.steps[-1][1] if isinstance(estimator, Pipeline) else estimator
-    return type(final).__module__.startswith("sklearn.linear_model")
-
-
-def _resolve_method(method, compiled):
-    """The method to run: ``"auto"`` resolved by the compiled problem's structure (§8.6).
-
-    Raises
-    ------
-    ValueError
-        For an unknown method name.
-    """
-    if method == "auto":
-        method = choose_method(compiled)
-    if method not in METHODS and method not in BASELINES:
-        raise ValueError(f"unknown method {method!r}; known: ['auto'] + {sorted(METHODS) + sorted(BASELINES)}")
-    return method
-
-
-def _probability_oracle(est, method, P, y, cells, space, sample_weight):
-    """The linear minimization oracle on fixed probabilities ``P`` (shape (n, n_columns)): the
-    plug-in rule, the exact per-group thresholds (``oracle="threshold"``, binary), or their
-    group-blind versions on joint probabilities (``group_blind``); baselines get the plug-in."""
-    threshold = est.oracle == "threshold" and method not in BASELINES
-    if est.group_blind:
-        kind = GroupBlindThresholdOracle if threshold else GroupBlindOracle
-        return kind(P.reshape(-1, space.n_cells, space.n_classes), y, cells, space, sample_weight)
-    return (ThresholdOracle if threshold else PluginOracle)(P, y, cells, space, sample_weight)
-
-
-def _run_method(method, compiled, oracle, method_params):
-    """Run a plug-in method or a baseline on a compiled problem; returns its SolverResult."""
-    params = dict(method_params or {})
-    if method in BASELINES:
-        return BASELINES[method](compiled, oracle, **params)
-    return solve(compiled, oracle, method, **params)
-
-
-def _adopt_result(est, result, classifier, stacklevel=2):
-    """Store a solver result on a fitted GoalClassifier (in memory or on Dask): ``result_``,
-    ``history_``, ``classifier_``, ``feasible_`` (with the least-violation warning), and the
-    base model's ``n_features_in_`` / ``feature_names_in_``. ``est.problem_`` must be set."""
-    import warnings
-
-    est.result_, est.history_, est.classifier_ = result, result.history, classifier
-    violation = est.problem_.max_violation(result.confusion)
-    est.feasible_ = violation <= FEASIBLE_TOL
-    if est.problem_.constraints and not est.feasible_ and est.method_ not in BASELINES:
-        warnings.warn("the goals cannot all be met on the training data: returning the least-violating "
-                      f"classifier (max violation {violation:.4g})", RuntimeWarning, stacklevel=stacklevel + 1)
-    for attr in ("n_features_in_", "feature_names_in_"):
-        if hasattr(est.estimator_, attr):
-            setattr(est, attr, getattr(est.estimator_, attr))
-
-
-def _user_margins(margin, problem):
-    """Absolute tightening per constraint from ``margin=`` (None when not given).
-
-    Raises
-    ------
-    ValueError
-        For a wrong number of margins or a negative / non-finite one.
-    """
-    if margin is None:
-        return None
-    m = margin
-    k = len(problem.constraints)
-    if isinstance(m, numbers.Real):
-        m = [float(m)] * k
-    m = [float(v) for v in m]
-    if len(m) != k:
-        raise ValueError(f"margin has {len(m)} entries for {k} constraints")
-    if any(not np.isfinite(v) or v < 0 for v in m):
-        raise ValueError(f"margins must be finite and non-negative, got {m}")
-    return m
-
-
-def _tightened(problem, margins):
-    """The problem's constraints with bounds moved inwards by ``margins`` (clipped to the range)."""
-    from ..goals.expressions import Constraint
-
-    if margins is None:
-        return problem.constraints
-    out = []
-    for c, m in zip(problem.constraints, margins):
-        lo, hi = c.expression.value_range
-        b = c.bound - m if c.sense == "<=" else c.bound + m
-        b = min(max(b, lo), hi)
-        out.append(Constraint(c.expression, c.sense, b))
-    return out
-
-
-def _aligned(estimator, X, classes) -> np.ndarray:
-    """``estimator.predict_proba(X)`` with columns in the order of ``classes`` (0 for unseen classes)."""
-    return probability_model(estimator, classes, allow_missing=True).predict_proba(X)
-
-
-def _cross_fit(base, X, y, sample_weight, folds, classes):
-    """Out-of-fold class probabilities (columns in ``classes`` order) and the fold models.
-
-    Each row's probabilities come from the model fitted on the folds that do not contain it
-    (as :func:`sklearn.model_selection.cross_val_predict`); ``sample_weight`` and pipelines as
-    in :func:`_fit_base`.
-
-    Raises
-    ------
-    ValueError
-        If the splitter does not put every row in exactly one test fold.
-    """
-    n = _num_samples(X)
-    P = np.full((n, len(classes)), np.nan)
-    seen = np.zeros(n, dtype=int)
-    models = []
-    for train, test in folds.split(np.zeros((n, 1)), y):
-        m = clone(base)
-        _fit_base(m, _safe_indexing(X, train), y[train], None if sample_weight is None else sample_weight[train])
-        P[test] = _aligned(m, _safe_indexing(X, test), classes)
-        seen[test] += 1
-        models.append(m)
-    if not (seen == 1).all():
-        raise ValueError("cv must be a partition: every row in exactly one test fold "
-                         f"({int((seen == 0).sum())} rows in none, {int((seen > 1).sum())} in several)")
-    return P, models
-
-
-class FoldAverage(ClassifierMixin, BaseEstimator):
-    """The deployed probability model of cross-fitting: the average of the fold models.
-
-    ``predict_proba(X)`` is the mean over the fold models of their class probabilities
-    (columns in ``classes_`` order), the model whose probabilities resemble the out-of-fold
-    ones the goals were solved on (each fold model saw ``(K-1)/K`` of the rows).
+class InMemoryData:
+    """The fit's data in memory: one preparation, then the base model's probabilities on any rows.
 
     Parameters
     ----------
-    estimators : list of fitted estimators
-    classes : ndarray of shape (n_classes,)
+    est : GoalClassifier
+    X, y, sensitive_features, sample_weight : the training data
+    opts : dict
+        The fit options of ``method_params`` (oracle, cv_model, joint_model, safety_fraction).
+    progress : Progress
     """
 
-    def __init__(self, estimators, classes):
-        self.estimators = estimators
-        self.classes = classes
-        self.estimators_ = estimators
-        self.classes_ = np.asarray(classes)
-        first = estimators[0]
-        for attr in ("n_features_in_", "feature_names_in_"):
-            if hasattr(first, attr):
-                setattr(self, attr, getattr(first, attr))
+    def __init__(self, est, X, y, sensitive_features, sample_weight, opts, progress):
+        self.est, self.opts, self.progress = est, opts, progress
+        self.data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
+                            who="GoalClassifier")
+        self.classes, self.encoder = self.data.classes, self.data.encoder
+        if est.group_blind and not self.encoder.columns_:
+            raise ValueError("group_blind=True states the goals on groups it never sees at predict time: pass "
+                             "sensitive_features to fit")
 
-    def predict_proba(self, X) -> np.ndarray:
-        return np.mean([_aligned(m, X, self.classes_) for m in self.estimators_], axis=0)
+    base_seconds = 0.0
 
-    def predict(self, X):
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+    def require_in_memory(self, what):
+        """Nothing to refuse in memory."""
 
+    def n_outer_samples(self, outer) -> int:
+        return outer.n_samples
 
-def _fit_base(estimator, X, y, sample_weight):
-    """Fit the base model and return its class probabilities on ``X`` (its own column order).
+    def oracle(self, method, outer):
+        """The linear minimization oracle of the method on the outer-loop rows."""
+        kind = self.opts["oracle"]
+        if kind == "refit" and method not in ("argmax", "balanced", "post_shift", "post_shift_groups"):
+            base = self.est._base()
+            return RefitOracle(base, outer.X, outer.y_codes, outer.cells, outer.space, outer.sample_weight)
+        if kind == "refit":
+            kind = "plugin"
+        if kind == "threshold" and method in ("argmax", "balanced", "post_shift", "post_shift_groups"):
+            kind = "plugin"
+        return make_oracle(outer, kind, group_blind=self.est.group_blind)
 
-    A :class:`~sklearn.pipeline.Pipeline` is fitted step by step so the training features are
-    transformed once (not again for ``predict_proba``) and ``sample_weight`` reaches the final
-    step (``Pipeline.fit`` does not accept it directly).
-    """
-    if isinstance(estimator, Pipeline) and len(estimator.steps) > 1:
-        Xt = estimator[:-1].fit_transform(X, y)
-        final = estimator.steps[-1][1]
-        if sample_weight is None:
-            final.fit(Xt, y)
+    def probabilities(self, data):
+        """Fit the base model on ``data`` and return (outer-loop data with its probabilities,
+        deployed probability model).
+
+        The outer loop runs on all of ``data`` (or the held-out share of a float ``cv``) with the
+        probabilities in class-code order (joint (cell, class) codes for ``group_blind``):
+        in-sample, held out, or out-of-fold.
+
+        Raises
+        ------
+        ValueError
+            Precomputed probabilities of the wrong shape or with NaN / negative values.
+        """
+        est, progress = self.est, self.progress
+        K = len(self.classes)
+        joint = est.group_blind
+        classes = np.arange(self.encoder.n_cells * K) if joint else self.classes
+        codes = (np.asarray(data.cells, dtype=np.intp) * K + data.y_codes) if joint else data.y_codes
+        labels = codes if joint else data.y
+        est.estimators_ = est.cv_ = None
+        X, sw = data.X, data.sample_weight
+        if est._precomputed():
+            P = np.asarray(X, dtype=float)
+            if P.ndim != 2 or P.shape[1] != len(classes):
+                what = "one column per (group, class) pair, cell-major" if joint else "one column per class of y"
+                raise ValueError(f"precomputed probabilities must have shape (n_samples, {len(classes)}) ({what}), "
+                                 f"got {P.shape}")
+            if not np.isfinite(P).all() or (P < 0).any():
+                raise ValueError("precomputed probabilities contain NaN, infinite or negative values")
+            est.estimator_ = None
+            return data.with_scores(P), ProbabilityModel(None, np.arange(len(classes)))
+        base = est._base()
+        if joint and self.opts["joint_model"] == "factored":
+            from .joint import FactoredJointClassifier
+
+            base = FactoredJointClassifier(base, K, len(classes) // K)
+        folds = est._cv_folds(self.opts["oracle"])
+        holdout = est._holdout()
+        out_rows, P_fit = None, None
+        if est._frozen():
+            progress.phase("scoring with the frozen base model")
+            est.estimator_ = base
+            prob = probability_model(base, classes, allow_missing=joint)
+            P_out = prob.predict_proba(X)
+        elif holdout is not None:
+            progress.phase(f"fitting the base model on {1 - holdout:.0%} of the rows (sample splitting)")
+            fit_rows, out_rows = _split(codes, holdout, est.random_state)
+            est.estimator_ = clone(base)
+            fit_base(est.estimator_, _safe_indexing(X, fit_rows), labels[fit_rows],
+                     None if sw is None else sw[fit_rows])
+            P_out = aligned_proba(est.estimator_, _safe_indexing(X, out_rows), classes)
+            prob = probability_model(est.estimator_, classes, allow_missing=joint)
+        elif folds is not None:
+            progress.phase("cross-fitting the base model", _n_splits(folds))
+            P_out, models = cross_fit(base, X, labels, sw, folds, classes, progress)
+            est.estimators_, est.cv_ = models, folds
+            if self.opts["cv_model"] == "average":
+                est.estimator_ = FoldAverage(models, classes)
+            else:
+                progress.phase("refitting the base model on every row")
+                est.estimator_ = clone(base)
+                fit_base(est.estimator_, X, labels, sw)
+            prob = probability_model(est.estimator_, classes, allow_missing=joint)
         else:
-            final.fit(Xt, y, sample_weight=sample_weight)
-        return np.asarray(final.predict_proba(Xt), dtype=float)
-    if sample_weight is None:
-        estimator.fit(X, y)
-    else:
-        estimator.fit(X, y, sample_weight=sample_weight)
-    return np.asarray(estimator.predict_proba(X), dtype=float)
+            progress.phase("fitting the base model")
+            est.estimator_ = clone(base)
+            P_fit = fit_base(est.estimator_, X, labels, sw)
+            prob = probability_model(est.estimator_, classes, allow_missing=joint)
+            P_out = prob.columns(P_fit)
+        return data.with_scores(P_out, rows=out_rows), prob
+
+    def training_sample(self, clf, outer, compiled):
+        return TrainingSample.build(clf, outer.X if outer.X is not None else self.data.X, None, outer.scores,
+                                    outer.y_codes, outer.cells, outer.sample_weight, compiled)
+
+
+def _split(codes, holdout, random_state):
+    """Rows for the base model and rows for the outer loop (stratified when possible)."""
+    rows = np.arange(len(codes))
+    try:
+        fit_rows, out_rows = train_test_split(rows, test_size=holdout, stratify=codes, random_state=random_state)
+    except ValueError:
+        fit_rows, out_rows = train_test_split(rows, test_size=holdout, random_state=random_state)
+    return np.sort(fit_rows), np.sort(out_rows)
+
+
+def _n_splits(cv):
+    try:
+        return int(cv.get_n_splits())
+    except (TypeError, ValueError):  # splitters whose count depends on the data
+        return None

@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils import _safe_indexing
 
-from .goal_classifier import _aligned, _fit_base
+from .probabilities import aligned_proba, fit_base
 
 
 class FactoredJointClassifier(ClassifierMixin, BaseEstimator):
@@ -55,7 +55,7 @@ class FactoredJointClassifier(ClassifierMixin, BaseEstimator):
         yy, aa = z % K, z // K
         sw = None if sample_weight is None else np.asarray(sample_weight, float)
         self.label_model_ = clone(self.estimator)
-        _fit_base(self.label_model_, X, yy, sw)
+        fit_base(self.label_model_, X, yy, sw)
         self.group_models_ = []
         for k in range(K):
             rows = np.flatnonzero(yy == k)
@@ -66,7 +66,7 @@ class FactoredJointClassifier(ClassifierMixin, BaseEstimator):
                 self.group_models_.append(int(seen[0]))
             else:
                 m = clone(self.estimator)
-                _fit_base(m, _safe_indexing(X, rows), aa[rows], None if sw is None else sw[rows])
+                fit_base(m, _safe_indexing(X, rows), aa[rows], None if sw is None else sw[rows])
                 self.group_models_.append(m)
         self.classes_ = np.arange(G * K)
         return self
@@ -74,7 +74,7 @@ class FactoredJointClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X) -> np.ndarray:
         """Joint probabilities, shape (n_samples, n_cells * n_classes), cell-major."""
         K, G = int(self.n_classes), int(self.n_cells)
-        Py = _aligned(self.label_model_, X, np.arange(K))
+        Py = aligned_proba(self.label_model_, X, np.arange(K))
         out = np.zeros((Py.shape[0], G, K))
         for k, m in enumerate(self.group_models_):
             if m is None:
@@ -82,7 +82,7 @@ class FactoredJointClassifier(ClassifierMixin, BaseEstimator):
             if isinstance(m, int):
                 out[:, m, k] = Py[:, k]
             else:
-                out[:, :, k] = Py[:, [k]] * _aligned(m, X, np.arange(G))
+                out[:, :, k] = Py[:, [k]] * aligned_proba(m, X, np.arange(G))
         return out.reshape(len(Py), G * K)
 
     def predict(self, X):

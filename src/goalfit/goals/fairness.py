@@ -141,7 +141,7 @@ class GroupDisparity(Expression):
                         d = row[a].coef - overall[f].coef
                         pieces += [LinearFunction(d, 0.0), LinearFunction(-d, 0.0)]
             return MaxOfLinear(pieces, self.name)
-        return _MinRatio(table, overall, self.method, self.name, space.shape)
+        return MinRatio(table, overall, self.method, self.name, space.shape)
 
 
 def _average_odds_pieces(table, overall, method):
@@ -166,7 +166,7 @@ def _group_cond(col, value):
     return Cond("group", group=_freeze({col: value}))
 
 
-class _MinRatio(BoundFunction):
+class MinRatio(BoundFunction):
     """``min`` over families and group pairs of ``r_a / r_b`` (ratio form of a disparity)."""
 
     kind = "nonconvex"

@@ -16,7 +16,7 @@ from .functions import BoundFunction
 from . import metrics as _m
 
 #: Largest violation (rate units) at which a constraint counts as met, everywhere goalfit says
-#: "met" or "feasible": the methods' ``SolverResult.feasible`` and ``GoalClassifier.feasible_``,
+#: "met" or "feasible": the methods' ``FitResult.feasible`` and ``GoalClassifier.feasible_``,
 #: the deterministic searches' order and warnings (:mod:`goalfit.methods.derandomize`),
 #: :func:`goalfit.metrics.evaluate_problem`'s ``met``, the report, the bisection method, the
 #: trade-off frontier and the ramp method's feasibility phase (``RampClassifier.feasible_``). Above float rounding of rates (a float64 sum of 10^8 terms of 1/n is off by

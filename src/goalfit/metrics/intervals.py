@@ -150,12 +150,12 @@ class GoalSample:
 # ----------------------------------------------------------------------------- pieces of a goal
 def _pieces(f, C) -> tuple[np.ndarray, str]:
     """Component values of a bound goal and how they combine: ``"max"``, ``"min1"`` or ``"one"``."""
-    from ..goals.fairness import _MinRatio
+    from ..goals.fairness import MinRatio
     from ..goals.functions import MaxOfLinear
 
     if isinstance(f, MaxOfLinear):
         return f.piece_values(C), "max"
-    if isinstance(f, _MinRatio):
+    if isinstance(f, MinRatio):
         return f._ratios(C)[0], "min1"
     return np.array([f.value(C)]), "one"
 
@@ -180,7 +180,7 @@ def _single_rate(expression):
     return None
 
 
-def _jacobian(sample: GoalSample, expression, eps: float = 1e-6):
+def jacobian(sample: GoalSample, expression, eps: float = 1e-6):
     """Central-difference Jacobian of the self-normalized pieces, shape (m, n_cells, K, K)."""
     C0 = sample.C.ravel()
     v0, how = _pieces(sample.bound(expression), sample.C)
@@ -201,7 +201,7 @@ def _jacobian(sample: GoalSample, expression, eps: float = 1e-6):
 
 def _delta_se(sample: GoalSample, expression):
     """Plug-in piece values, combination rule and delta-method standard errors of each piece."""
-    v0, how, J = _jacobian(sample, expression)
+    v0, how, J = jacobian(sample, expression)
     Jz = sample.per_example(J)                       # (m, n)
     JC = np.tensordot(J, sample.C, axes=([1, 2, 3], [0, 1, 2]))  # (m,)
     IF = sample.w[None, :] * (Jz - JC[:, None])

@@ -11,7 +11,7 @@ def plot_convergence(histories: dict, path, *, title: str | None = None, objecti
     Parameters
     ----------
     histories : dict of name -> list of dict
-        ``SolverResult.history`` / ``GoalClassifier.history_`` rows (``oracle_calls``,
+        ``FitResult.history`` / ``GoalClassifier.history_`` rows (``oracle_calls``,
         ``objective``, ``max_violation``), on the training sample.
     path : str or Path
         PNG file to write.

@@ -30,7 +30,7 @@ from .frank_wolfe import frank_wolfe, split_frank_wolfe
 from .gda import con_gda, gda
 from .mixture import mixture_program
 from .oracle import PluginOracle, RefitOracle, ThresholdOracle
-from ._common import SolverResult, prune
+from ._common import FitResult, prune
 
 METHODS = {
     "column_generation": column_generation,
@@ -101,7 +101,7 @@ def _ellipsoid_dim(problem):
     return fs.dim + (fs.n_constraints if problem.constraints else 0)
 
 
-def solve(problem, oracle, method: str = "auto", **params) -> SolverResult:
+def solve(problem, oracle, method: str = "auto", **params) -> FitResult:
     """Run a plug-in method on a compiled problem.
 
     Parameters
@@ -125,7 +125,12 @@ def solve(problem, oracle, method: str = "auto", **params) -> SolverResult:
     return METHODS[method](problem, oracle, **params)
 
 
-__all__ = ["METHODS", "PluginOracle", "RefitOracle", "SolverResult", "ThresholdOracle", "bisection",
+__all__ = ["METHODS", "PluginOracle", "RefitOracle", "FitResult", "ThresholdOracle", "bisection",
            "choose_method", "column_generation", "con_bisection", "con_ellipsoid", "con_gda", "ellipsoid",
            "frank_wolfe", "gda", "jle_update", "min_max_violation", "mixture_program", "prune", "solve",
            "split_frank_wolfe"]
+
+from .baselines import BASELINES  # noqa: E402
+from .method import ORACLES, PLUGIN_NAMES, PluginMethod, make_oracle  # noqa: E402
+
+__all__ += ["BASELINES", "ORACLES", "PLUGIN_NAMES", "PluginMethod", "make_oracle"]

@@ -3,53 +3,22 @@ simplex projections and the final-mixture LP ("pruning", Narasimhan et al. JMLR 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
+from ...fit import FitResult, Progress
 from ...goals.problem import FEASIBLE_TOL
 from .lp import highs_linprog as linprog
 
 
-@dataclass
-class SolverResult:
-    """Output of a plug-in method.
-
-    Attributes
-    ----------
-    members : list
-        Deterministic members (plug-in rules or refitted models).
-    weights : ndarray of shape (n_members,)
-        Mixture weights on the simplex.
-    confusions : ndarray of shape (n_members, n_cells, n_classes, n_classes)
-        Each member's confusion tensor on the training sample (the oracle's estimate).
-    method : str
-    history : list of dict
-        One record per iteration: ``iteration``, ``oracle_calls``, ``objective``,
-        ``max_violation`` (of the current mixture on the sample), ``seconds``.
-    n_oracle_calls : int
-    feasible : bool
-        Whether the returned mixture meets every constraint on the sample (tolerance :data:`FEASIBLE_TOL`).
-    message : str
-    """
-
-    members: list
-    weights: np.ndarray
-    confusions: np.ndarray
-    method: str
-    history: list = field(default_factory=list)
-    n_oracle_calls: int = 0
-    feasible: bool = True
-    message: str = ""
-
-    @property
-    def confusion(self) -> np.ndarray:
-        """Expected confusion tensor of the mixture on the sample."""
-        return np.tensordot(self.weights, self.confusions, axes=1)
-
-
 class Recorder:
-    """Collects the per-iteration history of a method."""
+    """Collects the per-iteration history of a method.
+
+    ``callback`` is called with the iteration number after each iteration; a
+    :class:`~goalfit.fit.Progress` there gets the objective and the max violation as well
+    (when it is due to print).
+    """
 
     def __init__(self, problem, oracle, every: int = 1, callback=None):
         self.problem, self.oracle, self.every = problem, oracle, max(1, int(every))
@@ -66,7 +35,11 @@ class Recorder:
                 "max_violation": float(self.problem.max_violation(C)),
                 "seconds": time.perf_counter() - self.start,
             })
-        if self.callback is not None:
+        if isinstance(self.callback, Progress):
+            if self.callback.due():
+                self.callback.update(iteration, objective=float(self.problem.objective.value(C)),
+                                     max_violation=float(self.problem.max_violation(C)))
+        elif self.callback is not None:
             self.callback(iteration)
 
 

@@ -7,11 +7,11 @@ import numpy as np
 
 from ...goals.functions import LinearFunction
 from ...goals.problem import FEASIBLE_TOL
-from ._common import Recorder, SolverResult
+from ._common import Recorder, FitResult
 
 
 def bisection(problem, oracle, *, max_iter: int = 40, tol: float = 1e-9, bounds=(0.0, 1.0),
-              callback=None) -> SolverResult:
+              callback=None) -> FitResult:
     """Minimize ``psi = <A, C> / <B, C>`` by bisection on its value (Alg. 4).
 
     Uses ``min psi <= gamma  <=>  min <A - gamma B, C> <= 0`` (Lemma 25): at each step the
@@ -32,7 +32,7 @@ def bisection(problem, oracle, *, max_iter: int = 40, tol: float = 1e-9, bounds=
 
     Returns
     -------
-    SolverResult
+    FitResult
     """
     if problem.objective.kind != "ratio":
         raise ValueError("bisection needs a ratio-of-linear objective")
@@ -56,12 +56,12 @@ def bisection(problem, oracle, *, max_iter: int = 40, tol: float = 1e-9, bounds=
         rec(t, best[1])
         if hi - lo <= tol:
             break
-    return SolverResult([best[0]], np.ones(1), best[1][None], "bisection", rec.rows, oracle.n_calls,
+    return FitResult([best[0]], np.ones(1), best[1][None], "bisection", rec.rows, oracle.n_calls,
                         True, f"bracket [{lo:.6g}, {hi:.6g}] after {t} iterations")
 
 
 def con_bisection(problem, oracle, *, max_iter: int = 30, tol: float = 1e-6, bounds=(0.0, 1.0),
-                  inner: str = "auto", inner_params=None, callback=None) -> SolverResult:
+                  inner: str = "auto", inner_params=None, callback=None) -> FitResult:
     """Constrained bisection (Alg. 8) for a ratio objective ``<A, C>/<B, C>`` with constraints.
 
     Each step solves the constrained problem with the linear objective ``<A - gamma B, C>``
@@ -84,7 +84,7 @@ def con_bisection(problem, oracle, *, max_iter: int = 30, tol: float = 1e-6, bou
 
     Returns
     -------
-    SolverResult
+    FitResult
     """
     from .column_generation import column_generation
     from .gda import con_gda
@@ -121,5 +121,5 @@ def con_bisection(problem, oracle, *, max_iter: int = 30, tol: float = 1e-6, bou
             break
     chosen = best or fallback
     res = chosen[2]
-    return SolverResult(res.members, res.weights, res.confusions, "con_bisection", rec.rows, oracle.n_calls,
+    return FitResult(res.members, res.weights, res.confusions, "con_bisection", rec.rows, oracle.n_calls,
                         best is not None, f"bracket [{lo:.6g}, {hi:.6g}] after {t} steps ({inner} inside)")

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import Recorder, SolverResult, lagrangian_price
+from ._common import Recorder, FitResult, lagrangian_price
 from .mixture import mixture_program
 from .oracle import is_plugin
 
@@ -122,7 +122,7 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
 
 
 def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n_candidates: int = 20,
-                   tol: float = 1e-4, record_every: int = 10, callback=None, **params) -> SolverResult:
+                   tol: float = 1e-4, record_every: int = 10, callback=None, **params) -> FitResult:
     """Run ``method`` on a random subsample of ``subsample`` rows, then polish on the full sample.
 
     Parameters
@@ -149,7 +149,7 @@ def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n
 
     Returns
     -------
-    SolverResult
+    FitResult
         ``n_oracle_calls`` counts the calls on the full sample and on the subsample.
     """
     rec = Recorder(problem, oracle, record_every, callback)
@@ -173,5 +173,5 @@ def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n
     msg = (f"coarse-to-fine: {coarse.n_oracle_calls} oracle calls on a {len(rows)}-row subsample "
            f"({coarse.message}), then {oracle.n_calls} on all {n} rows ({why})")
     msg += "" if feasible else "; no mixture meets the constraints (least violation returned)"
-    return SolverResult(members, w, Cs, coarse.method, rec.rows, oracle.n_calls + coarse.n_oracle_calls,
+    return FitResult(members, w, Cs, coarse.method, rec.rows, oracle.n_calls + coarse.n_oracle_calls,
                         feasible, msg)

@@ -23,12 +23,12 @@ from __future__ import annotations
 import numpy as np
 from .lp import highs_linprog as linprog
 
-from ._common import Recorder, SolverResult, lagrangian_price, prune
+from ._common import Recorder, FitResult, lagrangian_price, prune
 
 
 def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-10,
                       penalty: float = 1e3, record_every: int = 1, callback=None,
-                      warm_start=None) -> SolverResult:
+                      warm_start=None) -> FitResult:
     """Solve ``min <L0, C>`` s.t. ``A vec(C) <= b`` over mixtures of oracle outputs.
 
     Parameters
@@ -50,7 +50,7 @@ def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-1
 
     Returns
     -------
-    SolverResult
+    FitResult
 
     Raises
     ------
@@ -77,7 +77,7 @@ def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-1
         Cs += list(ws_C)
     rec(0, C, force=True)
     if A is None:
-        return SolverResult(members, np.ones(1), np.array(Cs), "column_generation", rec.rows,
+        return FitResult(members, np.ones(1), np.array(Cs), "column_generation", rec.rows,
                             oracle.n_calls, True, "unconstrained linear objective: one oracle call")
     K = A.shape[0]
     message = f"stopped after max_iter={max_iter} pricing rounds"
@@ -111,10 +111,10 @@ def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-1
     rec(rec.rows[-1]["iteration"] + 1 if rec.rows else 0, np.tensordot(w, Cs, axes=1), force=True)
     if not feasible:
         message += f"; no mixture meets the constraints, least violation {viol:.3g}"
-    return SolverResult(members, w, Cs, "column_generation", rec.rows, oracle.n_calls, feasible, message)
+    return FitResult(members, w, Cs, "column_generation", rec.rows, oracle.n_calls, feasible, message)
 
 
-def min_max_violation(problem, oracle, *, max_iter: int = 100, tol: float = 1e-10) -> SolverResult:
+def min_max_violation(problem, oracle, *, max_iter: int = 100, tol: float = 1e-10) -> FitResult:
     """Feasibility phase: the mixture minimizing the largest polyhedral constraint violation.
 
     Column generation on ``min_{alpha, s} s`` s.t. ``sum_t alpha_t (A C_t - b) <= s`` (``s``
@@ -124,7 +124,7 @@ def min_max_violation(problem, oracle, *, max_iter: int = 100, tol: float = 1e-1
 
     Returns
     -------
-    SolverResult
+    FitResult
         ``message`` gives the margin ``-s`` reached.
 
     Raises
@@ -166,5 +166,5 @@ def min_max_violation(problem, oracle, *, max_iter: int = 100, tol: float = 1e-1
     keep = w > 1e-12
     Cs = np.array(Cs)[keep]
     members = [m for m, k in zip(members, keep) if k]
-    return SolverResult(members, w[keep] / w[keep].sum(), Cs, "feasibility", rec.rows, oracle.n_calls,
+    return FitResult(members, w[keep] / w[keep].sum(), Cs, "feasibility", rec.rows, oracle.n_calls,
                         s <= 1e-9, f"largest constraint violation {s:.4g} (negative: strictly feasible)")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import GapStop, Recorder, SolverResult
+from ._common import GapStop, Recorder, FitResult
 from .column_generation import min_max_violation
 from .frank_wolfe import _start
 from .mixture import mixture_program, prune_finite
@@ -62,7 +62,7 @@ def jle_update(A, center, w):
 
 def ellipsoid(problem, oracle, *, max_iter: int = 1000, radius: float = np.sqrt(1000.0),
               final: str = "convex", tol: float = 1e-3, check_every: int = 10, record_every: int = 50,
-              callback=None) -> SolverResult:
+              callback=None) -> FitResult:
     """Ellipsoid method over the Lagrange multipliers (Alg. 3) for a convex objective.
 
     Parameters
@@ -90,7 +90,7 @@ def ellipsoid(problem, oracle, *, max_iter: int = 1000, radius: float = np.sqrt(
 
     Returns
     -------
-    SolverResult
+    FitResult
         ``history`` rows also carry ``dual`` (the dual function's value: a lower bound on the
         optimum of the sample problem when the oracle is exact).
     """
@@ -104,7 +104,7 @@ def ellipsoid(problem, oracle, *, max_iter: int = 1000, radius: float = np.sqrt(
 
 def con_ellipsoid(problem, oracle, *, max_iter: int = 1000, radius: float = np.sqrt(1000.0),
                   final: str = "convex", tol: float = 1e-3, check_every: int = 10, record_every: int = 50,
-                  callback=None) -> SolverResult:
+                  callback=None) -> FitResult:
     """Constrained ellipsoid (Alg. 7) over ``(lam, mu)`` in ``R^(r+K)``.
 
     Needs a strictly feasible start ``h^0``: a **feasibility phase** first minimizes the
@@ -120,7 +120,7 @@ def con_ellipsoid(problem, oracle, *, max_iter: int = 1000, radius: float = np.s
 
     Returns
     -------
-    SolverResult
+    FitResult
     """
     fs = FeatureSpace(problem, with_constraints=True)
     with _one_blas_thread():
@@ -201,7 +201,7 @@ def _run(problem, oracle, fs, max_iter, radius, final, record_every, callback, c
     if not feasible:
         message += "; no mixture of the iterates meets the constraints (least violation returned)"
     name = "con_ellipsoid" if constrained else "ellipsoid"
-    return SolverResult(members, w, Cs, name, rec.rows, oracle.n_calls, feasible, message)
+    return FitResult(members, w, Cs, name, rec.rows, oracle.n_calls, feasible, message)
 
 
 def _prune_only(problem, members, confusions):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import (GapStop, Recorder, RowNormalizer, SolverResult, final_mixture, frank_wolfe_weights, prune,
+from ._common import (GapStop, Recorder, RowNormalizer, FitResult, final_mixture, frank_wolfe_weights, prune,
                       unique_members)
 from . import binary_hull, coarse_to_fine
 from .lp import RepeatedLP
@@ -29,13 +29,13 @@ def _exact_binary(problem, oracle, tol, rec, method):
     # an upper bound and would reject a violation of 1e-12); feasible to the methods' 1e-7
     members, Cs, w, feasible = final_mixture(problem, members, Cs, weights, prune_output=False)
     rec(1, np.tensordot(w, Cs, axes=1), force=True)
-    return SolverResult(members, w, Cs, method, rec.rows, oracle.n_calls, feasible,
+    return FitResult(members, w, Cs, method, rec.rows, oracle.n_calls, feasible,
                         f"exact: convex program over the per-cell ROC hulls of the plug-in rules, certified "
                         f"gap {gap:.1e}")
 
 
 def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, check_every: int = 10,
-                exact_binary: bool = True, record_every: int = 10, callback=None) -> SolverResult:
+                exact_binary: bool = True, record_every: int = 10, callback=None) -> FitResult:
     """Frank-Wolfe over the achievable confusion set (Alg. 1) for a smooth convex objective.
 
     ``L^t = grad psi(C^{t-1})``, ``C^t = (1 - g) C^{t-1} + g C~^t`` with ``g = 2/(t+1)``; the
@@ -69,7 +69,7 @@ def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, che
 
     Returns
     -------
-    SolverResult
+    FitResult
     """
     if problem.constraints:
         raise ValueError("frank_wolfe is unconstrained; use split_frank_wolfe or con_gda")
@@ -109,13 +109,13 @@ def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, che
     else:
         members, Cs, w = unique_members(members, np.array(Cs), weights)
     rec(t, np.tensordot(w / w.sum(), Cs, axes=1), force=True)
-    return SolverResult(members, w / w.sum(), Cs, "frank_wolfe", rec.rows, oracle.n_calls, True, message)
+    return FitResult(members, w / w.sum(), Cs, "frank_wolfe", rec.rows, oracle.n_calls, True, message)
 
 
 def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10.0,
                       eta=(0.5, 0.1, 0.001), tol: float = 1e-4, check_every: int = 10,
                       exact_binary: bool = True, subsample: int | None = 50_000, random_state=0,
-                      prune_output: bool = True, record_every: int = 10, callback=None) -> SolverResult:
+                      prune_output: bool = True, record_every: int = 10, callback=None) -> FitResult:
     """Split Frank-Wolfe (Alg. 5) for a smooth convex objective with polyhedral constraints.
 
     Splits ``C`` (achievable, moved by the oracle) from ``F`` (in the explicit polytope
@@ -170,7 +170,7 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
 
     Returns
     -------
-    SolverResult
+    FitResult
 
     Raises
     ------
@@ -235,4 +235,4 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
     members, Cs, w, feasible = final_mixture(problem, members, Cs, weights, prune_output)
     rec(t, np.tensordot(w, Cs, axes=1), force=True)
     msg += "" if feasible else "; no mixture of the iterates meets the constraints (least violation returned)"
-    return SolverResult(members, w, Cs, "split_frank_wolfe", rec.rows, oracle.n_calls, feasible, msg)
+    return FitResult(members, w, Cs, "split_frank_wolfe", rec.rows, oracle.n_calls, feasible, msg)

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import GapStop, Recorder, RowNormalizer, SolverResult, final_mixture
+from ._common import GapStop, Recorder, RowNormalizer, FitResult, final_mixture
 
 
 def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step_lambda: float = 0.1,
             step_mu: float = 0.1, lambda_radius: float = 1e3, tol: float = 1e-4, check_every: int = 10,
-            prune_output: bool = True, record_every: int = 10, callback=None) -> SolverResult:
+            prune_output: bool = True, record_every: int = 10, callback=None) -> FitResult:
     """ConGDA: saddle point of ``psi(xi) + <lam, C - xi> + <mu, phi(xi)>`` (Alg. 6).
 
     Each iteration calls the oracle with ``lam`` (the ``C``-player's best response), takes a
@@ -48,7 +48,7 @@ def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step
 
     Returns
     -------
-    SolverResult
+    FitResult
     """
     space = problem.space
     norm = RowNormalizer(space)
@@ -111,10 +111,10 @@ def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step
     members, Cs, w, feasible = final_mixture(problem, members, Cs, weights, prune_output)
     rec(t, np.tensordot(w, Cs, axes=1), force=True)
     msg += "" if feasible else "; no mixture of the iterates meets the constraints (least violation returned)"
-    return SolverResult(members, w, Cs, "con_gda", rec.rows, oracle.n_calls, feasible, msg)
+    return FitResult(members, w, Cs, "con_gda", rec.rows, oracle.n_calls, feasible, msg)
 
 
-def gda(problem, oracle, *, max_iter: int = 5000, **params) -> SolverResult:
+def gda(problem, oracle, *, max_iter: int = 5000, **params) -> FitResult:
     """Gradient descent-ascent (Alg. 2) for a convex, possibly non-smooth objective.
 
     ConGDA without constraints: oracle calls with ``lam``, projected gradient steps on the

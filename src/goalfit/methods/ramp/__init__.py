@@ -1,7 +1,8 @@
 """Dataset constraints with the ramp loss (Goh et al., NIPS 2016).
 
-* :mod:`.rates`: goals as non-negative per-example weights (Problem 1), the ramp (Eq. 2) and its
-  hinge/constant upper bounds (Eq. 4-5);
+* :mod:`goalfit.goals.program`: goals as non-negative per-example weights (Problem 1);
+* :mod:`.rates`: the ramp (Eq. 2), its hinge/constant upper bounds (Eq. 4-5), the best
+  deterministic threshold;
 * :mod:`.svm`: the inner weighted SVM (Lagrangian of Problem 3 for fixed multipliers);
 * :mod:`.dcd`: its warm-started dual coordinate descent solver (numba);
 * :mod:`.cutting_plane`: Alg. 2 over the multipliers (Kelley / Chebyshev / 1-D bisection cut
@@ -10,7 +11,8 @@
 """
 from .cutting_plane import CHOOSERS, LagrangianResult, Majorizer, recover_primal, solve_problem3
 from .mm import RampResult, majorization_minimization, ramp_values, solve_problem3_cvxpy
-from .rates import RateProgram, best_threshold, compile_rate_program, ramp, ramp_upper_bounds
+from ...goals.program import RateProgram, compile_rate_program
+from .rates import best_threshold, ramp, ramp_upper_bounds
 from .svm import INNER_SOLVERS, SVMSolution, hinge_training_set, solve_weighted_svm
 
 __all__ = [

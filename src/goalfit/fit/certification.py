@@ -1,4 +1,4 @@
-"""High-confidence goals for :class:`GoalClassifier` (``confidence=``): choose, then certify.
+"""High-confidence goals (``confidence=`` of every estimator): choose, then certify.
 
 The procedure is the Seldonian one of Thomas et al. (Science 2019, "Preventing undesirable
 behavior of intelligent machines", Fig. 2 and the supplement's Alg. 1), with goalfit's methods as
@@ -29,10 +29,8 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from sklearn.utils import _safe_indexing
-
-from ..confusion import ConfusionSpace
-from ..metrics.intervals import GoalSample, _jacobian, one_sided_bound
+from ..metrics.intervals import GoalSample, jacobian, one_sided_bound
+from .problem import tighten
 
 #: Thomas et al.'s inflation of the predicted bound width in candidate selection.
 MARGIN_INFLATION = 2.0
@@ -52,13 +50,10 @@ def split_rows(strata, safety_fraction, random_state):
     return np.sort(cand), np.sort(safe)
 
 
-def _sample(clf, X, y_codes, cells, sw, rows, encoder):
-    """The classifier's predictions on ``rows`` as a :class:`GoalSample` (true cells for the goals)."""
-    Xr = _safe_indexing(X, rows)
-    dist = clf._distribution(clf.member_predictions(Xr, cell_ids=cells[rows]))
-    swr = None if sw is None else sw[rows]
-    space = ConfusionSpace.from_codes(y_codes[rows], cells[rows], clf.classes, encoder.cells_, swr)
-    return GoalSample(y_codes[rows], dist, cells[rows], space, swr)
+def goal_sample(classifier, data) -> GoalSample:
+    """A classifier's predictions on prepared data as a :class:`GoalSample` (its true cells for the goals)."""
+    dist = np.asarray(classifier.predict_proba(data.X, sensitive_features=data.sensitive_features))
+    return GoalSample(data.y_codes, dist, data.cells, data.space, data.sample_weight)
 
 
 def _bounds(problem, sample, level):
@@ -88,7 +83,7 @@ def _plain(v):
 
 def _smallest_slice(c, sample, classes):
     """(description, count) of the smallest (cell, class) row that moves ``c``'s value."""
-    _, _, J = _jacobian(sample, c.expression)
+    _, _, J = jacobian(sample, c.expression)
     moved = np.abs(J).sum(axis=(0, 3)) > 1e-9  # (n_cells, K)
     counts = np.zeros(moved.shape)
     np.add.at(counts, (sample.cells, sample.y), 1)
@@ -152,34 +147,49 @@ def safety_test(problem, margins, candidate_sample, safety_sample, confidence, c
     return report, certified
 
 
-def certify(model, problem, solve_with, classifier_of, margins, X, y_codes, cells, sw, encoder, rows, safety_rows):
-    """Candidate selection on ``rows``, safety test on ``safety_rows`` (see the module docstring).
+def certify(fit_candidate, data, problem, margins, confidence, safety_fraction, random_state):
+    """Candidate selection on one part of ``data``, safety test on the other (see the module docstring).
 
-    ``solve_with(constraints)`` runs the method on the candidate part and returns ``(compiled
-    problem, SolverResult)``; ``classifier_of(result)`` is the deployed classifier of a result
-    (group-aware or group-blind), whose predictions the bounds are computed on.
+    Parameters
+    ----------
+    fit_candidate : callable
+        ``fit_candidate(constraints, candidate_data)`` fits the estimator's method on the
+        candidate part with the given (tightened) constraints and returns ``(compiled problem,
+        FitResult, classifier)``; the classifier is the rule that will be deployed.
+    data : PreparedData
+        Every training row (features, codes, cells; several datasets included: the split is
+        stratified by (cell, class), so each dataset is split too).
+    problem : Problem
+        The user's goals.
+    margins : list of float or None
+        The user's ``margin=`` (None: predicted from the candidate, two rounds).
+    confidence : float in (0, 1)
+    safety_fraction : float in (0, 1)
+    random_state : int or None
+        Seeds the split.
 
     Returns
     -------
-    ((compiled problem, SolverResult), certification, certified)
-        See :func:`safety_test`.
+    (compiled, result, classifier, margins, certification, certified, n_candidate)
+        See :func:`safety_test` for ``certification``.
     """
-    from .goal_classifier import _tightened
-
+    strata = np.asarray(data.cells, dtype=np.int64) * data.n_classes + np.asarray(data.y_codes, dtype=np.int64)
+    if data.labelled is not None:
+        strata = np.where(data.labelled, strata, -1 - np.asarray(data.cells, dtype=np.int64))
+    rows, safety_rows = split_rows(strata, safety_fraction, random_state)
+    cand, safe = data.subset(rows), data.subset(safety_rows)
     m = len(problem.constraints)
     if m == 0:
-        return solve_with(problem.constraints), [], True
-    level = 1 - (1 - model.confidence) / m
+        compiled, result, clf = fit_candidate(problem.constraints, cand)
+        return compiled, result, clf, [], [], True, len(rows)
+    level = 1 - (1 - confidence) / m
     if margins is None:
-        compiled, result = solve_with(problem.constraints)
+        compiled, result, clf = fit_candidate(problem.constraints, cand)
         for _ in range(ROUNDS):
-            cand = _sample(classifier_of(result), X, y_codes, cells, sw, rows, encoder)
-            margins = predicted_margins(problem, cand, level, len(rows), len(safety_rows))
-            compiled, result = solve_with(_tightened(problem, margins))
+            margins = predicted_margins(problem, goal_sample(clf, cand), level, len(rows), len(safety_rows))
+            compiled, result, clf = fit_candidate(tighten(problem, margins), cand)
     else:
-        compiled, result = solve_with(_tightened(problem, margins))
-    clf = classifier_of(result)
-    cand = _sample(clf, X, y_codes, cells, sw, rows, encoder)
-    safe = _sample(clf, X, y_codes, cells, sw, safety_rows, encoder)
-    report, certified = safety_test(problem, margins, cand, safe, model.confidence, model.classes_)
-    return (compiled, result), report, certified
+        compiled, result, clf = fit_candidate(tighten(problem, margins), cand)
+    report, certified = safety_test(problem, margins, goal_sample(clf, cand), goal_sample(clf, safe), confidence,
+                                    data.classes)
+    return compiled, result, clf, margins, report, certified, len(rows)

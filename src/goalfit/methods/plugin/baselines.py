@@ -12,27 +12,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..classifiers.members import ThresholdRule
-from .plugin._common import Recorder, SolverResult
-from .plugin.oracle import ThresholdOracle
+from ...goals.problem import FEASIBLE_TOL
+from ...classifiers.members import ThresholdRule
+from ._common import FitResult, Recorder
+from .oracle import ThresholdOracle
 
 
 def _single(problem, oracle, cost, name, message):
     rec = Recorder(problem, oracle)
     member, C = oracle(cost)
     rec(0, C, force=True)
-    return SolverResult([member], np.ones(1), C[None], name, rec.rows, oracle.n_calls,
-                        problem.max_violation(C) <= 1e-9, message)
+    return FitResult([member], np.ones(1), C[None], name, rec.rows, oracle.n_calls,
+                     problem.max_violation(C) <= FEASIBLE_TOL, message)
 
 
-def argmax_plugin(problem, oracle) -> SolverResult:
+def argmax_plugin(problem, oracle) -> FitResult:
     """Unconstrained plug-in ``argmax_i eta_i(x)`` (cost ``1 - I``), ignoring the goals."""
     n = problem.space.n_classes
     cost = np.broadcast_to(1.0 - np.eye(n), problem.space.shape)
     return _single(problem, oracle, cost, "argmax", "plug-in argmax (baseline)")
 
 
-def balanced_plugin(problem, oracle) -> SolverResult:
+def balanced_plugin(problem, oracle) -> FitResult:
     """Balanced plug-in ``argmax_i eta_i(x) / pi_i`` (cost ``1(i != j) / pi_i``)."""
     space = problem.space
     pi = space.priors
@@ -41,7 +42,7 @@ def balanced_plugin(problem, oracle) -> SolverResult:
 
 
 def post_shift(problem, oracle, *, per_group: bool = False, grid_size: int = 1000,
-               n_sweeps: int = 3) -> SolverResult:
+               n_sweeps: int = 3) -> FitResult:
     """Threshold(s) on ``eta_1`` minimizing the objective on the sample (binary only).
 
     Raises
@@ -77,8 +78,8 @@ def post_shift(problem, oracle, *, per_group: bool = False, grid_size: int = 100
     rec = Recorder(problem, oracle)
     rec(0, C, force=True)
     name = "post_shift_groups" if per_group else "post_shift"
-    return SolverResult([rule], np.ones(1), C[None], name, rec.rows, 0,
-                        problem.max_violation(C) <= 1e-9, f"thresholds {np.round(t, 4).tolist()}")
+    return FitResult([rule], np.ones(1), C[None], name, rec.rows, 0,
+                     problem.max_violation(C) <= FEASIBLE_TOL, f"thresholds {np.round(t, 4).tolist()}")
 
 
 BASELINES = {

@@ -1,0 +1,30 @@
+"""The fit core every estimator stands on.
+
+One goal pipeline::
+
+    data + goals  ->  prepare (classes, cells, confusion space)  ->  Problem.compile
+                  ->  method.check / method.solve  ->  FitResult  ->  the estimator's result protocol
+
+* :func:`prepare` / :class:`PreparedData`: the one preparation of ``X, y, sensitive_features,
+  sample_weight`` and extra datasets (:mod:`goalfit.fit.data`);
+* :func:`resolve_margins` / :func:`tighten`: ``margin=`` and ``confidence=`` move constraint
+  bounds inwards (:mod:`goalfit.fit.problem`); :func:`as_seed` turns ``random_state`` into a seed;
+* :class:`Method`: the interface every family implements (``check(compiled)`` refuses a goal
+  with a one-line reason, ``solve(data, compiled, params)`` returns a :class:`FitResult`); the
+  registry of methods is :mod:`goalfit.methods`;
+* :class:`GoalEstimator`: the base of every estimator (parameter validation, the result protocol,
+  ``evaluate``, ``score``); :class:`Progress`: ``verbose=`` output.
+"""
+from .certification import certify, goal_sample, predicted_margins, safety_test, split_rows
+from .data import MANY_GROUPS, PreparedData, prepare, warn_many_groups
+from .estimator import GOAL_PARAMETERS, GoalEstimator, check_goals_label_free
+from .method import (Method, UnsupportedGoal, check_method_params, keyword_names, refuse_constraints,
+                     require_binary, require_linear)
+from .problem import as_seed, resolve_margins, tighten
+from .progress import SILENT, Progress
+from .result import FitResult
+
+__all__ = ["certify", "goal_sample", "predicted_margins", "safety_test", "split_rows", "FitResult", "GOAL_PARAMETERS", "GoalEstimator", "MANY_GROUPS", "Method", "PreparedData", "Progress", "SILENT",
+           "UnsupportedGoal", "as_seed", "check_goals_label_free", "check_method_params", "keyword_names",
+           "prepare", "refuse_constraints", "require_binary", "require_linear", "resolve_margins", "tighten",
+           "warn_many_groups"]

@@ -1,0 +1,237 @@
+"""The base of every goal-taking estimator: parameter validation, the result protocol and evaluation.
+
+Every estimator of goalfit (:class:`~goalfit.GoalClassifier`, :class:`~goalfit.RampClassifier`,
+:class:`~goalfit.FairSubdataClassifier`, :class:`~goalfit.AdaptiveSurrogateClassifier`,
+:class:`goalfit.torch.LagrangianClassifier`) derives from :class:`GoalEstimator`. After ``fit``
+each exposes the same attributes, which the report, :func:`goalfit.frontier`, Dask and the
+command line read (never the estimator's class):
+
+==========================  ================================================================
+``classes_``                the labels, shape (n_classes,)
+``problem_``                the compiled goals on the training sample (tightened by ``margin``)
+``result_``                 the method's :class:`~goalfit.fit.FitResult`
+``classifier_``             the deployed rule: ``predict(X, sensitive_features=)`` and
+                            ``predict_proba(X, sensitive_features=)`` (the distribution of
+                            what ``predict`` outputs: one-hot for a deterministic rule)
+``history_``                per-iteration ``objective`` and ``max_violation`` (train)
+``feasible_``               every constraint met on the training sample
+``max_violation_``          the largest constraint violation on the training sample (rate units)
+``method_``                 the method that ran (a :mod:`goalfit.methods` registry name)
+``margins_``                the tightening applied to each constraint, or None
+``certified_``              with ``confidence``: whether the safety test passed, else None
+``certification_``          with ``confidence``: per constraint, the safety test's numbers
+``fit_seconds_``            the whole fit
+==========================  ================================================================
+"""
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.validation import check_is_fitted
+
+from ..confusion import confusion_tensor
+from ..confusion.datasets import check_label_free
+from ..goals import FEASIBLE_TOL, Problem
+from ..metrics import add_intervals, evaluate_compiled
+from ..metrics.intervals import GoalSample
+from .data import prepare
+from .problem import as_seed
+
+
+#: The parameters every goal-taking estimator shares, in scikit-learn's validation table form
+#: (checked at ``fit``: a wrong type or value names the parameter and what it accepts).
+GOAL_PARAMETERS = {
+    "objective": [str, HasMethods(["bind"])],
+    "constraints": ["array-like", HasMethods(["violation"])],
+    "method_params": [dict, None],
+    "confidence": [Interval(Real, 0, 1, closed="neither"), None],
+    "margin": [Interval(Real, 0, None, closed="left"), "array-like", None],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "alpha": [Interval(Real, 0, None, closed="neither"), None],
+    "random_state": ["random_state"],
+    "verbose": ["verbose"],
+}
+
+
+class GoalEstimator(ClassifierMixin, BaseEstimator):
+    """Base class of the goal-taking estimators (see the module docstring for the result protocol).
+
+    Subclasses declare ``_parameter_constraints`` (scikit-learn's table of types, ranges and
+    allowed strings, checked at ``fit`` with a message naming the parameter and what is
+    allowed) and set the protocol's attributes through :meth:`_adopt`.
+    """
+
+    _parameter_constraints: dict = {}
+
+    # ------------------------------------------------------------------ goals
+    def _goal_problem(self) -> Problem:
+        """The user's goals (before any tightening)."""
+        return Problem(self.objective, self.constraints)
+
+    def _extra_columns(self):
+        """Slicing columns computed from the features at fit and evaluation (churn's deployed model)."""
+        return None
+
+    def _adopt(self, result, classifier, compiled, *, method: str, margins=None, stacklevel: int = 2) -> None:
+        """Set the result protocol from a method's result on the compiled (tightened) goals.
+
+        Warns (RuntimeWarning) when the constraints cannot all be met on the training sample,
+        naming the worst one with the user's bound (and the tightened one).
+        """
+        self.result_ = result
+        self.history_ = result.history
+        self.classifier_ = classifier
+        self.problem_ = compiled
+        self.method_ = method
+        self.margins_ = None if margins is None else list(margins)
+        C = result.confusion
+        self.max_violation_ = float(compiled.max_violation(C))
+        self.feasible_ = self.max_violation_ <= FEASIBLE_TOL
+        if compiled.constraints and not self.feasible_ and result.certificates.get("warn_infeasible", True):
+            warnings.warn("the goals cannot all be met on the training data: returning the least-violating "
+                          f"classifier ({self.violation_summary(C)})", RuntimeWarning, stacklevel=stacklevel + 1)
+
+    def violation_summary(self, C) -> str:
+        """The worst constraint of the training tensor ``C``: its value, the user's bound and the tightened one."""
+        compiled = self.problem_
+        user = self._goal_problem().constraints
+        worst = max(range(len(compiled.constraints)), key=lambda j: compiled.constraints[j].violation(C))
+        cc = compiled.constraints[worst]
+        text = (f"max violation {cc.violation(C):.4g}: {cc.constraint.expression.name} = {cc.value(C):.4g} "
+                f"for the bound {cc.sense} {user[worst].bound:g}")
+        if self.margins_ is not None and self.margins_[worst] > 0:
+            text += f", tightened to {cc.bound:.4g} by the margin {self.margins_[worst]:.4g}"
+        return text
+
+    # ------------------------------------------------------------------ predicting
+    def predict(self, X, *, sensitive_features=None, random_state=None):
+        """Predicted labels, shape (n_samples,) (randomized rules sample per example, seeded by
+        ``random_state``, default the estimator's)."""
+        check_is_fitted(self, "classifier_")
+        X = self._check_predict_X(X)
+        rs = getattr(self, "random_state", None) if random_state is None else random_state
+        return self.classifier_.predict(X, sensitive_features=sensitive_features, random_state=rs)
+
+    def predict_proba(self, X, *, sensitive_features=None):
+        """The deployed rule's class distribution per example, shape (n_samples, n_classes).
+
+        Entry ``[l, j]`` is the probability that :meth:`predict` outputs ``classes_[j]`` for
+        example ``l`` (one-hot for a deterministic rule), not an estimate of ``P(y | x)``.
+        """
+        check_is_fitted(self, "classifier_")
+        return self.classifier_.predict_proba(self._check_predict_X(X), sensitive_features=sensitive_features)
+
+    def _check_predict_X(self, X):
+        """Features at predict time (subclasses that own their features check their width and names)."""
+        return X
+
+    # ------------------------------------------------------------------ evaluating
+    def evaluate(self, X, y=None, *, sensitive_features=None, sample_weight=None, datasets=None, confidence=None,
+                 interval_method="auto", classifier=None) -> dict:
+        """Objective and constraint values on (held-out) data, expected over the rule's randomization.
+
+        Parameters
+        ----------
+        X, y, sensitive_features, sample_weight
+            Labelled data; ``sensitive_features`` are the columns the goals name (a group-blind
+            model never reads them, so groups unseen in training are fine there).
+        datasets : dict, optional
+            Extra named datasets the goals refer to with ``dataset=...`` (as at fit time).
+        confidence : float in (0, 1), optional
+            Add confidence intervals (:mod:`goalfit.metrics.intervals`): each covers the
+            population value of the goal for this fitted classifier, given data drawn i.i.d.
+        interval_method : {"auto", "clopper_pearson", "delta", "bootstrap"}
+        classifier : object, optional
+            Another rule of this fit to evaluate on the same goals (e.g. a
+            :meth:`to_deterministic` result or a report's baseline); default ``classifier_``.
+
+        Returns
+        -------
+        dict
+            ``objective`` {name, value}, ``constraints`` [{name, expression, value, bound,
+            sense, violation, met}], ``accuracy`` (labelled rows of the training dataset); with
+            ``confidence`` also ``interval`` entries, ``met_with_confidence`` and
+            ``accuracy_interval``.
+
+        Raises
+        ------
+        ValueError
+            Labels not among ``classes_``, a goal's group or class absent from the data (an
+            empty slice), a goal on the labels of an unlabelled dataset, mismatched lengths.
+        """
+        check_is_fitted(self, "classifier_")
+        data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
+                       datasets=datasets, extra_columns=self._extra_columns(), classes=self.classes_,
+                       who=type(self).__name__, warn_groups=False)
+        clf = self.classifier_ if classifier is None else classifier
+        dist = np.asarray(clf.predict_proba(self._check_predict_X(data.X), sensitive_features=data.sensitive_features))
+        problem = self._goal_problem()
+        compiled = problem.compile(data.space)
+        if data.labelled is not None:
+            check_goals_label_free(compiled, data.unlabelled_cells)
+        C = confusion_tensor(data.y_codes, dist, data.cells, data.n_classes, data.encoder.n_cells, data.sample_weight)
+        out = evaluate_compiled(problem, compiled, C)
+        rows = data.train_rows
+        w = data.weights() if rows is None else data.weights()[rows]
+        codes = np.asarray(data.y_codes, dtype=np.intp)
+        correct = dist[np.arange(len(codes)), codes] if rows is None else dist[rows, codes[rows]]
+        out["accuracy"] = float(w @ correct / w.sum())
+        if confidence is not None:
+            add_intervals(out, problem, GoalSample(data.y_codes, dist, data.cells, data.space, data.sample_weight),
+                          confidence, method=interval_method, random_state=as_seed(getattr(self, "random_state", None)),
+                          accuracy=rows is None)
+        return out
+
+    def score(self, X, y, sample_weight=None, *, sensitive_features=None) -> float:
+        """Expected accuracy of the deployed rule (over its randomization), in [0, 1].
+
+        Raises
+        ------
+        ValueError
+            Labels not among ``classes_``, mismatched lengths.
+        """
+        check_is_fitted(self, "classifier_")
+        data = prepare(X, y, sample_weight=sample_weight, classes=self.classes_, who=type(self).__name__,
+                       warn_groups=False)
+        dist = np.asarray(self.predict_proba(X, sensitive_features=sensitive_features))
+        codes = np.asarray(data.y_codes, dtype=np.intp)
+        return float(np.average(dist[np.arange(len(codes)), codes], weights=data.sample_weight))
+
+    # ------------------------------------------------------------------ the report's baseline
+    def fit_baseline(self, X, y, *, sensitive_features=None, sample_weight=None, datasets=None):
+        """The rule the report compares this fit with, on the same training data.
+
+        Returns
+        -------
+        (name, classifier, seconds) or None
+            A short name (``"unconstrained"``, ``"post-shift"``, ...), a rule with
+            ``predict_proba(X, sensitive_features=)`` that :meth:`evaluate` accepts, and the
+            seconds its fit took (0 when it comes with this fit); None when there is none.
+        """
+        return None
+
+    def report_fields(self) -> dict:
+        """Method-specific fields of the report (its ``method`` line, notes, history axes)."""
+        return {"method": self.method_}
+
+
+def check_goals_label_free(compiled, unlabelled_cells) -> None:
+    """Refuse goals that read the (placeholder) labels of unlabelled datasets.
+
+    Raises
+    ------
+    ValueError
+        Naming the goal and the unlabelled datasets it covers.
+    """
+    space = compiled.space
+    obj = compiled.objective
+    if hasattr(obj, "coef"):
+        check_label_free(obj.coef, space, unlabelled_cells, f"the objective {obj.name}")
+    for cc in compiled.constraints:
+        if cc.rows is not None:
+            check_label_free(compiled.A[cc.rows], space, unlabelled_cells, f"the constraint {cc.name}")

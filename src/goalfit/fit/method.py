@@ -1,0 +1,151 @@
+"""The method interface: every family is a method on the compiled problem.
+
+A :class:`Method` has a registry ``name``, says whether it can express a compiled problem
+(:meth:`Method.check`, a one-line reason otherwise) and solves it on prepared data
+(:meth:`Method.solve`, returning a :class:`~goalfit.fit.FitResult`). The registry of every
+method lives in :mod:`goalfit.methods`.
+"""
+from __future__ import annotations
+
+import difflib
+import inspect
+
+from ..goals.problem import CompiledProblem
+
+
+class UnsupportedGoal(ValueError):
+    """A method cannot express a goal (the message is the one-line reason and what to use instead)."""
+
+
+def require_binary(compiled: CompiledProblem, method: str) -> None:
+    """Refuse a problem with more than two classes.
+
+    Raises
+    ------
+    UnsupportedGoal
+    """
+    k = compiled.space.n_classes
+    if k != 2:
+        raise UnsupportedGoal(f"method {method!r} is for binary problems; y has {k} classes "
+                              f"{compiled.space.classes.tolist()}")
+
+
+def require_linear(compiled: CompiledProblem, method: str, *, objective: bool = True,
+                   constraints: bool = True) -> None:
+    """Refuse a non-linear objective or a constraint without a polyhedral form.
+
+    Raises
+    ------
+    UnsupportedGoal
+        Naming the goal and its kind.
+    """
+    if objective and compiled.objective.kind != "linear":
+        raise UnsupportedGoal(f"method {method!r} needs a linear objective (an error rate, a weighted sum of "
+                              f"rates); {compiled.objective.name!r} is {compiled.objective.kind}")
+    if constraints:
+        for c in compiled.constraints:
+            if c.rows is None:
+                raise UnsupportedGoal(f"method {method!r} needs linear constraints; {c.name!r} has no "
+                                      "polyhedral form")
+
+
+def refuse_constraints(compiled: CompiledProblem, method: str, instead: str) -> None:
+    """Refuse any constraint (for methods that can only minimize an objective).
+
+    Raises
+    ------
+    UnsupportedGoal
+    """
+    if compiled.constraints:
+        raise UnsupportedGoal(f"method {method!r} takes no constraints ({len(compiled.constraints)} given: "
+                              f"{compiled.constraints[0].name!r}...); {instead}")
+
+
+def check_method_params(params, known, method: str) -> dict:
+    """``method_params`` as a dict, every key one the method knows.
+
+    Parameters
+    ----------
+    params : dict or None
+    known : iterable of str
+        The method's parameter names.
+    method : str
+        For the message.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    TypeError
+        ``params`` is not a dict (or None).
+    ValueError
+        An unknown key, with the closest known name ("did you mean") and the known ones.
+    """
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise TypeError(f"method_params must be a dict (or None), got {type(params).__name__}")
+    known = sorted(known)
+    for key in params:
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"unknown method_params key {key!r} for method {method!r}{hint} known: {known}")
+    return dict(params)
+
+
+def keyword_names(func, exclude=()) -> list[str]:
+    """The keyword parameters of ``func`` (a solver's knobs), minus ``exclude``."""
+    sig = inspect.signature(func)
+    return [p.name for p in sig.parameters.values()
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is not p.empty
+            and p.name not in exclude]
+
+
+class Method:
+    """A method on the compiled problem.
+
+    Subclasses set :attr:`name` and :attr:`family` and implement :meth:`check`,
+    :meth:`solve` and :meth:`param_names`.
+
+    Attributes
+    ----------
+    name : str
+        The registry name (``method=`` of the estimators, ``method`` in a spec file).
+    family : str
+        ``"plugin"``, ``"ramp"``, ``"subdata"``, ``"surrogate"`` or ``"lagrangian"``.
+    """
+
+    name: str = ""
+    family: str = ""
+
+    def check(self, compiled: CompiledProblem) -> None:
+        """Refuse a problem the method cannot express.
+
+        Raises
+        ------
+        UnsupportedGoal
+            With a one-line reason (and what to use instead).
+        """
+
+    def param_names(self) -> list[str]:
+        """The keys ``method_params`` may hold for this method."""
+        return []
+
+    def check_params(self, params) -> dict:
+        """``method_params`` validated against :meth:`param_names` (see :func:`check_method_params`)."""
+        return check_method_params(params, self.param_names(), self.name)
+
+    def solve(self, data, compiled: CompiledProblem, params: dict):
+        """Solve ``compiled`` on ``data`` (a :class:`~goalfit.fit.PreparedData`).
+
+        Returns
+        -------
+        FitResult
+        """
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<method {self.name!r} ({self.family})>"

@@ -1,0 +1,93 @@
+"""Progress of long fits: the phase, the iteration, the objective and the worst violation.
+
+``verbose=0`` (every estimator's default in library use) prints nothing. ``verbose=1`` prints
+a line when a phase starts and, at most every :attr:`Progress.interval` seconds, the current
+iteration; ``verbose=2`` prints every update. On a terminal the lines are drawn by rich; in a
+file or a pipe (a CLI run redirected, a notebook's captured stream) they are plain text lines.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+
+class Progress:
+    """Reports the phases and iterations of one fit.
+
+    Parameters
+    ----------
+    verbose : int, default 0
+        0: silent; 1: phases and throttled iterations; 2: every iteration.
+    who : str
+        Name printed at the start of each line (the estimator's class).
+    stream : file-like, optional
+        Where to write (default ``sys.stderr``).
+    interval : float, default 1.0
+        Seconds between two iteration lines at ``verbose=1``.
+    """
+
+    def __init__(self, verbose: int = 0, *, who: str = "goalfit", stream=None, interval: float = 1.0):
+        self.verbose = int(verbose or 0)
+        self.who = who
+        self.stream = stream
+        self.interval = float(interval)
+        self.start = time.perf_counter()
+        self._last = -float("inf")
+        self._phase = ""
+        self._total = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.verbose > 0
+
+    def _write(self, text: str) -> None:
+        stream = self.stream if self.stream is not None else sys.stderr
+        if getattr(stream, "isatty", lambda: False)():
+            from rich.console import Console
+
+            Console(file=stream, highlight=False, soft_wrap=True).print(f"[dim]{self.who}[/dim] {text}",
+                                                                       markup=True)
+        else:
+            stream.write(f"[{self.who}] {text}\n")
+            stream.flush()
+
+    def phase(self, name: str, total: int | None = None) -> None:
+        """Start a phase (``"fitting the base model"``, ``"split_frank_wolfe"``, ...) of ``total`` steps."""
+        self._phase, self._total = name, total
+        self._last = time.perf_counter()  # the first iteration line comes after an interval
+        if self.enabled:
+            size = "" if total is None else f" ({total} steps at most)"
+            self._write(f"{name}{size} ... {time.perf_counter() - self.start:.1f} s")
+
+    def due(self) -> bool:
+        """Whether an :meth:`update` now would print (enabled, and the interval has passed at ``verbose=1``)."""
+        return self.enabled and (self.verbose >= 2 or time.perf_counter() - self._last >= self.interval)
+
+    def update(self, iteration: int | None = None, *, objective: float | None = None,
+               max_violation: float | None = None, force: bool = False, **fields) -> None:
+        """Report the current iteration (throttled at ``verbose=1``)."""
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if not force and self.verbose < 2 and now - self._last < self.interval:
+            return
+        self._last = now
+        parts = [self._phase]
+        if iteration is not None:
+            parts.append(f"iteration {iteration}" + ("" if self._total is None else f"/{self._total}"))
+        if objective is not None:
+            parts.append(f"objective {objective:.4g}")
+        if max_violation is not None:
+            parts.append(f"max violation {max_violation:.3g}")
+        parts += [f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in fields.items()]
+        parts.append(f"{now - self.start:.1f} s")
+        self._write("  ".join(p for p in parts if p))
+
+    def done(self, message: str = "done") -> None:
+        """The fit's last line."""
+        if self.enabled:
+            self._write(f"{message} in {time.perf_counter() - self.start:.1f} s")
+
+
+#: The silent reporter (``verbose=0``).
+SILENT = Progress(0)

@@ -1,0 +1,137 @@
+"""The plug-in family as methods on the compiled problem (:class:`PluginMethod`)."""
+from __future__ import annotations
+
+from ...fit import SILENT, Method, UnsupportedGoal, keyword_names, refuse_constraints
+from . import METHODS, choose_method
+from .baselines import BASELINES
+from .group_blind import GroupBlindOracle, GroupBlindThresholdOracle
+from .oracle import PluginOracle, ThresholdOracle
+
+#: Every plug-in method name: ``"auto"``, the algorithms and the baselines.
+PLUGIN_NAMES = ("auto", *METHODS, *BASELINES)
+
+ORACLES = ("plugin", "threshold", "refit")
+
+_UNCONSTRAINED = {"frank_wolfe": "split_frank_wolfe or con_gda", "gda": "con_gda", "bisection": "con_bisection",
+                  "ellipsoid": "con_ellipsoid"}
+
+
+def make_oracle(data, kind: str = "plugin", *, group_blind: bool = False):
+    """The linear minimization oracle on the class probabilities ``data.scores``.
+
+    Parameters
+    ----------
+    data : PreparedData
+        With ``scores`` of shape (n_samples, n_classes), or (n_samples, n_cells * n_classes)
+        cell-major joint probabilities when ``group_blind``.
+    kind : {"plugin", "threshold"}
+        The plug-in rule (Narasimhan et al. Alg. 9/10) or the exact per-group thresholds on the
+        sample (binary).
+    group_blind : bool
+        The group-blind oracles on joint probabilities (:mod:`goalfit.methods.plugin.group_blind`).
+
+    Raises
+    ------
+    ValueError
+        An unknown kind, or ``data.scores`` missing.
+    """
+    if data.scores is None:
+        raise ValueError("the plug-in methods need class probabilities (data.scores)")
+    if kind not in ("plugin", "threshold"):
+        raise ValueError(f"oracle must be 'plugin' or 'threshold' here, got {kind!r}")
+    space = data.space
+    if group_blind:
+        cls = GroupBlindThresholdOracle if kind == "threshold" else GroupBlindOracle
+        return cls(data.scores.reshape(-1, space.n_cells, space.n_classes), data.y_codes, data.cells, space,
+                   data.sample_weight)
+    cls = ThresholdOracle if kind == "threshold" else PluginOracle
+    return cls(data.scores, data.y_codes, data.cells, space, data.sample_weight)
+
+
+class PluginMethod(Method):
+    """One plug-in method of Narasimhan et al. (JMLR 2024), or a baseline, on fixed class probabilities.
+
+    ``solve(data, compiled, params)`` runs it with the oracle ``params["oracle"]`` (an oracle
+    object, or ``"plugin"`` / ``"threshold"`` built on ``data.scores`` by :func:`make_oracle`);
+    every other key of ``params`` goes to the algorithm (``max_iter``, ``tol``, step sizes, ...).
+
+    Parameters
+    ----------
+    name : str
+        ``"auto"`` (resolved by :func:`~goalfit.methods.plugin.choose_method`), an algorithm of
+        :data:`~goalfit.methods.plugin.METHODS` or a baseline of :data:`BASELINES`.
+    """
+
+    family = "plugin"
+
+    def __init__(self, name: str):
+        if name not in PLUGIN_NAMES:
+            raise ValueError(f"unknown plug-in method {name!r}; known: {list(PLUGIN_NAMES)}")
+        self.name = name
+
+    def resolve(self, compiled) -> str:
+        """The algorithm that runs on ``compiled`` (``"auto"`` resolved, §8.6).
+
+        Raises
+        ------
+        UnsupportedGoal
+            When ``"auto"`` finds no method with a guarantee for the objective.
+        """
+        if self.name != "auto":
+            return self.name
+        try:
+            return choose_method(compiled)
+        except ValueError as err:
+            raise UnsupportedGoal(str(err)) from None
+
+    def check(self, compiled) -> None:
+        name = self.resolve(compiled)
+        obj = compiled.objective
+        if name in BASELINES:
+            refuse_constraints(compiled, name, "the baselines ignore goals; pass method='auto' to meet them")
+            if name.startswith("post_shift") and compiled.space.n_classes != 2:
+                raise UnsupportedGoal(f"method {name!r} thresholds eta_1: it is for binary problems")
+            return
+        if name in _UNCONSTRAINED and compiled.constraints:
+            raise UnsupportedGoal(f"method {name!r} is unconstrained; with constraints use {_UNCONSTRAINED[name]}")
+        if name in ("column_generation",) and obj.kind != "linear":
+            raise UnsupportedGoal(f"method 'column_generation' needs a linear objective; {obj.name!r} is {obj.kind} "
+                                  "(method='auto' picks one for it)")
+        if name in ("bisection", "con_bisection") and obj.kind != "ratio":
+            raise UnsupportedGoal(f"method {name!r} needs a ratio-of-linear objective (F-measure, micro-F1); "
+                                  f"{obj.name!r} is {obj.kind}")
+        if name in ("column_generation", "split_frank_wolfe") and compiled.nonlinear:
+            raise UnsupportedGoal(f"method {name!r} needs polyhedral constraints; {compiled.nonlinear[0].name!r} is "
+                                  "not (use con_gda)")
+
+    def param_names(self, compiled=None) -> list[str]:
+        names = (list(METHODS) if self.name == "auto" and compiled is None
+                 else [self.resolve(compiled) if compiled is not None else self.name])
+        keys = {"oracle"}
+        for name in names:
+            func = METHODS.get(name) or BASELINES[name]
+            keys |= set(keyword_names(func, exclude=("callback",)))
+        if any(n in BASELINES for n in names):
+            keys |= set(keyword_names(BASELINES["post_shift"], exclude=("per_group",)))
+        return sorted(keys)
+
+    def solve(self, data, compiled, params: dict, progress=SILENT):
+        """Run on ``data.scores`` (or the oracle in ``params["oracle"]``).
+
+        Returns
+        -------
+        FitResult
+        """
+        name = self.resolve(compiled)
+        params = dict(params or {})
+        oracle = params.pop("oracle", "plugin")
+        if isinstance(oracle, str):
+            oracle = make_oracle(data, oracle)
+        progress.phase(name)
+        if name in BASELINES:
+            return BASELINES[name](compiled, oracle, **params)
+        if progress.enabled and "callback" not in params:
+            params["callback"] = progress
+        result = METHODS[name](compiled, oracle, **params)
+        result.method = name
+        return result
