@@ -142,7 +142,7 @@ class Memo(ClassifierMixin, BaseEstimator):
 GOALFIT = {
     "in-sample": dict(cv=None),
     "cv=5": dict(cv=5),
-    "cv=5 refit": dict(cv=5, cv_model="refit"),
+    "cv=5 refit": dict(cv=5, method_params={"cv_model": "refit"}),
     "confidence=0.95": dict(cv=None, confidence=0.95),
     "cv=5 + confidence=0.95": dict(cv=5, confidence=0.95),
 }

@@ -180,7 +180,7 @@ SLOW = ("RampClassifier", "Zafar")  # run on the first --slow-splits splits only
 
 def fit_goal(X, y, s, kind, bound, est, group_blind, joint="product", cv="auto", **kw):
     m = gf.GoalClassifier(est, constraints=[constraint(kind, bound, "g")], group_blind=group_blind,
-                          joint_model=joint, cv=cv, random_state=0, **kw)
+                          method_params={"joint_model": joint}, cv=cv, random_state=0, **kw)
     m.fit(X, y, sensitive_features={"g": np.asarray(s)})
     blind = group_blind
     return m, (lambda Xe, se: m.predict_proba(Xe) if blind else m.predict_proba(Xe, sensitive_features={"g": np.asarray(se)}))

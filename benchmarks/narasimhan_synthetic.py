@@ -40,6 +40,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
+from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 
 import goalfit as gf
@@ -153,8 +154,8 @@ def run(args):
             base = LogisticRegression(max_iter=1000).fit(X, y)
             for meth in UNCONSTRAINED + CONSTRAINED:
                 params = {"max_iter": cfg["budget"][meth]} if meth in cfg["budget"] else None
-                m = gf.GoalClassifier(base, objective="qmean", constraints=[cov <= 0.01] if meth in CONSTRAINED else [],
-                                      method=meth, prefit=True, method_params=params).fit(X, y)
+                m = gf.GoalClassifier(FrozenEstimator(base), objective="qmean", constraints=[cov <= 0.01] if meth in CONSTRAINED else [],
+                                      method=meth, method_params=params).fit(X, y)
                 ev = m.evaluate(Xt, yt)
                 r = res.setdefault((meth, N), {"qmean": [], "train_qmean": [], "violation": [], "seconds": []})
                 r["qmean"].append(ev["objective"]["value"])

@@ -4,7 +4,7 @@
 Protocol (paper §8, App. B.1 and the authors' code): random 70/30 splits
 ``train_test_split(test_size=0.3, random_state=i)``, i = 0..9 (not stratified); a logistic-
 regression class-probability model fitted once per split and shared by every plug-in method
-(``GoalClassifier(base, prefit=True)``): ``StandardScaler + LogisticRegression(max_iter=2000)``
+(``GoalClassifier(FrozenEstimator(base))``): ``StandardScaler + LogisticRegression(max_iter=2000)``
 on the UCI multiclass sets, ``goalfit.cli.models.make_estimator("logistic_regression", X)`` on
 the fairness sets. Numbers are test losses (lower is better), mean ± 95% half-width
 ``2 * std / sqrt(n_splits)`` (numpy std, ddof=0: the convention of the authors' code).
@@ -53,6 +53,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
+from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
@@ -113,7 +114,7 @@ def fit(base, X, y, S, objective, constraints, method, budget, max_iter=None):
     params = None
     if method in budget:
         params = {"max_iter": max_iter or budget[method], "record_every": max(1, (max_iter or budget[method]) // 200)}
-    m = gf.GoalClassifier(base, objective=objective, constraints=constraints, method=method, prefit=True,
+    m = gf.GoalClassifier(FrozenEstimator(base), objective=objective, constraints=constraints, method=method,
                           method_params=params)
     return m.fit(X, y, sensitive_features=S)
 

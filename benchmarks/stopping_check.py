@@ -31,6 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
+from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
@@ -57,7 +58,7 @@ def fit_pair(base, X, y, S, objective, constraints, method, budget):
     """The default fit and the ``tol=0`` fit; returns one record with both."""
     out = {}
     for label, extra in (("default", {}), ("full", {"tol": 0.0})):
-        m = gf.GoalClassifier(base, objective=objective, constraints=constraints, method=method, prefit=True,
+        m = gf.GoalClassifier(FrozenEstimator(base), objective=objective, constraints=constraints, method=method,
                               method_params={"max_iter": budget, **extra})
         m.fit(X, y, sensitive_features=S)
         dist = m.predict_proba(X, sensitive_features=S)

@@ -70,10 +70,9 @@ def evaluate(model, classifier, X, y, sf, problem):
     return ev["objective"]["value"], max([c["violation"] for c in ev["constraints"]] or [0.0])
 
 
-ADULT_PARAMS = dict(optimizer="adam", learning_rate=0.01, batch_size=256, snapshots_per_epoch=2)
-LAW_PARAMS = dict(hidden_layer_sizes=(32,), optimizer="adam", learning_rate=0.01, batch_size=256,
-                  snapshots_per_epoch=2)
-DIGITS_PARAMS = dict(optimizer="adam", learning_rate=0.003, batch_size=64, snapshots_per_epoch=1, min_slice_rows=0)
+ADULT_PARAMS = dict(batch_size=256, method_params={'optimizer': 'adam', 'learning_rate': 0.01, 'snapshots_per_epoch': 2})
+LAW_PARAMS = dict(hidden_layer_sizes=(32,), batch_size=256, method_params={'optimizer': 'adam', 'learning_rate': 0.01, 'snapshots_per_epoch': 2})
+DIGITS_PARAMS = dict(batch_size=64, method_params={'optimizer': 'adam', 'learning_rate': 0.003, 'snapshots_per_epoch': 1, 'min_slice_rows': 0})
 #: the multipliers' step size is chosen per formulation, split and seed on a validation part of
 #: the training data (never on test): key (max(val violation - 0.01, 0), val error), lowest wins
 MULTIPLIER_GRID = {"proxy_lagrangian": (0.05, 0.5), "lagrangian": (0.05, 0.5)}
@@ -301,8 +300,7 @@ def part_d(P, log, rows, details):
             torch.manual_seed(rep)
             plain = PlainLoop(make_mlp(d["Xtr"].shape[1], 1, hidden), d["Xtr"], d["ytr"], 2,
                               ADULT_PARAMS["batch_size"], 0.01, rep)
-            ests = {k: LagrangianClassifier(constraints=c, hidden_layer_sizes=hidden, n_epochs=1, random_state=rep,
-                                            formulation=form, multiplier_learning_rate=0.05, **ADULT_PARAMS)
+            ests = {k: LagrangianClassifier(constraints=c, hidden_layer_sizes=hidden, max_iter=1, random_state=rep, method=form, **ADULT_PARAMS, method_params={'multiplier_learning_rate': 0.05})
                     for k, c, form in (("goalfit unconstrained", (), "proxy_lagrangian"),
                                        ("goalfit lagrangian", cons, "lagrangian"),
                                        ("goalfit proxy_lagrangian", cons, "proxy_lagrangian"))}

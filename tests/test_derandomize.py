@@ -18,7 +18,7 @@ def _fit(seed=0, n=1000):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         m = gf.GoalClassifier(LogisticRegression(), constraints=[gf.positive_prediction_rate() <= 1.0],
-                              oracle="threshold").fit(X, y)
+                              method_params={"oracle": "threshold"}).fit(X, y)
     return m
 
 

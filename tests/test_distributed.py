@@ -4,6 +4,7 @@ import dask
 import dask.array as da
 import dask.dataframe as dd
 import numpy as np
+from sklearn.frozen import FrozenEstimator
 import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression, SGDClassifier
@@ -43,9 +44,9 @@ HMEAN_COV = ("hmean", [gf.coverage() >= 0.4])
 def test_binary_fit_equals_in_memory(objective, constraints, oracle):
     X, y, s = _data()
     lr = LogisticRegression().fit(X, y)
-    kw = dict(prefit=True, objective=objective, constraints=constraints, oracle=oracle)
-    mem = gf.GoalClassifier(lr, **kw).fit(X, y, sensitive_features=s)
-    dsk = gf.GoalClassifier(lr, **kw).fit(*_dask(X, y, s)[:2], sensitive_features=_dask(X, y, s)[2])
+    kw = dict(objective=objective, constraints=constraints, method_params={"oracle": oracle})
+    mem = gf.GoalClassifier(FrozenEstimator(lr), **kw).fit(X, y, sensitive_features=s)
+    dsk = gf.GoalClassifier(FrozenEstimator(lr), **kw).fit(*_dask(X, y, s)[:2], sensitive_features=_dask(X, y, s)[2])
     assert dsk.statistics_["kind"] == "exact" and dsk.statistics_["n_partitions"] == 6
     assert dsk.method_ == mem.method_
     np.testing.assert_allclose(dsk.result_.confusion, mem.result_.confusion, atol=1e-12)
@@ -89,10 +90,10 @@ def test_sample_weight_and_precomputed_probabilities():
 def test_multiclass_map_reduce_equals_in_memory():
     X, y, s = _data(n=3000, k=3, seed=1)
     lr = LogisticRegression().fit(X, y)
-    kw = dict(prefit=True, objective="error", constraints=[gf.positive_prediction_rate(0) <= 0.25])
-    mem = gf.GoalClassifier(lr, **kw).fit(X, y, sensitive_features=s)
+    kw = dict(objective="error", constraints=[gf.positive_prediction_rate(0) <= 0.25])
+    mem = gf.GoalClassifier(FrozenEstimator(lr), **kw).fit(X, y, sensitive_features=s)
     Xd, yd, sd = _dask(X, y, s, chunk=700)
-    dsk = gf.GoalClassifier(lr, **kw).fit(Xd, yd, sensitive_features=sd)
+    dsk = gf.GoalClassifier(FrozenEstimator(lr), **kw).fit(Xd, yd, sensitive_features=sd)
     assert dsk.statistics_["kind"] == "map_reduce"
     assert dsk.result_.n_oracle_calls == mem.result_.n_oracle_calls > 2
     np.testing.assert_allclose(dsk.result_.confusion, mem.result_.confusion, atol=1e-12)
@@ -132,7 +133,7 @@ def test_histogram_rates_within_the_stated_bound():
 
     # the fitted classifier: reported training rates vs its exact rates on the data
     with gf.distributed.options(statistics="histogram", n_bins=n_bins):
-        hst = gf.GoalClassifier(lr, prefit=True, constraints=DP).fit(Xd, yd, sensitive_features=sd)
+        hst = gf.GoalClassifier(FrozenEstimator(lr), constraints=DP).fit(Xd, yd, sensitive_features=sd)
     assert hst.statistics_["kind"] == "histogram"
     assert hst.statistics_["rate_error_bound"] == pytest.approx(eps)
     C_true = hst.classifier_.expected_confusion_tensor(X, y, sensitive_features=s)
@@ -165,7 +166,7 @@ def test_unaligned_partitions_raise_a_clear_error():
     Xd = da.from_array(X, chunks=(1000, 4))
     yd = da.from_array(y, chunks=1000)
     lr = LogisticRegression().fit(X, y)
-    clf = gf.GoalClassifier(lr, prefit=True, constraints=DP)
+    clf = gf.GoalClassifier(FrozenEstimator(lr), constraints=DP)
     with pytest.raises(ValueError, match="partition 0: X has 1000 rows but sensitive_features has 750"):
         clf.fit(Xd, yd, sensitive_features=da.from_array(s, chunks=((750, 1250, 1000),)))
     with pytest.raises(ValueError, match="X has 3 partitions but sensitive_features has 2"):
@@ -187,13 +188,12 @@ def test_dataframe_on_local_cluster_keeps_partitioning():
     frame = pd.DataFrame(X, columns=list("pqrs")).assign(label=y, group=s)
     df = dd.from_pandas(frame, npartitions=5, sort=False)
     lr = LogisticRegression().fit(frame[list("pqrs")], y)
-    mem = gf.GoalClassifier(lr, prefit=True, constraints=[gf.demographic_parity_difference("group") <= 0.01]).fit(
+    mem = gf.GoalClassifier(FrozenEstimator(lr), constraints=[gf.demographic_parity_difference("group") <= 0.01]).fit(
         frame[list("pqrs")], y, sensitive_features=frame[["group"]])
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   dashboard_address=None) as cluster, distributed.Client(cluster), \
             dask.config.set(scheduler=None):
-        dsk = gf.GoalClassifier(lr, prefit=True,
-                                constraints=[gf.demographic_parity_difference("group") <= 0.01]).fit(
+        dsk = gf.GoalClassifier(FrozenEstimator(lr), constraints=[gf.demographic_parity_difference("group") <= 0.01]).fit(
             df[list("pqrs")], df["label"], sensitive_features=df[["group"]])
         proba = dsk.predict_proba(df[list("pqrs")], sensitive_features=df[["group"]])
         pred = dsk.predict(df[list("pqrs")], sensitive_features=df[["group"]], random_state=0)
@@ -240,7 +240,7 @@ def test_partial_fit_over_partitions():
         ref2.partial_fit(X[1000 * k:1000 * (k + 1)], y[1000 * k:1000 * (k + 1)], classes=np.array([0, 1]))
     np.testing.assert_allclose(two.estimator_.coef_, ref2.coef_)
     assert np.abs(two.estimator_.coef_ - ref.coef_).max() > 1e-6  # the second epoch moved the weights
-    mem = gf.GoalClassifier(ref, prefit=True, constraints=DP).fit(X, y, sensitive_features=s)
+    mem = gf.GoalClassifier(FrozenEstimator(ref), constraints=DP).fit(X, y, sensitive_features=s)
     np.testing.assert_allclose(clf.result_.confusion, mem.result_.confusion, atol=1e-12)
 
 
@@ -250,7 +250,7 @@ def test_options_that_need_memory_are_refused():
     with pytest.raises(ValueError, match="has no partial_fit"):
         gf.GoalClassifier(LogisticRegression()).fit(Xd, yd, sensitive_features=sd)
     with pytest.raises(ValueError, match="confidence is not available on Dask"):
-        gf.GoalClassifier(LogisticRegression().fit(X, y), prefit=True, confidence=0.9).fit(Xd, yd, sensitive_features=sd)
+        gf.GoalClassifier(FrozenEstimator(LogisticRegression().fit(X, y)), confidence=0.9).fit(Xd, yd, sensitive_features=sd)
     with pytest.raises(ValueError, match="group_blind=True is not available on Dask"):
         gf.GoalClassifier("precomputed", group_blind=True).fit(da.from_array(np.eye(2)[y], chunks=(1000, 2)), yd,
                                                                sensitive_features=sd)
@@ -285,7 +285,7 @@ def test_cli_fits_a_parquet_glob_on_a_scheduler(tmp_path):
                                        "--scheduler", cluster.scheduler_address])
     assert res.exit_code == 0, res.output
     report = json.loads((tmp_path / "out" / "report.json").read_text())
-    mem = gf.GoalClassifier(lr, prefit=True, constraints=[gf.demographic_parity_difference("group") <= 0.01]).fit(
+    mem = gf.GoalClassifier(FrozenEstimator(lr), constraints=[gf.demographic_parity_difference("group") <= 0.01]).fit(
         frame[cols], y, sensitive_features=frame[["group"]])
     ev = mem.evaluate(frame[cols], y, sensitive_features=frame[["group"]])
     assert report["objective"]["train"] == pytest.approx(ev["objective"]["value"], abs=1e-12)

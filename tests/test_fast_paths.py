@@ -201,7 +201,7 @@ def test_fit_with_more_joint_codes_than_int8_holds(group_blind, monkeypatch):
     (cell, class) codes reach 134 > 127 (the group-blind joint label, the confusion and
     row-mass keys, the oracle's label offsets) give the same fit as intp codes."""
     import goalfit as gf
-    import goalfit.estimators.goal_classifier as gc
+    import goalfit.fit.data as fit_data
 
     r = np.random.default_rng(5)
     n, K, G = 1000, 3, 45
@@ -216,7 +216,7 @@ def test_fit_with_more_joint_codes_than_int8_holds(group_blind, monkeypatch):
     out = []
     for narrow in (True, False):
         if not narrow:
-            monkeypatch.setattr(gc, "compact_codes", lambda codes, n_values: np.asarray(codes, dtype=np.intp))
+            monkeypatch.setattr(fit_data, "compact_codes", lambda codes, n_values: np.asarray(codes, dtype=np.intp))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             m = gf.GoalClassifier("precomputed", **kw).fit(P, y, sensitive_features={"g": g})

@@ -5,6 +5,7 @@ import json
 import warnings
 
 import numpy as np
+from sklearn.frozen import FrozenEstimator
 import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
@@ -26,7 +27,7 @@ def _template(c=None):
     # the same LP optimum from any start (with the plug-in oracle, optimal up to the oracle's error:
     # the columns pooled along a sweep can then give a slightly different, often lower, value)
     c = c if c is not None else gf.demographic_parity_difference() <= 0.05
-    return gf.GoalClassifier(LogisticRegression(max_iter=1000), constraints=[c], oracle="threshold")
+    return gf.GoalClassifier(LogisticRegression(max_iter=1000), constraints=[c], method_params={"oracle": "threshold"})
 
 
 @pytest.mark.parametrize("goal", [gf.demographic_parity_difference() <= 0.05,
@@ -41,7 +42,7 @@ def test_each_point_is_the_fit_at_its_bound(goal):
     for i, row in t.iterrows():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            ref = gf.GoalClassifier(LogisticRegression(max_iter=1000), oracle="threshold",
+            ref = gf.GoalClassifier(LogisticRegression(max_iter=1000), method_params={"oracle": "threshold"},
                                     constraints=[gf.goals.Constraint(goal.expression, "<=", row.bound)]).fit(
                 X, Y, sensitive_features=G)
         ev = ref.evaluate(X, Y, sensitive_features=G)
@@ -66,9 +67,10 @@ def test_warm_start_changes_the_path_not_the_answer():
 
 def test_goal_sets_prefit_precomputed_and_plot(tmp_path):
     base = LogisticRegression(max_iter=1000).fit(X, Y)
-    sets = [[gf.demographic_parity_difference() <= 0.1], [gf.demographic_parity_difference() <= 0.02,
-                                                            gf.true_positive_rate(group="c") >= 0.6]]
-    f = gf.frontier(gf.GoalClassifier(base, prefit=True, constraints=sets[0]), X, Y, sensitive_features=G,
+    tpr = gf.true_positive_rate(group="c")
+    sets = [[gf.demographic_parity_difference() <= 0.1, tpr >= 0.0],
+            [gf.demographic_parity_difference() <= 0.02, tpr >= 0.6]]
+    f = gf.frontier(gf.GoalClassifier(FrozenEstimator(base), constraints=sets[0]), X, Y, sensitive_features=G,
                     goal_sets=sets)
     assert len(f.table) == 2 and np.isnan(f.table["bound"]).all()
     assert f.table["true_positive_rate(group='c')_train"].iloc[1] >= 0.6 - 1e-7
@@ -83,19 +85,19 @@ def test_goal_sets_prefit_precomputed_and_plot(tmp_path):
 def test_frontier_refuses_what_it_cannot_sweep():
     with pytest.raises(ValueError, match="exactly one of"):
         gf.frontier(_template(), X, Y, sensitive_features=G)
-    with pytest.raises(TypeError, match="GoalClassifier"):
-        gf.frontier(gf.RampClassifier(), X, Y, bounds=[0.1])
-    with pytest.raises(ValueError, match="holdout"):
-        gf.frontier(gf.GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.1], holdout=0.3),
-                    X, Y, sensitive_features=G, bounds=[0.1])
+    with pytest.raises(TypeError, match="objective and constraints"):
+        gf.frontier(LogisticRegression(), X, Y, bounds=[0.1])
     with pytest.raises(ValueError, match="no constraint"):
         gf.frontier(gf.GoalClassifier(), X, Y, bounds=[0.1])
     with pytest.raises(ValueError, match="does not sweep with confidence"):
         gf.frontier(gf.GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.1], confidence=0.9),
                     X, Y, sensitive_features=G, bounds=[0.1])
-    with pytest.raises(ValueError, match="ignores the constraints"):
+    with pytest.raises(ValueError, match="takes no constraints"):
         gf.frontier(gf.GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.1], method="argmax"),
                     X, Y, sensitive_features=G, bounds=[0.1])
+    with pytest.raises(ValueError, match="same expressions"):
+        gf.frontier(_template(), X, Y, sensitive_features=G,
+                    goal_sets=[[gf.demographic_parity_difference() <= 0.1], [gf.true_positive_rate() >= 0.5]])
 
 
 def test_cli_frontier_writes_table_and_plot(tmp_path):
@@ -115,7 +117,7 @@ def test_cli_frontier_writes_table_and_plot(tmp_path):
     assert len(data["points"]) == 5 and data["points"][data["chosen"]]["bound"] == 0.05  # 0.05 is on the grid
     assert (tmp_path / "o" / "frontier.png").stat().st_size > 0
     assert pd.read_csv(tmp_path / "o" / "frontier.csv").shape[0] == 5
-    res = CliRunner().invoke(app, ["frontier", str(spec), "--bounds", "a,b", "--out", str(tmp_path / "o")])
+    res = CliRunner().invoke(app, ["frontier", str(spec), "--bounds", "a,b", "--out", str(tmp_path / "o2")])
     assert res.exit_code == 2 and "--bounds" in res.output
 
 
@@ -134,7 +136,7 @@ def test_validation_intervals_match_evaluate_with_confidence():
 def _fresh(goal, **options):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return gf.GoalClassifier(LogisticRegression(max_iter=1000), constraints=[goal], oracle="threshold",
+        return gf.GoalClassifier(LogisticRegression(max_iter=1000), constraints=[goal], method_params={"oracle": "threshold"},
                                  **options).fit(X, Y, sensitive_features=G)
 
 
@@ -162,7 +164,7 @@ def test_with_goals_equals_a_fresh_fit_and_leaves_the_original(options):
 def test_frontier_sweeps_group_blind_and_margin_fits():
     dp = gf.demographic_parity_difference()
     f = gf.frontier(gf.GoalClassifier(LogisticRegression(max_iter=1000), constraints=[dp <= 0.05],
-                                      oracle="threshold", group_blind=True, margin=0.01),
+                                      method_params={"oracle": "threshold"}, group_blind=True, margin=0.01),
                     X, Y, sensitive_features=G, bounds=[0.03, 0.1], X_val=XV, y_val=YV, sensitive_features_val=GV)
     for i, row in f.table.iterrows():
         assert row[f"{dp.name}_train"] <= row.bound - 0.01 + 1e-7
@@ -183,6 +185,6 @@ def test_with_goals_refuses_what_it_cannot_resolve():
     with pytest.raises(ValueError, match="warm_start starts column generation"):
         _fresh(dp <= 0.1, method="split_frank_wolfe").with_goals([dp <= 0.05], warm_start=([], []))
     with pytest.raises(ValueError, match="refit oracle"):
-        m = gf.GoalClassifier(LogisticRegression(max_iter=200), constraints=[dp <= 0.1], oracle="refit",
-                              method_params={"max_iter": 3}).fit(X[:300], Y[:300], sensitive_features=G[:300])
+        m = gf.GoalClassifier(LogisticRegression(max_iter=200), constraints=[dp <= 0.1],
+                              method_params={"oracle": "refit", "max_iter": 3}).fit(X[:300], Y[:300], sensitive_features=G[:300])
         m.with_goals([dp <= 0.05])

@@ -170,15 +170,15 @@ def test_cross_fitting_a_memorizing_model_keeps_fit_and_test_values_close():
     tree = DecisionTreeClassifier(random_state=0)  # memorizes: in-sample probabilities are the labels
 
     def fit_and_test(**kw):
-        m = GoalClassifier(tree, constraints=RECALL, oracle="threshold", random_state=0, **kw).fit(
+        m = GoalClassifier(tree, constraints=RECALL, random_state=0, **kw).fit(
             X, y, sensitive_features=g)
         fit_vals = m.problem_.constraint_values(m.result_.confusion)
         test_vals = [c["value"] for c in m.evaluate(Xt, yt, sensitive_features=gt)["constraints"]]
         return np.array(fit_vals), np.array(test_vals)
 
-    fit_in, test_in = fit_and_test(cv=None)
+    fit_in, test_in = fit_and_test(cv=None, method_params={"oracle": "threshold"})
     assert fit_in.min() >= 0.85 - 1e-9 and test_in.max() < 0.65  # met in-sample, missed by > 0.2 on test
-    fit_cv, test_cv = fit_and_test(cv=5, cv_model="refit")
+    fit_cv, test_cv = fit_and_test(cv=5, method_params={"oracle": "threshold", "cv_model": "refit"})
     assert fit_cv.min() >= 0.85 - 1e-9
     assert np.abs(fit_cv - test_cv).max() < 0.03
 
@@ -224,15 +224,15 @@ def test_cv_auto_is_in_sample_for_linear_models_and_five_fold_otherwise():
 
 @pytest.mark.parametrize("kw, words", [
     (dict(estimator="precomputed", cv=5), "needs a base model"),
-    (dict(cv=5, holdout=0.3), "give one of them"),
-    (dict(cv=1), "at least 2"),
-    (dict(cv="loo"), "cv must be"),
-    (dict(cv=5, oracle="refit"), "does not apply"),
-    (dict(cv_model="median"), "cv_model"),
-    (dict(confidence=1.0), "confidence must be"),
-    (dict(confidence=0.9, safety_fraction=0.0), "safety_fraction"),
+    (dict(cv=1.5), "'cv' parameter of GoalClassifier"),
+    (dict(cv=1), "'cv' parameter of GoalClassifier must be"),
+    (dict(cv="loo"), "'cv' parameter"),
+    (dict(cv=5, method_params={"oracle": "refit"}), "does not apply"),
+    (dict(method_params={"cv_model": "median"}), "cv_model"),
+    (dict(confidence=1.0), "'confidence' parameter of GoalClassifier must be a float in the range"),
+    (dict(confidence=0.9, method_params={"safety_fraction": 0.0}), "safety_fraction"),
     (dict(margin=[0.1, 0.2]), "margin has 2 entries"),
-    (dict(margin=-0.1), "non-negative"),
+    (dict(margin=-0.1), "'margin' parameter"),
 ])
 def test_option_errors(kw, words):
     X, y, g = make_data(300, 0)
@@ -362,7 +362,7 @@ def test_ramp_classifier_confidence_margin_and_intervals():
     m = gf.RampClassifier(gf.error_rate(), constraints=cons, margin=0.05, random_state=0).fit(
         X, y, sensitive_features=g)
     assert m.margins_ == [0.05]
-    assert m.evaluate(X, y, sensitive_features=g, randomized=True)["constraints"][0]["value"] >= 0.65 - 1e-3
+    assert m.evaluate(X, y, sensitive_features=g, classifier=m.randomized_classifier_)["constraints"][0]["value"] >= 0.65 - 1e-3
     c = gf.RampClassifier(gf.error_rate(), constraints=cons, confidence=0.9, random_state=0).fit(
         X, y, sensitive_features=g)
     assert c.certified_ is True
@@ -383,8 +383,9 @@ def test_ramp_classifier_confidence_margin_and_intervals():
 def test_cross_fitting_runs_every_constrained_method(method, objective, oracle):
     X, y, g = make_data(1200, 2)
     m = GoalClassifier(DecisionTreeClassifier(max_depth=4, random_state=0), objective=objective,
-                       constraints=[gf.demographic_parity_difference() <= 0.05], method=method, oracle=oracle,
-                       cv=3, random_state=0, method_params={"max_iter": 200} if method != "column_generation" else None)
+                       constraints=[gf.demographic_parity_difference() <= 0.05], method=method,
+                       cv=3, random_state=0,
+                       method_params={"oracle": oracle, **({"max_iter": 200} if method != "column_generation" else {})})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         m.fit(X, y, sensitive_features=g)
@@ -424,6 +425,6 @@ def test_ramp_report_carries_intervals_and_certification():
     d = json.loads(build_report(m, X, y, sensitive_features_train=g, X_test=Xt, y_test=yt,
                                 sensitive_features_test=gt).to_json())
     c = d["constraints"][0]
-    ev = m.evaluate(Xt, yt, sensitive_features=gt, randomized=True, confidence=0.95)
+    ev = m.evaluate(Xt, yt, sensitive_features=gt, confidence=0.95)  # the report shows the deployed rule
     assert c["interval_test"] == pytest.approx(ev["constraints"][0]["interval"])
     assert d["certified"] == m.certified_ and d["certification"][0]["margin"] == m.margins_[0]

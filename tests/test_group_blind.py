@@ -144,7 +144,7 @@ def test_group_blind_multiclass_intersectional_and_factored():
     con = [gf.demographic_parity_difference("g") <= 0.05, gf.demographic_parity_difference("race") <= 0.05]
     for joint in ("product", "factored"):
         m = gf.GoalClassifier(LogisticRegression(max_iter=500), constraints=con, group_blind=True,
-                              joint_model=joint).fit(X, y, sensitive_features=sf)
+                              method_params={"joint_model": joint}).fit(X, y, sensitive_features=sf)
         assert m.train_sample_.proba.shape == (len(y), 12)
         ev = m.evaluate(X, y, sensitive_features=sf)
         assert max(c["value"] for c in ev["constraints"]) <= 0.05 + 1e-9
@@ -170,14 +170,14 @@ def test_group_blind_option_errors():
     X, y, g, _ = _blobs(n=200)
     with pytest.raises(ValueError, match="pass sensitive_features to fit"):
         gf.GoalClassifier(group_blind=True).fit(X, y)
-    with pytest.raises(ValueError, match="oracle must be 'plugin' or 'threshold'"):
-        gf.GoalClassifier(group_blind=True, oracle="refit").fit(X, y, sensitive_features=g)
+    with pytest.raises(ValueError, match=r"oracle'\] must be 'plugin' or 'threshold'"):
+        gf.GoalClassifier(group_blind=True, method_params={"oracle": "refit"}).fit(X, y, sensitive_features=g)
     X3, y3, g3, _ = _blobs(n=300, K=3)
     with pytest.raises(ValueError, match="binary problems only"):
-        gf.GoalClassifier(group_blind=True, oracle="threshold",
+        gf.GoalClassifier(group_blind=True, method_params={"oracle": "threshold"},
                           constraints=[gf.demographic_parity_difference("g") <= 0.1]).fit(X3, y3, sensitive_features={"g": g3})
     with pytest.raises(ValueError, match="joint_model"):
-        gf.GoalClassifier(group_blind=True, joint_model="x").fit(X, y, sensitive_features=g)
+        gf.GoalClassifier(group_blind=True, method_params={"joint_model": "x"}).fit(X, y, sensitive_features=g)
     with pytest.raises(ValueError, match=r"shape \(n_samples, 4\)"):
         gf.GoalClassifier("precomputed", group_blind=True).fit(np.full((200, 2), 0.5), y, sensitive_features=g)
 
@@ -337,7 +337,7 @@ def test_best_rule_is_never_worse_than_a_member_with_three_groups():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         m = gf.GoalClassifier(LogisticRegression(), constraints=[gf.demographic_parity_difference("g") <= 0.01],
-                              oracle="threshold").fit(X, y, sensitive_features={"g": g})
+                              method_params={"oracle": "threshold"}).fit(X, y, sensitive_features={"g": g})
         best = m.to_deterministic("best_rule")
     assert best.derandomization_["exact"] is False
     P, sf = m.problem_, {"g": g}

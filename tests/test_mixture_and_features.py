@@ -109,7 +109,7 @@ def test_features_reproduce_value_gradient_and_pieces(n):
                 assert np.max(P @ z + Pc) == pytest.approx(f.value(C), abs=1e-12)
     if n == 2:
         assert kinds == {"LinearFunction", "RatioFunction", "FeatureFunction", "MaxOfLinear", "SumFunction",
-                         "_MinRatio"}
+                         "MinRatio"}
 
 
 # ------------------------------------------------------------------ (3) FeatureSpace

@@ -70,9 +70,9 @@ def test_rate_program_reproduces_the_core_goal_values():
 
 def test_rate_program_rejects_nonlinear_and_multiclass_goals():
     X, y, g = _toy(100)
-    with pytest.raises(ValueError, match="linear combinations of rates"):
+    with pytest.raises(ValueError, match="need a linear objective"):
         _program(Problem("gmean"), y, g)
-    with pytest.raises(ValueError, match="linear combinations of rates"):
+    with pytest.raises(ValueError, match="need a linear objective"):
         _program(Problem(gf.precision()), y, g)
     y3 = np.arange(len(y)) % 3
     enc = CellEncoder().fit(None, len(y3))
@@ -239,15 +239,15 @@ def test_estimator_fairness_ratio_randomized_and_deterministic():
     cons = [gf.positive_prediction_rate(group="A") >= 0.8 * gf.positive_prediction_rate(group="B")]
     m = gf.RampClassifier("error", cons, alpha=1e-3, random_state=0).fit(X, y, sensitive_features={"g": g})
     assert m.feasible_ and m.classes_.tolist() == [0, 1]
-    ev = m.evaluate(X, y, sensitive_features={"g": g}, randomized=True)
+    ev = m.evaluate(X, y, sensitive_features={"g": g}, classifier=m.randomized_classifier_)
     assert ev["constraints"][0]["met"]
-    p = m.predict_proba(X)[:, 1]
+    p = m.randomized_classifier_.predict_proba(X)[:, 1]
     assert p[g == "A"].mean() >= 0.8 * p[g == "B"].mean() - 1e-6
     assert ev["accuracy"] == pytest.approx(1 - np.mean(np.where(y == 1, 1 - p, p)))
     det = m.evaluate(X, y, sensitive_features={"g": g})
     assert det["accuracy"] == pytest.approx(np.mean(m.predict(X) == y))
-    r1 = m.predict(X, randomized=True, random_state=3)
-    assert (r1 == m.predict(X, randomized=True, random_state=3)).all()
+    r1 = m.randomized_classifier_.predict(X, random_state=3)
+    assert (r1 == m.randomized_classifier_.predict(X, random_state=3)).all()
     assert set(np.unique(r1)) <= {0, 1}
     assert len(m.history_) >= 2 and m.history_[-1]["objective"] <= m.history_[0]["objective"]
 
@@ -262,9 +262,9 @@ def test_egregious_examples_hold_on_the_egregious_set():
     m = gf.RampClassifier(gf.error_rate(dataset="train"), [gf.true_positive_rate(dataset="egregious") >= 0.8], alpha=1e-3).fit(
         X, y, datasets={"egregious": Dataset(XE, yE)})
     assert m.feasible_
-    assert ramp(m.decision_function(XE)).mean() >= 0.8 - 1e-6
-    ev = m.evaluate(X, y, datasets={"egregious": (XE, yE)}, randomized=True)
-    assert ev["constraints"][0]["met"] and ev["constraints"][0]["value"] == pytest.approx(ramp(m.decision_function(XE)).mean())
+    assert m.randomized_classifier_.positive_probability(XE).mean() >= 0.8 - 1e-6
+    ev = m.evaluate(X, y, datasets={"egregious": (XE, yE)}, classifier=m.randomized_classifier_)
+    assert ev["constraints"][0]["met"] and ev["constraints"][0]["value"] == pytest.approx(m.randomized_classifier_.positive_probability(XE).mean())
 
 
 def test_churn_and_coverage_on_unlabelled_datasets_with_a_deployed_model():
@@ -277,11 +277,11 @@ def test_churn_and_coverage_on_unlabelled_datasets_with_a_deployed_model():
     cons = [gf.churn_rate(dataset="pool") <= 0.05, gf.coverage(dataset="pool") <= 0.45]
     m = gf.RampClassifier(gf.error_rate(dataset="train"), cons, alpha=1e-3, deployed_model=deployed).fit(X, y, datasets={"pool": (Xpool,)})
     assert m.feasible_
-    p = ramp(m.decision_function(Xpool))
+    p = m.randomized_classifier_.positive_probability(Xpool)
     b = deployed.predict(Xpool)
     churn = np.mean(np.where(b == 1, 1 - p, p))
     assert churn <= 0.05 + 1e-6 and p.mean() <= 0.45 + 1e-6
-    ev = m.evaluate(X, y, datasets={"pool": (Xpool,)}, randomized=True)
+    ev = m.evaluate(X, y, datasets={"pool": (Xpool,)}, classifier=m.randomized_classifier_)
     assert ev["constraints"][0]["value"] == pytest.approx(churn)
 
 
@@ -298,15 +298,15 @@ def test_feasibility_phase_uses_its_own_weaker_regularization():
     b = deployed.predict(Xpool)
     kw = dict(objective=gf.error_rate(dataset="train"), constraints=[gf.churn_rate(dataset="pool") <= 0.02],
               alpha=1e-2, deployed_model=deployed)
-    stalled = gf.RampClassifier(**kw, feasibility_alpha=1e-2).fit(X, y, datasets={"pool": (Xpool,)})
+    stalled = gf.RampClassifier(**kw, method_params={"feasibility_alpha": 1e-2}).fit(X, y, datasets={"pool": (Xpool,)})
     # the MM steps of phase 1 stall short of the goal; the certified LP start (phase1.py) rescues it
     phase1 = [h for h in stalled.history_ if h["phase"] == "feasibility"]
     assert phase1 and phase1[-1]["max_violation"] > 0.01
     assert [h["phase"] for h in stalled.history_].count("feasibility_lp") == 1
-    p = ramp(stalled.decision_function(Xpool))
+    p = stalled.randomized_classifier_.positive_probability(Xpool)
     assert stalled.feasible_ and np.mean(np.where(b == 1, 1 - p, p)) <= 0.02 + 1e-6
     m = gf.RampClassifier(**kw).fit(X, y, datasets={"pool": (Xpool,)})
-    p = ramp(m.decision_function(Xpool))
+    p = m.randomized_classifier_.positive_probability(Xpool)
     assert m.feasible_ and np.mean(np.where(b == 1, 1 - p, p)) <= 0.02 + 1e-6
     phases = [h["phase"] for h in m.history_]
     assert phases[0] == "start" and "feasibility" in phases and phases[-1] == "mm"
@@ -327,7 +327,7 @@ def test_feasibility_phase_uses_its_own_weaker_regularization():
     assert violation_mm(1e-2) > 0.01  # stalls: churn stays above 0.03
     assert violation_mm(1e-4) <= 1e-6
     with pytest.raises(ValueError, match="feasibility_alpha"):
-        gf.RampClassifier(**kw, feasibility_alpha=0.0).fit(X, y, datasets={"pool": (Xpool,)})
+        gf.RampClassifier(**kw, method_params={"feasibility_alpha": 0.0}).fit(X, y, datasets={"pool": (Xpool,)})
 
 
 def test_infeasible_goals_report_the_least_violation():
@@ -337,9 +337,10 @@ def test_infeasible_goals_report_the_least_violation():
         m = gf.RampClassifier("error", cons, alpha=1e-3, max_iter=5).fit(X, y)
     assert not m.feasible_
     # any classifier violates one of the two by at least 0.2 on average; the reported violation is real
-    p = ramp(m.decision_function(X)).mean()
-    assert m.max_violation_ == pytest.approx(max(0.7 - p, p - 0.3), abs=1e-9)
-    assert m.max_violation_ >= 0.2 - 1e-9
+    rand = m.result_.certificates["randomized"]
+    p = m.randomized_classifier_.positive_probability(X).mean()
+    assert not rand["feasible"] and rand["max_violation"] == pytest.approx(max(0.7 - p, p - 0.3), abs=1e-9)
+    assert m.max_violation_ >= 0.2 - 1e-9 and rand["max_violation"] >= 0.2 - 1e-9
 
 
 def test_goals_on_unlabelled_data_need_labels_error():
@@ -403,27 +404,26 @@ def test_cutting_plane_on_sparse_features_matches_dense():
 
 
 def test_ramp_report_prints_saves_and_plots(tmp_path):
-    from goalfit.report import build_ramp_report, build_report
+    from goalfit.report import build_report
 
     X, y, g = _toy(300, seed=18)
     cons = [gf.positive_prediction_rate(group="A") >= 0.8 * gf.positive_prediction_rate(group="B")]
     m = gf.RampClassifier("error", cons, alpha=1e-2, max_iter=3).fit(X[:200], y[:200], sensitive_features={"g": g[:200]})
-    rep = build_ramp_report(m, X[:200], y[:200], sensitive_features_train={"g": g[:200]},
-                            X_test=X[200:], y_test=y[200:], sensitive_features_test={"g": g[200:]})
-    # the one entry point dispatches to the ramp report
-    same = build_report(m, X[:200], y[:200], sensitive_features_train={"g": g[:200]},
-                        X_test=X[200:], y_test=y[200:], sensitive_features_test={"g": g[200:]})
-    assert same.data["objective"] == rep.data["objective"] and same.data["baseline"] == rep.data["baseline"]
+    rep = build_report(m, X[:200], y[:200], sensitive_features_train={"g": g[:200]},
+                       X_test=X[200:], y_test=y[200:], sensitive_features_test={"g": g[200:]})
     d = rep.data
-    p = m.predict_proba(X[200:])[:, 1]
-    assert d["objective"]["test"] == pytest.approx(np.mean(np.where(y[200:] == 1, 1 - p, p)))
-    assert d["baseline"]["objective"]["test"] == pytest.approx(np.mean(m.predict(X[200:]) != y[200:]))
-    assert d["constraints"][0]["met_train"] and d["feasible_train"]
+    # the main columns are the deployed rule f(x) > threshold_, the baseline the ramp-randomized rule
+    assert d["objective"]["test"] == pytest.approx(np.mean(m.predict(X[200:]) != y[200:]))
+    p = m.randomized_classifier_.predict_proba(X[200:])[:, 1]
+    assert d["baseline_name"] == "randomized"
+    assert d["baseline"]["objective"]["test"] == pytest.approx(np.mean(np.where(y[200:] == 1, 1 - p, p)))
+    assert f"{m.threshold_:.4g}" in d["note"]
+    assert d["constraints"][0]["met_train"] == d["constraints_met_train"]
     assert d["history"][-1]["oracle_calls"] == sum(h["n_inner"] for h in m.history_)
     rep.print()
     assert (tmp_path / "r.json").exists() is False
     rep.to_json(tmp_path / "r.json")
-    assert [p.name for p in rep.plot(tmp_path)] == ["convergence.png"]
+    assert [p.name for p in rep.plot(tmp_path)] == ["convergence.png", "group_rates.png"]
 
 
 def test_ramp_classifier_passes_scikit_learn_estimator_checks():
@@ -455,21 +455,19 @@ def test_deployed_model_sees_the_features_as_given():
     m = gf.RampClassifier(gf.error_rate(dataset="train"), [gf.churn_rate(dataset="pool") <= 0.1], alpha=1e-2,
                           max_iter=3, deployed_model=deployed).fit(df, y, datasets={"pool": (df.iloc[:100],)})
     assert m.feasible_ and m.n_features_in_ == 3 and list(m.feature_names_in_) == ["a", "b", "c"]
-    p = ramp(m.decision_function(df.iloc[:100]))
+    p = m.randomized_classifier_.positive_probability(df.iloc[:100])
     b = deployed.predict(df.iloc[:100])
     assert np.mean(np.where(b == 1, 1 - p, p)) <= 0.1 + 1e-6
 
 
-def test_build_report_rejects_other_estimators_and_misplaced_datasets():
+def test_build_report_refuses_an_unfitted_estimator():
     from goalfit.report import build_report
 
     X, y, g = _toy(200, seed=19)
-    bb = gf.BlackBoxPostShiftClassifier("gmean").fit(X, y)
-    with pytest.raises(TypeError, match="BlackBoxPostShiftClassifier"):
-        build_report(bb, X, y)
-    gc = gf.GoalClassifier(objective="error").fit(X, y, sensitive_features={"g": g})
-    with pytest.raises(ValueError, match="RampClassifier"):
-        build_report(gc, X, y, sensitive_features_train={"g": g}, datasets_train={"pool": (X,)})
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        build_report(gf.GoalClassifier(), X, y)
 
 
 def test_select_ramp_params_applies_the_feasible_then_lowest_objective_rule_on_validation():
@@ -530,7 +528,7 @@ def test_feasibility_phase_strengthens_a_weight_too_weak_for_the_inner_solver(ne
     constant classifier, from which MM cannot move)."""
     from sklearn.model_selection import train_test_split
 
-    from goalfit.cli.models import make_estimator
+    from goalfit.estimators.models import make_estimator
     from goalfit.datasets import load_dataset
     from goalfit.methods.ramp import mm
 
@@ -541,7 +539,7 @@ def test_feasibility_phase_strengthens_a_weight_too_weak_for_the_inner_solver(ne
     X = d.data[keep].drop(columns=["race"]).reset_index(drop=True)
     y, g = np.asarray(d.target)[keep], race[keep].to_numpy()
     tr, _ = train_test_split(np.arange(len(y)), test_size=0.3, random_state=1, stratify=g + y.astype(str))
-    A = make_estimator("logistic_regression", X.iloc[tr])[:-1].fit_transform(X.iloc[tr])
+    A = make_estimator("logistic_regression")[:-1].fit_transform(X.iloc[tr])
     A = np.asarray(A.toarray() if hasattr(A, "toarray") else A, dtype=float)
     alpha = 1.0 / len(tr)
     real_step = mm._step
@@ -556,7 +554,7 @@ def test_feasibility_phase_strengthens_a_weight_too_weak_for_the_inner_solver(ne
     for stall in (False, True):
         if stall:
             monkeypatch.setattr(mm, "_step", stalling_step)
-        m = gf.RampClassifier("error", [gf.false_positive_rate_difference("race") <= 0.01], init="unconstrained",
+        m = gf.RampClassifier("error", [gf.false_positive_rate_difference("race") <= 0.01], method_params={"init": "unconstrained"},
                               random_state=1).fit(A, y[tr], sensitive_features={"race": g[tr]})
         phases = [h["phase"] for h in m.history_]
         assert m.feasible_ and "feasibility_lp" not in phases

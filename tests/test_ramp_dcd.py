@@ -238,7 +238,7 @@ def test_cutting_plane_with_dcd_agrees_with_cvxpy_from_cold_and_warm_multipliers
 def test_ramp_classifier_dcd_matches_the_svc_reference():
     X, y, g = _toy(400, seed=7)
     cons = [gf.positive_prediction_rate(group="A") >= 0.8 * gf.positive_prediction_rate(group="B")]
-    fits = {s: gf.RampClassifier("error", cons, alpha=1e-2, max_iter=8, inner_solver=s, cutting_plane_rel_tol=0.0,
+    fits = {s: gf.RampClassifier("error", cons, alpha=1e-2, max_iter=8, method_params={"inner_solver": s, "cutting_plane_rel_tol": 0.0},
                                  random_state=0).fit(X, y, sensitive_features={"g": g}) for s in ("dcd", "svc")}
     assert fits["dcd"].feasible_ and fits["svc"].feasible_
     assert fits["dcd"].objective_ == pytest.approx(fits["svc"].objective_, abs=2e-3)

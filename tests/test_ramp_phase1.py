@@ -38,7 +38,7 @@ def test_ramp_finds_a_feasible_point_where_the_reference_says_one_exists(seed):
     for init, alpha in (("unconstrained", 1e-3), ("zeros", 1e-2), ("unconstrained", 1e-2)):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            m = gf.RampClassifier("error", cons, alpha=alpha, init=init, random_state=0).fit(
+            m = gf.RampClassifier("error", cons, alpha=alpha, method_params={"init": init}, random_state=0).fit(
                 X, y, sensitive_features={"g": g})
         ref = _cvxpy_reference(m.program_, X)
         assert ref < 0  # a linear model meets every (hinge-restricted, hence ramp) goal
@@ -47,7 +47,7 @@ def test_ramp_finds_a_feasible_point_where_the_reference_says_one_exists(seed):
         _, rows = m.program_.values(gf.methods.ramp.ramp(X @ coef + intercept))
         assert rows.max() <= value + 1e-9  # the LP point meets the ramp rows (hinge >= ramp)
         assert m.feasible_, (init, alpha, m.max_violation_)
-        assert m.program_.values(gf.methods.ramp.ramp(m.decision_function(X)))[1].max() <= 1e-6
+        assert m.program_.values(m.randomized_classifier_.positive_probability(X))[1].max() <= 1e-6
 
 
 def test_hinge_feasibility_reports_an_impossible_restriction():
@@ -89,16 +89,16 @@ def test_deterministic_predict_meets_the_goals_on_train_where_a_threshold_can(se
     for alpha, init in ((1e-2, "zeros"), (1e-3, "unconstrained")):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            m = gf.RampClassifier("error", cons, alpha=alpha, init=init, random_state=0).fit(
+            m = gf.RampClassifier("error", cons, alpha=alpha, method_params={"init": init}, random_state=0).fit(
                 X, y, sensitive_features={"g": g})
-            paper = gf.RampClassifier("error", cons, alpha=alpha, init=init, random_state=0,
-                                      decision_threshold=0.0).fit(X, y, sensitive_features={"g": g})
-        assert m.feasible_ and m.max_violation_deterministic_ <= 1e-9
+            paper = gf.RampClassifier("error", cons, alpha=alpha, random_state=0,
+                                      method_params={"init": init, "decision_threshold": 0.0}).fit(X, y, sensitive_features={"g": g})
+        assert m.feasible_ and m.max_violation_ <= 1e-9
         ev = m.evaluate(X, y, sensitive_features={"g": g})
         assert max(c["violation"] for c in ev["constraints"]) <= 1e-9
         assert paper.threshold_ == 0.0 and np.allclose(paper.coef_, m.coef_)
         # the fitted threshold is never worse than 0 when the paper's rule already meets the goals
-        if paper.max_violation_deterministic_ <= 1e-9:
+        if paper.max_violation_ <= 1e-9:
             assert ev["objective"]["value"] <= paper.evaluate(X, y, sensitive_features={"g": g})["objective"]["value"] + 1e-12
     with pytest.raises(ValueError, match="decision_threshold"):
-        gf.RampClassifier("error", cons, decision_threshold="zero").fit(X, y, sensitive_features={"g": g})
+        gf.RampClassifier("error", cons, method_params={"decision_threshold": "zero"}).fit(X, y, sensitive_features={"g": g})

@@ -52,18 +52,18 @@ def test_selection_grid_forms_and_errors():
 def test_holdout_fits_base_on_one_part_and_goals_on_the_other():
     X, y = data(n=2000, n_classes=2)
     g = pd.Series(np.where(X[:, 2] > 0, "a", "b"), name="g")
-    m = GoalClassifier(constraints=[gf.demographic_parity_difference("g") <= 0.02], holdout=0.4,
+    m = GoalClassifier(constraints=[gf.demographic_parity_difference("g") <= 0.02], cv=0.4,
                        random_state=0).fit(X, y, sensitive_features=g)
     # the outer loop's sample is the stratified 40% holdout; the base model saw the other 60%
     assert m.n_outer_samples_ == 800
     assert m.problem_.space.priors[1] == pytest.approx(y.mean(), abs=1e-3)
     full = GoalClassifier().fit(X, y)
     assert full.n_outer_samples_ == 2000
-    assert not np.allclose(m.estimator_.coef_, full.estimator_.coef_)
-    with pytest.raises(ValueError, match="holdout"):
-        GoalClassifier("precomputed", holdout=0.3).fit(np.c_[1 - y * 0.5, y * 0.5], y)
-    with pytest.raises(ValueError, match="holdout must be"):
-        GoalClassifier(holdout=1.5).fit(X, y)
+    assert not np.allclose(m.estimator_[-1].coef_, full.estimator_[-1].coef_)
+    with pytest.raises(ValueError, match="sample splitting"):
+        GoalClassifier("precomputed", cv=0.3).fit(np.c_[1 - y * 0.5, y * 0.5], y)
+    with pytest.raises(ValueError, match="'cv' parameter"):
+        GoalClassifier(cv=1.5).fit(X, y)
 
 
 def test_convergence_plot(tmp_path):

@@ -26,7 +26,7 @@ from scipy.optimize import linprog, minimize_scalar
 
 import goalfit as gf
 from goalfit.confusion import CellEncoder, ConfusionSpace, confusion_tensor
-from goalfit.methods.baselines import argmax_plugin, balanced_plugin, post_shift
+from goalfit.methods.plugin.baselines import argmax_plugin, balanced_plugin, post_shift
 from goalfit.methods.plugin import (PluginOracle, choose_method, column_generation, con_gda, frank_wolfe,
                                     prune, solve, split_frank_wolfe)
 from goalfit.methods.plugin._common import project_simplex_rows, unique_members

@@ -87,9 +87,9 @@ def test_threshold_rule_is_exact_at_the_threshold():
 def test_estimator_threshold_oracle_and_multiclass_error():
     P, y, cells, space = problem_data(0, n=400)
     g = np.where(cells == 0, "F", "M")
-    m = gf.GoalClassifier("precomputed", oracle="threshold",
+    m = gf.GoalClassifier("precomputed", method_params={"oracle": "threshold"},
                           constraints=[gf.demographic_parity_difference("sex") <= 0.02])
     m.fit(P, y, sensitive_features=pd.Series(g, name="sex"))
     assert m.evaluate(P, y, sensitive_features=pd.Series(g, name="sex"))["constraints"][0]["value"] <= 0.02 + 1e-9
     with pytest.raises(ValueError, match="binary"):
-        gf.GoalClassifier("precomputed", oracle="threshold").fit(np.full((6, 3), 1 / 3), [0, 1, 2, 0, 1, 2])
+        gf.GoalClassifier("precomputed", method_params={"oracle": "threshold"}).fit(np.full((6, 3), 1 / 3), [0, 1, 2, 0, 1, 2])

@@ -11,7 +11,7 @@ from scipy.optimize import linprog
 torch = pytest.importorskip("torch")
 cp = pytest.importorskip("cvxpy")
 
-from goalfit.confusion import CellEncoder, ConfusionSpace  # noqa: E402
+from goalfit.confusion import CellEncoder, ConfusionSpace, confusion_tensor  # noqa: E402
 from goalfit.goals import (Problem, f1, positive_prediction_rate, precision, recall,  # noqa: E402
                            true_positive_rate)
 from goalfit.metrics import score  # noqa: E402
@@ -39,10 +39,7 @@ def test_lagrangian_reaches_cvxpy_optimum_on_convex_problem():
     X, y, g = _data(300, seed=1)
     wd, bound = 0.05, 0.45
     con = positive_prediction_rate(group="a") <= bound
-    model = LagrangianClassifier(
-        objective="error", constraints=[con], formulation="lagrangian", proxy="logistic", optimizer="sgd",
-        learning_rate=0.5, weight_decay=wd, multiplier_learning_rate=0.5, batch_size=len(y), min_slice_rows=0,
-        n_epochs=3000, random_state=0)
+    model = LagrangianClassifier(objective='error', constraints=[con], method='lagrangian', alpha=wd, batch_size=len(y), max_iter=3000, random_state=0, method_params={'proxy': 'logistic', 'optimizer': 'sgd', 'learning_rate': 0.5, 'multiplier_learning_rate': 0.5, 'min_slice_rows': 0})
     model.fit(X, y, sensitive_features=g)
     lin = model.module_[0]
     w_t = np.r_[lin.weight.detach().numpy().ravel(), lin.bias.detach().numpy()]
@@ -75,9 +72,8 @@ def test_lagrangian_reaches_cvxpy_optimum_on_convex_problem():
 def _fit_two_constraints(formulation, **kw):
     X, y, g = _data(600, seed=2)
     cons = [true_positive_rate(group="a") >= 0.85, positive_prediction_rate() <= 0.55]
-    params = dict(objective="error", constraints=cons, formulation=formulation, n_epochs=15, batch_size=64,
-                  learning_rate=0.05, multiplier_learning_rate=0.5, snapshots_per_epoch=2, random_state=3)
-    params.update(kw)
+    params = dict(objective='error', constraints=cons, method=formulation, max_iter=15, batch_size=64, random_state=3, method_params={'learning_rate': 0.05, 'multiplier_learning_rate': 0.5, 'snapshots_per_epoch': 2})
+    params["method_params"].update(kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return LagrangianClassifier(**params).fit(X, y, sensitive_features=g), (X, y, g)
@@ -136,9 +132,7 @@ def test_proxy_lagrangian_multipliers_follow_01_rates_not_proxies(sense):
     con = positive_prediction_rate() <= 0.5 if sense == "<=" else positive_prediction_rate() >= 0.5
     out = {}
     for form in ("proxy_lagrangian", "lagrangian"):
-        m = LagrangianClassifier(_frozen(-0.2), constraints=[con], formulation=form, proxy="hinge", optimizer="sgd",
-                                 learning_rate=0.0, multiplier_learning_rate=0.5, batch_size=50, n_epochs=5,
-                                 random_state=0)
+        m = LagrangianClassifier(_frozen(-0.2), constraints=[con], method=form, batch_size=50, max_iter=5, random_state=0, method_params={'proxy': 'hinge', 'optimizer': 'sgd', 'learning_rate': 0.0, 'multiplier_learning_rate': 0.5})
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             m.fit(X, y)
@@ -155,11 +149,10 @@ def test_proxy_lagrangian_multipliers_follow_01_rates_not_proxies(sense):
 
 def test_precision_goal_met_on_train():
     X, y, g = _data(500, seed=5, shift=-0.3)
-    base = LagrangianClassifier(n_epochs=20, batch_size=50, learning_rate=0.05, random_state=0).fit(X, y)
+    base = LagrangianClassifier(max_iter=20, batch_size=50, random_state=0, method_params={'learning_rate': 0.05}).fit(X, y)
     p0 = score(precision(1), y, base.predict_proba(X), classes=base.classes_)
     assert p0 < 0.8
-    model = LagrangianClassifier(constraints=[precision(1) >= 0.8], n_epochs=20, batch_size=50, learning_rate=0.05,
-                                 multiplier_learning_rate=0.5, random_state=0).fit(X, y)
+    model = LagrangianClassifier(constraints=[precision(1) >= 0.8], max_iter=20, batch_size=50, random_state=0, method_params={'learning_rate': 0.05, 'multiplier_learning_rate': 0.5}).fit(X, y)
     ev = model.evaluate(X, y)
     assert model.feasible_
     assert ev["constraints"][0]["value"] >= 0.8 - 1e-9
@@ -170,7 +163,7 @@ def test_slack_objective_f1_beats_error_objective_on_f1():
     rng = np.random.default_rng(6)
     X = rng.normal(size=(600, 2)).astype(np.float32)
     y = (X[:, 0] + 0.7 * rng.normal(size=600) > 1.2).astype(int)  # ~ 15% positives
-    kw = dict(n_epochs=25, batch_size=60, learning_rate=0.05, multiplier_learning_rate=0.5, random_state=0)
+    kw = dict(max_iter=25, batch_size=60, random_state=0, method_params={'learning_rate': 0.05, 'multiplier_learning_rate': 0.5})
     err = LagrangianClassifier(**kw).fit(X, y)
     fm = LagrangianClassifier(objective=f1(), **kw).fit(X, y)
     assert fm.trainer_.rates.n_slacks == 2
@@ -182,7 +175,7 @@ def test_slack_objective_f1_beats_error_objective_on_f1():
 def test_reproducible_on_cpu_and_checkpoint_resume(tmp_path):
     X, y, g = _data(300, seed=7)
     cons = [true_positive_rate(group="a") >= 0.8]
-    kw = dict(constraints=cons, hidden_layer_sizes=(8,), n_epochs=4, batch_size=32, random_state=11)
+    kw = dict(constraints=cons, hidden_layer_sizes=(8,), max_iter=4, batch_size=32, random_state=11)
     a = LagrangianClassifier(**kw).fit(X, y, sensitive_features=g)
     b = LagrangianClassifier(**kw).fit(X, y, sensitive_features=g)
     for sa, sb in zip(a.snapshots_, b.snapshots_):
@@ -197,8 +190,8 @@ def test_reproducible_on_cpu_and_checkpoint_resume(tmp_path):
     assert not torch.equal(c.snapshots_[-1].state["0.weight"], a.snapshots_[-1].state["0.weight"])
     # two epochs, then resume to four from the checkpoint: the same model as four in a row
     path = tmp_path / "ckpt.pt"
-    LagrangianClassifier(**{**kw, "n_epochs": 2}, checkpoint_path=str(path)).fit(X, y, sensitive_features=g)
-    r = LagrangianClassifier(**kw, checkpoint_path=str(path)).fit(X, y, sensitive_features=g)
+    LagrangianClassifier(**{**kw, 'max_iter': 2}, method_params={'checkpoint_path': str(path)}).fit(X, y, sensitive_features=g)
+    r = LagrangianClassifier(**kw, method_params={'checkpoint_path': str(path)}).fit(X, y, sensitive_features=g)
     assert r.n_epochs_ == 4
     for k in a.snapshots_[-1].state:
         assert torch.equal(r.snapshots_[-1].state[k], a.snapshots_[-1].state[k])
@@ -208,7 +201,7 @@ def test_reproducible_on_cpu_and_checkpoint_resume(tmp_path):
 @pytest.mark.filterwarnings("ignore:no mixture:RuntimeWarning")
 def test_pickle_partial_fit_and_group_blind_predict():
     X, y, g = _data(300, seed=8)
-    kw = dict(constraints=[true_positive_rate(group="a") >= 0.8], n_epochs=3, batch_size=32, random_state=0)
+    kw = dict(constraints=[true_positive_rate(group='a') >= 0.8], max_iter=3, batch_size=32, random_state=0)
     m = LagrangianClassifier(**kw).fit(X, y, sensitive_features=g)
     m2 = pickle.loads(pickle.dumps(m))
     np.testing.assert_array_equal(m.predict(X), m2.predict(X))  # no sensitive features needed
@@ -227,8 +220,23 @@ def test_pickle_partial_fit_and_group_blind_predict():
     assert m.n_epochs_ == m2.n_epochs_ == 4 and len(m.snapshots_) == 4
     for k in m.snapshots_[-1].state:
         assert torch.equal(m.snapshots_[-1].state[k], m2.snapshots_[-1].state[k])
-    with pytest.raises(ValueError, match="rows"):
-        m.partial_fit(X[:10], y[:10], sensitive_features=g[:10])
+    # partial_fit trains on the data it is given: one more epoch on a chunk, every snapshot
+    # re-evaluated on it
+    m.partial_fit(X[:150], y[:150], sensitive_features=g[:150])
+    assert m.n_epochs_ == 5 and len(m.snapshots_) == 5
+    codes = m.trainer_.predictor.predict_codes(m.snapshots_[0].state, X[:150])
+    C = confusion_tensor(y[:150], codes, (g[:150] == "b").astype(int), 2, 2)
+    np.testing.assert_allclose(m.snapshots_[0].confusion, C, atol=1e-12)
+    with pytest.raises(ValueError, match="features"):
+        m.partial_fit(np.c_[X, X], y, sensitive_features=g)
+    with pytest.raises(ValueError, match="do not match the classes"):
+        m.partial_fit(X, np.where(y == 1, 2, y), sensitive_features=g)
+    with pytest.raises(ValueError, match="differ from the fitted classes"):
+        m.partial_fit(X, y, classes=[0, 1, 2], sensitive_features=g)
+    with pytest.raises(ValueError, match="not seen"):
+        m.partial_fit(X, y, sensitive_features=np.where(g == "a", "c", g))
+    fresh = LagrangianClassifier(**kw).partial_fit(X[:100], y[:100], classes=[0, 1], sensitive_features=g[:100])
+    assert fresh.n_epochs_ == 1 and fresh.classes_.tolist() == [0, 1]
 
 
 def test_multiclass_softmax_and_early_stopping():
@@ -237,8 +245,7 @@ def test_multiclass_softmax_and_early_stopping():
     y = np.digitize(X[:, 0] + 0.5 * rng.normal(size=450), [-0.5, 0.5])
     from goalfit.goals import recall
     cons = [recall(k) >= 0.6 for k in range(3)]
-    m = LagrangianClassifier(constraints=cons, hidden_layer_sizes=(8,), n_epochs=30, batch_size=45, proxy="softmax",
-                             n_iter_no_change=3, random_state=0)
+    m = LagrangianClassifier(constraints=cons, hidden_layer_sizes=(8,), max_iter=30, batch_size=45, random_state=0, method_params={'proxy': 'softmax', 'n_iter_no_change': 3})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         m.fit(X[:300], y[:300], X_val=X[300:], y_val=y[300:])
@@ -247,8 +254,7 @@ def test_multiclass_softmax_and_early_stopping():
     assert set(np.unique(m.predict(X))) <= {0, 1, 2}
     assert "objective_val" in m.history_[-1]
     # the default multiclass proxy: the cost-augmented cross-entropy bound, which meets the goals here
-    ce = LagrangianClassifier(constraints=cons, hidden_layer_sizes=(8,), n_epochs=15, batch_size=45,
-                              random_state=0).fit(X[:300], y[:300])
+    ce = LagrangianClassifier(constraints=cons, hidden_layer_sizes=(8,), max_iter=15, batch_size=45, random_state=0).fit(X[:300], y[:300])
     assert ce.trainer_.rates.proxy == "cross_entropy" and ce.feasible_
     ev = ce.evaluate(X[:300], y[:300])
     assert all(c["value"] >= 0.6 - 1e-9 for c in ev["constraints"])
@@ -299,12 +305,12 @@ def test_best_iterate_rank_rule_and_batches():
 
 def test_errors():
     X, y, g = _data(100)
-    with pytest.raises(ValueError, match="formulation"):
-        LagrangianClassifier(formulation="augmented").fit(X, y)
+    with pytest.raises(ValueError, match="'method' parameter"):
+        LagrangianClassifier(method='augmented').fit(X, y)
     with pytest.raises(ValueError, match="output"):
         LagrangianClassifier(torch.nn.Linear(2, 3)).fit(X, y)
     with pytest.raises(ValueError, match="multiclass|binary"):
-        LagrangianClassifier(proxy="hinge").fit(X, np.arange(100) % 3)
+        LagrangianClassifier(method_params={'proxy': 'hinge'}).fit(X, np.arange(100) % 3)
     with pytest.raises(ValueError, match="empty group|does not occur"):
         LagrangianClassifier(constraints=[true_positive_rate(group="zz") >= 0.5]).fit(X, y, sensitive_features=g)
     with pytest.raises(ValueError, match="non-negative"):
@@ -312,7 +318,7 @@ def test_errors():
     with pytest.raises(ValueError, match="sensitive_features has 99"):
         LagrangianClassifier().fit(X, y, sensitive_features=g[:99])
     with pytest.raises(ValueError, match="X_val"):
-        LagrangianClassifier(n_iter_no_change=2).fit(X, y)
+        LagrangianClassifier(method_params={'n_iter_no_change': 2}).fit(X, y)
     from goalfit.goals import kl_quantification
     with pytest.raises(ValueError, match="linear-row"):
         LagrangianClassifier(constraints=[kl_quantification() <= 0.1]).fit(X, y)
@@ -324,8 +330,7 @@ def test_build_report_and_cli_lagrangian(tmp_path, need_data, cli_fit):
     from goalfit.report import build_report
 
     X, y, g = _data(300, seed=10)
-    m = LagrangianClassifier(constraints=[true_positive_rate(group="a") >= 0.8], n_epochs=3, batch_size=32,
-                             random_state=0).fit(X, y, sensitive_features=g)
+    m = LagrangianClassifier(constraints=[true_positive_rate(group='a') >= 0.8], max_iter=3, batch_size=32, random_state=0).fit(X, y, sensitive_features=g)
     rep = build_report(m, X, y, sensitive_features_train=g, X_test=X[:100], y_test=y[:100],
                        sensitive_features_test=g[:100])
     ev = m.evaluate(X, y, sensitive_features=g)
@@ -333,24 +338,21 @@ def test_build_report_and_cli_lagrangian(tmp_path, need_data, cli_fit):
     assert rep.data["baseline_name"] == "best iterate" and rep.data["n_members"] == len(m.shrunk_index_)
     paths = rep.plot(tmp_path / "plots")
     assert {p.name for p in paths} == {"convergence.png", "group_rates.png"}
-    from goalfit.torch.report import build_lagrangian_report
-
-    rep = build_lagrangian_report(m, X, y, sensitive_features_train=g, confidence=0.9)
+    rep = build_report(m, X, y, sensitive_features_train=g, confidence=0.9)
     low, high = rep.data["constraints"][0]["interval_train"]
     assert low < rep.data["constraints"][0]["train"] < high and rep.data["confidence"] == 0.9
     # the CLI: the saved pipeline (preprocessing + network) predicts from raw rows, no groups needed
     r, model = cli_fit('[data]\ndataset = "german"\nsensitive = ["sex"]\nseed = 1\n[goals]\nobjective = "error"\n'
                        'constraints = ["true_positive_rate(group=\'Female\') >= true_positive_rate() - 0.05"]\n'
-                       'method = "lagrangian"\nmethod_params = {hidden_layer_sizes = [8], n_epochs = 3}\n')
-    assert r["method"] == "lagrangian (proxy_lagrangian)" and len(r["history"]) == 3
+                       'method = "lagrangian"\nestimator_params = {hidden_layer_sizes = [8], max_iter = 3}\n')
+    assert r["method"] == "proxy_lagrangian (Cotter et al. 2019)" and len(r["history"]) == 3
     assert isinstance(model[-1], LagrangianClassifier) and model[-1].n_epochs_ == 3
 
 
 def test_shrink_on_validation_and_progress_bar():
     X, y, g = _data(600, seed=13)
     cons = [true_positive_rate(group="a") >= 0.75]
-    m = LagrangianClassifier(constraints=cons, n_epochs=10, batch_size=50, shrink_on="validation", progress=True,
-                             multiplier_learning_rate=0.5, random_state=0)
+    m = LagrangianClassifier(constraints=cons, max_iter=10, batch_size=50, verbose=1, random_state=0, method_params={'shrink_on': 'validation', 'multiplier_learning_rate': 0.5})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         m.fit(X[:400], y[:400], sensitive_features=g[:400], X_val=X[400:], y_val=y[400:],

@@ -1,20 +1,47 @@
 """goalfit: train classifiers that meet real-world goals.
 
 Goals (fairness, coverage, churn, recall/precision, complex metrics) are stated once in the
-vocabulary of :mod:`goalfit.goals` and handed to a method; the result is a (randomized)
-classifier with a report.
+vocabulary of :mod:`goalfit.goals` and handed to an estimator; every estimator runs the one
+pipeline of :mod:`goalfit.fit` (prepare, compile, a method of :mod:`goalfit.methods`, one result
+protocol) and the result is a (randomized) classifier with a report.
+
+The goal vocabulary is imported with the package; the estimators, metrics and the trade-off
+sweep load on first use (``import goalfit`` stays fast).
 """
+from __future__ import annotations
+
+import importlib
+
 from .goals import *  # noqa: F401,F403
 from .goals import __all__ as _goals_all
 
-from . import metrics  # noqa: F401  (goalfit.metrics: evaluate goals on predictions)
-from .metrics import goal_scorer
-from .tradeoff import Frontier, frontier
-from .estimators import (AdaptiveSurrogateClassifier, BlackBoxPostShiftClassifier, FairSubdataClassifier,
-                         GoalClassifier, RampClassifier, RelaxedFMClassifier, SpectralFairSVC)
-
 __version__ = "0.1.0"
 
-__all__ = list(_goals_all) + ["GoalClassifier", "RampClassifier", "FairSubdataClassifier", "SpectralFairSVC",
-                              "AdaptiveSurrogateClassifier", "BlackBoxPostShiftClassifier",
-                              "RelaxedFMClassifier", "goal_scorer", "frontier", "Frontier", "__version__"]
+#: Public names loaded on first use: name -> module.
+_LAZY = {
+    "GoalClassifier": "goalfit.estimators", "RampClassifier": "goalfit.estimators",
+    "FairSubdataClassifier": "goalfit.estimators", "SpectralFairSVC": "goalfit.estimators",
+    "AdaptiveSurrogateClassifier": "goalfit.estimators", "BlackBoxPostShiftClassifier": "goalfit.estimators",
+    "RelaxedFMClassifier": "goalfit.estimators", "make_estimator": "goalfit.estimators",
+    "select_method_params": "goalfit.estimators", "select_ramp_params": "goalfit.estimators",
+    "goal_scorer": "goalfit.metrics", "frontier": "goalfit.tradeoff", "Frontier": "goalfit.tradeoff",
+    "build_report": "goalfit.report", "Dataset": "goalfit.confusion.datasets",
+}
+_SUBPACKAGES = {"metrics", "estimators", "methods", "fit", "report", "tradeoff", "datasets", "confusion",
+                "classifiers", "distributed", "utils", "cli"}
+
+__all__ = list(_goals_all) + sorted(_LAZY) + ["__version__"]
+
+
+def __getattr__(name):  # PEP 562: the heavy parts load on first use
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"goalfit.{name}")
+    raise AttributeError(f"module 'goalfit' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY) | _SUBPACKAGES)

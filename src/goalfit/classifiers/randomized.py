@@ -119,8 +119,10 @@ class RandomizedClassifier:
 
         return hash_predictions(row_hash(X), self.weights, preds, self.hash_seed)
 
-    def _dist(self, X, preds) -> np.ndarray:
-        """Per-example class distribution (one-hot when derandomized by hashing)."""
+    def distribution_of_codes(self, X, preds) -> np.ndarray:
+        """Per-example class distribution, shape (n_samples, n_classes), from the members'
+        predicted codes ``preds`` of shape (n_members, n_samples) (one-hot when derandomized by
+        hashing, which reads the rows ``X``)."""
         if self.hash_seed is None or len(self.members) == 1:
             return self._distribution(preds)
         out = np.zeros((preds.shape[1], len(self.classes)))
@@ -139,10 +141,10 @@ class RandomizedClassifier:
         ``cell_ids`` (already encoded cells) may replace ``sensitive_features``.
         """
         P, n = self._proba(X)
-        cells = self._prediction_cells(n, sensitive_features, cell_ids)
+        cells = self.prediction_cells(n, sensitive_features, cell_ids)
         return np.stack([m.predict_codes(X, P, cells) for m in self.members])
 
-    def _prediction_cells(self, n, sensitive_features=None, cell_ids=None) -> np.ndarray:
+    def prediction_cells(self, n, sensitive_features=None, cell_ids=None) -> np.ndarray:
         """The cells the members predict with, shape (n,): the examples' own."""
         if cell_ids is None:
             return self.cell_encoder.transform(sensitive_features, n)
@@ -155,7 +157,7 @@ class RandomizedClassifier:
         example ``l`` (the total weight of the members that predict it). This is **not** an
         estimate of ``P(y | x)``; it is what :meth:`predict` samples from.
         """
-        return self._dist(X, self.member_predictions(X, sensitive_features=sensitive_features))
+        return self.distribution_of_codes(X, self.member_predictions(X, sensitive_features=sensitive_features))
 
     def _distribution(self, preds) -> np.ndarray:
         out = np.zeros((preds.shape[1], len(self.classes)))
@@ -187,7 +189,7 @@ class RandomizedClassifier:
         """
         if cell_ids is None:
             cell_ids = self._audit_cells(X, sensitive_features)
-        dist = self._dist(X, self.member_predictions(X, cell_ids=cell_ids))
+        dist = self.distribution_of_codes(X, self.member_predictions(X, cell_ids=cell_ids))
         return confusion_tensor(y_codes, dist, cell_ids, len(self.classes), self.cell_encoder.n_cells,
                                 sample_weight)
 
@@ -263,7 +265,7 @@ class GroupBlindClassifier(RandomizedClassifier):
     :meth:`predict_proba` ignore them.
     """
 
-    def _prediction_cells(self, n, sensitive_features=None, cell_ids=None) -> np.ndarray:
+    def prediction_cells(self, n, sensitive_features=None, cell_ids=None) -> np.ndarray:
         """All examples in one cell: the members never read the groups."""
         return np.zeros(n, dtype=np.intp)
 

@@ -102,90 +102,95 @@ def _split(X, y, S, spec, train_test_split):
     return [(take(X, tr), take(np.asarray(y), tr), take(S, tr)), (take(X, te), take(np.asarray(y), te), take(S, te))]
 
 
-def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = None, quiet: bool = False):
-    """Fit the spec's problem, print the report and write the outputs. Returns the Report."""
+def _base_model(spec: Spec, Xtr):
+    """The [model] estimator: a fitted model (``prefit``, frozen), an incremental learner for Dask
+    files, or a built-in model with the preprocessing real tables need."""
     import joblib
+    from sklearn.frozen import FrozenEstimator
 
-    from ..estimators import GoalClassifier
+    from ..estimators.models import MODELS, make_estimator
+
+    if spec.prefit:
+        try:
+            return FrozenEstimator(joblib.load(spec.prefit))
+        except (OSError, ValueError, EOFError) as err:
+            raise SpecError(f"prefit = {spec.prefit!r}: cannot load it ({err})") from None
+    if spec.files:  # no preprocessing pipeline: the model must learn by partial_fit on numeric columns
+        return MODELS[spec.estimator][0](spec.seed)
+    return make_estimator(spec.estimator, random_state=spec.seed)
+
+
+def check_output(out: Path | None, force: bool) -> None:
+    """Refuse an output folder that cannot be written, before any fitting.
+
+    Raises
+    ------
+    SpecError
+        ``out`` is an existing file, a non-empty folder without ``force``, or not writable.
+    """
+    import os
+
+    if out is None:
+        return
+    if out.exists() and not out.is_dir():
+        raise SpecError(f"--out {out} is an existing file; give a folder")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise SpecError(f"--out {out} exists and is not empty; pass --force to overwrite its files")
+    parent = out if out.exists() else next((p for p in out.parents if p.exists()), Path("."))
+    if not os.access(parent, os.W_OK):
+        raise SpecError(f"--out {out}: {parent} is not writable")
+
+
+def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = None, quiet: bool = False):
+    """Fit the spec's problem, print the report and write the outputs. Returns the Report.
+
+    The method's estimator comes from the registry (:mod:`goalfit.methods`): the plug-in
+    methods wrap the [model] estimator; the other families train their own model on its
+    preprocessing of the features (saved as one pipeline that predicts on raw rows).
+    """
+    import joblib
+    from sklearn.base import clone
+    from sklearn.pipeline import Pipeline
+
+    from ..methods import lookup
     from ..report import build_report
-    from .models import make_estimator
+    from .spec import build_estimator
 
-    objective, constraints = spec.goals()
+    entry = lookup(spec.method)
     (Xtr, ytr, Str), (Xte, yte, Ste) = load_data(spec)
     if spec.fit_options.get("group_blind") and hasattr(Xtr, "columns"):
         # group-blind: the sensitive columns state and audit the goals, they are not features
         drop = [c for c in spec.sensitive if c in Xtr.columns]
         Xtr, Xte = (None if X is None else X.drop(columns=drop) for X in (Xtr, Xte))
-    if spec.prefit:
-        base = joblib.load(spec.prefit)
-        if spec.features is None and spec.files and hasattr(base, "feature_names_in_"):
-            Xtr, Xte = (None if X is None else X[list(base.feature_names_in_)] for X in (Xtr, Xte))
-    elif spec.files:  # no preprocessing pipeline: the model must learn by partial_fit on numeric columns
-        from .models import ESTIMATORS
-
-        base = ESTIMATORS[spec.estimator](spec.seed)
-    else:
-        base = make_estimator(spec.estimator, Xtr, spec.seed)
+    base = _base_model(spec, Xtr)
+    if spec.prefit and spec.features is None and spec.files and hasattr(base.estimator, "feature_names_in_"):
+        Xtr, Xte = (None if X is None else X[list(base.estimator.feature_names_in_)] for X in (Xtr, Xte))
+    model = build_estimator(spec, base)
+    model.set_params(verbose=0 if quiet else 1)
+    fmap = None
+    if entry.family != "plugin" and hasattr(base, "steps"):  # the model trains on the preprocessed features
+        fmap = clone(base[:-1])
+        Xtr = fmap.fit_transform(Xtr)
+        Xte = None if Xte is None else fmap.transform(Xte)
     n_train = None if spec.files else len(ytr)  # Dask: counted by the fit
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    from ..methods.plugin import METHODS
-
-    params = dict(spec.method_params)
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                  TextColumn("{task.completed} iterations"), TimeElapsedColumn(),
-                  console=console, transient=True, disable=quiet) as progress:
-        task = progress.add_task(f"fitting {spec.prefit or spec.estimator} + {spec.method} on "
-                                 f"{n_train or spec.files} examples",
-                                 total=params.get("max_iter"))
-        if spec.method in METHODS or spec.method == "auto":
-            params["callback"] = lambda it: progress.update(task, completed=it)
-        if spec.method == "ramp":
-            from ..estimators import RampClassifier
-
-            # the base estimator's preprocessing (one-hot, scaling) is the ramp model's feature map
-            fmap = base[:-1] if hasattr(base, "steps") else None
-            try:
-                model = RampClassifier(objective, constraints, feature_map=fmap, random_state=spec.seed, **params)
-            except TypeError as err:
-                raise SpecError(f"method_params for 'ramp': {err}") from None
-        elif spec.method == "subdata":
-            model, fmap, (Xtr, Xte, Str, Ste) = _subdata_model(spec, base, objective, constraints, params,
-                                                               Xtr, Xte, Str, Ste)
-        elif spec.method == "surrogate":
-            model, fmap, (Xtr, Xte, Str, Ste) = _surrogate_model(spec, base, objective, constraints, params,
-                                                                 Xtr, Xte, Str, Ste)
-        elif spec.method == "lagrangian":
-            model, fmap, (Xtr, Xte) = _lagrangian_model(spec, base, objective, constraints, params, Xtr, Xte)
-        else:
-            model = GoalClassifier(base, objective=objective, constraints=constraints, method=spec.method,
-                                   method_params=params or None, random_state=spec.seed,
-                                   prefit=bool(spec.prefit), **spec.fit_options)
-        try:
-            model.fit(Xtr, ytr, sensitive_features=Str)
-        except ValueError as err:
-            raise SpecError(str(err)) from None
+    if not quiet:
+        console.print(f"fitting {model.__class__.__name__} (method {spec.method!r}) on {n_train or spec.files} "
+                      "examples", highlight=False)
+    try:
+        model.fit(Xtr, ytr, sensitive_features=Str)
+    except ValueError as err:
+        raise SpecError(str(err)) from None
+    model.set_params(verbose=0)
     extra = {"dataset": spec.dataset or spec.csv or spec.files, "estimator": spec.prefit or spec.estimator,
-             "seed": spec.seed, "n_train": int(n_train or model.n_outer_samples_),
+             "seed": spec.seed, "n_train": int(n_train or getattr(model, "n_outer_samples_", 0)),
              "n_test": None if yte is None or spec.files else int(len(yte))}
     if hasattr(model, "statistics_"):
         extra["dask_statistics"] = model.statistics_
-    if spec.method == "ramp":
-        extra["estimator"] = "linear (ramp loss)"
-    elif spec.method == "subdata":
-        extra["estimator"] = f"{model.model} (fair subdata selection)"
-    elif spec.method == "surrogate":
-        extra["estimator"] = "linear (adaptive surrogates)"
-    elif spec.method == "lagrangian":
-        extra["estimator"] = f"torch network, hidden layers {list(model.hidden_layer_sizes)}"
-    else:
-        model.method_params = spec.method_params or None  # keep the saved model free of the callback
+    if fmap is not None:
+        extra["estimator"] = f"{spec.estimator} preprocessing + {model.__class__.__name__}"
     report = build_report(model, Xtr, ytr, sensitive_features_train=Str, X_test=Xte, y_test=yte,
                           sensitive_features_test=Ste, extra=extra)
-    if spec.method in ("subdata", "surrogate", "lagrangian") and fmap is not None:  # the saved model predicts on raw rows
-        from sklearn.pipeline import Pipeline
-
-        model = Pipeline([("features", fmap), (spec.method, model)])
+    saved = model if fmap is None else Pipeline([("features", fmap), (entry.family, model)])
     if not quiet:
         report.print(console)
     if json_path is not None:
@@ -193,136 +198,11 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
         console.print(f"wrote {json_path}")
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        joblib.dump(model, out / "model.joblib")
+        joblib.dump(saved, out / "model.joblib")
         report.to_json(out / "report.json")
         paths = report.plot(out)
         console.print(f"wrote {out / 'model.joblib'}, {out / 'report.json'}, " + ", ".join(str(p) for p in paths))
     return report
-
-
-def _subdata_model(spec, base, objective, constraints, params, Xtr, Xte, Str, Ste):
-    """``method = "subdata"``: a :class:`~goalfit.FairSubdataClassifier` for the spec's goal.
-
-    The goal must be the error with at most one ``<disparity>_difference <= epsilon``
-    (:func:`~goalfit.estimators.fair_subdata.subdata_params_from_goals`); ``method_params``
-    go to the constructor. Features are the base estimator's preprocessing (one-hot, scaling)
-    fitted on the training rows; the sensitive feature is one column with two groups.
-
-    Returns
-    -------
-    (model, fitted feature map or None, (Xtr, Xte, Str, Ste) transformed)
-
-    Raises
-    ------
-    SpecError
-        Unsupported goal, conflicting or unknown method_params, no single sensitive column.
-    """
-    from ..estimators import FairSubdataClassifier
-    from ..estimators.fair_subdata import subdata_params_from_goals
-
-    try:
-        goal = subdata_params_from_goals(objective, constraints)
-    except ValueError as err:
-        raise SpecError(f"method 'subdata': {err}") from None
-    col = goal.pop("sensitive", None)
-    clash = sorted(set(goal) & set(params))
-    if clash:
-        raise SpecError(f"method 'subdata': {clash} come from the constraint; remove them from method_params")
-    if col is None:
-        if len(spec.sensitive) != 1 and params.get("measure") != "f1":
-            raise SpecError(f"method 'subdata' needs one sensitive column (two groups), got {spec.sensitive}")
-        col = spec.sensitive[0] if spec.sensitive else None
-    try:
-        model = FairSubdataClassifier(random_state=spec.seed, **goal, **params)
-    except TypeError as err:
-        raise SpecError(f"method_params for 'subdata': {err}") from None
-    fmap, parts = _features_and_column(spec, base, col, Xtr, Xte, Str, Ste, dense=True)
-    return model, fmap, parts
-
-
-def _features_and_column(spec, base, col, Xtr, Xte, Str, Ste, dense):
-    """The base estimator's preprocessing fitted on the training rows, and one sensitive column.
-
-    Shared by the methods that train their own linear model on features (``subdata``,
-    ``surrogate``) rather than wrapping the base estimator.
-    """
-    import scipy.sparse as sparse
-
-    fmap = base[:-1] if hasattr(base, "steps") else None
-    if fmap is not None:
-        Xtr, Xte = fmap.fit_transform(Xtr), fmap.transform(Xte)
-    if dense:
-        Xtr, Xte = (X.toarray() if sparse.issparse(X) else X for X in (Xtr, Xte))
-    Str, Ste = (None if S is None or col is None else S[[col]] for S in (Str, Ste))
-    return fmap, (Xtr, Xte, Str, Ste)
-
-
-def _surrogate_model(spec, base, objective, constraints, params, Xtr, Xte, Str, Ste):
-    """``method = "surrogate"``: an :class:`~goalfit.AdaptiveSurrogateClassifier` for the objective.
-
-    The objective (a goal expression or a name such as ``"gmean"``) is the metric, evaluated as
-    a black box (Jiang et al. 2020); the method takes no constraints. ``method_params`` go to
-    the constructor. The metric sees the sensitive column the objective names (or the only
-    one); features are the base estimator's preprocessing.
-
-    Raises
-    ------
-    SpecError
-        Constraints given, several sensitive columns and none named, unknown method_params.
-    """
-    from ..estimators import AdaptiveSurrogateClassifier
-    from ..goals.blackbox import BLACKBOX_METRICS
-
-    if constraints:
-        raise SpecError("method 'surrogate' minimizes one black-box metric and takes no constraints; "
-                        "write the goal as the objective")
-    name = spec.objective.strip()
-    metric = name if name in BLACKBOX_METRICS else objective
-    col = getattr(objective, "sensitive", None) or getattr(objective, "column", None)
-    if col is None and spec.sensitive:
-        if len(spec.sensitive) != 1:
-            raise SpecError(f"method 'surrogate': the metric sees one sensitive column; name it in the "
-                            f"objective or give one in [data] sensitive, got {spec.sensitive}")
-        col = spec.sensitive[0]
-    if col is not None and col not in spec.sensitive:
-        raise SpecError(f"method 'surrogate': the objective names {col!r}, which is not in [data] sensitive "
-                        f"{spec.sensitive}")
-    try:
-        model = AdaptiveSurrogateClassifier(metric, random_state=spec.seed, **params)
-    except TypeError as err:
-        raise SpecError(f"method_params for 'surrogate': {err}") from None
-    fmap, parts = _features_and_column(spec, base, col, Xtr, Xte, Str, Ste, dense=False)
-    return model, fmap, parts
-
-
-def _lagrangian_model(spec, base, objective, constraints, params, Xtr, Xte):
-    """``method = "lagrangian"``: a :class:`goalfit.torch.LagrangianClassifier` (a linear model or
-    an MLP, ``method_params`` go to its constructor) on the base estimator's preprocessing
-    (one-hot, scaling) fitted on the training rows.
-
-    Returns
-    -------
-    (model, fitted feature map or None, (Xtr, Xte) transformed)
-
-    Raises
-    ------
-    SpecError
-        Without PyTorch, or for unknown method_params.
-    """
-    try:
-        from ..torch import LagrangianClassifier
-    except ImportError as err:
-        raise SpecError(f"method 'lagrangian': {err}") from None
-    if "hidden_layer_sizes" in params:
-        params["hidden_layer_sizes"] = tuple(params["hidden_layer_sizes"])
-    try:
-        model = LagrangianClassifier(objective=objective, constraints=constraints, random_state=spec.seed, **params)
-    except TypeError as err:
-        raise SpecError(f"method_params for 'lagrangian': {err}") from None
-    fmap = base[:-1] if hasattr(base, "steps") else None
-    if fmap is not None:
-        Xtr, Xte = fmap.fit_transform(Xtr), fmap.transform(Xte)
-    return model, fmap, (Xtr, Xte)
 
 
 def _dask_client(address):
@@ -340,11 +220,27 @@ def _dask_client(address):
     return stack
 
 
+def _version(value: bool):
+    if value:
+        from .. import __version__
+
+        print(f"goalfit {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print goalfit's version and exit.")):
+    """Train classifiers that meet real-world goals (fairness, coverage, churn, ...)."""
+
+
 @app.command()
 def demo(json: Path = typer.Option(None, "--json", help="Write report.json here."),
-         out: Path = typer.Option(None, "--out", help="Also write the model and plots into this folder.")):
+         out: Path = typer.Option(None, "--out", help="Also write the model and plots into this folder."),
+         force: bool = typer.Option(False, "--force", help="Overwrite the files of an existing --out folder.")):
     """Adult, logistic regression: minimize error s.t. demographic parity difference (sex) <= 0.01."""
     try:
+        check_output(out, force)
         run_spec(DEMO, out=out, json_path=json)
     except (SpecError, FileNotFoundError) as err:
         _fail(str(err), 2 if isinstance(err, SpecError) else 1)
@@ -353,11 +249,13 @@ def demo(json: Path = typer.Option(None, "--json", help="Write report.json here.
 @app.command()
 def fit(spec: Path = typer.Argument(..., help="TOML problem specification."),
         out: Path = typer.Option(Path("goalfit-out"), "--out", help="Output folder."),
+        force: bool = typer.Option(False, "--force", help="Overwrite the files of an existing --out folder."),
         scheduler: str = typer.Option(None, "--scheduler", help="Dask scheduler address (tcp://host:8786) for "
                                       "specs with files = \"glob\"; default: a LocalCluster on this machine.")):
     """Fit the problem in SPEC and write model.joblib, report.json and plots to --out."""
     try:
         s = load_spec(spec)
+        check_output(out, force)
         if s.files:
             from ..distributed.io import matching_files
 
@@ -388,25 +286,21 @@ def run_frontier(spec: Spec, bounds, *, constraint: int = 0, out: Path | None = 
     Raises
     ------
     SpecError
-        A method other than a plug-in one (``ramp``, ``subdata``, ``surrogate``, baselines),
-        no constraint, a bad constraint index or bound.
+        A method that takes no constraints (the baselines), no constraint, a bad constraint
+        index or bound.
     """
     import json as _json
 
-    from ..estimators import GoalClassifier
     from ..tradeoff import frontier
-    from .models import make_estimator
+    from .spec import build_estimator
 
-    if spec.method in ("ramp", "subdata", "surrogate"):
-        raise SpecError(f"goalfit frontier sweeps the plug-in methods' goals; method {spec.method!r} is not one")
     objective, constraints = spec.goals()
     if not constraints:
         raise SpecError("goalfit frontier needs a constraint in [goals] constraints whose bound it sweeps")
     if not -len(constraints) <= constraint < len(constraints):
         raise SpecError(f"--constraint {constraint}: the spec has {len(constraints)} constraint(s)")
     (Xtr, ytr, Str), (Xte, yte, Ste) = load_data(spec)
-    est = GoalClassifier(make_estimator(spec.estimator, Xtr, spec.seed), objective=objective, constraints=constraints,
-                         method=spec.method, method_params=spec.method_params or None, random_state=spec.seed)
+    est = build_estimator(spec, _base_model(spec, Xtr))
     try:
         f = frontier(est, Xtr, ytr, sensitive_features=Str, bounds=bounds, constraint=constraint,
                      X_val=Xte, y_val=yte, sensitive_features_val=Ste)
@@ -453,11 +347,14 @@ def _parse_bounds(text: str):
 def frontier_cmd(spec: Path = typer.Argument(..., help="TOML problem specification with a constraint."),
                  bounds: str = typer.Option(..., "--bounds", help="Bounds to sweep: '0,0.01,0.05' or start:stop:count."),
                  constraint: int = typer.Option(0, "--constraint", help="Index of the constraint to sweep."),
-                 out: Path = typer.Option(Path("goalfit-frontier"), "--out", help="Output folder.")):
+                 out: Path = typer.Option(Path("goalfit-frontier"), "--out", help="Output folder."),
+                 force: bool = typer.Option(False, "--force", help="Overwrite the files of an existing --out folder.")):
     """Trade-off curve: refit the spec's goals for each bound on one fitted base model; write
     frontier.csv, frontier.json and frontier.png (objective vs the swept goal, train and test)."""
     try:
-        run_frontier(load_spec(spec), _parse_bounds(bounds), constraint=constraint, out=out)
+        s = load_spec(spec)
+        check_output(out, force)
+        run_frontier(s, _parse_bounds(bounds), constraint=constraint, out=out)
     except SpecError as err:
         _fail(str(err), 2)
     except FileNotFoundError as err:

@@ -18,31 +18,30 @@ Example::
     [goals]
     objective = "error"
     constraints = ["demographic_parity_difference('sex') <= 0.01"]
-    method = "auto"               # a plug-in method or baseline, or "ramp" (Goh et al.'s
-                                  # RampClassifier; method_params go to its constructor), or
-                                  # "subdata" (Ye & Xie's FairSubdataClassifier: objective "error"
-                                  # and at most one "<disparity>_difference <= eps" constraint), or
-                                  # "surrogate" (Jiang et al.'s AdaptiveSurrogateClassifier: the
-                                  # objective, e.g. "macro_f1_over_groups('sex')", is the black-box
-                                  # metric; no constraints), or
-                                  # "lagrangian" (goalfit.torch.LagrangianClassifier, a PyTorch
-                                  # network; method_params e.g. {hidden_layer_sizes = [32],
-                                  # n_epochs = 20}; needs goalfit[torch])
+    method = "auto"               # any name of the method registry (goalfit.methods): a plug-in
+                                  # method or baseline (GoalClassifier), "ramp" (RampClassifier),
+                                  # "subdata" / "irs" / "mip" (FairSubdataClassifier), "surrogate" /
+                                  # "interpolation" / ... (AdaptiveSurrogateClassifier), "lagrangian"
+                                  # / "proxy_lagrangian" (goalfit.torch.LagrangianClassifier; needs
+                                  # goalfit[torch]); the non-plug-in ones train on the [model]
+                                  # estimator's preprocessing of the features
+    method_params = {max_iter = 500}   # the method's knobs (checked before any data is read)
+    estimator_params = {hidden_layer_sizes = [32]}   # optional: other constructor parameters
     cv = 5                        # optional: cross-fitted probabilities ("auto", 0 = in-sample)
-    confidence = 0.95             # optional: certify the constraints on held data (GoalClassifier)
+    confidence = 0.95             # optional: certify the constraints on held data
     margin = 0.005                # optional: tighten every constraint by this much
     group_blind = true            # optional: no sensitive column as a feature nor at prediction
 """
 from __future__ import annotations
 
+import difflib
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..estimators.models import MODELS
 from ..goals import parse_constraint, parse_objective
-from ..methods.baselines import BASELINES
-from ..methods.plugin import METHODS
-from .models import ESTIMATORS
+from ..methods import lookup
 
 
 class SpecError(ValueError):
@@ -67,7 +66,8 @@ class Spec:
     method: str = "auto"
     method_params: dict = field(default_factory=dict)
     dataset_params: dict = field(default_factory=dict)
-    fit_options: dict = field(default_factory=dict)  # cv / confidence / margin for GoalClassifier
+    fit_options: dict = field(default_factory=dict)  # cv / confidence / margin / group_blind
+    estimator_params: dict = field(default_factory=dict)  # other constructor parameters of the method's estimator
 
     def goals(self):
         """Parsed objective and constraints.
@@ -86,8 +86,16 @@ class Spec:
 _KNOWN = {
     "data": {"dataset", "csv", "files", "test_files", "features", "label", "sensitive", "test_size", "seed", "params"},
     "model": {"estimator", "prefit"},
-    "goals": {"objective", "constraints", "method", "method_params", "cv", "confidence", "margin", "group_blind"},
+    "goals": {"objective", "constraints", "method", "method_params", "estimator_params", "cv", "confidence", "margin",
+              "group_blind"},
 }
+
+
+def _unknown(names, known, what: str) -> str:
+    """``unknown key(s) [...] in [goals]; did you mean 'x'? known: [...]``."""
+    hints = [f"{n!r} -> {m[0]!r}" for n in names for m in [difflib.get_close_matches(str(n), sorted(known), n=1)] if m]
+    hint = f"; did you mean {', '.join(hints)}?" if hints else ""
+    return f"unknown {what} {sorted(names)}{hint} known: {sorted(known)}"
 
 
 def load_spec(path) -> Spec:
@@ -102,22 +110,26 @@ def load_spec(path) -> Spec:
     path = Path(path)
     if not path.exists():
         raise SpecError(f"spec file {path} does not exist")
+    if path.is_dir():
+        raise SpecError(f"{path} is a folder; give the spec file (TOML) inside it")
     try:
         raw = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as err:
         raise SpecError(f"{path}: invalid TOML: {err}") from None
+    except (UnicodeDecodeError, OSError) as err:
+        raise SpecError(f"{path}: cannot read it as a TOML text file ({err})") from None
     return spec_from_dict(raw, str(path))
 
 
 def spec_from_dict(raw: dict, where: str = "spec") -> Spec:
     for section, body in raw.items():
         if section not in _KNOWN:
-            raise SpecError(f"{where}: unknown section [{section}]; known: {sorted(_KNOWN)}")
+            raise SpecError(f"{where}: {_unknown([section], _KNOWN, 'section(s)')}")
         if not isinstance(body, dict):
             raise SpecError(f"{where}: [{section}] must be a table")
         unknown = set(body) - _KNOWN[section]
         if unknown:
-            raise SpecError(f"{where}: unknown key(s) {sorted(unknown)} in [{section}]; known: {sorted(_KNOWN[section])}")
+            raise SpecError(f"{where}: {_unknown(unknown, _KNOWN[section], f'key(s) in [{section}]')}")
     data, model, goals = raw.get("data", {}), raw.get("model", {}), raw.get("goals", {})
     if sum(bool(data.get(k)) for k in ("dataset", "csv", "files")) != 1:
         raise SpecError(f"{where}: [data] needs exactly one of dataset = \"name\", csv = \"path\" or "
@@ -144,19 +156,17 @@ def spec_from_dict(raw: dict, where: str = "spec") -> Spec:
                 estimator=model.get("estimator", "logistic_regression"),
                 objective=goals.get("objective", "error"), constraints=list(constraints),
                 method=goals.get("method", "auto"), method_params=dict(goals.get("method_params", {})),
+                estimator_params=dict(goals.get("estimator_params", {})),
                 dataset_params=dict(data.get("params", {})),
                 fit_options=_fit_options(goals, where))
-    if spec.estimator not in ESTIMATORS:
-        raise SpecError(f"{where}: unknown estimator {spec.estimator!r}; known: {sorted(ESTIMATORS)}")
-    known_methods = ["auto"] + sorted(METHODS) + sorted(BASELINES) + ["ramp", "subdata", "surrogate", "lagrangian"]
-    if spec.method not in known_methods:
-        raise SpecError(f"{where}: unknown method {spec.method!r}; known: {known_methods}")
-    if spec.fit_options and spec.method in ("ramp", "subdata", "surrogate", "lagrangian"):
-        raise SpecError(f"{where}: cv / confidence / margin / group_blind are GoalClassifier options; method "
-                        f"{spec.method!r} does not take them")
+    if spec.estimator not in MODELS:
+        raise SpecError(f"{where}: {_unknown([spec.estimator], MODELS, 'estimator')}")
+    try:
+        lookup(spec.method)
+    except ValueError as err:
+        raise SpecError(f"{where}: {err}") from None
     spec.goals()  # validate metric names and bounds now
-    if spec.fit_options:
-        check_fit_options(spec, where)
+    check_fit_options(spec, where)
     return spec
 
 
@@ -174,18 +184,43 @@ def _fit_options(goals: dict, where: str) -> dict:
     return out
 
 
-def check_fit_options(spec: Spec, where: str) -> None:
-    """Validate the spec's GoalClassifier options with the estimator's own checks, before any data
-    is read (a bad value exits 2 with the estimator's message)."""
-    from ..estimators import GoalClassifier
-    from ..estimators.goal_classifier import _user_margins
-    from ..goals import Problem
+def build_estimator(spec: Spec, base=None):
+    """The estimator of the spec's method (the registry's, :mod:`goalfit.methods`), unfitted.
 
-    objective, constraints = spec.goals()
-    est = GoalClassifier(objective=objective, constraints=constraints, **spec.fit_options)
+    ``base`` is the plug-in methods' base model (the [model] estimator); the other families
+    train their own model on the preprocessed features.
+
+    Raises
+    ------
+    SpecError
+        An option the method's estimator does not take, or an optional extra that is missing.
+    """
+    entry = lookup(spec.method)
     try:
-        est._check_options()
-        est._cv_folds()
-        _user_margins(est.margin, Problem(objective, constraints))
+        cls = entry.estimator_class()
+    except ImportError as err:
+        raise SpecError(f"method {spec.method!r}: {err}") from None
+    objective, constraints = spec.goals()
+    kwargs = dict(objective=objective, constraints=constraints, method_params=dict(spec.method_params) or None,
+                  random_state=spec.seed, **spec.fit_options, **spec.estimator_params)
+    names = set(cls().get_params(deep=False))
+    if "method" in names:
+        kwargs["method"] = entry.name
+    if entry.family == "plugin":
+        kwargs["estimator"] = base
+    unknown = sorted(set(kwargs) - names)
+    if unknown:
+        raise SpecError(f"method {spec.method!r} ({cls.__name__}) does not take {unknown}; its parameters: {sorted(names)}")
+    if "hidden_layer_sizes" in kwargs:
+        kwargs["hidden_layer_sizes"] = tuple(kwargs["hidden_layer_sizes"])
+    return cls(**kwargs)
+
+
+def check_fit_options(spec: Spec, where: str) -> None:
+    """Validate the spec's estimator with its own checks (every parameter, ``method_params``),
+    before any data is read: a bad value exits 2 with the estimator's message."""
+    est = build_estimator(spec)
+    try:
+        est.check_params()
     except (ValueError, TypeError) as err:
         raise SpecError(f"{where}: {err}") from None

@@ -206,7 +206,7 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
             Unknown keys (with the closest known one) or a bad fit option.
         """
         params = PluginMethod(self.method).check_params(
-            {k: v for k, v in (self.method_params or {}).items() if k not in FIT_OPTIONS or k == "oracle"})
+            {k: v for k, v in (self.method_params or {}).items() if k not in FIT_OPTIONS or k == "oracle"}, self)
         opts = {k: (self.method_params or {}).get(k, v) for k, v in FIT_OPTIONS.items()}
         if opts["oracle"] not in ORACLES:
             raise ValueError(f"method_params['oracle'] must be one of {list(ORACLES)}, got {opts['oracle']!r}")
@@ -220,8 +220,9 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
         params.pop("oracle", None)
         return params, opts
 
-    def _check_options(self, opts) -> None:
-        """Refuse combinations of options that cannot work, before any fitting."""
+    def _check_method_params(self) -> None:
+        """The method's keys, the fit options, and combinations of options that cannot work."""
+        _, opts = self._options()
         oracle = opts["oracle"]
         if isinstance(self.estimator, str) and self.estimator != "precomputed":
             resolve_estimator(self.estimator)  # an unknown name raises here
@@ -289,9 +290,8 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
         self
         """
         t_start = time.perf_counter()
-        self._validate_params()
+        self.check_params()
         params, opts = self._options()
-        self._check_options(opts)
         problem = self._goal_problem()
         margins = resolve_margins(self.margin, problem)
         progress = Progress(self.verbose, who=type(self).__name__)
@@ -303,6 +303,8 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
         else:
             backend = InMemoryData(self, X, y, sensitive_features, sample_weight, opts, progress)
         self.classes_ = backend.classes
+        if backend.data is not None:  # the goals' structure, before any fitting
+            method.check(type(problem)(self.objective, tighten(problem, margins)).compile(backend.data.space))
         last = {}
 
         def fit_candidate(constraints, data):
@@ -416,7 +418,7 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
                     "folds": _n_splits(self.cv_), "deployed_model": self._options()[1]["cv_model"]}}
 
     # ------------------------------------------------------------------ new goals, derandomization
-    def with_goals(self, constraints=None, *, objective=None, warm_start=None):
+    def with_goals(self, constraints=None, *, objective=None, method_params=None, warm_start=None):
         """The classifier for other goals on this fit's training state, without refitting.
 
         The plug-in methods post-process fixed class probabilities (Narasimhan et al., JMLR
@@ -432,6 +434,9 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
             classes the fit saw.
         objective : str or goal expression, optional
             The new objective (default: this fit's).
+        method_params : dict, optional
+            Other knobs of the method (default: this fit's), e.g. step sizes of a grid
+            (:func:`goalfit.estimators.select_method_params`).
         warm_start : tuple (members, confusions), optional
             Columns to start column generation from (``method_="column_generation"`` only),
             e.g. the members and ``result_.confusions`` of earlier fits on the same state.
@@ -465,14 +470,19 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
         if ts is None:
             raise ValueError("with_goals re-solves on the training state an in-memory fit keeps; a fit on "
                              "Dask input does not keep it: fit again with the new goals")
-        params, opts = self._options()
+        new = copy.copy(self)
+        if method_params is not None:
+            new.method_params = dict(method_params)
+        params, opts = new._options()
+        if opts != self._options()[1]:
+            raise ValueError("with_goals re-solves on this fit's probabilities: method_params may change the "
+                             f"method's knobs, not the fit's options {sorted(FIT_OPTIONS)}")
         if opts["oracle"] == "refit":
             raise ValueError("with_goals re-solves on fixed probabilities: the refit oracle refits the base "
                              "model per call, fit again with the new goals")
         if self.confidence is not None:
             raise ValueError("confidence certifies the goals on a fresh safety part: fit again with the new goals")
         t0 = time.perf_counter()
-        new = copy.copy(self)
         if constraints is not None:
             new.constraints = list(constraints)
         if objective is not None:

@@ -14,6 +14,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _num_samples
 
 from ..classifiers import probability_model
+from ..utils.fitting import final_step, fit_weighted
 
 
 def is_linear(estimator) -> bool:
@@ -30,23 +31,11 @@ def aligned_proba(estimator, X, classes) -> np.ndarray:
 def fit_base(estimator, X, y, sample_weight) -> np.ndarray:
     """Fit the base model and return its class probabilities on ``X`` (its own column order).
 
-    A :class:`~sklearn.pipeline.Pipeline` is fitted step by step so the training features are
-    transformed once (not again for ``predict_proba``) and ``sample_weight`` reaches the final
-    step (``Pipeline.fit`` does not accept it directly).
+    A pipeline's training features are transformed once (not again for ``predict_proba``) and
+    ``sample_weight`` reaches its final step (:func:`goalfit.utils.fitting.fit_weighted`).
     """
-    if isinstance(estimator, Pipeline) and len(estimator.steps) > 1:
-        Xt = estimator[:-1].fit_transform(X, y)
-        final = estimator.steps[-1][1]
-        if sample_weight is None:
-            final.fit(Xt, y)
-        else:
-            final.fit(Xt, y, sample_weight=sample_weight)
-        return np.asarray(final.predict_proba(Xt), dtype=float)
-    if sample_weight is None:
-        estimator.fit(X, y)
-    else:
-        estimator.fit(X, y, sample_weight=sample_weight)
-    return np.asarray(estimator.predict_proba(X), dtype=float)
+    Xt = fit_weighted(estimator, X, y, sample_weight)
+    return np.asarray(final_step(estimator).predict_proba(Xt), dtype=float)
 
 
 def cross_fit(base, X, y, sample_weight, folds, classes, progress=None):

@@ -10,7 +10,8 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import check_array, check_is_fitted, check_random_state, validate_data
 
-from ..fit import GOAL_PARAMETERS, GoalEstimator, Progress, certify, check_method_params, prepare, resolve_margins, tighten
+from ..fit import (GOAL_PARAMETERS, GoalEstimator, Progress, as_seed, certify, check_method_params, prepare,
+                   resolve_margins, tighten)
 from ..methods.ramp.method import RAMP_PARAMS, RampMethod, ramp_params
 
 #: ``method_params`` keys of the fit (not of the ramp method) and their defaults.
@@ -111,6 +112,8 @@ class RampClassifier(GoalEstimator):
         Ramp objective plus ``alpha/2 |w|^2`` at the solution.
     alpha_ : float
         The l2 weight used.
+    program_ : RateProgram
+        The goals as per-example weights on the training datasets (Problem 1).
     n_iter_ : int
         MM iterations run (both phases).
     history_ : list of dict
@@ -154,6 +157,20 @@ class RampClassifier(GoalEstimator):
         self.deployed_model = deployed_model
         self.random_state = random_state
         self.verbose = verbose
+
+    # ------------------------------------------------------------------ parameters
+    def _params(self):
+        """(ramp method params, fit options), validated."""
+        params = check_method_params(self.method_params, list(RAMP_PARAMS) + list(FIT_OPTIONS), "ramp", self)
+        opts = {k: params.pop(k, v) for k, v in FIT_OPTIONS.items()}
+        ramp_params(params)
+        sf = opts["safety_fraction"]
+        if isinstance(sf, bool) or not isinstance(sf, (int, float)) or not 0 < sf < 1:
+            raise ValueError(f"method_params['safety_fraction'] must be a float in (0, 1), got {sf!r}")
+        return params, opts
+
+    def _check_method_params(self) -> None:
+        self._params()
 
     # ------------------------------------------------------------------ data
     def _extra_columns(self):
@@ -201,11 +218,9 @@ class RampClassifier(GoalEstimator):
         self
         """
         t0 = time.perf_counter()
-        self._validate_params()
+        self.check_params()
         method = RampMethod()
-        params = check_method_params(self.method_params, list(RAMP_PARAMS) + list(FIT_OPTIONS), "ramp")
-        opts = {k: params.pop(k, v) for k, v in FIT_OPTIONS.items()}
-        ramp_params(params)
+        params, opts = self._params()
         if self.feature_map is None:
             validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=True)
         else:
@@ -238,7 +253,8 @@ class RampClassifier(GoalEstimator):
 
         if self.confidence is not None:
             compiled, result, clf, margins, self.certification_, self.certified_, _ = certify(
-                fit_candidate, data, problem, margins, self.confidence, opts["safety_fraction"], seed)
+                fit_candidate, data, problem, margins, self.confidence, opts["safety_fraction"],
+                as_seed(self.random_state))
         else:
             compiled, result, clf = fit_candidate(tighten(problem, margins), data)
             self.certified_ = self.certification_ = None
@@ -251,6 +267,7 @@ class RampClassifier(GoalEstimator):
         self.constraint_rows_ = list(cert["multipliers"])
         self.objective_ = cert["ramp_objective"]
         self.alpha_ = cert["alpha"]
+        self.program_ = cert["program"]
         self.n_iter_ = cert["n_iter"]
         self.dataset_names_ = data.dataset_names
         self.fit_seconds_ = time.perf_counter() - t0

@@ -2,7 +2,8 @@
 
 "Among settings that satisfy the constraints on the training data, choose the lowest training
 objective; if none does, the smallest violation." The base model is fitted once and shared
-(``prefit``), so a grid costs one base fit plus the method runs.
+(:meth:`GoalClassifier.with_goals` re-solves with each setting), so a grid costs one base fit
+plus the method runs.
 """
 from __future__ import annotations
 
@@ -63,19 +64,17 @@ def select_method_params(model, X, y, *, sensitive_features=None, sample_weight=
         keys = list(param_grid)
         param_grid = [dict(zip(keys, vals)) for vals in itertools.product(*param_grid.values())]
     fitted, rows = [], []
-    base_model = None
+    first = None
     for params in param_grid:
-        m = clone(model)
         merged = dict(model.method_params or {})
         merged.update(params)
-        m.set_params(method_params=merged)
-        if base_model is not None and not isinstance(model.estimator, str):
-            m.set_params(estimator=base_model.estimator_, prefit=True, holdout=None)
         with warnings.catch_warnings():  # infeasible settings are expected; reported in the table
             warnings.simplefilter("ignore", RuntimeWarning)
-            m.fit(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight)
-        if base_model is None:
-            base_model = m
+            if first is None:
+                m = first = clone(model).set_params(method_params=merged).fit(
+                    X, y, sensitive_features=sensitive_features, sample_weight=sample_weight)
+            else:
+                m = first.with_goals(method_params=merged)
         C = m.result_.confusion
         rows.append({"params": params, "objective": float(m.problem_.objective.value(C)),
                      "max_violation": float(m.problem_.max_violation(C))})
@@ -131,7 +130,8 @@ def select_ramp_params(model, param_grid, X, y, *, sensitive_features=None, samp
     X_val, y_val, sensitive_features_val, datasets_val
         Validation data with the same dataset names and slicing columns.
     randomized : bool, default False
-        Judge the deterministic rule ``f > 0`` (default) or the randomized one's expectations.
+        Judge the deployed deterministic rule ``f(x) > threshold_`` (default) or the
+        ramp-randomized one's expectations (``randomized_classifier_``).
     tol : float or sequence of float, default :data:`goalfit.goals.FEASIBLE_TOL` (1e-7)
         Allowed violation of each constraint on validation (rate units), one number or one
         per constraint, e.g. two standard errors of each validation estimate.
@@ -166,7 +166,7 @@ def select_ramp_params(model, param_grid, X, y, *, sensitive_features=None, samp
             warnings.simplefilter("ignore", RuntimeWarning)
             m.fit(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight, datasets=datasets)
         ev = m.evaluate(X_val, y_val, sensitive_features=sensitive_features_val, datasets=datasets_val,
-                        randomized=randomized)
+                        classifier=m.randomized_classifier_ if randomized else None)
         v = [c["violation"] for c in ev["constraints"]]
         rows.append({"params": params, "objective": float(ev["objective"]["value"]), "violations": v,
                      "max_violation": float(max(v, default=0.0)), "feasible_train": bool(m.feasible_)})

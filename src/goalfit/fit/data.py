@@ -177,7 +177,7 @@ def warn_many_groups(encoder: CellEncoder, cells, stacklevel: int = 3) -> None:
 
 
 def prepare(X, y, *, sensitive_features=None, sample_weight=None, datasets=None, extra_columns=None,
-            classes=None, who: str = "this estimator", warn_groups: bool = True) -> PreparedData:
+            classes=None, encoder=None, who: str = "this estimator", warn_groups: bool = True) -> PreparedData:
     """Turn user data into a :class:`PreparedData`: labels to class codes, groups to cells, the space.
 
     Parameters
@@ -201,6 +201,9 @@ def prepare(X, y, *, sensitive_features=None, sample_weight=None, datasets=None,
     classes : array-like, optional
         The fitted classes (evaluation data): labels must be among them. Default: the labels
         of ``y`` (at least two).
+    encoder : CellEncoder, optional
+        A fitted encoder (more data for a fitted model: ``partial_fit``): its cells, and an error
+        naming any group value it has not seen. Default: the cells of ``sensitive_features``.
     who : str
         The estimator's name, for messages.
     warn_groups : bool, default True
@@ -218,6 +221,8 @@ def prepare(X, y, *, sensitive_features=None, sample_weight=None, datasets=None,
         wrong number of rows, an empty or mis-shaped dataset.
     """
     if datasets or extra_columns:
+        if encoder is not None:
+            raise ValueError("a fitted encoder applies to one dataset without computed columns")
         return _prepare_stacked(X, y, sensitive_features, sample_weight, datasets, extra_columns, classes, who,
                                 warn_groups)
     n = n_rows(X)
@@ -227,10 +232,13 @@ def prepare(X, y, *, sensitive_features=None, sample_weight=None, datasets=None,
     classes = _classes(y, classes)
     y_codes = compact_codes(encode_labels(y, classes), len(classes))
     sw = check_sample_weight(sample_weight, n)
-    encoder = CellEncoder()
-    cells = compact_codes(encoder.fit_transform(sensitive_features, n), encoder.n_cells)
-    if warn_groups:
-        warn_many_groups(encoder, cells, stacklevel=4)
+    if encoder is None:
+        encoder = CellEncoder()
+        cells = compact_codes(encoder.fit_transform(sensitive_features, n), encoder.n_cells)
+        if warn_groups:
+            warn_many_groups(encoder, cells, stacklevel=4)
+    else:
+        cells = compact_codes(encoder.transform(sensitive_features, n), encoder.n_cells)
     space = ConfusionSpace.from_codes(y_codes, cells, classes, encoder.cells_, sw)
     return PreparedData(X, y_codes, cells, classes, encoder, space, sw, None, sensitive_features, [TRAIN], None, y)
 

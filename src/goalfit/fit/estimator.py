@@ -68,6 +68,24 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
 
     _parameter_constraints: dict = {}
 
+    # ------------------------------------------------------------------ parameters
+    def check_params(self) -> None:
+        """Validate every constructor parameter without data: types, ranges and allowed strings
+        (the ``_parameter_constraints`` table), the ``method_params`` keys and values, and
+        combinations that cannot work. ``fit`` calls it first; the command line calls it before
+        reading any data.
+
+        Raises
+        ------
+        ValueError, TypeError
+            Naming the parameter and what it accepts.
+        """
+        self._validate_params()
+        self._check_method_params()
+
+    def _check_method_params(self) -> None:
+        """Family-specific checks of ``method_params`` (and option combinations)."""
+
     # ------------------------------------------------------------------ goals
     def _goal_problem(self) -> Problem:
         """The user's goals (before any tightening)."""
@@ -123,8 +141,24 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         Entry ``[l, j]`` is the probability that :meth:`predict` outputs ``classes_[j]`` for
         example ``l`` (one-hot for a deterministic rule), not an estimate of ``P(y | x)``.
         """
+        return self.distribution(X, sensitive_features=sensitive_features)
+
+    def distribution(self, X, *, sensitive_features=None, classifier=None) -> np.ndarray:
+        """Class distribution per example of a rule of this fit, shape (n_samples, n_classes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features as at fit time (checked: their number and names).
+        sensitive_features : optional
+            For group-aware rules.
+        classifier : object, optional
+            Another rule of this fit (its ``fit_baseline``, a ``to_deterministic`` result, ...);
+            default ``classifier_``.
+        """
         check_is_fitted(self, "classifier_")
-        return self.classifier_.predict_proba(self._check_predict_X(X), sensitive_features=sensitive_features)
+        clf = self.classifier_ if classifier is None else classifier
+        return np.asarray(clf.predict_proba(self._check_predict_X(X), sensitive_features=sensitive_features))
 
     def _check_predict_X(self, X):
         """Features at predict time (subclasses that own their features check their width and names)."""
@@ -168,8 +202,7 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
                        datasets=datasets, extra_columns=self._extra_columns(), classes=self.classes_,
                        who=type(self).__name__, warn_groups=False)
-        clf = self.classifier_ if classifier is None else classifier
-        dist = np.asarray(clf.predict_proba(self._check_predict_X(data.X), sensitive_features=data.sensitive_features))
+        dist = self.distribution(data.X, sensitive_features=data.sensitive_features, classifier=classifier)
         problem = self._goal_problem()
         compiled = problem.compile(data.space)
         if data.labelled is not None:

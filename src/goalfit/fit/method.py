@@ -26,7 +26,7 @@ def require_binary(compiled: CompiledProblem, method: str) -> None:
     """
     k = compiled.space.n_classes
     if k != 2:
-        raise UnsupportedGoal(f"method {method!r} is for binary problems; y has {k} classes "
+        raise UnsupportedGoal(f"Only binary classification is supported by method {method!r}; y has {k} classes "
                               f"{compiled.space.classes.tolist()}")
 
 
@@ -61,7 +61,7 @@ def refuse_constraints(compiled: CompiledProblem, method: str, instead: str) -> 
                               f"{compiled.constraints[0].name!r}...); {instead}")
 
 
-def check_method_params(params, known, method: str) -> dict:
+def check_method_params(params, known, method: str, owner=None) -> dict:
     """``method_params`` as a dict, every key one the method knows.
 
     Parameters
@@ -71,6 +71,9 @@ def check_method_params(params, known, method: str) -> dict:
         The method's parameter names.
     method : str
         For the message.
+    owner : estimator, optional
+        The estimator whose ``method_params`` these are: a key close to one of its constructor
+        parameters is pointed there.
 
     Returns
     -------
@@ -88,10 +91,18 @@ def check_method_params(params, known, method: str) -> dict:
     if not isinstance(params, dict):
         raise TypeError(f"method_params must be a dict (or None), got {type(params).__name__}")
     known = sorted(known)
+    own = [] if owner is None else sorted(owner.get_params(deep=False))
     for key in params:
         if key not in known:
             close = difflib.get_close_matches(str(key), known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            mine = difflib.get_close_matches(str(key), own, n=1)
+            if close:
+                hint = f"; did you mean {close[0]!r}?"
+            elif mine:
+                hint = (f"; did you mean the parameter {mine[0]!r} of {type(owner).__name__} "
+                        f"({type(owner).__name__}({mine[0]}=...), not in method_params)?")
+            else:
+                hint = ""
             raise ValueError(f"unknown method_params key {key!r} for method {method!r}{hint} known: {known}")
     return dict(params)
 
@@ -134,9 +145,9 @@ class Method:
         """The keys ``method_params`` may hold for this method."""
         return []
 
-    def check_params(self, params) -> dict:
+    def check_params(self, params, owner=None) -> dict:
         """``method_params`` validated against :meth:`param_names` (see :func:`check_method_params`)."""
-        return check_method_params(params, self.param_names(), self.name)
+        return check_method_params(params, self.param_names(), self.name, owner)
 
     def solve(self, data, compiled: CompiledProblem, params: dict):
         """Solve ``compiled`` on ``data`` (a :class:`~goalfit.fit.PreparedData`).

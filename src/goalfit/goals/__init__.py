@@ -38,7 +38,7 @@ from .parse import parse_constraint, parse_objective
 from .problem import FEASIBLE_TOL, OBJECTIVES, CompiledProblem, Problem, as_objective
 from .program import RateProgram, compile_rate_program
 from .rates import (
-    accuracy, churn_rate, coverage, error_rate, false_negative_rate, false_positive_rate,
+    accuracy, churn_rate, coverage, error_rate, false_negative_rate, false_positive_rate, per_group_rates,
     positive_prediction_rate, precision, prior, rate, recall, selection_rate, true_negative_rate,
     true_positive_rate,
 )

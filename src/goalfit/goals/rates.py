@@ -206,3 +206,22 @@ def churn_rate(column: str = "baseline", *, group=None, dataset=None) -> Rate:
     """
     return Rate((Cond("agree", column=column, negate=True),), _group(group, dataset),
                 _name("churn_rate", None, group, dataset, column=column))
+
+
+def per_group_rates(classes, column: str) -> dict:
+    """The per-group rates a report shows: name -> ``make(group value)`` returning the rate goal.
+
+    Binary problems: the selection rate, TPR and FPR of each value of ``column``; multiclass
+    ones: each class's prediction rate.
+
+    Parameters
+    ----------
+    classes : array-like of shape (n_classes,)
+    column : str
+        A sensitive-feature column.
+    """
+    if len(classes) == 2:
+        return {"selection": lambda grp, c=column: positive_prediction_rate(group={c: grp}),
+                "TPR": lambda grp, c=column: true_positive_rate(group={c: grp}),
+                "FPR": lambda grp, c=column: false_positive_rate(group={c: grp})}
+    return {f"pred={k}": (lambda grp, c=column, k=k: positive_prediction_rate(k, group={c: grp})) for k in classes}

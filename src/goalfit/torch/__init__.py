@@ -17,8 +17,9 @@ except ImportError as err:  # pragma: no cover - depends on the environment
 
 from .candidates import best_iterate, shrink
 from .estimator import LagrangianClassifier, make_mlp
+from .method import LAGRANGIAN_PARAMS, LagrangianMethod
 from .rates import PROXIES, RateProblem, indicators
 from .train import FORMULATIONS, NetworkMember, NetworkPredictor, Snapshot, Trainer
 
-__all__ = ["FORMULATIONS", "LagrangianClassifier", "NetworkMember", "NetworkPredictor", "PROXIES", "RateProblem",
+__all__ = ["FORMULATIONS", "LAGRANGIAN_PARAMS", "LagrangianClassifier", "LagrangianMethod", "NetworkMember", "NetworkPredictor", "PROXIES", "RateProblem",
            "Snapshot", "Trainer", "best_iterate", "indicators", "make_mlp", "shrink"]

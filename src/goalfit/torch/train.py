@@ -45,7 +45,11 @@ class Snapshot:
 
 @dataclass
 class TrainData:
-    """Tensors of one labelled sample on the training device."""
+    """Tensors of one labelled sample on the training device.
+
+    ``n_cells`` is the number of cells of the sample's own space (a validation sample's groups
+    need not be the training sample's: the network never reads them).
+    """
 
     X: torch.Tensor
     y: torch.Tensor
@@ -53,6 +57,15 @@ class TrainData:
     weight: np.ndarray | None = None
     y_np: np.ndarray = field(default=None, repr=False)
     cells_np: np.ndarray = field(default=None, repr=False)
+    n_cells: int = 1
+
+    @classmethod
+    def of(cls, prepared, X, device) -> "TrainData":
+        """The tensors of prepared data (:class:`goalfit.fit.PreparedData`) with features ``X`` (float32)."""
+        y = np.asarray(prepared.y_codes, dtype=np.int64)
+        cells = np.asarray(prepared.cells, dtype=np.int64)
+        return cls(torch.as_tensor(X, device=device), torch.as_tensor(y, device=device),
+                   torch.as_tensor(cells, device=device), prepared.sample_weight, y, cells, prepared.encoder.n_cells)
 
 
 def state_to_cpu(module: torch.nn.Module) -> dict:
@@ -140,14 +153,17 @@ class Trainer:
     val : TrainData or None
         Validation sample: the snapshots' confusion tensors on it feed early stopping and,
         optionally, the shrinking LP.
+    val_problem : CompiledProblem or None
+        The goals compiled on the validation sample's own space (needed with ``val``).
     """
 
     def __init__(self, module, rates: RateProblem, data: TrainData, *, formulation, optimizer, learning_rate,
                  weight_decay, multiplier_optimizer, multiplier_learning_rate, multiplier_bound, batch_size,
-                 min_slice_rows, snapshots_per_epoch, seed, device, val=None):
+                 min_slice_rows, snapshots_per_epoch, seed, device, val=None, val_problem=None):
         if formulation not in FORMULATIONS:
             raise ValueError(f"formulation must be one of {list(FORMULATIONS)}, got {formulation!r}")
-        self.module, self.rates, self.data, self.val = module, rates, data, val
+        self.module, self.rates, self.data, self.val, self.val_problem = module, rates, data, val, val_problem
+        self.batch_size, self.min_slice_rows, self.seed = batch_size, min_slice_rows, seed
         self.formulation = formulation
         self.device = torch.device(device)
         self.n_classes = rates.n_classes
@@ -181,7 +197,26 @@ class Trainer:
         from ..confusion import confusion_tensor
 
         codes = self.predictor.predict_codes(state, data.X)
-        return confusion_tensor(data.y_np, codes, data.cells_np, self.n_classes, self.rates.n_cells, data.weight)
+        return confusion_tensor(data.y_np, codes, data.cells_np, self.n_classes, data.n_cells, data.weight)
+
+    def set_data(self, rates: RateProblem, data: TrainData) -> None:
+        """Continue training on another sample (``partial_fit``): its goals, its batches; every
+        snapshot's training confusion tensor is re-evaluated on it.
+
+        Raises
+        ------
+        ValueError
+            If the goals have another number of rows on the new sample (the multipliers' size).
+        """
+        if rates.n_rows != self.rates.n_rows:
+            raise ValueError(f"the goals have {rates.n_rows} constraint rows on this sample but "
+                             f"{self.rates.n_rows} on the first one: every chunk must hold the groups the "
+                             "goals compare")
+        self.rates, self.data = rates, data
+        self.batches = StratifiedBatches(data.y_np, data.cells_np, self.n_classes, data.weight, self.batch_size,
+                                         self.min_slice_rows, self.seed + self.epoch, shares=rates.slice_shares())
+        for snap in self.snapshots:
+            snap.confusion = self.confusion_of(snap.state, data)
 
     def _snapshot(self):
         state = state_to_cpu(self.module)
@@ -271,8 +306,8 @@ class Trainer:
         if rates.n_slacks == 0:
             row["batch_objective_01"] = sums["objective_01"] / n_b
         if last.confusion_val is not None:
-            row["objective_val"] = float(cp.objective.value(last.confusion_val))
-            row["max_violation_val"] = float(cp.max_violation(last.confusion_val))
+            row["objective_val"] = float(self.val_problem.objective.value(last.confusion_val))
+            row["max_violation_val"] = float(self.val_problem.max_violation(last.confusion_val))
         self.history.append(row)
         return row
 

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from sklearn.base import clone
+from sklearn.frozen import FrozenEstimator
 
+from ..fit import as_seed
 from ..goals import FEASIBLE_TOL, Constraint, Problem
 from ..metrics import evaluate_compiled
 from ..utils.validation import check_consistent_rows
@@ -124,20 +126,26 @@ class _Validation:
         clf = first.classifier_
         self.X, self.y, self.sf, self.confidence = X, y, sensitive_features, confidence
         self.P = clf.probability_model.predict_proba(X)
-        self.cells = clf._prediction_cells(len(self.P), sensitive_features)
+        self.cells = clf.prediction_cells(len(self.P), sensitive_features)
         self.codes = {}  # id(member) -> (member, its predictions); the member keeps the id alive
 
+    @staticmethod
+    def applies(m) -> bool:
+        """Whether the fit's rule is a mixture of members on one probability model (the plug-in's)."""
+        clf = m.classifier_
+        return all(hasattr(clf, a) for a in ("probability_model", "prediction_cells", "distribution_of_codes")) \
+            and clf.probability_model is not None
+
     def evaluate(self, m, constraints):
-        from ..estimators.goal_classifier import _seed
         from ..metrics import evaluate_problem
 
         clf = m.classifier_
         for member in clf.members:
             if id(member) not in self.codes:
                 self.codes[id(member)] = (member, member.predict_codes(self.X, self.P, self.cells))
-        dist = clf._dist(self.X, np.stack([self.codes[id(mb)][1] for mb in clf.members]))
+        dist = clf.distribution_of_codes(self.X, np.stack([self.codes[id(mb)][1] for mb in clf.members]))
         return evaluate_problem(Problem(m.objective, constraints), self.y, dist, sensitive_features=self.sf,
-                                classes=m.classes_, confidence=self.confidence, random_state=_seed(m.random_state))
+                                classes=m.classes_, confidence=self.confidence, random_state=as_seed(m.random_state))
 
 
 def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constraint: int = 0, goal_sets=None,
@@ -147,13 +155,13 @@ def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constrain
 
     Parameters
     ----------
-    estimator : GoalClassifier
-        The template: its objective, constraints, method, oracle, base estimator and options
-        (``cv``, ``group_blind``, ``margin``, ``method_params``). It is fitted once on
+    estimator : a goalfit estimator
+        The template: its objective, constraints, method and options. It is fitted on
         ``(X, y)`` at the first point (a template that is already fitted lends its fitted base
-        model, as ``prefit=True``); the other points re-solve on that fit's state
-        (:meth:`GoalClassifier.with_goals`). ``holdout``, ``oracle="refit"`` and ``confidence``
-        are not supported (they refit the base model or need a fresh split per point).
+        model ``estimator_``, frozen); the other points re-solve on that fit's state when the
+        estimator can (:meth:`GoalClassifier.with_goals`: no refit of the base model), and are
+        fitted afresh otherwise (every other estimator). ``confidence`` is not supported (each
+        point would need its own certification).
     X : array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
     sensitive_features : optional
@@ -184,27 +192,24 @@ def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constrain
     Raises
     ------
     TypeError
-        ``estimator`` is not a GoalClassifier.
+        ``estimator`` is not a goalfit estimator (no ``objective`` and ``constraints``).
     ValueError
         Neither or both of ``bounds`` / ``goal_sets``, no constraint to sweep, ``constraint``
-        out of range, ``holdout``, the refit oracle or ``confidence`` set on ``estimator``,
-        row-count mismatches.
+        out of range, ``confidence`` set on ``estimator``, goal sets that state different
+        expressions, a method that takes no constraints, row-count mismatches.
     """
     import warnings
 
-    from ..estimators import GoalClassifier
-    from ..methods.baselines import BASELINES
-
     t_start = time.perf_counter()
-    if not isinstance(estimator, GoalClassifier):
-        raise TypeError(f"frontier sweeps a GoalClassifier's goals, got {type(estimator).__name__}")
+    params = estimator.get_params(deep=False) if hasattr(estimator, "get_params") else {}
+    if not {"objective", "constraints"} <= set(params):
+        raise TypeError(f"frontier sweeps the goals of a goalfit estimator (with objective and constraints), got "
+                        f"{type(estimator).__name__}")
     if (bounds is None) == (goal_sets is None):
         raise ValueError("give exactly one of bounds=[...] (sweep one constraint's bound) or goal_sets=[[...], ...]")
-    if estimator.holdout is not None or estimator.oracle == "refit":
-        raise ValueError("frontier reuses one fitted base model: holdout and oracle='refit' refit it per point")
-    if estimator.confidence is not None:
+    if params.get("confidence") is not None:
         raise ValueError("frontier does not sweep with confidence (each point needs its own certification): "
-                         "fit GoalClassifier(confidence=...) at the bound you choose")
+                         "fit the estimator with confidence=... at the bound you choose")
     check_consistent_rows(X=X, y=y, sensitive_features=sensitive_features, sample_weight=sample_weight)
     if X_val is not None:
         check_consistent_rows(X_val=X_val, y_val=y_val, sensitive_features_val=sensitive_features_val)
@@ -229,15 +234,20 @@ def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constrain
         sets = [list(s) for s in goal_sets]
         if not sets or not sets[0]:
             raise ValueError("goal_sets must be a non-empty list of non-empty constraint lists")
+        first_names = [c.expression.name for c in sets[0]]
+        for k, cons in enumerate(sets[1:], start=1):
+            names = [c.expression.name for c in cons]
+            if names != first_names:
+                raise ValueError(f"goal_sets[{k}] states {names}, goal_sets[0] {first_names}: every set must bound the "
+                                 "same expressions, in the same order (a frontier is one curve)")
         grid = np.full(len(sets), np.nan)
         chosen = 0
         swept = sets[0][0].expression.name
 
     template = clone(estimator).set_params(constraints=sets[0])
-    if estimator.prefit:
-        template.set_params(estimator=estimator.estimator)  # clone() would drop the fit
-    elif not isinstance(estimator.estimator, str) and getattr(estimator, "estimator_", None) is not None:
-        template.set_params(estimator=estimator.estimator_, prefit=True)  # a fitted template lends its base
+    lent = getattr(estimator, "estimator_", None)
+    if lent is not None and "estimator" in params and not isinstance(params["estimator"], str):
+        template.set_params(estimator=FrozenEstimator(lent))  # a fitted template lends its base model
     rows, models = [], []
     pool = ([], [])
     val = None
@@ -247,21 +257,24 @@ def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constrain
             warnings.simplefilter("ignore", RuntimeWarning)  # infeasible points are rows with violations
             if i == 0:
                 m = first = template.fit(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight)
-                if m.method_ in BASELINES:
-                    raise ValueError(f"method {m.method_!r} ignores the constraints: no trade-off to sweep")
-            else:
+            elif hasattr(first, "with_goals"):
                 warm = pool if warm_start and first.method_ == "column_generation" else None
                 m = first.with_goals(cons, warm_start=warm)
-        seconds = time.perf_counter() - t1 - m.base_fit_seconds_
+            else:
+                m = clone(template).set_params(constraints=cons).fit(X, y, sensitive_features=sensitive_features,
+                                                                      sample_weight=sample_weight)
+        seconds = time.perf_counter() - t1 - getattr(m, "base_fit_seconds_", 0.0)
         if m.method_ == "column_generation":
             pool[0].extend(m.result_.members)
             pool[1].extend(m.result_.confusions)
         row = {"point": i, "bound": float(grid[i])}
         goals = Problem(estimator.objective, cons)  # the stated bounds (m.problem_ holds them less a margin)
         evals = {"train": evaluate_compiled(goals, goals.compile(m.problem_.space), m.result_.confusion)}
-        if X_val is not None:
+        if X_val is not None and hasattr(first, "with_goals") and _Validation.applies(m):
             val = val or _Validation(m, X_val, y_val, sensitive_features_val, confidence)
             evals["val"] = val.evaluate(m, cons)
+        elif X_val is not None:
+            evals["val"] = m.evaluate(X_val, y_val, sensitive_features=sensitive_features_val, confidence=confidence)
         for split, ev in evals.items():
             row[f"objective_{split}"] = ev["objective"]["value"]
             if "interval" in ev["objective"]:
@@ -279,6 +292,7 @@ def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constrain
         rows.append(row)
         models.append(m)
     objective_name = Problem(estimator.objective, []).objective.name
-    base = None if isinstance(first.estimator, str) else first.estimator_
-    return Frontier(pd.DataFrame(rows), models, chosen, objective_name, swept, base, first.base_fit_seconds_,
+    base = getattr(first, "estimator_", None)
+    return Frontier(pd.DataFrame(rows), models, chosen, objective_name, swept, base,
+                    getattr(first, "base_fit_seconds_", first.fit_seconds_),
                     time.perf_counter() - t_start, {"method": first.method_, "warm_start": bool(warm_start)})

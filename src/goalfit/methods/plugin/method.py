@@ -111,6 +111,8 @@ class PluginMethod(Method):
         for name in names:
             func = METHODS.get(name) or BASELINES[name]
             keys |= set(keyword_names(func, exclude=("callback",)))
+            if name == "gda":  # GDA is ConGDA without constraints: its keywords pass on
+                keys |= set(keyword_names(METHODS["con_gda"], exclude=("callback",)))
         if any(n in BASELINES for n in names):
             keys |= set(keyword_names(BASELINES["post_shift"], exclude=("per_group",)))
         return sorted(keys)

@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.utils import _safe_indexing
 
 from ...classifiers.members import (ConstantMember, FittedMember, PluginRule, ThresholdRule,
                                     binary_margin, plugin_codes_block)
 from ...confusion import confusion_tensor, int_codes
+from ...utils.fitting import fit_weighted
 from .._scan import split_positions
 
 
@@ -366,8 +368,9 @@ class RefitOracle:
             pred = np.full(len(self.y), const, dtype=np.intp)
             member = ConstantMember(const)
         else:
-            model.fit(self.X[keep] if hasattr(self.X, "shape") else self.X, target[keep],
-                      sample_weight=weight[keep])
+            rows = np.flatnonzero(keep)
+            fit_weighted(model, self.X if len(rows) == len(keep) else _safe_indexing(self.X, rows), target[keep],
+                         weight[keep])
             member = FittedMember(model, {c: c for c in range(self.space.n_classes)})
             pred = member.predict_codes(self.X, None, self.cells)
         C = confusion_tensor(self.y, pred, self.cells, self.space.n_classes, self.space.n_cells, self.w)

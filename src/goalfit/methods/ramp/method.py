@@ -53,8 +53,11 @@ def ramp_params(params: dict) -> dict:
         v = out[key]
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
             raise ValueError(f"method_params[{key!r}] must be a positive integer, got {v!r}")
-    for key in ("cutting_plane_tol", "cutting_plane_rel_tol", "max_multiplier", "inner_tol", "intercept_scaling",
-                "feasibility_alpha"):
+    v = out["feasibility_alpha"]
+    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, np.number)) or not v > 0
+                          or not np.isfinite(v)):
+        raise ValueError(f"method_params['feasibility_alpha'] must be a positive number, got {v!r}")
+    for key in ("cutting_plane_tol", "cutting_plane_rel_tol", "max_multiplier", "inner_tol", "intercept_scaling"):
         v = out[key]
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, np.number)) or not v >= 0
                               or not np.isfinite(v)):
@@ -146,5 +149,5 @@ class RampMethod(Method):
                                          "max_violation": float(res.max_violation)},
                           "multipliers": dict(zip(program.row_names, np.asarray(res.multipliers).tolist())),
                           "ramp_objective": float(res.objective), "threshold": float(threshold),
-                          "coef": res.coef, "intercept": float(res.intercept), "alpha": lam,
+                          "coef": res.coef, "intercept": float(res.intercept), "alpha": lam, "program": program,
                           "n_iter": max(len(res.history) - 1, 1)})
