@@ -198,7 +198,7 @@ def main(argv=None):
               "grid": {"alpha": ALPHAS, "init": INITS}, "summary": summaries, "runs": runs, "rows": rows}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"ramp_robustness_{args.label}{'_quick' if args.quick else ''}.json"
+    path = out / f"ramp_robustness{'_quick' if args.quick else ''}.json"
     path.write_text(json.dumps(record, indent=1) + "\n")
     print(f"\nwrote {path} ({record['seconds_total']:.0f} s)")
 

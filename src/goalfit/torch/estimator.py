@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..classifiers import RandomizedClassifier
 from ..confusion import CellEncoder
@@ -55,18 +55,13 @@ def _as_array(X) -> np.ndarray:
     """
     if sp.issparse(X):
         X = X.toarray()
-    elif hasattr(X, "to_numpy"):
-        X = X.to_numpy()
     try:
-        X = np.asarray(X, dtype=np.float32)
-    except (TypeError, ValueError):
-        raise ValueError("X must be numeric (encode categorical columns first, e.g. with a "
-                         "ColumnTransformer in a Pipeline)") from None
-    if X.ndim < 2:
-        raise ValueError(f"X must have at least 2 dimensions (n_samples, ...), got shape {X.shape}")
-    if not np.isfinite(X).all():
-        raise ValueError("X contains NaN or infinite values")
-    return X
+        return check_array(X, dtype=np.float32, allow_nd=True, ensure_all_finite=True)
+    except ValueError as err:
+        if "could not convert" in str(err) or "convert string" in str(err):
+            raise ValueError(f"X must be numeric (encode categorical columns first, e.g. with "
+                             f"goalfit.make_estimator's TableEncoder or a ColumnTransformer): {err}") from None
+        raise
 
 
 class LagrangianClassifier(GoalEstimator):
@@ -115,7 +110,9 @@ class LagrangianClassifier(GoalEstimator):
         Hidden layers of the default network (``estimator=None``).
     alpha : float, default 0.0
         L2 penalty (weight decay) of the model's optimizer.
-    batch_size : int, default 256
+    batch_size : int or "auto", default "auto"
+        Rows per minibatch; ``"auto"``: ``min(256, max(16, n_samples // 20))``, so a small
+        sample still gets about 20 steps per epoch.
     max_iter : int, default 20
         Epochs.
     tol : float, default 1e-3
@@ -147,7 +144,7 @@ class LagrangianClassifier(GoalEstimator):
     multipliers_ : ndarray
         Final multipliers (proxy-Lagrangian: ``m + 1`` coordinates, the first weighs the
         objective).
-    n_epochs_ : int
+    n_epochs_, n_iter_ : int
         Epochs trained (fewer than ``max_iter`` after early stopping).
     stopped_early_ : bool
     seed_ : int
@@ -175,12 +172,12 @@ class LagrangianClassifier(GoalEstimator):
         "method": [StrOptions(set(FORMULATIONS))],
         "hidden_layer_sizes": ["array-like"],
         "alpha": [Interval(numbers.Real, 0, None, closed="left")],
-        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "batch_size": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "device": [str, torch.device],
     }
 
     def __init__(self, estimator=None, *, objective="error", constraints=(), method="proxy_lagrangian",
-                 method_params=None, hidden_layer_sizes=(), alpha=0.0, batch_size=256, max_iter=20, tol=1e-3,
+                 method_params=None, hidden_layer_sizes=(), alpha=0.0, batch_size="auto", max_iter=20, tol=1e-3,
                  device="cpu", random_state=None, verbose=0):
         self.estimator = estimator
         self.objective = objective
@@ -233,8 +230,6 @@ class LagrangianClassifier(GoalEstimator):
         """Features as float32 with the fitted trailing shape (``reset``: record it)."""
         X = _as_array(X)
         if reset:
-            if X.ndim == 2 and X.shape[1] == 0:
-                raise ValueError("X has 0 features: the network needs at least one input")
             self.n_features_in_ = int(np.prod(X.shape[1:]))
             self.input_shape_ = tuple(X.shape[1:])
         elif tuple(X.shape[1:]) != self.input_shape_:
@@ -255,8 +250,14 @@ class LagrangianClassifier(GoalEstimator):
         self._params()
         self._device()
 
-    def _run_params(self, params, module, device, validation=None, validation_problem=None):
-        return dict(params, module=module, device=device, seed=self.seed_, batch_size=self.batch_size,
+    def _batch_size(self, n: int) -> int:
+        if isinstance(self.batch_size, str):  # "auto"
+            return int(min(256, max(16, n // 20)))
+        return int(self.batch_size)
+
+    def _run_params(self, params, module, device, validation=None, validation_problem=None, n=None):
+        n = self.trainer_.data.y_np.shape[0] if n is None else n
+        return dict(params, module=module, device=device, seed=self.seed_, batch_size=self._batch_size(n),
                     max_iter=self.max_iter, alpha=self.alpha, tol=self.tol, validation=validation,
                     validation_problem=validation_problem)
 
@@ -320,7 +321,7 @@ class LagrangianClassifier(GoalEstimator):
         self.seed_ = self._seed()
         n_out = 1 if len(self.classes_) == 2 else len(self.classes_)
         module = self._build_module(X.shape[1] if X.ndim == 2 else None, n_out, self.seed_)
-        run = self._run_params(params, module, device, validation, vproblem)
+        run = self._run_params(params, module, device, validation, vproblem, n=data.n_samples)
         tr = method.trainer(data, compiled, run)
         path = params["checkpoint_path"]
         if path is not None and os.path.exists(path):
@@ -372,7 +373,7 @@ class LagrangianClassifier(GoalEstimator):
         data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
                        classes=self.classes_, encoder=self.cell_encoder_, who="LagrangianClassifier")
         compiled = self._goal_problem().compile(data.space)
-        run = self._run_params(params, self.module_, device)
+        run = self._run_params(params, self.module_, device, n=data.n_samples)
         if getattr(self, "trainer_", None) is None:  # unpickled: rebuild the trainer from its state
             tr = method.trainer(data, compiled, dict(run, module=copy.deepcopy(self._template)))
             tr.load_state_dict(self.__dict__.pop("_trainer_state"))
@@ -392,7 +393,7 @@ class LagrangianClassifier(GoalEstimator):
         self.module_ = tr.module
         self.snapshots_ = tr.snapshots
         self._template = tr.predictor.template
-        self.n_epochs_ = tr.epoch
+        self.n_epochs_ = self.n_iter_ = tr.epoch
         self.stopped_early_ = cert["stopped_early"]
         self.multipliers_ = cert["multipliers"]
         self.shrunk_index_, self.shrunk_weights_ = cert["shrunk_index"], cert["shrunk_weights"]

@@ -160,11 +160,8 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
         generation from the subsample's members
         (:func:`~goalfit.methods.plugin.coarse_to_fine.coarse_to_fine`): each of the
         ``max_iter`` oracle calls then costs a pass over ``subsample`` rows, and some tens of
-        calls on the full sample follow. On 10^6 rows (5 classes, 3 groups, H-mean s.t.
-        demographic parity <= 0.02) it ended 7.5e-6 below the objective of 2000 iterations on
-        the full sample, 12x faster than that run measured side by side on a quiet machine
-        (3.5 s / 43.4 s, ``benchmarks/results/speed.json``; 8x on a loaded one,
-        ``speed_splitfw.json``; ``benchmarks/speed.py``). ``None``: always the full sample.
+        calls on the full sample follow (``benchmarks/speed.py`` measures it against 2000
+        iterations on the full sample). ``None``: always the full sample.
     random_state : int, Generator or None, default 0
         Seeds the subsample.
 

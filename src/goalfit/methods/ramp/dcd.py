@@ -72,9 +72,7 @@ AVERAGE_RATE = 0.3
 # (64-75 rows of a9a or one-hot Adult), and one fully random order once the active rows take at
 # most CACHE_BYTES (then they stay in cache). Blocks make a visit 2-3x cheaper but cost visits
 # (1.1-1.5x at 64-75 rows; why a fixed grouping of random rows slows coordinate descent is not
-# understood). benchmarks/ramp_epochs.py, one process, 2-core VM: the speed.py fits 2.1x (a9a)
-# and 1.7x (Adult) faster than with one random order (benchmarks/README.md, "RampClassifier
-# fourth round: cache-friendly epochs").
+# understood); benchmarks/ramp_epochs.py measures the fits against one random order.
 BLOCK_BYTES = 16 * 1024
 CACHE_BYTES = 2 * 1024 * 1024
 
