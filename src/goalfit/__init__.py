@@ -14,6 +14,9 @@ import importlib
 
 from .goals import *  # noqa: F401,F403
 from .goals import __all__ as _goals_all
+from .metrics import BUILDERS as _BUILDERS
+
+globals().update(_BUILDERS)  # each goal builder also computes its value on (y_true, y_pred), as fairlearn's
 
 __version__ = "0.1.0"
 
@@ -24,7 +27,7 @@ _LAZY = {
     "AdaptiveSurrogateClassifier": "goalfit.estimators", "BlackBoxPostShiftClassifier": "goalfit.estimators",
     "RelaxedFMClassifier": "goalfit.estimators", "make_estimator": "goalfit.estimators",
     "select_method_params": "goalfit.estimators", "select_ramp_params": "goalfit.estimators",
-    "goal_scorer": "goalfit.metrics", "frontier": "goalfit.tradeoff", "Frontier": "goalfit.tradeoff",
+    "goal_scorer": "goalfit.metrics", "score": "goalfit.metrics", "frontier": "goalfit.tradeoff", "Frontier": "goalfit.tradeoff",
     "build_report": "goalfit.report", "Dataset": "goalfit.confusion.datasets",
 }
 _SUBPACKAGES = {"metrics", "estimators", "methods", "fit", "report", "tradeoff", "datasets", "confusion",

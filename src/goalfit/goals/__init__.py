@@ -114,7 +114,26 @@ def error():
     return ErrorRate()
 
 
-import types as _types
+#: The goal builders: functions returning a goal expression from names of classes, groups and
+#: datasets (``goalfit.metrics.goal_or_value`` makes each also compute its value on labels).
+BUILDERS = [
+    "accuracy", "churn_rate", "coverage", "error_rate", "false_negative_rate", "false_positive_rate",
+    "positive_prediction_rate", "precision", "prior", "rate", "recall", "selection_rate", "true_negative_rate",
+    "true_positive_rate",
+    "average_odds_difference", "demographic_parity_difference", "demographic_parity_ratio",
+    "equal_opportunity_difference", "equal_opportunity_ratio", "equalized_odds_difference", "equalized_odds_ratio",
+    "error_rate_difference", "error_rate_ratio", "false_positive_rate_difference", "false_positive_rate_ratio",
+    "overall_misclassification_rate_difference",
+    "balanced_error", "cost_sensitive_loss", "coverage_deviation", "error", "f1", "fbeta", "gmean", "hmean",
+    "kl_quantification", "macro_f1", "macro_f1_over_groups", "micro_f1", "minmax_recall", "qmean",
+]
 
-__all__ = [n for n, v in dict(globals()).items()
-           if not n.startswith("_") and not isinstance(v, _types.ModuleType)]
+__all__ = BUILDERS + [
+    "Constraint", "Expression", "LinearExpression", "Rate", "GroupDisparity", "Problem", "CompiledProblem",
+    "FEASIBLE_TOL", "OBJECTIVES", "as_objective", "parse_constraint", "parse_objective",
+    "BalancedErrorRate", "CostSensitiveLoss", "CoverageDeviation", "ErrorRate", "FBetaLoss", "GMeanLoss",
+    "HMeanLoss", "KLQuantification", "MacroF1Loss", "MacroF1OverGroupsLoss", "MicroF1Loss", "MinMaxRecallLoss",
+    "QMeanLoss",
+    "BlackBoxMetric", "ConfusionMetric", "as_blackbox_metric", "error_loss", "gmean_loss", "goal_metric",
+    "macro_f1_over_groups_loss", "prbep_loss", "precision_at_k_loss",
+]

@@ -6,6 +6,7 @@
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import numpy as np
@@ -14,8 +15,8 @@ from ..confusion import CellEncoder, ConfusionSpace, confusion_tensor
 from ..confusion.space import AMBIGUOUS
 from ..utils.validation import (check_consistent_rows, check_labels_in_classes, check_sample_weight,
                                 resolve_pos_label)
+from .. import goals as _goals
 from ..goals import FEASIBLE_TOL, Problem, as_objective
-from ..goals import fairness as _fair
 
 
 def _encoded(y_true, y_pred, sensitive_features, sample_weight, classes, pos_label=None):
@@ -173,34 +174,66 @@ def evaluate_compiled(problem: Problem, cp, C) -> dict:
     }
 
 
-def _wrap(maker):
-    def metric(y_true, y_pred, *, sensitive_features, method="between_groups", sample_weight=None,
-               pos_label=None):
-        return score(maker(None, method=method), y_true, y_pred,
-                     sensitive_features=sensitive_features, sample_weight=sample_weight, pos_label=pos_label)
-
-    metric.__name__ = maker.__name__
-    metric.__doc__ = (f"``{maker.__name__}`` of predictions (same definition and defaults as "
-                      "fairlearn.metrics; ``pos_label`` as scikit-learn's: required for labels other "
-                      "than 0/1, -1/1, False/True). See :mod:`goalfit.goals.fairness` and :func:`score`.")
-    return metric
+def _on_labels(args, kwargs) -> bool:
+    """Whether a goal builder was called as fairlearn's metrics are: ``(y_true, y_pred, ...)``."""
+    if "y_true" in kwargs or "y_pred" in kwargs:
+        return True
+    return len(args) >= 2 and all(np.ndim(a) >= 1 and not isinstance(a, (str, bytes, dict)) for a in args[:2])
 
 
-demographic_parity_difference = _wrap(_fair.demographic_parity_difference)
-demographic_parity_ratio = _wrap(_fair.demographic_parity_ratio)
-equal_opportunity_difference = _wrap(_fair.equal_opportunity_difference)
-equal_opportunity_ratio = _wrap(_fair.equal_opportunity_ratio)
-equalized_odds_difference = _wrap(_fair.equalized_odds_difference)
-equalized_odds_ratio = _wrap(_fair.equalized_odds_ratio)
-error_rate_difference = _wrap(_fair.error_rate_difference)
-error_rate_ratio = _wrap(_fair.error_rate_ratio)
-false_positive_rate_difference = _wrap(_fair.false_positive_rate_difference)
-false_positive_rate_ratio = _wrap(_fair.false_positive_rate_ratio)
-average_odds_difference = _wrap(_fair.average_odds_difference)
+def goal_or_value(builder):
+    """A goal builder that also computes the goal's value when called as fairlearn's metrics are.
 
-from .scorer import GoalScorer, goal_scorer  # noqa: E402
+    ``builder(...)`` with names of classes, groups or datasets returns the goal expression, as
+    :mod:`goalfit.goals` does; ``builder(y_true, y_pred, *, sensitive_features=None,
+    sample_weight=None, pos_label=None, **options)`` returns its value on those labels and
+    predictions (:func:`score`; for the fairness measures the same definition and defaults as
+    ``fairlearn.metrics``, e.g. ``demographic_parity_difference(y_true, y_pred,
+    sensitive_features=s)``, ``method="between_groups"``).
 
-__all__ = ["score", "evaluate_problem", "evaluate_compiled", "add_intervals", "goal_scorer", "GoalScorer", "demographic_parity_difference", "demographic_parity_ratio",
-           "equal_opportunity_difference", "equal_opportunity_ratio", "equalized_odds_difference",
-           "equalized_odds_ratio", "error_rate_difference", "error_rate_ratio",
-           "false_positive_rate_difference", "false_positive_rate_ratio", "average_odds_difference"]
+    Parameters
+    ----------
+    builder : callable
+        A goal builder of :mod:`goalfit.goals`.
+
+    Returns
+    -------
+    callable
+        With the builder's name and docstring.
+    """
+    @functools.wraps(builder)
+    def dual(*args, **kwargs):
+        if not _on_labels(args, kwargs):
+            return builder(*args, **kwargs)
+        args = list(args)
+        y_true = kwargs.pop("y_true") if "y_true" in kwargs else args.pop(0)
+        y_pred = kwargs.pop("y_pred") if "y_pred" in kwargs else args.pop(0)
+        sf = kwargs.pop("sensitive_features", None)
+        sw = kwargs.pop("sample_weight", None)
+        pos_label = kwargs.pop("pos_label", None)
+        if kwargs.pop("agg", "worst_case") != "worst_case":
+            raise ValueError("agg: only 'worst_case' (fairlearn's default) is computed")
+        return score(builder(*args, **kwargs), y_true, y_pred, sensitive_features=sf, sample_weight=sw,
+                     pos_label=pos_label)
+
+    dual.__doc__ = (builder.__doc__ or "") + (
+        "\n\n    Also computes the value on labels when called as ``f(y_true, y_pred, *, "
+        "sensitive_features=, sample_weight=, pos_label=)`` (:func:`goalfit.metrics.goal_or_value`).\n")
+    return dual
+
+
+#: Every goal builder of :mod:`goalfit.goals`, also computing values on labels (``goalfit.<name>``).
+BUILDERS = {name: goal_or_value(getattr(_goals, name)) for name in _goals.BUILDERS}
+globals().update(BUILDERS)
+
+
+def __getattr__(name):  # the scikit-learn scorer loads sklearn.metrics: only when asked for
+    if name in ("GoalScorer", "goal_scorer"):
+        from . import scorer
+
+        return getattr(scorer, name)
+    raise AttributeError(f"module 'goalfit.metrics' has no attribute {name!r}")
+
+
+__all__ = ["score", "evaluate_problem", "evaluate_compiled", "add_intervals", "goal_scorer", "GoalScorer",
+           "goal_or_value", *BUILDERS]
