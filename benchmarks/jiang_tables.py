@@ -61,7 +61,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
 import goalfit as gf
-from goalfit.cli.models import make_estimator
 from goalfit.datasets import load_dataset, make_jiang_simulated
 from goalfit.methods.surrogate.gradients import IllConditionedWarning, LinearInterpolation
 from _common import machine_record, merge_previous, versions  # noqa: E402
@@ -105,7 +104,7 @@ def _frame(name):
 
 
 def _encode(Xtr, *others):
-    pre = make_estimator("logistic_regression", Xtr)[:-1]
+    pre = gf.make_estimator("logistic_regression")[:-1]
     out = [pre.fit_transform(Xtr)] + [pre.transform(X) for X in others]
     # sparse one-hot blocks make the (m, n) score matrices of many perturbed models cheap
     return [sp.csr_matrix(o, dtype=float) for o in out], pre
@@ -157,17 +156,26 @@ def _lr(d):
     return LogisticRegression(max_iter=2000).fit(d["Xtr"], d["ytr"])
 
 
-def _fit_proposed(d, metric, *, T, m, val=True, groups=None, seed=0, **kw):
-    params = dict(n_iter=T, n_perturbations=m, eval_every=5, random_state=seed, init="logistic", sigma=0.1,
-                  step_size=0.5)
-    params.update(kw)
-    est = gf.AdaptiveSurrogateClassifier(metric, **params)
-    fit_kw = {"sensitive_features": d.get("gtr")} if d.get("gtr") is not None else {}
-    if groups is not None:
-        fit_kw["surrogate_groups"] = groups
+#: Keyword arguments of ``_fit_proposed`` that are constructor parameters (the rest are method_params).
+_CONSTRUCTOR = ("init", "alpha", "tol")
+
+
+def _fit_proposed(d, objective, *, T, m, val=True, groups=None, seed=0, loss="hinge", **kw):
+    """AdaptiveSurrogateClassifier on a split: ``kw`` holds constructor parameters (``init``) and
+    method_params (``sigma``, ``step_size``, ``param_bound``, ``gradient_params``, ``eval_every``);
+    ``groups``: explicit surrogates over these (overlapping) goal groups of ``d["Str"]``."""
+    from goalfit.methods.surrogate import SliceSurrogate
+
+    ctor = {"init": "logistic", **{k: kw.pop(k) for k in _CONSTRUCTOR if k in kw}}
+    params = {"n_perturbations": m, "eval_every": 5, "sigma": 0.1, "step_size": 0.5, **kw}
+    surrogates = loss if groups is None else [SliceSurrogate(loss, lab, grp) for grp in groups for lab in (1, -1)]
+    est = gf.AdaptiveSurrogateClassifier(objective, max_iter=T, surrogates=surrogates, random_state=seed,
+                                         method_params=params, **ctor)
+    sf = d.get("Str") if groups is not None else d.get("gtr")
+    fit_kw = {} if sf is None else {"sensitive_features": sf}
     if val:
         fit_kw.update(X_val=d["Xva"], y_val=d["yva"])
-        if d.get("gva") is not None:
+        if d.get("gva") is not None and groups is None:
             fit_kw["sensitive_features_val"] = d["gva"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IllConditionedWarning)  # recorded in condition_numbers_
@@ -220,8 +228,9 @@ def table2(P, log):
         gc, s = _timed(lambda: gf.GoalClassifier(objective="gmean").fit(X, y))
         res["plugin_gda"].append(_loss(gc, Xt, yt)); secs["plugin_gda"].append(s)
         est, s = _timed(lambda: gf.AdaptiveSurrogateClassifier(
-            "gmean", sigma=0.5, step_size=0.5, n_iter=P["T_sim"], n_perturbations=max(P["m"], 100), eval_every=5,
-            random_state=seed).fit(X, y))
+            "gmean", max_iter=P["T_sim"], random_state=seed,
+            method_params={"sigma": 0.5, "step_size": 0.5, "n_perturbations": max(P["m"], 100),
+                           "eval_every": 5}).fit(X, y))
         res["proposed"].append(_loss(est, Xt, yt)); secs["proposed"].append(s)
         extra["proposed_val"].append(est.validation_metric_); extra["best_iteration"].append(est.best_iteration_)
         conds["proposed"].append(est.condition_numbers_)
@@ -324,7 +333,7 @@ def table5(P, log):
         res["post_shift"].append(te(ps.decision_function(d["Xte"]))); secs["post_shift"].append(s)
         for loss in ("hinge", "sigmoid"):
             kw = {"param_bound": 5.0} if loss == "sigmoid" else {}
-            est, s = _timed(lambda: _fit_proposed(d, "error", T=P["T"], m=P["m"], seed=seed, surrogate_loss=loss, **kw))
+            est, s = _timed(lambda: _fit_proposed(d, "error", T=P["T"], m=P["m"], seed=seed, loss=loss, **kw))
             res[f"proposed_{loss}"].append(te(est.decision_function(d["Xte"]))); secs[f"proposed_{loss}"].append(s)
             conds[f"proposed_{loss}"].append(est.condition_numbers_)
         ref["trivial_all_male"].append(float(d["yte"].mean()))
@@ -366,10 +375,14 @@ def adult_noisy_split(seed):
     noisy[rng.choice(pos, int(round(0.3 * len(pos))), replace=False)] = 0
     (Xtr, Xva, Xte), _ = encode_adult(tr.data.iloc[trn], tr.data.iloc[va], te.data)
     D = tr.data.iloc[trn]
-    groups = {"male": (D["sex"] == "Male").to_numpy(), "female": (D["sex"] == "Female").to_numpy(),
-              "black": (D["race"] == "Black").to_numpy(), "white": (D["race"] == "White").to_numpy(),
-              "private": (D["workclass"].astype(str) == "Private").to_numpy()}
-    return dict(Xtr=Xtr, Xva=Xva, Xte=Xte, ytr=noisy, yva=y[va], yte=yte, groups=groups, ytr_clean=y[trn])
+    Str = pd.DataFrame({"sex": D["sex"].astype(str).to_numpy(), "race": D["race"].astype(str).to_numpy(),
+                        "private": (D["workclass"].astype(str) == "Private").to_numpy()})
+    return dict(Xtr=Xtr, Xva=Xva, Xte=Xte, ytr=noisy, yva=y[va], yte=yte, Str=Str, ytr_clean=y[trn])
+
+
+#: The 5 overlapping groups of §6.5 (male, female, black, white, private workforce) as goal
+#: groups of the slicing columns of ``adult_noisy_split``'s ``Str``: 10 surrogates.
+ADULT_T6_GROUPS = ({"sex": "Male"}, {"sex": "Female"}, {"race": "Black"}, {"race": "White"}, {"private": True})
 
 
 #: The authors' colab for §6.5 (the notes' I.3.5 [C]): theta0 = 0, sigma = 1, effective eta = 1,
@@ -398,8 +411,8 @@ def table6(P, log):
         for key, loss, T, kw in (("proposed_hinge", "hinge", P["T_t6"], {}),
                                  ("proposed_sigmoid", "sigmoid", P["T_t6"], {"param_bound": 5.0}),
                                  ("proposed_sigmoid_colab", "sigmoid", P["T_t6_colab"], {"param_bound": 5.0, **COLAB_T6})):
-            est, s = _timed(lambda: _fit_proposed(d, "gmean", T=T, m=P["m"], seed=seed, surrogate_loss=loss,
-                                                  groups=d["groups"], **kw))
+            est, s = _timed(lambda: _fit_proposed(d, "gmean", T=T, m=P["m"], seed=seed, loss=loss,
+                                                  groups=ADULT_T6_GROUPS, **kw))
             res[key].append(_loss(est, d["Xte"], d["yte"]))
             val[key].append(est.validation_metric_); secs[key].append(s)
             conds[key].append(est.condition_numbers_)
@@ -588,7 +601,7 @@ def main():
             f"T = {P['T_sim']} outer steps on Table 2, {P['T']} on Tables 3/5, {P['T_t6']} on Table 6, {P['T_fig4']} "
             "on Fig. 4 (paper 250); "
             "projection by scipy L-BFGS-B (<= 100 iterations, warm-started, stopping once an iteration gains less "
-            "than 1e-5 of the squared surrogate-space step: projection_tol) instead of 100 Adagrad steps; the m "
+            "than 1e-5 of the squared surrogate-space step: tol) instead of 100 Adagrad steps; the m "
             "perturbed models scored in float32",
             "proposed on real data starts from the logistic-regression fit (init='logistic'; the colab starts at 0), "
             "sigma = 0.1 (parameter space, standardized or one-hot features), eta = 0.5, validation checked every "

@@ -71,3 +71,37 @@ def test_goals_a_black_box_cannot_bind_are_refused():
         gf.goal_metric(gf.true_positive_rate(group={"sex": "F"}) - gf.true_positive_rate(group={"race": "B"}))
     with pytest.raises(ValueError, match="dataset"):
         gf.goal_metric(gf.true_positive_rate(dataset="train"))
+
+
+def test_groups_become_cells_through_the_cell_encoder():
+    """The same metric value whatever the groups' type (strings, integers, booleans): the cells
+    come from goalfit.confusion.CellEncoder, as in every estimator."""
+    m = gf.goal_metric(gf.demographic_parity_difference())
+    ref = abs(P[F].mean() - P[~F].mean())
+    for groups in (G, (G == "F").astype(int), G == "F", G.astype(object)):
+        assert m(Y, S, groups) == pytest.approx(ref, abs=1e-12)
+    many = np.stack([S, -S, S + 1])
+    np.testing.assert_allclose(m.evaluate_many(Y, many, G), [m(Y, s, G) for s in many], atol=1e-15)
+
+
+def test_resolve_objective_splits_goals_from_black_boxes():
+    from goalfit.goals.blackbox import ConfusionMetric, resolve_objective
+
+    goal, metric = resolve_objective("gmean")
+    assert metric is None and goal.name == "gmean"
+    goal, metric = resolve_objective(gf.gmean_loss())  # a ConfusionMetric: its goal
+    assert metric is None and type(goal).__name__ == "GMeanLoss"
+    dp = gf.demographic_parity_difference("sex")
+    assert resolve_objective(gf.goal_metric(dp))[0] is dp
+    assert resolve_objective(dp) == (dp, None)
+    goal, metric = resolve_objective("prbep")
+    assert goal is None and metric.name == "prbep_loss"
+    goal, metric = resolve_objective(lambda yt, yp: float(np.mean(yt != yp)))
+    assert goal is None and metric(Y, S) == pytest.approx(np.mean(P != Y))
+    assert not isinstance(metric, ConfusionMetric)
+    with pytest.raises(ValueError, match="is a constraint, not a metric"):
+        resolve_objective(dp <= 0.1)
+    with pytest.raises(ValueError, match="unknown objective 'gmeen'"):
+        resolve_objective("gmeen")
+    with pytest.raises(TypeError):
+        resolve_objective(3.0)

@@ -1,4 +1,4 @@
-"""The fast paths of the adaptive-surrogate method (issue 15) against the direct computations.
+"""The fast paths of the adaptive-surrogate method against the direct computations.
 
 * batched scoring of many perturbed models (one float32 matrix product) == one model at a time
   in float64;
@@ -176,13 +176,13 @@ def test_classifier_dtype(data):
     from goalfit import AdaptiveSurrogateClassifier
 
     rng, X, y, _ = data
-    kw = dict(n_iter=3, n_perturbations=20, random_state=0)
+    kw = dict(max_iter=3, random_state=0)
     with pytest.raises(ValueError, match="dtype"):
-        AdaptiveSurrogateClassifier(dtype="float16", **kw).fit(X, y)
+        AdaptiveSurrogateClassifier(method_params={"dtype": "float16", "n_perturbations": 20}, **kw).fit(X, y)
     # only the precision differs (same projection stopping rule): the same path up to rounding,
     # which Alg. 1 amplifies through the gradient regression; equal metrics on seeds 0-2 here
-    a = AdaptiveSurrogateClassifier(dtype="float64", **kw).fit(X, y)
-    b = AdaptiveSurrogateClassifier(dtype="float32", **kw).fit(X, y)
+    a = AdaptiveSurrogateClassifier(method_params={"dtype": "float64", "n_perturbations": 20}, **kw).fit(X, y)
+    b = AdaptiveSurrogateClassifier(method_params={"dtype": "float32", "n_perturbations": 20}, **kw).fit(X, y)
     assert a.decision_function(X).dtype == b.decision_function(X).dtype == np.float64
     assert abs(a.validation_metric_ - b.validation_metric_) <= 0.01
 

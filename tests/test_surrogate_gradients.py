@@ -53,14 +53,14 @@ def test_interpolation_one_sided_with_intercept_and_diagnostics():
 
 
 def test_finite_difference_recovers_known_gradient():
-    problem, theta = _problem()
+    problem, theta = _problem(n=800)
     err, g = _error(FiniteDifference(2000, sigma=0.005), problem, theta, 1)
     assert err < 0.1
     assert g.n_dropped == 0
 
 
 def test_two_point_recovers_known_gradient():
-    problem, theta = _problem()
+    problem, theta = _problem(n=800)
     err, _ = _error(SmoothedTwoPoint(1500, sigma1=0.005, sigma2=0.001), problem, theta, 2)
     assert err < 0.1
 

@@ -125,7 +125,7 @@ def test_relaxed_f_measure_is_a_finite_lower_bound_with_correct_derivatives():
                                / (2 * h), rtol=1e-6)
     np.testing.assert_allclose(d_fp, (relaxed_f_measure(fn_h, fp_h + h, n)[0] - relaxed_f_measure(fn_h, fp_h - h, n)[0])
                                / (2 * h), rtol=1e-6)
-    with pytest.raises(ValueError, match="at least one positive"):
+    with pytest.raises(ValueError, match="examples of the positive class"):
         relaxed_f_measure([0.0], [1.0], [0])
     with pytest.raises(ValueError, match="non-negative"):
         relaxed_f_measure([-1.0], [1.0], [3])

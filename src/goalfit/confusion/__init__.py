@@ -6,6 +6,8 @@ reports) sees only stacked per-cell confusion tensors of shape ``(n_cells, n_cla
 """
 from .cells import CellEncoder, compact_codes, int_codes
 from .matrices import (
+    BatchConfusion,
+    binary_confusion_tensors,
     confusion_matrix,
     confusion_tensor,
     expected_confusion_matrix,
@@ -14,6 +16,8 @@ from .matrices import (
 from .space import ConfusionSpace
 
 __all__ = [
+    "BatchConfusion",
+    "binary_confusion_tensors",
     "CellEncoder",
     "compact_codes",
     "int_codes",

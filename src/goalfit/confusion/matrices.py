@@ -166,3 +166,82 @@ def group_confusion_matrices(y_true, y_pred, sensitive_features, *, labels=None,
     enc = CellEncoder()
     cells = enc.fit_transform(sensitive_features, len(yt))
     return confusion_tensor(yt, yp, cells, len(labels), enc.n_cells, sample_weight), enc.cells_
+
+
+class BatchConfusion:
+    """Confusion tensors of many binary rules on one labelled sample, all at once.
+
+    The methods that evaluate many perturbed models per step (Jiang et al., ICML 2020, Alg. 2
+    and 3; a grid of thresholds) need the stacked per-cell confusion matrices of every model:
+    ``C[r, c, i, 1]`` is the (weighted) mass of the examples of cell ``c`` and true class ``i``
+    that model ``r`` predicts positive, divided by the total weight; ``C[r, c, i, 0]`` the rest
+    of that (cell, class) row. One sparse product with the (cell, class) indicator matrix
+    counts every model's positive predictions per row.
+
+    Parameters
+    ----------
+    y_codes : array of int, shape (n_samples,)
+        True class codes in {0, 1} (code 1: the positive class ``classes[1]``).
+    cell_ids : array of int, shape (n_samples,), or None
+        Cell of each example (None: one cell).
+    n_cells : int
+    sample_weight : array of shape (n_samples,), optional
+
+    Raises
+    ------
+    ValueError
+        On an empty sample, class codes outside {0, 1}, or zero total weight.
+    """
+
+    def __init__(self, y_codes, cell_ids, n_cells: int, sample_weight=None):
+        import scipy.sparse as sp
+
+        y = int_codes(y_codes)
+        n = y.shape[0]
+        if n == 0:
+            raise ValueError("cannot compute a confusion matrix of zero examples")
+        if y.min() < 0 or y.max() > 1:
+            raise ValueError("BatchConfusion is for binary problems: class codes must be 0 or 1")
+        row = y.astype(np.intp) if cell_ids is None else np.multiply(int_codes(cell_ids), 2, dtype=np.intp) + y
+        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        total = float(w.sum())
+        if total <= 0:
+            raise ValueError("the sample weights sum to zero")
+        self.n_samples, self.n_cells = n, int(n_cells)
+        # (2 n_cells, n): row (cell, class) holds the weights of its examples
+        self._rows = sp.csr_matrix((w / total, (row, np.arange(n))), shape=(2 * self.n_cells, n))
+        self.row_mass = np.bincount(row, weights=w / total, minlength=2 * self.n_cells).reshape(self.n_cells, 2)
+
+    def tensors(self, positive) -> np.ndarray:
+        """Stacked confusion tensors of the rules, shape (m, n_cells, 2, 2).
+
+        Parameters
+        ----------
+        positive : array of shape (n_samples,) or (m, n_samples)
+            Predicted positive (bool, or the probability of the positive class for the
+            expected confusion matrix of a randomized rule), one row per rule.
+
+        Raises
+        ------
+        ValueError
+            For a wrong number of columns.
+        """
+        P = np.atleast_2d(np.asarray(positive))
+        if P.shape[1] != self.n_samples:
+            raise ValueError(f"predictions have {P.shape[1]} columns but the sample has {self.n_samples} rows")
+        if P.dtype.kind == "b":
+            P = P.view(np.uint8)
+        pos = np.asarray(self._rows @ P.T, dtype=float).T.reshape(len(P), self.n_cells, 2)  # (m, cells, class)
+        out = np.empty((len(P), self.n_cells, 2, 2))
+        out[..., 1] = pos
+        out[..., 0] = self.row_mass[None] - pos
+        return out
+
+
+def binary_confusion_tensors(y_codes, positive, cell_ids, n_cells: int, sample_weight=None) -> np.ndarray:
+    """Confusion tensors of many binary rules on one sample, shape (m, n_cells, 2, 2).
+
+    A one-off :meth:`BatchConfusion.tensors` (see there for the parameters); build a
+    :class:`BatchConfusion` once to evaluate many batches on the same sample.
+    """
+    return BatchConfusion(y_codes, cell_ids, n_cells, sample_weight).tensors(positive)

@@ -1,301 +1,273 @@
-"""Estimators for black-box metrics (Jiang et al., ICML 2020), in the core's scikit-learn API.
+"""Estimators for black-box goals (Jiang et al., ICML 2020) on the fit core.
 
 * :class:`AdaptiveSurrogateClassifier` -- the paper's method (Alg. 1 with Alg. 2 / 3 / §5.3):
-  a linear model in numpy or any PyTorch module trained to minimize a black-box metric
-  measured on a validation set (which may come from another distribution than the training
-  data: noisy or proxy labels, noisy features).
+  a linear model in numpy or any PyTorch module trained to minimize an objective that it only
+  evaluates, optionally subject to rate constraints, measured on the training sample or on a
+  validation sample (which may come from another distribution than the training data: noisy
+  or proxy labels, noisy features).
 * :class:`BlackBoxPostShiftClassifier` -- the required post-shift baseline: logistic
-  regression (or any estimator with ``decision_function``) plus one threshold tuned for the
-  black-box metric on the validation set.
+  regression (or any estimator with ``decision_function``) plus one threshold, the best for the
+  goals on the validation sample (feasible first).
 * :class:`RelaxedFMClassifier` -- the Relaxed-FM baseline for macro-F over groups (§6.2).
 
-All take ``fit(X, y, *, sensitive_features=None, X_val=None, y_val=None,
-sensitive_features_val=None)``: without a validation set the metric is measured on the
-training sample (the paper's scenario (a)). ``sensitive_features`` (one column) are the groups
-the metric sees (e.g. macro-F over gender) and, by default, the groups the surrogates are
-sliced by. Binary labels; ``classes_[1]`` is the positive class.
+All take ``fit(X, y, *, sensitive_features=None, sample_weight=None, X_val=None, y_val=None,
+sensitive_features_val=None)``. The data go through :func:`goalfit.fit.prepare` (the one reader
+of ``sensitive_features``); the models never read the groups, so the validation and
+evaluation data may hold groups the training data lack. The objective is a goal of the core
+vocabulary (a name such as ``"gmean"`` or an expression), compiled on the prepared data like
+every goal, or a metric known only by evaluation (``"prbep"``, a
+:class:`~goalfit.goals.BlackBoxMetric`, a callable; :func:`goalfit.goals.blackbox.resolve_objective`).
+Binary labels; ``classes_[1]`` is the positive class.
 """
 from __future__ import annotations
 
-import copy
 import time
 
 import numpy as np
-import pandas as pd
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.linear_model import LogisticRegression
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
+from sklearn.base import clone
+from sklearn.utils._param_validation import HasMethods, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..goals.blackbox import as_blackbox_metric
+from ..classifiers import ScoreClassifier
+from ..confusion import confusion_tensor
+from ..fit import (GOAL_PARAMETERS, FitResult, GoalEstimator, Progress, UnsupportedGoal, as_seed, check_method_params,
+                   prepare)
+from ..goals import FEASIBLE_TOL, Problem
+from ..goals.blackbox import group_columns, resolve_objective
 from ..methods.surrogate.baselines import best_threshold, relaxed_macro_f1
-from ..methods.surrogate.gradients import make_gradient_estimator
-from ..methods.surrogate.models import LinearScorer, TorchScorer
-from ..methods.surrogate.problem import BlackBoxProblem
-from ..methods.surrogate.spgd import PROJECTION_TOL, surrogate_pgd
-from ..methods.surrogate.surrogates import DEFAULT_CHUNK_ELEMENTS, SurrogateSet, make_rate_surrogates
+from ..methods.surrogate.method import SurrogateMethod, linear_start, surrogate_params
+from ..methods.surrogate.models import LinearScorer
+from ..methods.surrogate.problem import BlackBoxProblem, SampleGoals, metric_groups
+from ..methods.surrogate.slices import build_surrogates
+from ..methods.surrogate.spgd import PROJECTION_TOL
+from ..methods.surrogate.surrogates import LOSSES, PointwiseLoss
 
 __all__ = ["AdaptiveSurrogateClassifier", "BlackBoxPostShiftClassifier", "RelaxedFMClassifier"]
 
-
-def _one_column(sf, n, what, column=None):
-    """One group column as an object array; ``column`` (the one a goal metric names) is picked
-    from a DataFrame of several."""
-    if sf is None:
-        return None
-    if isinstance(sf, pd.DataFrame) and column is not None and sf.shape[1] > 1 and column in sf.columns:
-        sf = sf[[column]]
-    if isinstance(sf, pd.DataFrame):
-        if sf.shape[1] != 1:
-            raise ValueError(f"{what} must be one column for a black-box metric, got {sf.shape[1]}")
-        sf = sf.iloc[:, 0]
-    arr = np.asarray(sf, dtype=object).ravel() if not isinstance(sf, pd.Series) else sf.to_numpy(dtype=object)
-    if len(arr) != n:
-        raise ValueError(f"{what} has {len(arr)} rows but X has {n}")
-    if pd.isna(pd.Series(arr)).any():
-        raise ValueError(f"{what} contains missing values")
-    return arr
+#: ``objective`` of these estimators: a goal (a name or an expression) or a metric known only by evaluation.
+_OBJECTIVE = [str, HasMethods(["bind"]), HasMethods(["evaluate_many"]), callable]
 
 
-def _linear_start(init, X, y01, fit_intercept):
-    """Start of a linear model: ``"zeros"``, ``"logistic"`` (a logistic-regression fit) or an array.
+class _ScoreEstimator(GoalEstimator):
+    """Shared by the black-box estimators: objective, data preparation, evaluation, scores."""
 
-    Raises
-    ------
-    ValueError
-        For another string or an array of the wrong length.
-    """
-    d = X.shape[1] + int(fit_intercept)
-    if isinstance(init, str):
-        if init == "zeros":
-            return np.zeros(d)
-        if init == "logistic":
-            lr = LogisticRegression(max_iter=1000, fit_intercept=fit_intercept).fit(X, y01)
-            return np.concatenate([lr.coef_.ravel(), lr.intercept_ if fit_intercept else []])
-        raise ValueError(f"init must be 'zeros', 'logistic' or an array, got {init!r}")
-    theta = np.asarray(init, dtype=float)
-    if theta.shape != (d,):
-        raise ValueError(f"init must have shape ({d},) (weights then intercept), got {theta.shape}")
-    return theta
+    def _goal_problem(self) -> Problem:
+        """The goals; an objective known only by evaluation stands as ``"error"`` in the compiled
+        problem (its constraints are what the result protocol reads) and is evaluated apart."""
+        goal, _ = resolve_objective(self.objective)
+        return Problem("error" if goal is None else goal, self.constraints)
 
+    def check_params(self) -> None:
+        """Validate every constructor parameter without data (see :meth:`goalfit.fit.GoalEstimator.check_params`).
 
-class _BlackBoxBase(ClassifierMixin, BaseEstimator):
-    """Shared data handling: labels, groups, validation set, metric."""
+        Raises
+        ------
+        ValueError, TypeError
+            A constraint given as the objective (it belongs in ``constraints``), an unknown
+            objective name, a parameter of the wrong type or range, an unknown ``method_params``
+            key or a bad value.
+        """
+        resolve_objective(self.objective)  # before the type table: a constraint gets its own message
+        super().check_params()
 
-    def _prepare(self, X, y, sensitive_features, X_val, y_val, sensitive_features_val):
-        X = check_array(X, accept_sparse="csr", dtype=float)
-        y = column_or_1d(y, warn=True)
-        if len(y) != X.shape[0]:
-            raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)} (labels mismatch)")
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if len(self.classes_) != 2:
-            raise ValueError(f"black-box metric classifiers are binary; y has classes {self.classes_.tolist()}")
-        yc = (y == self.classes_[1]).astype(int)
-        self.metric_ = as_blackbox_metric(self.metric)
-        g = _one_column(sensitive_features, X.shape[0], "sensitive_features", self._metric_column())
+    def _prepare_fit(self, X, y, sensitive_features, sample_weight, X_val, y_val, sensitive_features_val):
+        """(training data, problem, compiled goals, metric or None, selection or None)."""
+        self.check_params()
+        _, metric = resolve_objective(self.objective)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=True)
+        who = type(self).__name__
+        data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight, who=who)
+        self.classes_ = data.classes
+        self.group_columns_ = list(data.encoder.columns_)
+        if data.n_classes != 2:
+            raise UnsupportedGoal(f"Only binary classification is supported by {who}; y has {data.n_classes} "
+                                  f"classes {data.classes.tolist()}")
+        problem = self._goal_problem()
+        compiled = problem.compile(data.space)
         if (X_val is None) != (y_val is None):
             raise ValueError("pass both X_val and y_val, or neither")
+        selection = None
         if X_val is None:
             if sensitive_features_val is not None:
                 raise ValueError("sensitive_features_val given without X_val")
-            Xv, yv, gv = X, yc, g
         else:
-            Xv = check_array(X_val, accept_sparse="csr", dtype=float)
-            if Xv.shape[1] != X.shape[1]:
-                raise ValueError(f"X_val has {Xv.shape[1]} features but X has {X.shape[1]}")
-            yv_raw = column_or_1d(y_val)
-            if len(yv_raw) != Xv.shape[0]:
-                raise ValueError(f"X_val has {Xv.shape[0]} rows but y_val has {len(yv_raw)} (labels mismatch)")
-            unknown = set(np.unique(yv_raw).tolist()) - set(self.classes_.tolist())
-            if unknown:
-                raise ValueError(f"y_val has labels {sorted(unknown)} not in y's classes {self.classes_.tolist()}")
-            yv = (yv_raw == self.classes_[1]).astype(int)
-            gv = _one_column(sensitive_features_val, Xv.shape[0], "sensitive_features_val", self._metric_column())
-            if (g is None) != (gv is None):
-                raise ValueError("pass sensitive_features_val together with sensitive_features")
-        self.n_features_in_ = X.shape[1]
-        self._group_values = None if gv is None else np.unique(np.concatenate([gv, g]).astype(str))
-        return X, yc, g, Xv, yv, gv
+            Xv = self._check_predict_X(X_val)
+            dv = prepare(Xv, y_val, sensitive_features=sensitive_features_val, classes=data.classes, who=who,
+                         warn_groups=False)
+            selection = (dv, problem.compile(dv.space))
+        return data, problem, compiled, metric, selection
 
-    def _metric_column(self):
-        """The sensitive column a goal-expression metric names (None for other metrics)."""
-        column = getattr(self.metric_, "column", None)
-        return None if column in (None, "group") else column
+    def _check_predict_X(self, X):
+        return validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
 
-    def _codes(self, g):
-        if g is None:
-            return None
-        if self._group_values is None:
-            raise ValueError("sensitive_features given, but the model was fitted without them")
-        codes = np.searchsorted(self._group_values, np.asarray(g).astype(str))
-        codes = np.clip(codes, 0, len(self._group_values) - 1)
-        if (self._group_values[codes] != np.asarray(g).astype(str)).any():
-            raise ValueError("sensitive_features hold a group not seen at fit time")
-        return codes
+    def decision_function(self, X):
+        """Scores of the deployed rule, shape (n_samples,): positive where :meth:`predict` gives ``classes_[1]``."""
+        check_is_fitted(self, "classifier_")
+        return self.classifier_.decision_function(self._check_predict_X(X))
 
-    def _linear_scores(self, X):
-        check_is_fitted(self, "theta_")
-        X = check_array(X, accept_sparse="csr", dtype=float)
-        return LinearScorer(X, self.fit_intercept).scores(self.theta_)
+    def evaluate(self, X, y=None, *, sensitive_features=None, sample_weight=None, datasets=None, confidence=None,
+                 interval_method="auto", classifier=None) -> dict:
+        """Objective and constraint values of the deployed rule (or ``classifier``) on labelled data.
 
-    def _labels(self, s):
-        return self.classes_[(np.asarray(s) > 0).astype(int)]
-
-    def predict(self, X):
-        """Predicted labels, ``classes_[1]`` where the score is positive; shape (n_samples,)."""
-        return self._labels(self.decision_function(X))
-
-    def evaluate(self, X, y, *, sensitive_features=None) -> dict:
-        """The black-box metric and the accuracy of this classifier on ``(X, y)``.
-
-        The same layout as :meth:`goalfit.GoalClassifier.evaluate` (the goal-vocabulary
-        reports read it): the metric is the objective, there are no constraints.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Labels among ``classes_``.
-        sensitive_features : array-like of shape (n_samples,), optional
-            Groups, for metrics that use them (macro-F over groups); required if the model
-            was fitted with them and the metric reads groups.
-
-        Returns
-        -------
-        dict
-            ``{"objective": {"name": metric_.name, "value": loss}, "constraints": [],
-            "accuracy": float}``; the loss is lower-is-better (e.g. ``1 - macro-F``), the
-            accuracy the share of ``predict(X) == y``, both in [0, 1].
+        As :meth:`goalfit.fit.GoalEstimator.evaluate`. An objective known only by evaluation
+        (PRBEP, a callable) is computed by the metric from the labels, the scores and (when it
+        reads groups) the one slicing column, unweighted and without an interval.
 
         Raises
         ------
         ValueError
-            If ``y`` holds labels outside ``classes_``, lengths differ, or a group was not
-            seen at fit time.
+            As :meth:`goalfit.fit.GoalEstimator.evaluate`; also when the objective is measured
+            over groups, the model was fitted with ``sensitive_features`` and none are given
+            (without them it would be a different metric).
         """
-        check_is_fitted(self, "classes_")
-        y = column_or_1d(y)
-        unknown = set(np.unique(y).tolist()) - set(self.classes_.tolist())
-        if unknown:
-            raise ValueError(f"y has labels {sorted(unknown)} not in classes_ {self.classes_.tolist()}")
-        s = self.decision_function(X)
-        if len(s) != len(y):
-            raise ValueError(f"X has {len(s)} rows but y has {len(y)} (labels mismatch)")
-        if (sensitive_features is None and self._group_values is not None
-                and getattr(self.metric_, "uses_groups", False)):
-            raise ValueError(f"metric {self.metric_.name!r} is measured over groups and the model was fitted "
-                             "with sensitive_features: pass sensitive_features=... (without them it would be "
-                             "a different metric)")
-        g = self._codes(_one_column(sensitive_features, len(y), "sensitive_features", self._metric_column()))
-        value = self.metric_(np.asarray(y == self.classes_[1], dtype=int), s, g)
-        return {"objective": {"name": self.metric_.name, "value": float(value)}, "constraints": [],
-                "accuracy": float(np.mean(self._labels(s) == y))}
+        check_is_fitted(self, "classifier_")
+        goal, metric = resolve_objective(self.objective)
+        reads = metric.uses_groups if metric is not None else group_columns(goal)[0]
+        if sensitive_features is None and self.group_columns_ and reads:
+            name = metric.name if metric is not None else goal.name
+            raise ValueError(f"the objective {name!r} is measured over groups and the model was fitted with "
+                             "sensitive_features: pass sensitive_features=... (without them it would be a "
+                             "different metric)")
+        out = super().evaluate(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
+                               datasets=datasets, confidence=confidence, interval_method=interval_method,
+                               classifier=classifier)
+        if metric is not None:
+            data = prepare(X, y, sensitive_features=sensitive_features, classes=self.classes_,
+                           who=type(self).__name__, warn_groups=False)
+            clf = self.classifier_ if classifier is None else classifier
+            s = np.asarray(clf.decision_function(self._check_predict_X(data.X)), dtype=float)
+            y01 = np.asarray(data.y_codes == 1, dtype=int)
+            value = metric(y01, s, metric_groups(data) if metric.uses_groups else None)
+            out["objective"] = {"name": metric.name, "value": float(value)}
+        return out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = False
+        return tags
 
 
-class AdaptiveSurrogateClassifier(_BlackBoxBase):
-    """Minimize a black-box metric by adaptively combining surrogates (Jiang et al. 2020, Alg. 1).
+class AdaptiveSurrogateClassifier(_ScoreEstimator):
+    """Minimize a black-box objective, subject to rate constraints, by adaptively combining
+    surrogates (Jiang et al., ICML 2020, Alg. 1).
 
-    Projected gradient descent in the K-dimensional space of surrogate losses: estimate the
-    gradient of the unknown monotone psi with ``M = psi(phi) + eps`` (Alg. 3 by default, as in
-    all the paper's experiments), step the surrogate profile, and project back with problem (4),
-    i.e. train the model on an adaptively re-weighted sum of the surrogates.
+    Projected gradient descent in the K-dimensional space of rate surrogates: estimate the
+    gradient of the unknown monotone psi in ``M = psi(phi) + eps`` (Alg. 3 by default, as in
+    all the paper's experiments), step the surrogate profile, and project back with problem
+    (4), i.e. train the model on an adaptively re-weighted sum of the surrogates
+    (:class:`goalfit.methods.surrogate.SurrogateMethod`). The surrogates' slices are read from
+    the compiled goals (:mod:`goalfit.methods.surrogate.slices`): positives and negatives for
+    G-mean, per group for macro-F over groups, refined by the constraints' groups.
+
+    Constraints (an extension of the paper, whose Theorem 2 covers the unconstrained case
+    only) are followed by a Lagrangian in surrogate space: their exact values on the selection
+    sample drive multipliers, their gradients in surrogate space come from the same
+    perturbations as the objective's, and the returned iterate is chosen feasible first on the
+    selection sample (:mod:`goalfit.methods.surrogate.spgd`). Guarantee: if any assessed
+    iterate meets every constraint on the selection sample (the validation data, else the
+    training data), the returned rule does, with the lowest objective among those; otherwise
+    it is the least violating and a RuntimeWarning says so. Nothing is guaranteed on other data.
 
     Parameters
     ----------
-    metric : str, goal expression, BlackBoxMetric or callable, default "gmean"
-        The loss to minimize (lower is better): ``"gmean"``, ``"macro_f1_over_groups"``,
-        ``"error"``, ``"prbep"``, a goal expression of the core vocabulary evaluated as a black
-        box (``gf.gmean()``, ``gf.macro_f1_over_groups("sex")``, ``gf.f1()``,
-        ``gf.demographic_parity_difference("sex")``...; :func:`goalfit.goals.blackbox.goal_metric`),
-        or any callable on ``(y_true, y_pred)`` (see :func:`goalfit.goals.blackbox.as_blackbox_metric`).
-    surrogate_loss : {"hinge", "logistic", "sigmoid", "lp"} or PointwiseLoss, default "hinge"
-        Loss of the rate surrogates: one per (label, surrogate group), K = 2 x groups.
-    surrogates : list of SliceSurrogate / QuantilePrecisionSurrogate, optional
-        Explicit surrogates (overrides ``surrogate_loss``); their ``group`` names refer to the
-        ``surrogate_groups`` passed to :meth:`fit`.
-    module : torch.nn.Module, optional
-        A PyTorch model with one output per example; default a linear model in numpy.
-        Its current parameters are the start (unless ``init`` is an array).
-    device : str, default "cpu"
-        Torch device of ``module`` (e.g. ``"cuda"`` when a GPU is present).
-    gradient : {"interpolation", "finite_difference", "two_point"} or estimator, default "interpolation"
-        Alg. 3, Alg. 2 or the §5.3 estimator (the last two need the metric on the training
-        sample: no ``X_val``).
-    n_perturbations : int, default 100
-        m (the paper: 1000; the colab: 100).
-    sigma : float, default 1.0
-        Perturbation scale: in parameter space for Alg. 3, in surrogate space for Alg. 2
-        (sigma1 of §5.3, with sigma2 = sigma / 4).
-    gradient_params : dict, optional
-        Extra parameters of the estimator (e.g. ``{"mode": "one_sided", "ridge": 1e-3}``).
-    step_size : float, default 1.0
-        eta, in surrogate space.
-    n_iter : int, default 100
-        T (the paper: 250).
-    projection : {"lbfgs", "adagrad", "torch_lbfgs"}, default "lbfgs"
-        Solver of (4): scipy L-BFGS-B, or torch Adagrad (the paper) / L-BFGS.
-    projection_iter : int, default 100
-    projection_lr : float, default 1.0
-    projection_tol : float, default 1e-5
-        Stopping tolerance of the L-BFGS-B projection tied to the step size: stop once an
-        iteration lowers ``||(phi - u~)_+||^2`` by less than ``projection_tol`` times its value
-        at the warm start (the squared surrogate-space step, at most ``eta^2 ||g||^2``).
-        Theorem 2 needs the projection only to O(1/(beta^2 T)); 0 runs every projection to
-        ``projection_iter`` iterations (the behaviour before issue 15: on the speed.py Adult
-        case 3.1x / 6.5x slower in two side-by-side pairs on a loaded VM, validation G-mean
-        loss 0.1850 against 0.1849; benchmarks/README.md).
-    param_bound : float, optional
-        Keep each parameter in ``[-param_bound, param_bound]`` during projections (advisable
-        with sigmoid surrogates, which otherwise favour ever larger weights).
-    eval_every : int, default 10
-        Validation checks for best-iterate selection.
-    n_restarts : int, default 1
-        Runs from perturbed starts; the best on validation is kept.
-    restart_scale : float, default 1.0
+    objective : str, goal expression, BlackBoxMetric or callable, default "gmean"
+        The loss to minimize (lower is better): a goal of the core vocabulary (``"gmean"``,
+        ``"macro_f1_over_groups"``, ``"error"``, ``gf.f1()``,
+        ``gf.macro_f1_over_groups("sex")``, ...: compiled on the data, evaluated on the
+        predictions), or a metric known only by evaluation: ``"prbep"``,
+        ``gf.precision_at_k_loss(k)``, any :class:`~goalfit.goals.BlackBoxMetric` or callable
+        ``func(y_true, y_pred) -> loss`` on 0/1 labels.
+    constraints : sequence of Constraint, default ()
+        Polyhedral rate goals, e.g. ``[gf.demographic_parity_difference("sex") <= 0.02]``.
+    estimator : torch.nn.Module, optional
+        A PyTorch model with one output per example (its current parameters are the start);
+        default a linear model in numpy.
+    surrogates : "auto", loss name, PointwiseLoss or list, default "auto"
+        ``"auto"``: hinge surrogates over the goals' slices; ``"hinge"``, ``"logistic"``,
+        ``"sigmoid"`` (non-convex, §6.4-6.5), ``"lp"`` or a
+        :class:`~goalfit.methods.surrogate.surrogates.PointwiseLoss`: the same slices with that
+        loss; a list of :class:`~goalfit.methods.surrogate.SliceSurrogate` /
+        :class:`~goalfit.methods.surrogate.QuantilePrecisionSurrogate` whose ``group`` is a goal
+        group (``{"race": "Black"}``; groups may overlap, §6.5), to which the constraints'
+        slices are added.
+    method : {"interpolation", "finite_difference", "two_point"}, default "interpolation"
+        Alg. 3, Alg. 2 or the §5.3 estimator (the last two need the goals on the training
+        sample, no ``X_val``, and disjoint slices).
+    method_params : dict, optional
+        :data:`goalfit.methods.surrogate.SURROGATE_PARAMS`: ``n_perturbations`` (m, default
+        100; the paper 1000), ``sigma`` (perturbation scale, default 1.0: in parameter space for
+        Alg. 3, surrogate space for Alg. 2, sigma1 of §5.3 with sigma2 = sigma / 4),
+        ``gradient_params`` (e.g. ``{"mode": "one_sided", "ridge": 1e-3}``), ``step_size``
+        (eta in surrogate space, 1.0), ``eval_every`` (selection checks without constraints,
+        10), ``n_restarts`` (1), ``restart_scale`` (1.0), ``multiplier_step`` (10.0) and
+        ``multiplier_decay`` (10.0) of the multipliers' ascent, ``projection`` ("lbfgs",
+        "adagrad", "torch_lbfgs"), ``projection_iter`` (100), ``projection_lr`` (1.0),
+        ``param_bound`` (a box on the parameters, advisable with sigmoid surrogates), ``dtype``
+        ("float32": precision of the products with X of a linear model), ``chunk_elements``,
+        ``device`` (torch).
+    alpha : float, optional
+        l2 weight ``alpha / 2 ||w||^2`` added to every projection (the weights, not the
+        intercept, of a linear model; every parameter of a torch module). None: no penalty,
+        the paper's projection.
+    max_iter : int, default 100
+        T, outer steps per run (the paper: 250).
+    tol : float, default 1e-5
+        Stopping tolerance of each projection: L-BFGS-B stops once an iteration lowers
+        ``||(phi - u~)_+||^2`` by less than ``tol`` times its value at the warm start (the
+        squared surrogate-space step). Theorem 2 needs the projection only to O(1/(beta^2 T));
+        0 runs every projection to 100 iterations.
     init : {"zeros", "logistic"} or array, default "zeros"
-        Start of a linear model: theta = 0 (the colab), or a logistic regression fit.
+        Start of a linear model: theta = 0 (the colab), a logistic-regression fit, or
+        ``[w, b]``; a torch module starts from its parameters (or an array).
     fit_intercept : bool, default True
-    dtype : {"float32", "float64"}, default "float32"
-        Precision of the products with X of a linear model (the m perturbed models of the
-        gradient estimate and the projection's scores and gradients); everything else
-        (surrogate averages, metric, optimizer, ``decision_function``) is float64. float32
-        halves the memory traffic of these products and rounds scores to about 1e-7 relative;
-        "float64" reproduces the computation before issue 15 up to summation order.
-    chunk_elements : int
-        Scores held in memory at once when evaluating many perturbed models.
-    random_state : int, Generator or None
+    random_state : int, RandomState or None
+        Seeds the perturbations and the restarts.
+    verbose : int, default 0
+        0: silent; 1: the assessed iterates (objective, worst violation) every second; 2: each.
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
     theta_ : ndarray of shape (d,)
-        Selected parameters (best validation metric over iterations and restarts).
+        Selected parameters.
     coef_, intercept_ : linear models only
     module_ : torch.nn.Module, torch models only (a copy with ``theta_`` loaded)
-    metric_ : BlackBoxMetric
+    surrogates_ : list of dict
+        Per surrogate: ``name``, ``label``, ``group``, ``n_examples``.
     surrogate_names_ : list of str, length K
-    result_ : SPGDResult
-        Every restart's :class:`~goalfit.methods.surrogate.SPGDPath`.
     surrogate_path_ : ndarray of shape (T + 1, K)
-        Surrogate profiles u_t of the selected restart.
+        Surrogate profiles u_t of the selected run.
     target_path_, gradient_path_ : ndarray of shape (T, K)
     condition_numbers_, residuals_ : ndarray of shape (T,)
         Alg. 3 diagnostics (``cond(H)`` and ``||Hg - M|| / ||M||``; NaN for Alg. 2 / §5.3).
     metric_path_ : ndarray of shape (E, 2)
-        (iteration, validation metric) at each check.
+        (iteration, selection objective) at each assessment of the selected run.
     best_iteration_, best_restart_ : int
-    validation_metric_ : float
+    validation_metric_, selection_max_violation_ : float
+        The selected iterate's objective and largest violation on the selection sample (the
+        validation data when given, else the training data).
+    multipliers_ : ndarray of shape (R,)
+        The selected run's last multipliers, one per constraint row (``constraint_rows_``).
+    constraint_rows_ : list of str
     n_metric_calls_ : int
-    fit_seconds_ : float
+        Models evaluated on the selection sample.
+    n_iter_ : int
+        Outer steps run (``max_iter`` per run).
+    problem_, result_, history_, classifier_, feasible_, max_violation_, method_, margins_,
+    certified_, certification_, fit_seconds_
+        The result protocol (:class:`goalfit.fit.GoalEstimator`); ``classifier_`` is the
+        deterministic rule ``f(x) > 0`` (:class:`~goalfit.classifiers.ScoreClassifier`;
+        ``predict_proba`` is one-hot), ``feasible_`` is on the training data.
 
     Raises
     ------
     ValueError
-        At fit: non-binary labels, labels mismatch between X and y or X_val and y_val,
-        NaN, an empty surrogate slice, too few perturbations for the regression (m < K + 1),
-        score-space estimators with a separate validation set or overlapping slices, a
-        ``dtype`` other than "float32" / "float64", a negative ``projection_tol``.
+        At fit, before any solving: non-binary labels, a constraint given as the objective,
+        a constraint without polyhedral form, an unknown ``method_params`` key or a bad value,
+        mismatched lengths, labels of ``y_val`` not in ``y``, groups a goal names that the data
+        lack, an empty surrogate slice, too few perturbations for the regression (m < K + 1),
+        score-space estimators with a validation sample or overlapping slices.
 
     Notes
     -----
@@ -303,192 +275,232 @@ class AdaptiveSurrogateClassifier(_BlackBoxBase):
     raises an ``IllConditionedWarning`` and is recorded in ``condition_numbers_``.
     """
 
-    def __init__(self, metric="gmean", *, surrogate_loss="hinge", surrogates=None, module=None, device="cpu",
-                 gradient="interpolation", n_perturbations=100, sigma=1.0, gradient_params=None, step_size=1.0,
-                 n_iter=100, projection="lbfgs", projection_iter=100, projection_lr=1.0,
-                 projection_tol=PROJECTION_TOL, param_bound=None, eval_every=10,
-                 n_restarts=1, restart_scale=1.0, init="zeros", fit_intercept=True, dtype="float32",
-                 chunk_elements=DEFAULT_CHUNK_ELEMENTS, random_state=None):
-        self.metric = metric
-        self.surrogate_loss = surrogate_loss
+    _parameter_constraints = {
+        **GOAL_PARAMETERS,
+        "objective": _OBJECTIVE,
+        "estimator": [None, HasMethods(["parameters", "forward"])],
+        "surrogates": [StrOptions({"auto"} | set(LOSSES)), PointwiseLoss, list, tuple],
+        "method": [StrOptions({"interpolation", "finite_difference", "two_point"})],
+        "init": [StrOptions({"zeros", "logistic"}), "array-like"],
+        "fit_intercept": ["boolean"],
+    }
+
+    def __init__(self, objective="gmean", constraints=(), *, estimator=None, surrogates="auto",
+                 method="interpolation", method_params=None, alpha=None, max_iter=100, tol=PROJECTION_TOL,
+                 init="zeros", fit_intercept=True, random_state=None, verbose=0):
+        self.objective = objective
+        self.constraints = constraints
+        self.estimator = estimator
         self.surrogates = surrogates
-        self.module = module
-        self.device = device
-        self.gradient = gradient
-        self.n_perturbations = n_perturbations
-        self.sigma = sigma
-        self.gradient_params = gradient_params
-        self.step_size = step_size
-        self.n_iter = n_iter
-        self.projection = projection
-        self.projection_iter = projection_iter
-        self.projection_lr = projection_lr
-        self.projection_tol = projection_tol
-        self.param_bound = param_bound
-        self.eval_every = eval_every
-        self.n_restarts = n_restarts
-        self.restart_scale = restart_scale
+        self.method = method
+        self.method_params = method_params
+        self.alpha = alpha
+        self.max_iter = max_iter
+        self.tol = tol
         self.init = init
         self.fit_intercept = fit_intercept
-        self.dtype = dtype
-        self.chunk_elements = chunk_elements
         self.random_state = random_state
+        self.verbose = verbose
 
-    def _estimator(self):
-        params = dict(self.gradient_params or {})
-        if self.gradient in ("interpolation", "finite_difference"):
-            params = {"n_perturbations": self.n_perturbations, "sigma": self.sigma, **params}
-        elif self.gradient == "two_point":
-            params = {"n_perturbations": self.n_perturbations, "sigma1": self.sigma, "sigma2": self.sigma / 4,
-                      **params}
-        return make_gradient_estimator(self.gradient, **params)
+    def _check_method_params(self) -> None:
+        surrogate_params(SurrogateMethod(self.method).check_params(self.method_params))
 
-    @staticmethod
-    def _surrogate_masks(surrogate_groups, g, n):
-        """Named boolean masks: a dict, a DataFrame of booleans, or categories (one mask each)."""
-        if surrogate_groups is None:
-            surrogate_groups = g
-        if surrogate_groups is None:
-            return None
-        if isinstance(surrogate_groups, dict):
-            return {str(k): np.asarray(v, dtype=bool) for k, v in surrogate_groups.items()}
-        if isinstance(surrogate_groups, pd.DataFrame):
-            return {str(c): surrogate_groups[c].to_numpy(dtype=bool) for c in surrogate_groups.columns}
-        arr = np.asarray(surrogate_groups, dtype=object).ravel()
-        if len(arr) != n:
-            raise ValueError(f"surrogate_groups has {len(arr)} rows but X has {n}")
-        return {str(v): arr == v for v in sorted(pd.unique(arr), key=str)}
-
-    def fit(self, X, y, *, sensitive_features=None, surrogate_groups=None, X_val=None, y_val=None,
+    def fit(self, X, y, *, sensitive_features=None, sample_weight=None, X_val=None, y_val=None,
             sensitive_features_val=None):
-        """Run Algorithm 1 on ``(X, y)`` with the metric measured on ``(X_val, y_val)``.
+        """Run Algorithm 1 on ``(X, y)`` with the goals measured on ``(X_val, y_val)``.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,), two classes
-        sensitive_features : array-like of shape (n_samples,), optional
-            Groups the metric sees; by default also the surrogate slices.
-        surrogate_groups : dict name -> bool mask, DataFrame of bools, or categories, optional
-            Slices of the training data for the surrogates (may overlap, §6.5).
+        sensitive_features : array-like, Series, DataFrame or dict, optional
+            Slicing columns the goals (and explicit surrogates' groups) name.
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights of the rates and of the surrogates' averages (not of a metric known only by
+            evaluation).
         X_val, y_val : validation data, optional (default: the training sample)
-        sensitive_features_val : array-like of shape (n_val,), optional
+        sensitive_features_val : optional
+            The goals' slicing columns of the validation data.
 
         Returns
         -------
         self
         """
         t0 = time.perf_counter()
-        X, yc, g, Xv, yv, gv = self._prepare(X, y, sensitive_features, X_val, y_val, sensitive_features_val)
-        masks = self._surrogate_masks(surrogate_groups, g, X.shape[0])
-        specs = self.surrogates if self.surrogates is not None else \
-            make_rate_surrogates(self.surrogate_loss, None if masks is None else list(masks))
-        surs = SurrogateSet(specs, 2 * yc - 1, masks)
-        if self.module is not None:
-            scorer = TorchScorer(copy.deepcopy(self.module), X, device=self.device)
-            if isinstance(self.init, str) and self.init not in ("zeros",):
-                raise ValueError("init='logistic' is for linear models; a torch module starts from its "
-                                 "own parameters (or an array)")
-            theta0 = scorer.initial_theta() if isinstance(self.init, str) else np.asarray(self.init, dtype=float)
+        data, problem, compiled, metric, selection = self._prepare_fit(
+            X, y, sensitive_features, sample_weight, X_val, y_val, sensitive_features_val)
+        method = SurrogateMethod(self.method)
+        params = surrogate_params(method.check_params(self.method_params))
+        method.check(compiled)
+        progress = Progress(self.verbose, who=type(self).__name__)
+        run = dict(params, alpha=self.alpha, max_iter=self.max_iter, tol=self.tol, fit_intercept=self.fit_intercept,
+                   random_state=as_seed(self.random_state), init=self.init, estimator=self.estimator,
+                   surrogates=self.surrogates, metric=metric, selection=selection)
+        result = method.solve(data, compiled, run, progress)
+        self._adopt(result, result.members[0], compiled, method=self.method, stacklevel=2)
+        cert = result.certificates
+        res_paths = cert["paths"]
+        sel = cert["selection"]
+        path = res_paths[sel["restart"]]
+        self.theta_ = cert["theta"]
+        if self.estimator is None:
+            self.coef_, self.intercept_ = cert["coef"], cert["intercept"]
         else:
-            if self.dtype not in ("float32", "float64"):
-                raise ValueError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
-            scorer = LinearScorer(X, self.fit_intercept, batch_dtype=self.dtype, dtype=self.dtype)
-            theta0 = _linear_start(self.init, X, yc, self.fit_intercept)
-        same = X_val is None
-        problem = BlackBoxProblem(scorer, surs, self.metric_, scorer if same else scorer.with_data(Xv), yv,
-                                  self._codes(gv), same_sample=same, chunk_elements=self.chunk_elements)
-        res = surrogate_pgd(problem, theta0, n_iter=self.n_iter, step_size=self.step_size,
-                            estimator=self._estimator(), projection=self.projection,
-                            projection_iter=self.projection_iter, projection_lr=self.projection_lr,
-                            projection_tol=self.projection_tol,
-                            param_bound=self.param_bound,
-                            eval_every=self.eval_every, n_restarts=self.n_restarts,
-                            restart_scale=self.restart_scale, random_state=self.random_state)
-        self.result_ = res
-        path = res.paths[res.best_restart]
-        self.theta_ = res.theta
-        self.surrogate_names_ = surs.names
+            self.module_ = cert["module"]
+        self.surrogates_ = cert["surrogates"]
+        self.surrogate_names_ = [s["name"] for s in self.surrogates_]
         self.surrogate_path_, self.target_path_, self.gradient_path_ = path.surrogates, path.targets, path.gradients
         self.condition_numbers_, self.residuals_ = path.condition_numbers, path.residuals
         self.metric_path_ = np.column_stack([path.metric_iterations, path.metric_values])
-        self.best_iteration_, self.best_restart_ = path.best_iteration, res.best_restart
-        self.validation_metric_ = res.metric
-        self.n_metric_calls_ = sum(p.n_metric_calls for p in res.paths)
-        if self.module is not None:
-            import torch
-
-            self.module_ = scorer.module
-            torch.nn.utils.vector_to_parameters(scorer._tensor(self.theta_), self.module_.parameters())
-        else:
-            self.coef_, self.intercept_ = scorer.coef_intercept(self.theta_)
+        self.best_iteration_, self.best_restart_ = sel["iteration"], sel["restart"]
+        self.validation_metric_, self.selection_max_violation_ = sel["objective"], sel["max_violation"]
+        self.multipliers_ = np.asarray(list(cert["multipliers"].values()), dtype=float)
+        self.constraint_rows_ = list(cert["multipliers"])
+        self.n_metric_calls_ = int(result.n_oracle_calls)
+        self.n_iter_ = int(self.max_iter * len(res_paths))
         self.fit_seconds_ = time.perf_counter() - t0
+        self.certified_ = self.certification_ = None
+        progress.done()
         return self
 
-    def decision_function(self, X):
-        """Scores ``f_theta(X)``, shape (n_samples,); positive predicts ``classes_[1]``."""
-        if self.module is None:
-            return self._linear_scores(X)
-        check_is_fitted(self, "theta_")
-        X = check_array(X, accept_sparse="csr", dtype=float)
-        return TorchScorer(self.module_, X, device=self.device).scores(self.theta_)
+    # ------------------------------------------------------------------ report
+    def fit_baseline(self, X, y, *, sensitive_features=None, sample_weight=None, datasets=None):
+        """Post-shift on logistic regression for the same goals (Jiang et al.'s required baseline)."""
+        check_is_fitted(self, "classifier_")
+        if datasets:
+            raise ValueError("AdaptiveSurrogateClassifier takes no extra datasets")
+        t0 = time.perf_counter()
+        ps = BlackBoxPostShiftClassifier(self.objective, self.constraints).fit(
+            X, y, sensitive_features=sensitive_features, sample_weight=sample_weight)
+        return "post-shift", ps.classifier_, time.perf_counter() - t0
+
+    def report_fields(self) -> dict:
+        return {"method": f"adaptive surrogates ({self.method_}, Jiang et al. 2020)", "n_members": 1,
+                "n_oracle_calls": int(self.n_metric_calls_), "message": self.result_.message,
+                "multipliers": dict(zip(self.constraint_rows_, self.multipliers_.tolist())),
+                "surrogates": self.surrogate_names_,
+                "timing": {"total_fit_seconds": self.fit_seconds_},
+                "history_objective_name": f"{self.result_.certificates['objective_name']} (assessed iterates)",
+                "note": ("values of the deterministic rule f(x) > 0 (predict); the objective is a loss (lower is "
+                         "better); post-shift = logistic regression with one threshold chosen for the same goals, "
+                         "feasible first (Jiang et al.'s required baseline)")}
 
 
-class BlackBoxPostShiftClassifier(_BlackBoxBase):
-    """Post-shift: a fitted model's scores with one threshold tuned for the black-box metric.
+class BlackBoxPostShiftClassifier(_ScoreEstimator):
+    """Post-shift: a fitted model's scores with one threshold chosen for the goals.
 
     Jiang et al. §6 ("post-shift should be a required baseline"; Koyejo et al. 2014): fit the
     estimator on the training data, then choose the threshold on its ``decision_function``
-    that minimizes the metric on the validation set (the training sample without one).
+    that is best for the goals on the validation sample (the training sample without one):
+    among the thresholds meeting every constraint, the lowest objective; when none does, the
+    least violating (:func:`goalfit.methods.surrogate.baselines.best_threshold`).
 
     Parameters
     ----------
-    metric : str, BlackBoxMetric or callable, default "gmean"
+    objective : str, goal expression, BlackBoxMetric or callable, default "gmean"
+        As :class:`AdaptiveSurrogateClassifier`.
+    constraints : sequence of Constraint, default ()
+        Polyhedral rate goals.
     estimator : estimator with ``decision_function``, optional
-        Default ``LogisticRegression(max_iter=1000)``.
-    grid_size : int, default 1000
-        Threshold candidates (quantiles of the validation scores).
+        Default ``LogisticRegression(max_iter=1000)``, fitted on the class codes (1: the
+        positive class) with the sample weights.
+    method_params : dict, optional
+        ``{"grid_size": 1000}``: largest number of threshold candidates (the distinct validation
+        scores, evenly spaced in rank when there are more).
 
     Attributes
     ----------
-    classes_, estimator_, threshold_ (float), validation_metric_ (float), fit_seconds_
+    classes_, estimator_, threshold_ (float), validation_metric_ (float: the objective on the
+    selection sample), selection_max_violation_, fit_seconds_, and the result protocol of
+    :class:`goalfit.fit.GoalEstimator` (``method_`` is ``"post_shift"``).
+
+    Raises
+    ------
+    ValueError
+        At fit: non-binary labels, a constraint without polyhedral form, an unknown
+        ``method_params`` key, mismatched lengths.
     """
 
-    def __init__(self, metric="gmean", *, estimator=None, grid_size=1000):
-        self.metric = metric
-        self.estimator = estimator
-        self.grid_size = grid_size
+    _parameter_constraints = {
+        **GOAL_PARAMETERS,
+        "objective": _OBJECTIVE,
+        "estimator": [None, HasMethods(["fit", "decision_function"])],
+    }
 
-    def fit(self, X, y, *, sensitive_features=None, X_val=None, y_val=None, sensitive_features_val=None):
+    def __init__(self, objective="gmean", constraints=(), *, estimator=None, method_params=None):
+        self.objective = objective
+        self.constraints = constraints
+        self.estimator = estimator
+        self.method_params = method_params
+
+    def fit(self, X, y, *, sensitive_features=None, sample_weight=None, X_val=None, y_val=None,
+            sensitive_features_val=None):
         """Fit the estimator on ``(X, y)`` and the threshold on the validation data."""
+        from sklearn.linear_model import LogisticRegression
+
         t0 = time.perf_counter()
-        X, yc, g, Xv, yv, gv = self._prepare(X, y, sensitive_features, X_val, y_val, sensitive_features_val)
+        data, problem, compiled, metric, selection = self._prepare_fit(
+            X, y, sensitive_features, sample_weight, X_val, y_val, sensitive_features_val)
+        for c in compiled.constraints:
+            if c.rows is None:
+                raise ValueError(f"post-shift needs polyhedral constraints; {c.name!r} has none")
+        grid_size = self._grid_size()
         self.estimator_ = clone(self.estimator if self.estimator is not None else LogisticRegression(max_iter=1000))
-        self.estimator_.fit(X, yc)
-        s = np.asarray(self.estimator_.decision_function(Xv), dtype=float)
-        self.threshold_, self.validation_metric_ = best_threshold(s, yv, self.metric_, self._codes(gv),
-                                                                  grid_size=self.grid_size)
+        codes = np.asarray(data.y_codes, dtype=np.intp)
+        if data.sample_weight is None:
+            self.estimator_.fit(data.X, codes)
+        else:
+            self.estimator_.fit(data.X, codes, sample_weight=data.sample_weight)
+        sel_data, sel_compiled = selection if selection is not None else (data, compiled)
+        goals = SampleGoals(sel_data, sel_compiled, metric)
+        s = np.asarray(self.estimator_.decision_function(sel_data.X), dtype=float)
+        t, obj, viol = best_threshold(s, goals, grid_size=int(grid_size))
+        clf = ScoreClassifier(self.estimator_.decision_function, self.classes_, t)
+        pos = (np.asarray(self.estimator_.decision_function(data.X), dtype=float) > t).astype(np.intp)
+        C = confusion_tensor(codes, pos, data.cells, 2, data.encoder.n_cells, data.sample_weight)
+        sample = "training" if selection is None else "validation"
+        result = FitResult.single(
+            clf, C, "post_shift",
+            history=[{"iteration": 0, "objective": float(obj), "max_violation": float(viol), "seconds": 0.0}],
+            n_oracle_calls=int(grid_size) + 1, feasible=bool(compiled.max_violation(C) <= FEASIBLE_TOL),
+            message=f"threshold {t:.4g}, the best of at most {int(grid_size) + 1} candidates on the {sample} sample",
+            certificates={"threshold": t, "selection": {"sample": sample, "objective": obj, "max_violation": viol},
+                          "warn_infeasible": selection is None})
+        self._adopt(result, clf, compiled, method="post_shift", stacklevel=2)
+        self.threshold_, self.validation_metric_, self.selection_max_violation_ = t, obj, viol
+        self.certified_ = self.certification_ = None
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
-    def decision_function(self, X):
-        """Shifted scores ``f(X) - threshold_``, shape (n_samples,)."""
-        check_is_fitted(self, "threshold_")
-        X = check_array(X, accept_sparse="csr", dtype=float)
-        return np.asarray(self.estimator_.decision_function(X), dtype=float) - self.threshold_
+    def _grid_size(self) -> int:
+        params = check_method_params(self.method_params, ["grid_size"], "post_shift")
+        grid_size = params.get("grid_size", 1000)
+        if isinstance(grid_size, bool) or not isinstance(grid_size, (int, np.integer)) or grid_size < 2:
+            raise ValueError(f"method_params['grid_size'] must be an integer >= 2, got {grid_size!r}")
+        return int(grid_size)
+
+    def _check_method_params(self) -> None:
+        self._grid_size()
+
+    def report_fields(self) -> dict:
+        return {"method": "post-shift (one threshold on a fitted model's scores)", "n_members": 1,
+                "timing": {"total_fit_seconds": self.fit_seconds_}}
 
 
-class RelaxedFMClassifier(_BlackBoxBase):
+class RelaxedFMClassifier(_ScoreEstimator):
     """Relaxed-FM (Jiang et al. §6.2 baseline): maximize a hinge relaxation of macro-F over groups.
 
-    Linear model trained by L-BFGS-B on the relaxed macro-F of the training data (groups from
-    ``sensitive_features``; one group without), keeping the iterate with the best validation
-    metric (see :func:`goalfit.methods.surrogate.baselines.relaxed_macro_f1`).
+    Linear model trained by L-BFGS-B on the relaxed macro-F over the groups of the training data
+    (those of ``macro_f1_over_groups``: the column the objective names, else the one slicing
+    column; one group without), keeping the iterate with the best objective on the validation
+    data (see :func:`goalfit.methods.surrogate.baselines.relaxed_macro_f1`).
 
     Parameters
     ----------
-    metric : default "macro_f1_over_groups"
-        The metric used for iterate selection.
+    objective : default "macro_f1_over_groups"
+        The goal used to choose the iterate.
+    constraints : sequence of Constraint, default ()
+        Not supported: a non-empty sequence raises ValueError before fitting.
     max_iter : int, default 200
     init : {"zeros", "logistic"} or array, default "logistic"
     fit_intercept : bool, default True
@@ -496,30 +508,65 @@ class RelaxedFMClassifier(_BlackBoxBase):
     Attributes
     ----------
     classes_, coef_, intercept_, theta_, validation_metric_, metric_path_ (list of (iteration,
-    value)), fit_seconds_
+    value)), n_iter_ (L-BFGS-B iterations, at least 1), fit_seconds_, and the result protocol of
+    :class:`goalfit.fit.GoalEstimator`.
     """
 
-    def __init__(self, metric="macro_f1_over_groups", *, max_iter=200, init="logistic", fit_intercept=True):
-        self.metric = metric
+    _parameter_constraints = {
+        **GOAL_PARAMETERS,
+        "objective": _OBJECTIVE,
+        "init": [StrOptions({"zeros", "logistic"}), "array-like"],
+        "fit_intercept": ["boolean"],
+    }
+
+    def __init__(self, objective="macro_f1_over_groups", constraints=(), *, max_iter=200, init="logistic",
+                 fit_intercept=True):
+        self.objective = objective
+        self.constraints = constraints
         self.max_iter = max_iter
         self.init = init
         self.fit_intercept = fit_intercept
 
-    def fit(self, X, y, *, sensitive_features=None, X_val=None, y_val=None, sensitive_features_val=None):
+    def fit(self, X, y, *, sensitive_features=None, sample_weight=None, X_val=None, y_val=None,
+            sensitive_features_val=None):
         """Fit on ``(X, y)``; select the iterate on the validation data."""
+        from ..goals import MacroF1OverGroupsLoss
+
         t0 = time.perf_counter()
-        X, yc, g, Xv, yv, gv = self._prepare(X, y, sensitive_features, X_val, y_val, sensitive_features_val)
-        masks = AdaptiveSurrogateClassifier._surrogate_masks(None, g, X.shape[0])
-        surs = SurrogateSet(make_rate_surrogates("hinge", None if masks is None else list(masks)), 2 * yc - 1, masks)
-        scorer = LinearScorer(X, self.fit_intercept)
-        theta0 = _linear_start(self.init, X, yc, self.fit_intercept)
-        problem = BlackBoxProblem(scorer, surs, self.metric_, scorer.with_data(Xv), yv, self._codes(gv))
-        self.theta_, self.validation_metric_, self.metric_path_ = relaxed_macro_f1(problem, theta0,
+        data, problem, compiled, metric, selection = self._prepare_fit(
+            X, y, sensitive_features, sample_weight, X_val, y_val, sensitive_features_val)
+        goal, _ = resolve_objective(self.objective)
+        relaxed = goal if isinstance(goal, MacroF1OverGroupsLoss) else MacroF1OverGroupsLoss()
+        surs, _ = build_surrogates("hinge", data, Problem(relaxed).compile(data.space))
+        scorer = LinearScorer(data.X, self.fit_intercept)
+        codes = np.asarray(data.y_codes, dtype=np.intp)
+        theta0 = linear_start(self.init, data.X, codes, self.fit_intercept, data.sample_weight)
+        sel_data, sel_compiled = selection if selection is not None else (data, compiled)
+        problem_bb = BlackBoxProblem(scorer, surs, SampleGoals(sel_data, sel_compiled, metric),
+                                     scorer.with_data(sel_data.X))
+        self.theta_, self.validation_metric_, self.metric_path_ = relaxed_macro_f1(problem_bb, theta0,
                                                                                   max_iter=self.max_iter)
         self.coef_, self.intercept_ = scorer.coef_intercept(self.theta_)
+        self.n_iter_ = max(1, len(self.metric_path_) - 1)
+        from ..classifiers import LinearScorer as DeployedLinearScorer
+
+        clf = ScoreClassifier(DeployedLinearScorer(self.coef_, self.intercept_), self.classes_, 0.0)
+        pos = (scorer.scores(self.theta_) > 0).astype(np.intp)
+        C = confusion_tensor(codes, pos, data.cells, 2, data.encoder.n_cells, data.sample_weight)
+        history = [{"iteration": it, "objective": float(v), "max_violation": 0.0} for it, v in self.metric_path_]
+        result = FitResult.single(clf, C, "relaxed_fm", history=history, n_oracle_calls=len(self.metric_path_),
+                                  message=f"{len(self.metric_path_) - 1} L-BFGS-B iterations")
+        self._adopt(result, clf, compiled, method="relaxed_fm", stacklevel=2)
+        self.certified_ = self.certification_ = None
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
-    def decision_function(self, X):
-        """Scores ``X coef_ + intercept_``, shape (n_samples,)."""
-        return self._linear_scores(X)
+    def _check_method_params(self) -> None:
+        n_constraints = 1 if hasattr(self.constraints, "violation") else len(self.constraints)
+        if n_constraints:
+            raise ValueError("RelaxedFMClassifier takes no constraints (it maximizes the relaxed macro-F alone): "
+                             "use AdaptiveSurrogateClassifier or BlackBoxPostShiftClassifier for constrained goals")
+
+    def report_fields(self) -> dict:
+        return {"method": "Relaxed-FM (hinge-relaxed macro-F over groups)", "n_members": 1,
+                "timing": {"total_fit_seconds": self.fit_seconds_}}

