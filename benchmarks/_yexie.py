@@ -44,14 +44,14 @@ class Rows:
                           "seconds": None if seconds is None else float(seconds), **extra})
 
 
-def write(script: str, rows: Rows, *, seeds, notes, started: float, extra_versions=(), details=None):
-    """Write ``benchmarks/results/<script>.json``; returns the path."""
-    RESULTS.mkdir(exist_ok=True)
-    out = {"created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": time.time() - started,
-           "machine": machine_record(), "versions": versions(*extra_versions), "seeds": seeds,
-           "notes": notes, "details": details or {}, "rows": rows.rows}
-    path = RESULTS / f"{script}.json"
-    path.write_text(json.dumps(out, indent=1, default=float))
+def write(script: str, rows: Rows, *, seeds, notes, started: float, extra_versions=(), details=None, out=None):
+    """Write ``benchmarks/results/<script>.json`` (or ``out``, e.g. for ``--quick`` checks); returns the path."""
+    record = {"created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": time.time() - started,
+              "machine": machine_record(), "versions": versions(*extra_versions), "seeds": seeds,
+              "notes": notes, "details": details or {}, "rows": rows.rows}
+    path = Path(out) if out is not None else RESULTS / f"{script}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1, default=float))
     return path
 
 

@@ -20,7 +20,7 @@ Problems (same data, same split, same base model for every method):
 For the last two, fairlearn's ExponentiatedGradient and ThresholdOptimizer are tried and the
 error they raise (type and message) is recorded.
 
-Base model everywhere: ``goalfit.cli.models.make_estimator("logistic_regression", X)``
+Base model everywhere: ``goalfit.make_estimator("logistic_regression", random_state=0)``
 (one-hot + median imputation + standardization, then ``LogisticRegression(max_iter=1000)``;
 bare ``LogisticRegression`` for sparse input).
 
@@ -62,7 +62,7 @@ from sklearn.base import clone
 from sklearn.model_selection import train_test_split
 
 import goalfit as gf
-from goalfit.cli.models import make_estimator
+from goalfit.estimators import make_estimator
 from goalfit.datasets import load_dataset
 
 # ``import goalfit as gf`` binds ``gf.metrics`` to ``goalfit.goals.metrics`` (star import);
@@ -231,7 +231,7 @@ def adult_experiment(repeats, seeds, rows, details, table):
     assert train.data.shape[0] == 32561 and test.data.shape[0] == 16281, (train.data.shape, test.data.shape)
     X, y, s = train.data, train.target, train.sensitive_features["sex"]
     Xt, yt, st = test.data, test.target, test.sensitive_features["sex"]
-    base = make_estimator("logistic_regression", X)
+    base = make_estimator("logistic_regression", random_state=0)
     clone(base).fit(X, y)  # warm-up (imports, caches), not timed
 
     problems = {
@@ -365,7 +365,7 @@ def unsupported(rows, table, exp, dataset, method, err):
 def try_fairlearn(X, y, s, bound, exp, dataset, rows, table, details, sample_weight_name):
     """Fit fairlearn EG and TO; they are expected to raise here: record what happens."""
     out = {}
-    base = make_estimator("logistic_regression", X)
+    base = make_estimator("logistic_regression", random_state=0)
     attempts = {
         "eg": lambda: ExponentiatedGradient(clone(base), DemographicParity(difference_bound=bound),
                                             sample_weight_name=sample_weight_name).fit(X, y, sensitive_features=s),
@@ -390,7 +390,7 @@ def try_fairlearn(X, y, s, bound, exp, dataset, rows, table, details, sample_wei
 
 def goalfit_only_experiment(exp, dataset, X, y, s, Xt, yt, st, constraint, kind, repeats, seeds,
                             rows, table, details, multiclass=False):
-    base = make_estimator("logistic_regression", X)
+    base = make_estimator("logistic_regression", random_state=0)
     clone(base).fit(X, y)  # warm-up
     runner = Runner(repeats)
     gf_job = ("goalfit", lambda: gf.GoalClassifier(clone(base), objective="error",

@@ -7,7 +7,7 @@ feature sex, minimize error subject to
 * demographic parity difference <= eps (between groups), and
 * equalized odds difference <= eps (max of the TPR and FPR gaps),
 
-for a sweep of eps. Features: ``goalfit.cli.models.make_estimator("logistic_regression", X)``'s
+for a sweep of eps. Features: ``goalfit.make_estimator("logistic_regression", random_state=0)``'s
 preprocessing (one-hot + median imputation + standardization) fitted once on the training
 part (dense: fairlearn's reductions refuse sparse input); every method gets the same feature
 matrix and the same base learner,
@@ -66,11 +66,11 @@ THRESHOLDS = (0.01, 0.02, 0.05)
 
 
 def load():
-    from goalfit.cli.models import make_estimator
+    from goalfit.estimators import make_estimator
     from goalfit.datasets import load_adult
 
     tr, te = load_adult(subset="train"), load_adult(subset="test")
-    pre = make_estimator("logistic_regression", tr.data)[:-1]
+    pre = make_estimator("logistic_regression", random_state=0)[:-1]
     Xtr, Xte = pre.fit_transform(tr.data), pre.transform(te.data)
     Xtr, Xte = (X.toarray() if hasattr(X, "toarray") else X for X in (Xtr, Xte))  # fairlearn needs dense
     return (Xtr, np.asarray(tr.target), tr.sensitive_features["sex"].to_numpy(),

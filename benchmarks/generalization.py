@@ -10,7 +10,7 @@ pooled):
 (c) law school, first-year average in tertiles (3 classes, cut points from the training part),
     demographic parity difference <= 0.02 over race_binary.
 
-Base models: LogisticRegression and HistGradientBoosting (``goalfit.cli.models.make_estimator``:
+Base models: LogisticRegression and HistGradientBoosting (``goalfit.make_estimator``:
 one-hot + impute + scale, then the model). Methods: goalfit in-sample (``cv=None``), ``cv=5``
 (fold-model average deployed), ``cv=5`` with a full refit deployed (HGB only: the deployed-model
 choice), ``confidence=0.95``, ``cv=5`` + ``confidence=0.95``, fairlearn ThresholdOptimizer and
@@ -52,7 +52,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
 import goalfit as gf  # noqa: E402
-from goalfit.cli.models import make_estimator  # noqa: E402
+from goalfit.estimators import make_estimator  # noqa: E402
 from goalfit.datasets import load_dataset  # noqa: E402
 from _common import machine_record, versions  # noqa: E402
 
@@ -197,7 +197,7 @@ def run(splits, quick, partial=None):
             cons = make_cons()
             timed = key in ("adult_dp", "compas_eopp", "law_dp3") and split < TIMED_SPLITS
             for bname in ("LR", "HGB"):
-                est = make_estimator("logistic_regression" if bname == "LR" else "gradient_boosting", X, seed=0)
+                est = make_estimator("logistic_regression" if bname == "LR" else "gradient_boosting", random_state=0)
                 t0 = time.perf_counter()
                 clone(est).fit(X, y)
                 t_base = time.perf_counter() - t0

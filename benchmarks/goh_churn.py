@@ -154,7 +154,7 @@ def ramp_model(y, idx, deployed, phi, lam, target, recall_dep, mm_iter, seed):
     objective = (n1 * gf.error_rate(dataset="train") + n2neg * gf.false_positive_rate(dataset="D2")) / (n1 + n2)
     cons = [gf.true_positive_rate(dataset="D2") >= recall_dep, gf.churn_rate(dataset="D3") <= target]
     return gf.RampClassifier(objective, cons, alpha=lam, feature_map=phi, deployed_model=deployed,
-                             max_iter=mm_iter, max_cutting_plane_iter=20, random_state=seed)
+                             max_iter=mm_iter, method_params={"max_cutting_plane_iter": 20}, random_state=seed)
 
 
 def ramp_data(X, y, idx):
@@ -275,13 +275,13 @@ def main(argv=None):
             sec = time.perf_counter() - t0
             run = {"seed": seed, "target": target, "lambda": lam_ramp, "lambda_baseline": lam,
                    "lambda_candidates": cands, "lambda_selection_seconds": sec_sel, "recall_deployed": recall_dep,
-                   "feasible": bool(model.feasible_), "seconds": sec, "baseline_seconds": sec_base,
+                   "feasible": bool(model.result_.certificates["randomized"]["feasible"]), "seconds": sec, "baseline_seconds": sec_base,
                    "mm_iterations": len(model.history_) - 1,
                    "feasibility_iterations": sum(h["phase"] == "feasibility" for h in model.history_),
                    "svm_solves": sum(h["n_inner"] for h in model.history_)}
             for s in ("train", "test"):
                 for kind, rnd in (("det", False), ("rnd", True)):
-                    run[f"{kind}_{s}"] = metrics(model.decision_function, X, y, b, parts, s, rnd)
+                    run[f"{kind}_{s}"] = metrics(model.randomized_classifier_.decision_function, X, y, b, parts, s, rnd)
                 run[f"base_{s}"] = base[s]
                 run[f"dep_{s}"] = dep[s]
             runs.append(run)

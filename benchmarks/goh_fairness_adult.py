@@ -122,7 +122,7 @@ def main(argv=None):
         t0 = time.perf_counter()
         m = gf.RampClassifier("error", cons, max_iter=mm_iter, random_state=0).fit(X, y, sensitive_features={"sex": s})
         sec = time.perf_counter() - t0
-        f, ftr = m.decision_function(Xt), m.decision_function(X)
+        f, ftr = m.randomized_classifier_.decision_function(Xt), m.randomized_classifier_.decision_function(X)
         pdet, prnd = (f > 0).astype(float), gf.methods.ramp.ramp(f)
         ptr, ptr_det = gf.methods.ramp.ramp(ftr), (ftr > 0).astype(float)
         err_det = float(np.mean(pdet != yt))
@@ -209,11 +209,11 @@ def main(argv=None):
         t0 = time.perf_counter()
         m = gf.RampClassifier(gf.error_rate(dataset="train"), [con], max_iter=mm_iter).fit(X, y, datasets=pool)
         sec = time.perf_counter() - t0
-        f = m.decision_function(Xt)
+        f = m.randomized_classifier_.decision_function(Xt)
         cov_det, cov_rnd = float((f > 0).mean()), float(gf.methods.ramp.ramp(f).mean())
         err = float(np.mean((f > 0).astype(int) != yt))
         extra.append(f"coverage(pool) {sense} {bound}: pool coverage det {cov_det:.4f} rnd {cov_rnd:.4f}, "
-                     f"test error {err:.4f}, feasible {m.feasible_} ({sec:.0f} s)")
+                     f"test error {err:.4f}, feasible {m.result_.certificates["randomized"]["feasible"]} ({sec:.0f} s)")
         rows += [row("coverage", f"goalfit ramp MM, coverage {sense} {bound}", "coverage_det", "pool", cov_det, sec),
                  row("coverage", f"goalfit ramp MM, coverage {sense} {bound}", "coverage_rnd", "pool", cov_rnd, sec),
                  row("coverage", f"goalfit ramp MM, coverage {sense} {bound}", "error", "test", err, sec)]
@@ -227,13 +227,13 @@ def main(argv=None):
         m = gf.RampClassifier(gf.error_rate(dataset="train"), [gf.true_positive_rate(dataset="egregious") >= k],
                               max_iter=mm_iter).fit(X, y, datasets={"egregious": (Xt[egr], yt[egr])})
         sec = time.perf_counter() - t0
-        f = m.decision_function(Xt)
+        f = m.randomized_classifier_.decision_function(Xt)
         tpr_e_det, tpr_e_rnd = float((f[egr] > 0).mean()), float(gf.methods.ramp.ramp(f[egr]).mean())
         err_rest = float(np.mean((f[rest] > 0).astype(int) != yt[rest]))
         phase1 = sum(h["phase"] == "feasibility" for h in m.history_)
         extra.append(f"egregious (200 random test positives the SVM rejects), TPR(E) >= {k}: TPR on E det "
                      f"{tpr_e_det:.3f} rnd {tpr_e_rnd:.3f} (SVM 0.000); error on the other test rows {err_rest:.4f} "
-                     f"(SVM {svm_err_rest:.4f}); feasibility-phase steps {phase1}; feasible {m.feasible_} ({sec:.0f} s)")
+                     f"(SVM {svm_err_rest:.4f}); feasibility-phase steps {phase1}; feasible {m.result_.certificates["randomized"]["feasible"]} ({sec:.0f} s)")
         name = f"goalfit ramp MM, TPR(E) >= {k}"
         rows += [row("egregious", name, "tpr_egregious_det", "egregious", tpr_e_det, sec),
                  row("egregious", name, "tpr_egregious_rnd", "egregious", tpr_e_rnd, sec),

@@ -63,7 +63,7 @@ from sklearn.base import clone
 from sklearn.model_selection import train_test_split
 
 import goalfit as gf
-from goalfit.cli.models import make_estimator
+from goalfit.estimators import make_estimator
 from goalfit.datasets import load_dataset
 from goalfit.metrics import evaluate_problem
 
@@ -259,9 +259,9 @@ def run_problem(name, kind, bound, X, y, s, Xt, yt, st, quick, rows, split, slow
     classes = np.unique(y)
     binary = len(classes) == 2
     problem = goal_problem(kind, bound)
-    base = make_estimator("logistic_regression", X)
+    base = make_estimator("logistic_regression", random_state=0)
     clone(base).fit(X, y)  # warm-up
-    hgb_base = make_estimator("gradient_boosting", X)
+    hgb_base = make_estimator("gradient_boosting", random_state=0)
 
     def timed_base(est):
         t0 = time.perf_counter()
@@ -317,8 +317,8 @@ def run_problem(name, kind, bound, X, y, s, Xt, yt, st, quick, rows, split, slow
             add_rows(label, res, sec)
         return obj
 
-    lr = lambda: make_estimator("logistic_regression", X)  # noqa: E731
-    hgb = lambda: make_estimator("gradient_boosting", X)  # noqa: E731
+    lr = lambda: make_estimator("logistic_regression", random_state=0)  # noqa: E731
+    hgb = lambda: make_estimator("gradient_boosting", random_state=0)  # noqa: E731
     models = {}
     at_fit = lambda o: float(o[0].problem_.constraints[0].value(o[0].result_.confusion))  # noqa: E731
     models["aware"] = record("group-aware plug-in (LR)", lambda: fit_goal(X, y, s, kind, bound, lr(), False),
@@ -349,11 +349,11 @@ def run_problem(name, kind, bound, X, y, s, Xt, yt, st, quick, rows, split, slow
         Z, Zt = sp.csr_matrix(pre.transform(X), dtype=np.float64), sp.csr_matrix(pre.transform(Xt), dtype=np.float64)
         zmap = lambda Xe: Zt if Xe is Xt else Z  # noqa: E731
         record("RampClassifier", lambda: fit_ramp(Z, y, s, kind, bound), lambda o: {
-            "RampClassifier (deterministic f>0)": lambda Xe, se: one_hot((o.decision_function(zmap(Xe)) > 0).astype(int), classes),
+            "RampClassifier (deterministic f>0)": lambda Xe, se: one_hot((o.randomized_classifier_.decision_function(zmap(Xe)) > 0).astype(int), classes),
             "RampClassifier (predict: fitted threshold)": lambda Xe, se: one_hot(
-                (o.decision_function(zmap(Xe)) > o.threshold_).astype(int), classes),
+                (o.randomized_classifier_.decision_function(zmap(Xe)) > o.threshold_).astype(int), classes),
             "RampClassifier (randomized)": lambda Xe, se: (lambda p: np.column_stack([1 - p, p]))(
-                gf.methods.ramp.ramp(o.decision_function(zmap(Xe))))})
+                gf.methods.ramp.ramp(o.randomized_classifier_.decision_function(zmap(Xe))))})
         if kind == "dp":
             record("Zafar et al.", lambda: fit_zafar(Z, y, s, bound), lambda o: {
                 "Zafar et al. (covariance SVM)": lambda Xe, se: one_hot((zmap(Xe) @ o[0] + o[1] > 0).astype(int), classes)})
@@ -413,7 +413,7 @@ SWEEP = {"group-blind plug-in (LR, product)": (0, 0.25, 0.5, 1, 1.5, 2, 3, 4),
 def tradeoff(name, kind, bound, X, y, s, Xt, yt, st, split):
     """Test accuracy and violation of the group-blind LR and fairlearn EG at several bounds."""
     classes = np.unique(y)
-    lr = lambda: make_estimator("logistic_regression", X)  # noqa: E731
+    lr = lambda: make_estimator("logistic_regression", random_state=0)  # noqa: E731
     out = {}
     for method, factors in SWEEP.items():
         for f in factors:

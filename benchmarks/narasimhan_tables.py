@@ -5,7 +5,7 @@ Protocol (paper §8, App. B.1 and the authors' code): random 70/30 splits
 ``train_test_split(test_size=0.3, random_state=i)``, i = 0..9 (not stratified); a logistic-
 regression class-probability model fitted once per split and shared by every plug-in method
 (``GoalClassifier(FrozenEstimator(base))``): ``StandardScaler + LogisticRegression(max_iter=2000)``
-on the UCI multiclass sets, ``goalfit.cli.models.make_estimator("logistic_regression", X)`` on
+on the UCI multiclass sets, ``goalfit.make_estimator("logistic_regression", random_state=0)`` on
 the fairness sets. Numbers are test losses (lower is better), mean ± 95% half-width
 ``2 * std / sqrt(n_splits)`` (numpy std, ddof=0: the convention of the authors' code).
 All values are exact expectations over the randomized classifiers (``predict_proba``).
@@ -60,7 +60,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import goalfit as gf
-from goalfit.cli.models import make_estimator
+from goalfit.estimators import make_estimator
 from goalfit.datasets import load_dataset
 from goalfit.metrics import score
 from _common import machine_record, versions
@@ -195,7 +195,7 @@ def uci_split(name, X, y, i, budget, figures):
 def fair_split(name, X, y, S, col, i, budget):
     tr, te = train_test_split(np.arange(len(y)), test_size=0.3, random_state=i)
     Xtr, Xte, ytr, yte, Str, Ste = X.iloc[tr], X.iloc[te], y.iloc[tr], y.iloc[te], S.iloc[tr], S.iloc[te]
-    base = make_estimator("logistic_regression", Xtr).fit(Xtr, ytr)
+    base = make_estimator("logistic_regression", random_state=0).fit(Xtr, ytr)
     eo = gf.equal_opportunity_difference(col, method="to_overall")
     for meth in FAIR_METHODS:
         m = fit(base, Xtr, ytr, Str, "gmean", [] if meth in ("argmax", "gda") else [eo <= 0.05], meth, budget)

@@ -1,5 +1,30 @@
 #!/usr/bin/env python
 """RampClassifier where the group appears only in the constraints: the spread of its answer over
+reasonable settings.
+
+Problems (the sensitive feature is dropped from ``X``; the model never sees it; violations
+measured with the true groups):
+
+* COMPAS (African-American vs Caucasian, 5,278 rows; one-hot + standardized features without
+  race): minimize error s.t. ``false_positive_rate_difference("race") <= 0.01``;
+* Adult (sex; one-hot + standardized, ``sex`` dropped; a random 10,000-row training part of
+  the official training split, test on the official test split): minimize error s.t.
+  ``demographic_parity_difference("sex") <= 0.01``.
+
+Grid: ``alpha`` in {default, 1e-2, 1e-3, 1e-4} x ``init`` in {"zeros", "unconstrained"} x 3 seeds
+(each seed draws the 70/30 train/test split of COMPAS or the Adult training part, and is the
+estimator's ``random_state``). Per fit: train and test accuracy and violation of the deployed
+deterministic ``predict`` (``f(x) > threshold_``, the fitted threshold), the randomized rule's
+train violation and feasibility, the fit time. Per problem: the spread (min, max, std) of each
+column over the grid. ``--compare A.json B.json`` prints two results files side by side (e.g.
+this file at two git revisions).
+
+Usage::
+
+    GOALFIT_DATA=/path/to/data python benchmarks/ramp_robustness.py [--quick]
+
+``--quick``: COMPAS only, seeds 0-1 (about 2 min). Writes ``benchmarks/results/ramp_robustness.json``.
+"""RampClassifier where the group appears only in the constraints: the spread of its answer over
 reasonable settings (issue 13, item 3).
 
 Problems (the sensitive feature is dropped from ``X``; the model never sees it; violations
@@ -46,7 +71,7 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 
 import goalfit as gf
-from goalfit.cli.models import make_estimator
+from goalfit.estimators import make_estimator
 from goalfit.datasets import load_dataset
 
 HERE = Path(__file__).resolve().parent
@@ -59,7 +84,7 @@ COLUMNS = ["train_acc", "train_viol", "train_viol_randomized", "test_acc", "test
 
 
 def _features(Xtr, Xte):
-    pre = make_estimator("logistic_regression", Xtr)[:-1]
+    pre = make_estimator("logistic_regression", random_state=0)[:-1]
     A = pre.fit_transform(Xtr)
     B = pre.transform(Xte)
     dense = lambda M: np.asarray(M.toarray() if hasattr(M, "toarray") else M, dtype=float)  # noqa: E731
@@ -98,7 +123,7 @@ def run_one(data, alpha, init, seed):
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = gf.RampClassifier("error", [con], alpha=alpha, init=init, random_state=seed).fit(
+        m = gf.RampClassifier("error", [con], alpha=alpha, method_params={"init": init}, random_state=seed).fit(
             A, ytr, sensitive_features={col: gtr})
     sec = time.perf_counter() - t0
 
@@ -109,8 +134,8 @@ def run_one(data, alpha, init, seed):
     tr_acc, tr_viol = measured(A, ytr, gtr)
     te_acc, te_viol = measured(B, yte, gte)
     return {"alpha": alpha, "alpha_used": float(getattr(m, "alpha_", np.nan)), "init": init, "seed": seed,
-            "train_acc": tr_acc, "train_viol": tr_viol, "train_viol_randomized": float(m.max_violation_),
-            "test_acc": te_acc, "test_viol": te_viol, "feasible": bool(m.feasible_), "seconds": sec,
+            "train_acc": tr_acc, "train_viol": tr_viol, "train_viol_randomized": float(m.result_.certificates["randomized"]["max_violation"]),
+            "test_acc": te_acc, "test_viol": te_viol, "feasible": bool(m.result_.certificates["randomized"]["feasible"]), "seconds": sec,
             "mm_iterations": int(m.n_iter_)}
 
 
@@ -156,7 +181,7 @@ def compare(paths):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="COMPAS only, seeds 0-1")
-    ap.add_argument("--label", default="after")
+    ap.add_argument("--label", default="current", help="a name for this run in the results file")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--only", default=None, help="run the problems whose name contains this string")
     ap.add_argument("--compare", nargs="+", default=None, help="print JSON results side by side")

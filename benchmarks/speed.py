@@ -227,7 +227,7 @@ def case_binary_fair(n, kind, repeats, memory):
 def case_ramp(dataset, repeats, memory, inner=None):
     X, y, s = a9a_sparse() if dataset == "a9a" else adult_dense()
     cons = [gf.positive_prediction_rate(group="Male") <= 2.0 * gf.positive_prediction_rate(group="Female")]
-    kw = {} if inner is None else {"inner_solver": inner}
+    kw = {} if inner is None else {"method_params": {"inner_solver": inner}}
 
     def fit(rows=slice(None)):
         return gf.RampClassifier("error", cons, random_state=0, **kw).fit(X[rows], y[rows],
@@ -237,7 +237,7 @@ def case_ramp(dataset, repeats, memory, inner=None):
     # not the method's; recorded as first_call_seconds
     first, _ = timed(lambda: fit(slice(0, 400)))
     out, m = interleaved(lambda: svc_fit(X, y), fit, repeats)
-    out.update({"reference": "one LinearSVC fit", "inner_solver": getattr(m, "inner_solver", None),
+    out.update({"reference": "one LinearSVC fit", "inner_solver": (m.method_params or {}).get("inner_solver", "dcd"),
                 "first_call_seconds": first,
            "n_inner": int(sum(h["n_inner"] for h in m.history_)), "mm_iterations": int(m.n_iter_),
            "objective_train": float(m.objective_), "max_violation_train": float(m.max_violation_),

@@ -38,7 +38,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import goalfit as gf
-from goalfit.cli.models import make_estimator
+from goalfit.estimators import make_estimator
 from goalfit.datasets import load_dataset
 from goalfit.metrics import score
 from _common import machine_record, versions
@@ -95,7 +95,7 @@ def run(args):
                 base = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)).fit(Xtr, ytr)
                 cons = [gf.coverage_deviation() <= 0.01]
             else:
-                base = make_estimator("logistic_regression", Xtr).fit(Xtr, ytr)
+                base = make_estimator("logistic_regression", random_state=0).fit(Xtr, ytr)
                 cons = [gf.equal_opportunity_difference(col, method="to_overall") <= 0.05]
             for exp, obj, constrained, meths in fits:
                 for meth in meths:

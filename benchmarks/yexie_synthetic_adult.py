@@ -202,6 +202,7 @@ def adult(rows, n_train, eps, quick):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="3 seeds and reduced grids; 3,000 Adult rows (full: 5 seeds)")
+    ap.add_argument("--out", default=None, help="results file (default benchmarks/results/yexie_synthetic_adult.json)")
     args = ap.parse_args(argv)
     started = time.time()
     seeds = list(range(3 if args.quick else 5))
@@ -219,7 +220,7 @@ def main(argv=None):
              "epsilon on z (0.02, 0)") + ". Experiment 3 rows 'selection_omr_gap_z' are F(z) (Eq. 11a) of the "
              "final selection; the paper's 0% is given as paper_value on both gap rows.")
     p = write("yexie_synthetic_adult", rows, seeds=seeds, notes=notes, started=started,
-              extra_versions=("cvxpy", "fairlearn"))
+              extra_versions=("cvxpy", "fairlearn"), out=args.out)
     print(f"wrote {p}")
 
 

@@ -105,6 +105,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="4 rho values, 10 s SCIP limit")
     ap.add_argument("--time-limit", type=float, default=None, help="SCIP seconds per rho (default 40, quick 10)")
     ap.add_argument("--no-warm", action="store_true", help="skip SCIP warm-started from the IRS solution")
+    ap.add_argument("--out", default=None, help="results file (default benchmarks/results/yexie_table4.json)")
     args = ap.parse_args(argv)
     started = time.time()
     rhos = [0.01, 0.5, 1.0, 10.0] if args.quick else RHOS
@@ -133,7 +134,7 @@ def main(argv=None):
              "the 55) uses a 60 s limit." + (" QUICK run: 4 rho values." if args.quick else ""))
     p = write("yexie_table4", rows, seeds=[SEED], notes=notes, started=started, extra_versions=("pyscipopt", "cvxpy"),
               details={"rhos": rhos, "time_limit": tl, "restarts": restarts, "subset_within_2.5pct": within,
-                       "irs_path_seconds": {"n55": total55, "n20": total20}})
+                       "irs_path_seconds": {"n55": total55, "n20": total20}}, out=args.out)
     print(f"wrote {p}")
 
 

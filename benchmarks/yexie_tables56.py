@@ -101,6 +101,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="1 split, no credit default, smaller grids")
     ap.add_argument("--splits", type=int, default=None)
     ap.add_argument("--credit-rows", type=int, default=3000, help="subsample of credit default (0 = all 30,000)")
+    ap.add_argument("--out", default=None, help="results file (default benchmarks/results/yexie_tables56.json)")
     args = ap.parse_args(argv)
     started = time.time()
     splits = args.splits or (1 if args.quick else 2)
@@ -159,7 +160,7 @@ def main(argv=None):
              "The paper: 8x9x11 grids, selection on test, Gurobi-free IRS with gradient descent, a 2.3 GHz i9."
              + (" QUICK run." if args.quick else ""))
     p = write("yexie_tables56", rows, seeds=list(range(splits)), notes=notes, started=started,
-              extra_versions=("cvxpy",))
+              extra_versions=("cvxpy",), out=args.out)
     print(f"wrote {p}")
 
 
