@@ -36,7 +36,7 @@ def _goal_classifier():
 
 
 def _surrogate():
-    return gf.AdaptiveSurrogateClassifier("macro_f1_over_groups", n_iter=2, n_perturbations=20,
+    return gf.AdaptiveSurrogateClassifier("macro_f1_over_groups", max_iter=2, method_params={"n_perturbations": 20},
                                           random_state=0).fit(X, Y, sensitive_features=G)
 
 
@@ -49,7 +49,7 @@ def _no_positive_in_B():
 def _nan_group():
     g = G.astype(object)
     g[3] = np.nan
-    return gf.FairSubdataClassifier("svm", measure="omr").fit(X, Y, sensitive_features=g)
+    return gf.FairSubdataClassifier(constraints=[gf.error_rate_difference() <= 0.05]).fit(X, Y, sensitive_features=g)
 
 
 def _tiny_holdout():
@@ -85,7 +85,7 @@ CASES = [
      ValueError, ["over groups", "sensitive_features"]),
     # §2 confusing errors
     ("group without positives", _no_positive_in_B, ValueError, ["group", "'B'", "no positive examples"]),
-    ("NaN in a string group column", _nan_group, ValueError, ["sensitive_features", "missing", "row 3"]),
+    ("NaN in a string group column", _nan_group, ValueError, ["sensitive_features", "missing"]),
     ("evaluate with short y", lambda: _goal_classifier().evaluate(X, Y[:-1], sensitive_features=SEX),
      ValueError, ["X has 200 rows but y has 199"]),
     ("evaluate with short X", lambda: _goal_classifier().evaluate(X[:-1], Y, sensitive_features=SEX),
@@ -97,8 +97,8 @@ CASES = [
          X, Y, sensitive_features=G).evaluate(X[:-1], Y, sensitive_features=G),
      ValueError, ["X has 199 rows but y has 200"]),
     ("subdata evaluate with short y",
-     lambda: gf.FairSubdataClassifier("logistic", t=-0.7).fit(X, Y, sensitive_features=G).evaluate(
-         X, Y[:-1], sensitive_features=G),
+     lambda: gf.FairSubdataClassifier(estimator="logistic", method_params={"t": -0.7}).fit(
+         X, Y, sensitive_features=G).evaluate(X, Y[:-1], sensitive_features=G),
      ValueError, ["X has 200 rows but y has 199"]),
     ("metric with short y_pred", lambda: gm.demographic_parity_difference(Y, P[:-1], sensitive_features=G),
      ValueError, ["y_true has 200 rows but y_pred has 199"]),
@@ -113,8 +113,11 @@ CASES = [
      lambda: gf.AdaptiveSurrogateClassifier(gf.demographic_parity_difference() <= 0.1).fit(X, Y, sensitive_features=G),
      ValueError, ["constraint", "metric"]),
     ("a subdata goal it cannot express",
-     lambda: gf.FairSubdataClassifier(measure=gf.demographic_parity_ratio("sex")).fit(X, Y, sensitive_features=SEX),
-     ValueError, ["demographic_parity_ratio", "difference"]),
+     lambda: gf.FairSubdataClassifier(objective=gf.gmean()).fit(X, Y, sensitive_features=SEX),
+     ValueError, ["'gmean'", "linear objective"]),
+    ("a subdata objective that rewards mistakes",
+     lambda: gf.FairSubdataClassifier(objective=gf.coverage(group="A")).fit(X, Y, sensitive_features=G),
+     ValueError, ["coverage(group='A')", "reward mistakes"]),
     ("a subdata goal naming a missing column",
      lambda: gf.FairSubdataClassifier(constraints=[gf.error_rate_difference("race") <= 0.02]).fit(
          X, Y, sensitive_features=SEX),
@@ -174,8 +177,8 @@ def test_surrogate_evaluate_with_groups_is_the_macro_f1_over_groups():
     exp = 1 - np.mean([f1_score(Y[G == k], p[G == k]) for k in ("A", "B")])
     assert m.evaluate(X, Y, sensitive_features=G)["objective"]["value"] == pytest.approx(exp)
     # a metric that does not read groups still evaluates without them
-    e = gf.AdaptiveSurrogateClassifier("error", n_iter=2, n_perturbations=20, random_state=0).fit(
-        X, Y, sensitive_features=G)
+    e = gf.AdaptiveSurrogateClassifier("error", max_iter=2, method_params={"n_perturbations": 20},
+                                       random_state=0).fit(X, Y, sensitive_features=G)
     assert e.evaluate(X, Y)["objective"]["value"] == pytest.approx(np.mean(e.predict(X) != Y))
 
 
@@ -266,8 +269,12 @@ _BANNER_CASES = {
     # SplitFW solves its LPs on highspy directly
     "split_frank_wolfe": "m = gf.GoalClassifier(objective='hmean', constraints=[gf.demographic_parity_difference() <= 0.05],\n"
                          "                      method='split_frank_wolfe').fit(X, y, sensitive_features=g)\n",
-    # FairSubdataClassifier's SVM w-step with lam = 0 is an LP on cvxpy's HIGHS interface
-    "subdata_lp": "m = gf.FairSubdataClassifier('svm', lam=0.0, max_iter=2).fit(X[:80], y[:80], sensitive_features=g[:80])\n",
+    # FairSubdataClassifier's SVM w-step with alpha = 0 is an LP on cvxpy's HIGHS interface
+    "subdata_lp": "m = gf.FairSubdataClassifier(alpha=0.0, max_iter=2).fit(X[:80], y[:80], sensitive_features=g[:80])\n",
+    # and its exact MILP z-step (three groups) on highspy
+    "subdata_milp": ("m = gf.FairSubdataClassifier('error', [gf.demographic_parity_difference() <= 0.05], alpha=0.0, "
+                     "max_iter=2)"
+                     ".fit(X[:90], y[:90], sensitive_features=np.repeat(['a', 'b', 'c'], 30))\n"),
 }
 
 

@@ -26,21 +26,25 @@ m = gf.GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.05]).
 assert m.evaluate(X, y, sensitive_features=g)["constraints"][0]["value"] <= 0.05 + 1e-7
 gf.frontier(gf.GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.05]), X, y,
             sensitive_features=g, bounds=[0.0, 0.1])
-gf.AdaptiveSurrogateClassifier("gmean", n_iter=2, n_perturbations=20).fit(X, y)
+gf.AdaptiveSurrogateClassifier("gmean", [gf.demographic_parity_difference() <= 0.1], max_iter=2,
+                               method_params={"n_perturbations": 20}).fit(X, y, sensitive_features=g)
 gf.RampClassifier("error", [gf.positive_prediction_rate(group="a") <= 0.6]).fit(X, y, sensitive_features=g)
-gf.FairSubdataClassifier("logistic", t=-0.7).fit(X, y, sensitive_features=g)
+m = gf.FairSubdataClassifier(constraints=[gf.demographic_parity_difference() <= 0.05], estimator="logistic",
+                             method_params={"t": -0.7}).fit(X, y, sensitive_features=g)
+assert m.evaluate(X, y, sensitive_features=g)["constraints"][0]["value"] <= 0.05 + 1e-7
 try:
-    gf.FairSubdataClassifier("svm").fit(X, y, sensitive_features=g)
+    gf.FairSubdataClassifier(estimator="svm").fit(X, y, sensitive_features=g)
 except ImportError as err:
     assert "goalfit[cvx]" in str(err), err
 else:
-    raise AssertionError("model='svm' ran without cvxpy")
+    raise AssertionError("estimator='svm' ran without cvxpy")
 try:
-    gf.FairSubdataClassifier("svm", solver="mip", lam=0.0).fit(X[:20], y[:20], sensitive_features=g[:20])
+    gf.FairSubdataClassifier(method="mip", alpha=0.0, method_params={"warm_start": False}).fit(
+        X[:20], y[:20], sensitive_features=g[:20])
 except ImportError as err:
     assert "goalfit[mip]" in str(err), err
 else:
-    raise AssertionError("solver='mip' ran without pyscipopt")
+    raise AssertionError("method='mip' ran without pyscipopt")
 assert not BLOCKED & set(sys.modules), BLOCKED & set(sys.modules)
 print("ok")
 '''

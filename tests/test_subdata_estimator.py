@@ -1,4 +1,5 @@
-"""FairSubdataClassifier and SpectralFairSVC: the estimator API, errors, and real effects."""
+"""FairSubdataClassifier and SpectralFairSVC: the goal vocabulary, the result protocol, real effects."""
+import pickle
 import warnings
 
 import numpy as np
@@ -6,7 +7,9 @@ import pytest
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 
+import goalfit as gf
 from goalfit import FairSubdataClassifier, SpectralFairSVC, metrics
+from goalfit.fit import UnsupportedGoal
 
 pytest.importorskip("cvxpy")
 
@@ -22,61 +25,115 @@ def _synthetic(seed=0):
     return np.vstack(X), np.array(y), np.array(g)
 
 
-def test_fit_predict_attributes_and_clone():
+def _tpr(y, p, mask):
+    return float(np.mean(p[mask & (y == 1)] == 1))
+
+
+def test_fit_predict_protocol_clone_and_pickle():
     X, y, g = _synthetic()
-    clf = FairSubdataClassifier(rho=2.0, t=1.0, lam=0.0).fit(X, y, sensitive_features=g)
-    assert set(clf.predict(X)) <= {0, 1}
+    clf = FairSubdataClassifier(constraints=[gf.error_rate_difference() <= 0.05], alpha=0.0).fit(
+        X, y, sensitive_features=g)
+    pred = clf.predict(X)
+    assert set(pred) <= {0, 1} and list(clf.classes_) == [0, 1]
     assert clf.coef_.shape == (1, 2) and clf.intercept_.shape == (1,)
     assert clf.selected_.dtype == bool and clf.selected_.shape == (200,)
-    assert clf.history_ and all("oracle_calls" in r for r in clf.history_)
-    assert list(clf.groups_) == ["a", "b"]
-    assert clone(clf).get_params()["rho"] == 2.0
-    import pickle
-
-    assert np.array_equal(pickle.loads(pickle.dumps(clf)).predict(X), clf.predict(X))
+    assert clf.method_ == "irs" and clf.n_iter_ >= 1
+    keys = {"iteration", "objective", "max_violation", "seconds", "oracle_calls", "irs_objective", "fairness"}
+    assert clf.history_ and all(keys <= set(r) for r in clf.history_)
+    assert [r["oracle_calls"] for r in clf.history_ if r["iteration"] > 0] == list(
+        range(1, 1 + sum(r["iteration"] > 0 for r in clf.history_)))
+    # the deployed rule: f(x) > threshold, predict_proba is the one-hot distribution of predict
+    P = clf.predict_proba(X)
+    np.testing.assert_array_equal(P, np.eye(2)[pred])
+    np.testing.assert_array_equal(clf.decision_function(X) > 0, pred == 1)
+    assert clone(clf).get_params()["alpha"] == 0.0
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(clf)).predict(X), pred)
+    # reported training values are goalfit.metrics on predict()
     ev = clf.evaluate(X, y, sensitive_features=g)
-    pred = clf.predict(X)
     assert ev["accuracy"] == pytest.approx(np.mean(pred == y))
-    assert ev["fairness"]["value"] == pytest.approx(metrics.error_rate_difference(y, pred, sensitive_features=g))
+    assert ev["objective"]["value"] == pytest.approx(np.mean(pred != y))
+    gap = metrics.error_rate_difference(y, pred, sensitive_features=g)
+    assert ev["constraints"][0]["value"] == pytest.approx(gap)
+    assert clf.max_violation_ == pytest.approx(max(0.0, gap - 0.05))
+    assert clf.feasible_ == (gap <= 0.05 + 1e-7) and clf.feasible_  # the goal holds on the training data
+    # the selection meets the goal exactly (the structured z-step)
+    assert clf.fairness_ == pytest.approx(0.0, abs=1e-12)
+    assert clf.result_.certificates["zstep_solvers"] == ["structured"] and clf.result_.certificates["zstep_exact"]
 
 
-def test_fairness_penalty_reduces_the_omr_gap_on_experiment3_data():
+@pytest.mark.parametrize("goal,bound_of", [
+    (gf.true_positive_rate(group="a") >= gf.true_positive_rate(group="b") - 0.05,
+     lambda y, p, g: _tpr(y, p, g == "a") - _tpr(y, p, g == "b")),
+    (gf.coverage(group="b") >= 0.6, lambda y, p, g: float(np.mean(p[g == "b"] == 1))),
+])
+def test_a_goal_outside_the_papers_measures_is_met_on_train(goal, bound_of):
+    """A recall gap and a group coverage (no Ye & Xie measure): met by the training predictions,
+    while the same model trained on all data (the baseline) misses them."""
     X, y, g = _synthetic(0)
-    svm = FairSubdataClassifier(rho=0.0, t=1e6, lam=0.5 / 200).fit(X, y, sensitive_features=g)
-    fair = FairSubdataClassifier(rho=2.0, t=1.0, lam=0.0).fit(X, y, sensitive_features=g)
-    gap_svm = svm.evaluate(X, y, sensitive_features=g)["fairness"]["value"]
-    gap_fair = fair.evaluate(X, y, sensitive_features=g)["fairness"]["value"]
-    assert gap_fair < gap_svm - 0.02
-    assert fair.score(X, y) > 0.8
+    clf = FairSubdataClassifier(constraints=[goal], alpha=0.0025).fit(X, y, sensitive_features=g)
+    pred = clf.predict(X)
+    value = bound_of(y, pred, g)
+    ev = clf.evaluate(X, y, sensitive_features=g)
+    want = -0.05 if "true_positive" in goal.name else 0.6
+    assert ev["constraints"][0]["value"] == pytest.approx(value)  # TPR(a) - TPR(b), or the coverage
+    assert value >= want - 1e-9 and clf.feasible_
+    name, base, secs = clf.fit_baseline(X, y, sensitive_features=g)
+    assert name == "unconstrained" and secs > 0
+    base_value = bound_of(y, base.predict(X), g)
+    assert base_value < want - 0.03  # the goal was active
+    assert ev["accuracy"] >= 0.8
 
 
-def test_t_large_rho_zero_matches_a_plain_svm_qp():
+def test_rho_zero_and_large_t_is_the_plain_svm_qp():
     cp = pytest.importorskip("cvxpy")
     X, y, g = _synthetic(1)
     lam = 0.01
-    clf = FairSubdataClassifier(rho=0.0, t=1e6, lam=lam).fit(X, y, sensitive_features=g)
+    clf = FairSubdataClassifier(alpha=lam, method_params={"t": 1e6, "decision_threshold": 0.0}).fit(X, y)
     w, b = cp.Variable(2), cp.Variable()
     ys = np.where(y == 1, 1, -1)
     cp.Problem(cp.Minimize(cp.sum(cp.pos(1 - cp.multiply(ys, X @ w + b))) / 200 + lam * cp.sum_squares(w))).solve()
-    assert np.allclose(clf.coef_[0], w.value, atol=1e-4)
+    np.testing.assert_allclose(clf.coef_[0], w.value, atol=1e-4)
+    assert clf.intercept_[0] == pytest.approx(float(b.value), abs=1e-3)
+    assert clf.selected_.all()
 
 
-@pytest.mark.parametrize("kw", [dict(model="logistic", t=np.log(0.5), lam=0.001),
-                                dict(model="kernel_svm", t=0.5),
-                                dict(model=LogisticRegression(), t=0.5),
-                                dict(measure="dp", rho=1.0),
-                                dict(measure="f1", rho=0.5),
-                                dict(measure="omr", epsilon=0.0, rho=0.0)])
-@pytest.mark.filterwarnings("ignore:the omr constraint holds on the training selection")
-def test_models_and_measures_fit(kw):
+def test_sample_weights_equal_repeated_rows():
     X, y, g = _synthetic(2)
-    clf = FairSubdataClassifier(**kw).fit(X, y, sensitive_features=g)
-    assert clf.score(X, y) > 0.7
-    if kw.get("epsilon") is not None:
-        assert clf.fairness_ <= 1e-12
-    if kw.get("model") == "logistic":
-        P = clf.predict_proba(X)
-        assert np.allclose(P.sum(1), 1)
+    w = np.where(np.arange(200) % 3 == 0, 2.0, 1.0)
+    kw = dict(alpha=0.01, method_params={"w_solver": "cvxpy", "decision_threshold": 0.0})
+    a = FairSubdataClassifier(**kw).fit(X, y, sample_weight=w)
+    rep = np.r_[np.arange(200), np.flatnonzero(w == 2.0)]
+    b = FairSubdataClassifier(**kw).fit(X[rep], y[rep])
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-4)
+    assert a.objective_ == pytest.approx(b.objective_, abs=1e-6)
+
+
+@pytest.mark.parametrize("kw", [dict(estimator="logistic", alpha=0.001),
+                                dict(estimator="kernel_svm", method_params={"t": 0.5}),
+                                dict(estimator=LogisticRegression(), method_params={"t": 0.5}),
+                                dict(constraints=[gf.demographic_parity_difference() <= 0.05]),
+                                dict(objective=gf.f1(), method_params={"rho": 0.5}),
+                                dict(objective="balanced_error", constraints=[gf.coverage(group="a") >= 0.5]),
+                                dict(constraints=[gf.demographic_parity_difference() <= 0.1], confidence=0.9,
+                                     random_state=0)])
+def test_estimators_objectives_and_goals_fit(kw):
+    X, y, g = _synthetic(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a certification that does not pass
+        clf = FairSubdataClassifier(**kw).fit(X, y, sensitive_features=g)
+    pred = clf.predict(X)
+    assert clf.score(X, y) == pytest.approx(np.mean(pred == y)) and clf.score(X, y) > 0.75
+    np.testing.assert_array_equal(clf.predict_proba(X), np.eye(2)[pred])
+    ev = clf.evaluate(X, y, sensitive_features=g)
+    for c in ev["constraints"]:
+        assert c["met"] == (c["violation"] <= 1e-7)
+    if kw.get("confidence") is None:
+        assert clf.feasible_ and all(c["met"] for c in ev["constraints"])
+    if kw.get("objective") is not None and not isinstance(kw["objective"], str):  # 1 - F1 of predict()
+        from sklearn.metrics import f1_score
+
+        assert ev["objective"]["value"] == pytest.approx(1 - f1_score(y, pred))
+        assert clf.result_.certificates["zstep_solvers"] == ["alg6"]
 
 
 def test_multiclass_gmsvmf():
@@ -84,39 +141,40 @@ def test_multiclass_gmsvmf():
     X = np.vstack([rng.normal(m, 1.0, (30, 2)) for m in ([0, 0], [3, 0], [0, 3])])
     y = np.repeat(["p", "q", "r"], 30)
     g = np.tile([0, 1], 45)
-    clf = FairSubdataClassifier(rho=0.5, lam=0.01).fit(X, y, sensitive_features=g)
-    assert clf.coef_.shape == (3, 2)
-    assert clf.score(X, y) > 0.8
-    with pytest.raises(ValueError, match="omr"):
-        FairSubdataClassifier(measure="dp").fit(X, y, sensitive_features=g)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        clf = FairSubdataClassifier(constraints=[gf.error_rate_difference() <= 0.05], alpha=0.01).fit(
+            X, y, sensitive_features=g)
+    assert clf.coef_.shape == (3, 2) and clf.intercept_.shape == (3,)
+    assert clf.decision_function(X).shape == (90, 3)
+    assert clf.score(X, y) > 0.8 and clf.fairness_ == pytest.approx(0.0, abs=1e-12)
+    assert clf.result_.certificates["zstep_solvers"] == ["alg3+structured"]
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[np.argmax(clf.decision_function(X), axis=1)])
+    with pytest.raises(UnsupportedGoal, match="depend only on whether"):
+        FairSubdataClassifier(constraints=[gf.demographic_parity_difference() <= 0.1]).fit(X, y, sensitive_features=g)
+    with pytest.raises(UnsupportedGoal, match="estimator='svm'"):
+        FairSubdataClassifier(estimator="logistic").fit(X, y, sensitive_features=g)
 
 
-def test_exact_solvers_agree_on_a_tiny_problem():
+def test_exact_methods_agree_on_a_tiny_problem():
     pytest.importorskip("pyscipopt")
     X, y, g = _synthetic(4)
-    idx = np.r_[0:3, 50:53, 100:103, 150:152]
-    kw = dict(rho=0.5, t=1.0, lam=0.5)
-    a = FairSubdataClassifier(solver="mip", **kw).fit(X[idx], y[idx], sensitive_features=g[idx])
-    b = FairSubdataClassifier(solver="bruteforce", **kw).fit(X[idx], y[idx], sensitive_features=g[idx])
-    c = FairSubdataClassifier(solver="irs", **kw).fit(X[idx], y[idx], sensitive_features=g[idx])
+    idx = np.r_[0:3, 50:52, 100:102, 150:152]
+    mp = {"form": "penalty", "rho": 0.5, "iterate": "objective"}  # GSVMF, Eq. 12 with the OMR penalty
+    kw = dict(constraints=[gf.error_rate_difference() <= 0], alpha=0.5, method_params=mp)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        a = FairSubdataClassifier(method="mip", **kw).fit(X[idx], y[idx], sensitive_features=g[idx])
+        b = FairSubdataClassifier(method="bruteforce", **kw).fit(X[idx], y[idx], sensitive_features=g[idx])
+        c = FairSubdataClassifier(method="irs", **kw).fit(X[idx], y[idx], sensitive_features=g[idx])
     assert a.mip_.optimal and a.mip_.gap == 0
     assert a.objective_ == pytest.approx(b.objective_, abs=1e-5)
     assert a.objective_ <= c.objective_ + 1e-5
+    assert a.history_[-1]["zstep_exact"] and a.method_ == "mip"
 
 
 def test_bad_input():
     X, y, g = _synthetic()
-    with pytest.raises(ValueError, match="two groups"):
-        FairSubdataClassifier().fit(X, y, sensitive_features=np.repeat([0, 1, 2, 3], 50))
-    with pytest.raises(ValueError, match="sensitive_features"):
-        FairSubdataClassifier().fit(X, y)
-    # SpectralFairSVC reads its groups through the same helper (binary, no measure to relax it)
-    with pytest.raises(ValueError, match="exactly two groups, got 4"):
-        SpectralFairSVC().fit(X, y, sensitive_features=np.repeat([0, 1, 2, 3], 50))
-    with pytest.raises(ValueError, match="'dp' needs sensitive_features"):
-        SpectralFairSVC().fit(X, y)
-    with pytest.raises(ValueError, match=f"one column with {len(y)} entries"):
-        SpectralFairSVC().fit(X, y, sensitive_features=g[:-1])
     with pytest.raises(ValueError, match="NaN|infinity"):
         Xn = X.copy()
         Xn[0, 0] = np.nan
@@ -124,83 +182,71 @@ def test_bad_input():
     with pytest.raises(ValueError, match="rows"):
         FairSubdataClassifier().fit(X, y[:-1], sensitive_features=g)
     with pytest.raises(ValueError, match="t < 0"):
-        FairSubdataClassifier(model="logistic", t=0.0).fit(X, y, sensitive_features=g)
-    with pytest.raises(ValueError, match="empty"):
-        FairSubdataClassifier(measure="fpr").fit(X[:150], y[:150], sensitive_features=g[:150])
-    with pytest.raises(ValueError, match="epsilon"):
-        FairSubdataClassifier(epsilon=-0.1).fit(X, y, sensitive_features=g)
+        FairSubdataClassifier(estimator="logistic", method_params={"t": 0.0}).fit(X, y, sensitive_features=g)
+    with pytest.raises(ValueError, match="did you mean 'rho'"):
+        FairSubdataClassifier(method_params={"rhoo": 1.0}).fit(X, y, sensitive_features=g)
+    with pytest.raises(ValueError, match="w_solver"):
+        FairSubdataClassifier(method_params={"w_solver": "sgd"}).fit(X, y, sensitive_features=g)
+    with pytest.raises(UnsupportedGoal, match="linear objective"):
+        FairSubdataClassifier(objective="gmean").fit(X, y, sensitive_features=g)
+    with pytest.raises(UnsupportedGoal, match="reward mistakes"):
+        FairSubdataClassifier(objective=gf.coverage()).fit(X, y, sensitive_features=g)
+    with pytest.raises(UnsupportedGoal, match="takes no constraints"):
+        FairSubdataClassifier(objective=gf.f1(), constraints=[gf.coverage() >= 0.2]).fit(X, y, sensitive_features=g)
+    with pytest.raises(ValueError, match="unknown sensitive feature 'race'"):
+        FairSubdataClassifier(constraints=[gf.error_rate_difference("race") <= 0.1]).fit(X, y, sensitive_features=g)
+    with pytest.raises(TypeError):
+        FairSubdataClassifier(measure="omr")  # the goals are objects now: constraints=[...]
+    # goals no selection can meet: the least-violating selection, a warning, feasible_ False
+    with pytest.warns(RuntimeWarning, match="not met on the training data"):
+        clf = FairSubdataClassifier(constraints=[gf.coverage() >= 0.9, gf.coverage() <= 0.1]).fit(X, y)
+    assert not clf.feasible_ and clf.fairness_ == pytest.approx(0.8, abs=1e-9)
+    assert clf.result_.message.startswith("no selection meets every goal")
 
 
-def test_ssvm_reduces_mean_score_gap():
+def test_ssvm_is_a_goal_estimator_and_reduces_the_mean_score_gap():
     X, y, g = _synthetic(5)
-    loose = SpectralFairSVC(d=10.0, mu=0.0, lam=0.01).fit(X, y, sensitive_features=g)
-    tight = SpectralFairSVC(d=0.0, mu=1.0, lam=0.01).fit(X, y, sensitive_features=g)
+    loose = SpectralFairSVC(d=10.0, mu=0.0, alpha=0.01).fit(X, y, sensitive_features=g)
+    tight = SpectralFairSVC(d=0.0, mu=1.0, alpha=0.01).fit(X, y, sensitive_features=g)
     gs = g == "b"
-    gap = lambda m: abs(m.decision_function(X)[gs].mean() - m.decision_function(X)[~gs].mean())
+
+    def gap(m):
+        return abs(m.decision_function(X)[gs].mean() - m.decision_function(X)[~gs].mean())
+
     assert gap(tight) < gap(loose)
     B = X[gs].mean(0) - X[~gs].mean(0)
     assert abs(B @ tight.coef_[0]) <= 1e-5
-    assert tight.converged_
+    assert tight.converged_ and list(tight.groups_) == ["a", "b"]
+    pred = tight.predict(X)
+    np.testing.assert_array_equal(tight.predict_proba(X), np.eye(2)[pred])
+    assert tight.evaluate(X, y)["objective"]["value"] == pytest.approx(np.mean(pred != y))
+    assert not tight.__sklearn_tags__().classifier_tags.multi_class
+    with pytest.raises(ValueError, match="exactly two groups"):
+        SpectralFairSVC().fit(X, y, sensitive_features=np.repeat([0, 1, 2, 3], 50))
+    with pytest.raises(ValueError, match="needs sensitive_features"):
+        SpectralFairSVC().fit(X, y)
+    with pytest.raises(ValueError, match="objective"):
+        SpectralFairSVC(objective="hmean").fit(X, y, sensitive_features=g)
 
 
-def test_history_feeds_the_core_convergence_plot(tmp_path):
+def test_history_baseline_and_report_fields(tmp_path):
+    from goalfit.methods.subdata.wstep import LinearSVMStep
     from goalfit.report import plot_convergence
 
     X, y, g = _synthetic(6)
-    clf = FairSubdataClassifier(rho=0.0, epsilon=0.02, t=1.0, lam=0.0, n_restarts=1, random_state=0)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        clf.fit(X, y, sensitive_features=g)
-    pred_gap = metrics.error_rate_difference(y, clf.predict(X), sensitive_features=g)
-    assert clf.train_fairness_ == pytest.approx(pred_gap)
-    assert (pred_gap > 0.02) == any("epsilon" in str(w.message) for w in caught)
-    assert all(r["max_violation"] == max(0.0, r["fairness"] - 0.02) for r in clf.history_)
+    clf = FairSubdataClassifier(constraints=[gf.equal_opportunity_difference() <= 0.02], alpha=0.01,
+                                method_params={"n_restarts": 1}, random_state=0).fit(X, y, sensitive_features=g)
     path = plot_convergence({"GSVMF IRS": clf.history_}, tmp_path / "irs.png")
     assert path.exists() and path.stat().st_size > 1000
-
-
-def test_core_report_of_a_fair_subdata_classifier(tmp_path):
-    """build_report works for FairSubdataClassifier: prediction-based values next to the same SVM
-    trained on all data, F(z) of the selection, and the IRS history for the convergence plot."""
-    from goalfit.methods.subdata.wstep import LinearSVMStep
-    from goalfit.report import build_report
-
-    X, y, g = _synthetic(7)
-    Xte, yte, gte = _synthetic(8)
-    clf = FairSubdataClassifier(rho=0.0, epsilon=0.02, t=1.0, lam=0.01)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        clf.fit(X, y, sensitive_features=g)
-    rep = build_report(clf, X, y, sensitive_features_train=g, X_test=Xte, y_test=yte, sensitive_features_test=gte)
-    d = rep.data
-    # goalfit columns: the classifier's own predictions
-    assert d["metrics"]["train"]["accuracy"] == pytest.approx(clf.score(X, y))
-    assert d["metrics"]["test"]["accuracy"] == pytest.approx(clf.score(Xte, yte))
-    assert d["constraints"][0]["train"] == pytest.approx(clf.train_fairness_)
-    assert d["constraints"][0]["test"] == pytest.approx(
-        metrics.error_rate_difference(yte, clf.predict(Xte), sensitive_features=gte))
-    assert d["constraints"][0]["bound"] == 0.02
-    # baseline: the plain SVM QP on all training rows (Alg. 2 step 1)
+    assert {r["restart"] for r in clf.history_} == {0, 1}
+    # the baseline: the same SVM QP on all rows (Alg. 2 step 1), its deployed rule f(x) > 0
+    name, base, secs = clf.fit_baseline(X, y, sensitive_features=g)
     svm = LinearSVMStep(lam=0.01)
     m = svm.fit(X, np.where(y == 1, 1, -1), np.ones(len(y)))
-    base_pred = np.where(svm.decision_function(m, Xte) > 0, 1, 0)
-    assert d["baseline"]["metrics"]["test"]["accuracy"] == pytest.approx(np.mean(base_pred == yte))
-    assert d["baseline"]["constraints"][0]["test"] == pytest.approx(
-        metrics.error_rate_difference(yte, base_pred, sensitive_features=gte))
-    assert d["selection"]["fairness_z_train"] == pytest.approx(clf.fairness_) and clf.fairness_ <= 0.02 + 1e-9
-    assert d["selection"]["n_selected"] == int(clf.selected_.sum())
-    assert d["n_oracle_calls"] == len(clf.history_) == len(d["history"])
-    assert d["feasible_train"] == (clf.train_fairness_ <= 0.02 + 1e-7)
-    assert set(rep.group_rates["sensitive_feature"]["goalfit"]) == {"selection", "TPR", "FPR"}
-    sel_a = rep.group_rates["sensitive_feature"]["goalfit"]["selection"][0]
-    assert sel_a == pytest.approx(np.mean(clf.predict(Xte)[gte == "a"] == 1))
-    paths = rep.plot(tmp_path)
-    assert [p.name for p in paths] == ["convergence.png", "group_rates.png"]
-    assert "unconstrained" in rep.to_json()
-    # F1 (no sensitive feature): an objective and no constraint
-    f1 = FairSubdataClassifier(measure="f1", rho=0.5, t=1.0, lam=0.01).fit(X, y)
-    r1 = build_report(f1, X, y)
-    assert r1.data["constraints"] == [] and r1.data["objective"]["train"] == pytest.approx(
-        1 - __import__("sklearn.metrics", fromlist=["f1_score"]).f1_score(y, f1.predict(X)))
-    with pytest.raises(ValueError, match="not seen"):
-        clf.unconstrained_baseline(X, np.where(y == 1, 1, 5))
+    np.testing.assert_array_equal(base.predict(X), np.where(svm.decision_function(m, X) > 0, 1, 0))
+    fields = clf.report_fields()
+    sel = fields["selection"]
+    assert sel["fairness_z_train"] == clf.fairness_ == pytest.approx(0.0, abs=1e-12)
+    assert sel["n_selected"] == int(clf.selected_.sum()) and sel["n_train"] == 200
+    assert abs(sel["constraint_values_z"][0]) <= 0.02 + 1e-9  # the recall gap of the selection
+    assert "irs" in fields["method"] and "svm" in fields["method"]

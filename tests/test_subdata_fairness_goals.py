@@ -78,7 +78,8 @@ def test_every_public_goal_function_is_reachable_from_the_parser():
 
     funcs = _functions()
     args = {"cost_sensitive_loss": ([[0.0, 1.0], [2.0, 0.0]],), "precision_at_k_loss": (5,)}
-    not_goals = {"parse_constraint", "parse_objective", "as_objective", "as_blackbox_metric", "goal_metric"}
+    not_goals = {"parse_constraint", "parse_objective", "as_objective", "as_blackbox_metric", "goal_metric",
+                 "compile_rate_program"}
     n_goals = 0
     for name in gg.__all__:
         obj = getattr(gg, name)
@@ -93,3 +94,26 @@ def test_every_public_goal_function_is_reachable_from_the_parser():
         else:  # the black-box metrics are evaluated on predictions, not goals of the language
             assert name not in funcs, name
     assert n_goals >= 37
+
+
+def test_fair_subdata_meets_text_fpr_and_omr_goals():
+    """The Ye & Xie disparities as text goals reach FairSubdataClassifier (one vocabulary): the
+    training predictions meet them and the reported values are goalfit.metrics on predict()."""
+    from goalfit import FairSubdataClassifier
+    from goalfit.goals import parse_constraint
+
+    rng = np.random.default_rng(4)
+    n = 400
+    a = rng.choice(["A", "B"], n)
+    X = rng.normal(size=(n, 3)) + 1.2 * (a == "A")[:, None]
+    y = (X[:, 0] + rng.logistic(size=n) > 0.6).astype(int)
+    for text, metric in [("false_positive_rate_difference() <= 0.03", metrics.false_positive_rate_difference),
+                         ("error_rate_difference() <= 0.03", metrics.error_rate_difference)]:
+        clf = FairSubdataClassifier(constraints=[parse_constraint(text)], alpha=0.01).fit(X, y, sensitive_features=a)
+        pred = clf.predict(X)
+        gap = metric(y, pred, sensitive_features=a)
+        assert clf.evaluate(X, y, sensitive_features=a)["constraints"][0]["value"] == pytest.approx(gap)
+        assert gap <= 0.03 + 1e-9 and clf.feasible_
+        base = metric(y, clf.fit_baseline(X, y, sensitive_features=a)[1].predict(X), sensitive_features=a)
+        assert base > 0.03  # the goal was active
+        assert clf.fairness_ == pytest.approx(0.0, abs=1e-12)  # the selection meets it exactly

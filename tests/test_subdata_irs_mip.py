@@ -30,7 +30,7 @@ def _data(seed, n=8, d=2):
 @pytest.mark.parametrize("measure,rho,eps", [("omr", 0.5, None), ("dp", 2.0, None), ("fpr", 1.0, None),
                                              ("omr", 0.0, 0.1), ("f1", 0.5, None), ("eo", 0.3, 0.2)])
 def test_mip_equals_bruteforce_and_is_below_irs(measure, rho, eps):
-    X, y, g = _data(1)
+    X, y, g = _data(2, n=7)
     lam, t = 0.5, 1.0
     learner = LinearSVMStep(lam=lam)
     ref = bruteforce_gsvmf(X, y, g, learner=learner, measure=measure, t=t, rho=rho, epsilon=eps)
@@ -59,21 +59,21 @@ def test_big_m_and_indicator_formulations_agree():
 def test_warm_start_gives_an_incumbent_at_least_as_good_as_irs():
     X, y, g = _data(3, n=30, d=3)
     res = irs(LinearSVMStep(lam=1.0), X, y, g, rho=1.0, t=1.0)
-    mip = solve_gsvmf(X, y, g, lam=1.0, t=1.0, rho=1.0, time_limit=3,
+    mip = solve_gsvmf(X, y, g, lam=1.0, t=1.0, rho=1.0, time_limit=1,
                       warm_start=(res.model.w, res.model.b, res.z))
     assert mip.start == "accepted"
     assert mip.objective <= res.objective + 1e-6
     assert mip.bound <= mip.objective + 1e-9 and mip.gap >= 0
-    assert solve_gsvmf(X, y, g, lam=1.0, t=1.0, rho=1.0, time_limit=1).start is None
+    assert solve_gsvmf(X, y, g, lam=1.0, t=1.0, rho=1.0, time_limit=0.5).start is None
 
 
 def test_a_rejected_warm_start_is_reported_not_dropped_silently():
-    X, y, g = _data(4, n=10)
+    X, y, g = _data(4, n=8)
     M = big_m(X, lam=1.0, t=1.0)
     w_far = np.full(2, 10 * M)  # margins far beyond the closed-form big-M: infeasible for the model
     with pytest.warns(RuntimeWarning, match="exceeds the big-M"):
         mip = solve_gsvmf(X, y, g, lam=1.0, t=1.0, rho=1.0, time_limit=30, big_m_value=M,
-                          warm_start=(w_far, 0.0, np.ones(10)))
+                          warm_start=(w_far, 0.0, np.ones(8)))
     assert mip.start.startswith("rejected") and mip.optimal  # solved cold
     ref = bruteforce_gsvmf(X, y, g, learner=LinearSVMStep(lam=1.0), t=1.0, rho=1.0)
     assert mip.objective == pytest.approx(ref.objective, abs=1e-5)
@@ -83,7 +83,7 @@ def test_a_rejected_warm_start_is_reported_not_dropped_silently():
                           warm_start=(np.zeros(2), 0.0, z_unfair))
     assert mip.start.startswith("rejected: F(z)")
     with pytest.raises(ValueError, match="warm_start"):
-        solve_gsvmf(X, y, g, lam=1.0, warm_start=(np.zeros(3), 0.0, np.ones(10)))
+        solve_gsvmf(X, y, g, lam=1.0, warm_start=(np.zeros(3), 0.0, np.ones(8)))
 
 
 @pytest.mark.parametrize("make,t", [(lambda: LinearSVMStep(lam=0.2), 1.0), (lambda: LinearSVMStep(lam=0.0), 0.5),
@@ -143,7 +143,7 @@ def test_glrf_mip_incumbent_below_irs():
     X, y, g = _data(7, n=8)
     t = np.log(0.6)
     res = irs(LogisticStep(lam=0.2), X, y, g, rho=0.5, t=t)
-    mip = solve_glrf(X, y, g, lam=0.2, t=t, rho=0.5, time_limit=10)
+    mip = solve_glrf(X, y, g, lam=0.2, t=t, rho=0.5, time_limit=2)
     assert np.all(np.abs(res.model.w) <= 10) and abs(res.model.b) <= 10
     assert mip.objective <= res.objective + 1e-4
     assert mip.bound <= mip.objective + 1e-6
@@ -208,3 +208,103 @@ def test_highs_milp_for_lambda_zero_matches_scip_and_bruteforce(measure, eps):
     assert h.optimal and s.optimal
     assert h.objective == pytest.approx(ref.objective, abs=1e-6)
     assert s.objective == pytest.approx(ref.objective, abs=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------
+# compiled goals (SelectionMeasure): the MICP, the big-M reference, multiclass, monotone IRS
+
+import goalfit as gf  # noqa: E402
+from goalfit.fit import prepare  # noqa: E402
+from goalfit.goals import Problem  # noqa: E402
+from goalfit.methods.subdata.measure import SelectionMeasure  # noqa: E402
+from goalfit.methods.subdata.mip import reference_value  # noqa: E402
+from goalfit.methods.subdata.zstep import select_multiclass  # noqa: E402
+
+
+def _goal_measure(y, groups, constraints, *, objective="error", form="constraint", rho=1.0):
+    d = prepare(np.zeros((len(y), 1)), (np.asarray(y) == 1).astype(int), sensitive_features=groups)
+    cp = Problem(objective, constraints).compile(d.space)
+    return SelectionMeasure.from_compiled(cp, d.y_codes, d.cells, form=form, rho=rho)
+
+
+@pytest.mark.parametrize("constraints,form", [
+    ([gf.coverage(group="a") >= 0.6], "constraint"),
+    ([gf.true_positive_rate(group="a") >= gf.true_positive_rate(group="b") + 0.2], "constraint"),
+    ([gf.coverage() >= 0.6, gf.equal_opportunity_difference() <= 0.0], "penalty"),
+])
+def test_mip_on_compiled_goals_equals_bruteforce_and_is_below_irs(constraints, form):
+    X, y, g = _data(11, n=8)
+    M = _goal_measure(y, np.where(g == 1, "a", "b"), constraints, form=form, rho=0.8)
+    lam, t = 0.5, 1.0
+    learner = LinearSVMStep(lam=lam)
+    ref = bruteforce_gsvmf(X, y, learner=learner, measure=M, t=t)
+    mip = solve_gsvmf(X, y, measure=M, lam=lam, t=t, time_limit=60)
+    assert mip.optimal and mip.objective == pytest.approx(ref.objective, abs=1e-5)
+    res = irs(learner, X, y, measure=M, t=t, n_restarts=2, random_state=0)
+    assert mip.objective <= res.objective + 1e-5
+    if form == "constraint":
+        assert M.feasible(mip.z) and M.feasible(res.z) and mip.fairness == pytest.approx(0.0, abs=1e-12)
+    ind = solve_gsvmf(X, y, measure=M, lam=lam, t=t, time_limit=60, formulation="indicator")
+    assert ind.objective == pytest.approx(ref.objective, abs=1e-5)
+
+
+def test_big_m_reference_comes_from_a_feasible_selection():
+    """Prop. 3's reference point must be feasible: with 0.2 <= coverage <= 0.3 none of z = 0,
+    z = 1, z = 1[y = +] is (their coverage is the prior 0.5, or 1), so the reference is the exact
+    z-step at w = 0 and the big-M model stays exact."""
+    X, y, _ = _data(12, n=10)
+    y = np.array([1, -1] * 5)
+    M = _goal_measure(y, None, [gf.coverage() >= 0.2, gf.coverage() <= 0.3])
+    for zc in (np.zeros(10), np.ones(10), (y == 1).astype(float)):
+        assert not M.feasible(zc)
+    lam, t = 1.0, 1.0
+    ref = reference_value(X, y, M, lam=lam, t=t)
+    # w = 0, b = 0: every hinge is 1, so H = (1 - t) sum(reward z) = 0 at any feasible z
+    assert ref == pytest.approx(0.0, abs=1e-12)
+    a = solve_gsvmf(X, y, measure=M, lam=lam, t=t, time_limit=60)
+    b = solve_gsvmf(X, y, measure=M, lam=lam, t=t, time_limit=60, formulation="indicator")
+    assert a.optimal and b.optimal and a.objective == pytest.approx(b.objective, abs=1e-5)
+    assert 0.2 - 1e-9 <= np.mean(np.where(a.z > 0, y == 1, y == -1)) <= 0.3 + 1e-9  # coverage of z
+    M_big = big_m(X, lam=lam, t=t, ref_value=ref, cost_mass=float(M.reward.sum()))
+    assert np.all(np.maximum(0, 1 - y * (X @ b.w + b.b)) <= M_big)
+
+
+def test_multiclass_zstep_on_compiled_goals_equals_the_named_omr_zstep():
+    """Alg. 3 on compiled correctness-only goals (the multiclass error and its group gap)."""
+    rng = np.random.default_rng(13)
+    for _ in range(30):
+        n, K = int(rng.integers(4, 9)), 3
+        U, y = rng.uniform(0, 3, (n, K)), rng.integers(0, K, n)
+        g = rng.choice([-1, 1], n)
+        if len(set(g.tolist())) < 2 or len(set(y.tolist())) < 2:
+            continue
+        d = prepare(np.zeros((n, 1)), y, sensitive_features=np.where(g == 1, "p", "m"))
+        for eps, form in ((0.2, "constraint"), (0.0, "penalty")):
+            cp = Problem("error", [gf.error_rate_difference() <= eps]).compile(d.space)
+            M = SelectionMeasure.from_compiled(cp, d.y_codes, d.cells, form=form, rho=0.7)
+            codes = np.asarray(d.y_codes, dtype=np.intp)
+            Uc = U[:, np.argsort(np.unique(y))]  # columns in code order (codes = y here)
+            got = select_multiclass(Uc, codes, t=1.0, measure=M)
+            want = select_multiclass(Uc, codes, g, t=1.0, rho=0.7 if form == "penalty" else 0.0,
+                                     epsilon=eps if form == "constraint" else None)
+            assert got.value == pytest.approx(want.value, abs=1e-12)
+
+
+@pytest.mark.parametrize("form", ["constraint", "penalty"])
+def test_irs_on_compiled_goals_never_increases_its_objective(form):
+    rng = np.random.default_rng(14)
+    n = 150
+    X = rng.normal(size=(n, 3))
+    grp = np.where(rng.random(n) < 0.4, "a", "b")
+    y = np.where(X[:, 0] + 0.7 * (grp == "a") + rng.normal(size=n) > 0, 1, -1)
+    M = _goal_measure(y, grp, [gf.true_positive_rate(group="a") <= gf.true_positive_rate(group="b"),
+                               gf.coverage() >= 0.45], form=form, rho=2.0)
+    res = irs(LinearSVMStep(lam=0.05), X, y, measure=M, t=1.0, n_restarts=1, random_state=0, max_iter=30)
+    hs = res.history
+    assert all(h["zstep"] == "milp" and h["zstep_exact"] for h in hs)
+    for a, b in zip(hs, hs[1:]):
+        if a["restart"] == b["restart"]:
+            assert b["objective_after_zstep"] <= a["objective"] + 1e-7
+            assert b["objective"] <= b["objective_after_zstep"] + 1e-6
+    if form == "constraint":
+        assert M.feasible(res.z) and res.fairness == pytest.approx(0.0, abs=1e-12)

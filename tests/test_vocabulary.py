@@ -69,55 +69,64 @@ def test_overlapping_groups_by_one_column_of_several():
 
 
 def test_fair_subdata_takes_goal_expressions():
+    """FairSubdataClassifier states its goals in the one vocabulary: a goal names its column
+    (picked from a frame of several, as every estimator does), the paper's measures are goal
+    objects, and goals outside them (a recall gap, a group coverage) are accepted."""
     S = pd.DataFrame({"race": RACE, "sex": SEX})
-    a = gf.FairSubdataClassifier(constraints=[gf.error_rate_difference("sex") <= 0.02], max_iter=10,
-                                 random_state=0)
-    b = gf.FairSubdataClassifier(measure="omr", epsilon=0.02, max_iter=10, random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        a.fit(X, Y, sensitive_features=S)
-        b.fit(X, Y, sensitive_features=SEX)
-    assert (a.measure_, a.epsilon_, a.sensitive_column_) == ("omr", 0.02, "sex")
-    np.testing.assert_allclose(a.coef_, b.coef_)
-    assert a.evaluate(X, Y, sensitive_features=S)["fairness"]["value"] == pytest.approx(
-        gm.error_rate_difference(Y, a.predict(X), sensitive_features=SEX))
-    for goal, short in [(gf.demographic_parity_difference("sex"), "dp"), (gf.equal_opportunity_difference(), "eo"),
-                        (gf.false_positive_rate_difference("sex"), "fpr"), (gf.f1(), "f1")]:
-        c = gf.FairSubdataClassifier(measure=goal, rho=2.0, max_iter=5, random_state=0)
-        d = gf.FairSubdataClassifier(measure=short, rho=2.0, max_iter=5, random_state=0)
-        c.fit(X, Y, sensitive_features=S if short in ("dp", "fpr") else SEX)  # a named column picks from S
-        d.fit(X, Y, sensitive_features=SEX)
-        assert c.measure_ == short
-        np.testing.assert_allclose(c.coef_, d.coef_)
-    with pytest.raises(ValueError, match="disagrees"):
-        gf.FairSubdataClassifier(measure="dp", constraints=[gf.error_rate_difference() <= 0.02]).fit(
-            X, Y, sensitive_features=SEX)
-    with pytest.raises(ValueError, match="disagrees"):
-        gf.FairSubdataClassifier(epsilon=0.1, constraints=[gf.error_rate_difference() <= 0.02]).fit(
-            X, Y, sensitive_features=SEX)
+    kw = dict(max_iter=10, random_state=0)
+    for goal in [gf.error_rate_difference("sex") <= 0.02, gf.demographic_parity_difference("sex") <= 0.02,
+                 gf.true_positive_rate(group={"sex": "F"}) >= gf.true_positive_rate(group={"sex": "M"}) - 0.02]:
+        a = gf.FairSubdataClassifier(constraints=[goal], **kw).fit(X, Y, sensitive_features=S)
+        b = gf.FairSubdataClassifier(constraints=[goal], **kw).fit(X, Y, sensitive_features=pd.Series(SEX, name="sex"))
+        np.testing.assert_allclose(a.coef_, b.coef_)
+        ev = a.evaluate(X, Y, sensitive_features=S)
+        pred = a.predict(X)
+        assert ev["constraints"][0]["value"] == pytest.approx(
+            gm.score(goal.expression, Y, pred, sensitive_features=pd.DataFrame({"sex": SEX})))
+        assert a.feasible_ and a.fairness_ == pytest.approx(0.0, abs=1e-12)
+        assert a.result_.certificates["zstep_solvers"] == ["structured"]
+    # race has three groups: pairwise rows, the exact MILP z-step
+    c = gf.FairSubdataClassifier(constraints=[gf.demographic_parity_difference("race") <= 0.05], **kw).fit(
+        X, Y, sensitive_features=S)
+    assert c.result_.certificates["zstep_solvers"] == ["milp"] and c.result_.certificates["zstep_exact"]
+    assert gm.demographic_parity_difference(Y, c.predict(X), sensitive_features=RACE) <= 0.05 + 1e-9
+    with pytest.raises(TypeError):
+        gf.FairSubdataClassifier(measure="omr")
+    with pytest.raises(ValueError, match="unknown sensitive feature"):
+        gf.FairSubdataClassifier(constraints=[gf.error_rate_difference("age") <= 0.02]).fit(X, Y, sensitive_features=S)
 
 
 def test_surrogate_takes_goal_expressions():
-    kw = dict(n_iter=3, n_perturbations=30, random_state=0)
+    kw = dict(max_iter=3, method_params={"n_perturbations": 30}, random_state=0)
     a = gf.AdaptiveSurrogateClassifier(gf.gmean(), **kw).fit(X, Y)
     b = gf.AdaptiveSurrogateClassifier("gmean", **kw).fit(X, Y)
+    c = gf.AdaptiveSurrogateClassifier(gf.gmean_loss(), **kw).fit(X, Y)  # the black-box wrapper's goal
     np.testing.assert_allclose(a.theta_, b.theta_)
+    np.testing.assert_allclose(a.theta_, c.theta_)
     p = a.predict(X)
     gmean = np.sqrt(p[Y == 1].mean() * (1 - p[Y == 0]).mean())
     assert a.evaluate(X, Y)["objective"]["value"] == pytest.approx(1 - gmean)
-    # a fairness disparity of the core vocabulary as the metric, groups bound by its column name
+    # a fairness disparity of the core vocabulary as the objective, groups named by its column
     d = gf.AdaptiveSurrogateClassifier(gf.demographic_parity_difference("sex"), **kw).fit(
         X, Y, sensitive_features=pd.Series(SEX, name="sex"))
     pd_ = d.predict(X)
-    assert d.evaluate(X, Y, sensitive_features=SEX)["objective"]["value"] == pytest.approx(
+    assert d.evaluate(X, Y, sensitive_features=pd.Series(SEX, name="sex"))["objective"]["value"] == pytest.approx(
         abs(pd_[SEX == "F"].mean() - pd_[SEX == "M"].mean()))
-    # the goal's column is picked from a frame of several, as GoalClassifier does
+    # the goal's column is picked from a frame of several (the other column's cells merge)
     S = pd.DataFrame({"race": RACE, "sex": SEX})
     e = gf.AdaptiveSurrogateClassifier(gf.macro_f1_over_groups("sex"), **kw).fit(X, Y, sensitive_features=S)
-    f = gf.AdaptiveSurrogateClassifier(gf.macro_f1_over_groups("sex"), **kw).fit(X, Y, sensitive_features=SEX)
+    f = gf.AdaptiveSurrogateClassifier(gf.macro_f1_over_groups("sex"), **kw).fit(
+        X, Y, sensitive_features=pd.DataFrame({"sex": SEX}))
+    assert e.surrogate_names_ == f.surrogate_names_ == ["hinge_pos[sex='F']", "hinge_neg[sex='F']",
+                                                        "hinge_pos[sex='M']", "hinge_neg[sex='M']"]
     np.testing.assert_allclose(e.theta_, f.theta_)
     assert e.evaluate(X, Y, sensitive_features=S)["objective"]["value"] == pytest.approx(
-        f.evaluate(X, Y, sensitive_features=SEX)["objective"]["value"])
+        f.evaluate(X, Y, sensitive_features=pd.DataFrame({"sex": SEX}))["objective"]["value"])
+    # and constraints in the same vocabulary
+    g = gf.AdaptiveSurrogateClassifier("gmean", [gf.demographic_parity_difference("sex") <= 0.05], **kw).fit(
+        X, Y, sensitive_features=S)
+    assert g.evaluate(X, Y, sensitive_features=S)["constraints"][0]["value"] == pytest.approx(
+        gm.demographic_parity_difference(Y, g.predict(X), sensitive_features=SEX))
 
 
 def test_report_names_goals_in_full_and_losses_as_losses():
@@ -148,18 +157,17 @@ def test_report_names_goals_in_full_and_losses_as_losses():
 
 def test_cli_runs_a_surrogate_spec_with_a_goal_expression(tmp_path, need_data, cli_fit):
     need_data("german")
-    from typer.testing import CliRunner
-
-    from goalfit.cli.app import app
 
     # the fixture also checks that the saved preprocessing + AdaptiveSurrogateClassifier predicts raw rows
     r, _ = cli_fit('[data]\ndataset = "german"\nsensitive = ["sex"]\ntest_size = 0.3\nseed = 1\n'
                    '[goals]\nobjective = "macro_f1_over_groups(\'sex\')"\nmethod = "surrogate"\n'
-                   'method_params = {n_iter = 5, n_perturbations = 30, init = "logistic"}\n', out="o")
+                   'method_params = {n_perturbations = 30}\n'
+                   'estimator_params = {max_iter = 5, init = "logistic"}\n', out="o")
     assert r["objective"]["name"] == "macro_f1_over_groups(column='sex')" and r["constraints"] == []
     assert r["baseline_name"] == "post-shift" and 0 < r["objective"]["test"] < 1
-    spec = tmp_path / "s.toml"
-    spec.write_text('[data]\ndataset = "german"\nsensitive = ["sex"]\n[goals]\nobjective = "gmean"\n'
-                    'constraints = ["demographic_parity_difference(\'sex\') <= 0.1"]\nmethod = "surrogate"\n')
-    res = CliRunner().invoke(app, ["fit", str(spec), "--out", str(tmp_path / "o2")])
-    assert res.exit_code == 2 and "no constraints" in res.output
+    # constraints in the same spec: G-mean s.t. demographic parity
+    r, _ = cli_fit('[data]\ndataset = "german"\nsensitive = ["sex"]\ntest_size = 0.3\nseed = 1\n'
+                   '[goals]\nobjective = "gmean"\nconstraints = ["demographic_parity_difference(\'sex\') <= 0.1"]\n'
+                   'method = "interpolation"\nmethod_params = {n_perturbations = 30}\n'
+                   'estimator_params = {max_iter = 5, init = "logistic"}\n', out="o2")
+    assert r["constraints"][0]["train"] <= 0.1 and r["method"].startswith("adaptive surrogates (interpolation")

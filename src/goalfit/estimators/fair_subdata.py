@@ -1,633 +1,479 @@
-"""Fair classifiers by unbiased subdata selection (Ye & Xie, arXiv 2012.12356)."""
+"""Fair classifiers by unbiased subdata selection (Ye & Xie, arXiv 2012.12356), and the SSVM baseline."""
 from __future__ import annotations
 
+import copy
 import time
+import warnings
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
+import scipy.sparse as sp
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..goals import (
-    Problem, demographic_parity_difference, equal_opportunity_difference, error_rate_difference,
-    false_positive_rate_difference, f1,
-)
-from ..methods.subdata import irs as _irs
-from ..methods.subdata import mip as _mip
-from ..methods.subdata import wstep as _w
-from ..utils.validation import check_consistent_rows, check_no_missing
+from ..classifiers import LinearScorer, ScoreClassifier
+from ..confusion import confusion_tensor
+from ..fit import (GOAL_PARAMETERS, FitResult, GoalEstimator, Progress, UnsupportedGoal, as_seed, certify,
+                   check_method_params, prepare, resolve_margins, tighten)
+from ..goals import ErrorRate, Problem, as_objective
+from ..methods.subdata.measure import SelectionMeasure
+from ..methods.subdata.method import (ESTIMATORS, SUBDATA_PARAMS, SubdataMethod, deployed_rule, make_learner,
+                                      subdata_params)
+from ..methods.subdata.wstep import LinearModel
 
-__all__ = ["FairSubdataClassifier", "SpectralFairSVC", "fairness_goal", "subdata_params_from_goals"]
+__all__ = ["FairSubdataClassifier", "SpectralFairSVC"]
 
-_GOALS = {"omr": error_rate_difference, "fpr": false_positive_rate_difference,
-          "eo": equal_opportunity_difference, "dp": demographic_parity_difference}
-
-
-def fairness_goal(measure: str):
-    """The goal of :mod:`goalfit.goals` that a Ye & Xie measure corresponds to on predictions.
-
-    ``"omr"`` -> :func:`~goalfit.goals.error_rate_difference`, ``"fpr"`` ->
-    :func:`~goalfit.goals.false_positive_rate_difference`, ``"eo"`` ->
-    :func:`~goalfit.goals.equal_opportunity_difference`, ``"dp"`` ->
-    :func:`~goalfit.goals.demographic_parity_difference`, ``"f1"`` -> the F1 loss.
-    """
-    if measure == "f1":
-        return f1()
-    if measure not in _GOALS:
-        raise ValueError(f"measure must be one of {sorted(_GOALS) + ['f1']}, got {measure!r}")
-    return _GOALS[measure]()
+#: ``method_params`` keys of the fit (not of the subdata method) and their defaults.
+FIT_OPTIONS = {"safety_fraction": 0.4}
 
 
-_KIND_TO_MEASURE = {"error_rate": "omr", "false_positive_rate": "fpr", "equal_opportunity": "eo",
-                    "demographic_parity": "dp"}
+class FairSubdataClassifier(GoalEstimator):
+    """Classifier trained for exact goals by unbiased subdata selection (Ye & Xie, arXiv 2012.12356).
 
+    Minimizes ``A(z, te - u) + alpha R(w) + rho F(z)`` (Eq. 1) over a classifier and a 0/1
+    selection ``z`` (``z_i = 1``: example i counts as right at threshold ``t``; the classifier is
+    trained on the selected examples only), for **any linear rate goal**: the objective gives
+    each example a weight of being right (``1/N`` for the error, as in Eq. 12; ``1 / (2 N_y)``
+    for the balanced error, the class weighting of Eq. 35) and each constraint is an affine
+    function of ``z`` (:mod:`goalfit.methods.subdata.measure`); ``F(z)`` is the selection's
+    total violation of the constraints (for a two-group difference bounded by 0 the paper's
+    ``|gap|``, Table 3). The method (:class:`goalfit.methods.subdata.method.SubdataMethod`)
+    alternates exact z-steps and w-steps (the iterative refining strategy, Alg. 2 / 4 / 5) or
+    solves the mixed-integer program (Props. 2, 5, 11, 14).
 
-def measure_of_goal(goal):
-    """``(measure name, sensitive column or None)`` of a Ye & Xie measure given by name or as a goal.
-
-    Parameters
-    ----------
-    goal : {"omr", "fpr", "eo", "dp", "f1"} or Expression
-        A name, or :func:`~goalfit.goals.error_rate_difference` /
-        :func:`~goalfit.goals.false_positive_rate_difference` /
-        :func:`~goalfit.goals.equal_opportunity_difference` /
-        :func:`~goalfit.goals.demographic_parity_difference` (between groups, default class) or
-        ``f1()`` (the inverse of :func:`fairness_goal`).
-
-    Raises
-    ------
-    ValueError
-        For another name or expression (ratio forms, ``method="to_overall"``, a ``label``,
-        other metrics), naming the supported ones; a Constraint (pass it as ``constraints=``).
-    """
-    from ..goals import Constraint, FBetaLoss, GroupDisparity
-
-    if isinstance(goal, str):
-        fairness_goal(goal)  # validates the name
-        return goal, None
-    if isinstance(goal, Constraint):
-        raise ValueError(f"measure={goal.name!r} is a constraint: pass it as constraints=[...]")
-    if isinstance(goal, FBetaLoss) and goal.beta == 1 and goal.label is None and goal.group is None:
-        return "f1", None
-    if (isinstance(goal, GroupDisparity) and goal.kind in _KIND_TO_MEASURE and goal.form == "difference"
-            and goal.method == "between_groups" and goal.label is None):
-        return _KIND_TO_MEASURE[goal.kind], goal.sensitive
-    raise ValueError(f"fair subdata selection measures are {sorted(_GOALS) + ['f1']} or the goals "
-                     f"<disparity>_difference(...) with disparity in {sorted(_KIND_TO_MEASURE)} and f1(); "
-                     f"got {getattr(goal, 'name', goal)!r}")
-
-
-def _sensitive_column(sensitive_features, column):
-    """One sensitive column as a 1-D array: ``column`` from a DataFrame / dict when named.
-
-    Raises
-    ------
-    ValueError
-        ``column`` is not among the given columns, or several columns and none named.
-    """
-    import pandas as pd
-
-    if isinstance(sensitive_features, dict):
-        sensitive_features = pd.DataFrame(sensitive_features)
-    if isinstance(sensitive_features, pd.DataFrame):
-        cols = [str(c) for c in sensitive_features.columns]
-        if column is not None:
-            if str(column) not in cols:
-                raise ValueError(f"the goal names sensitive feature {column!r} but sensitive_features has "
-                                 f"columns {cols}")
-            return sensitive_features.iloc[:, cols.index(str(column))].to_numpy()
-        if len(cols) != 1:
-            raise ValueError(f"sensitive_features has columns {cols}: name one in the goal, e.g. "
-                             f"error_rate_difference({cols[0]!r})")
-        return sensitive_features.iloc[:, 0].to_numpy()
-    if isinstance(sensitive_features, pd.Series):
-        if column is not None and sensitive_features.name is not None and str(sensitive_features.name) != str(column):
-            raise ValueError(f"the goal names sensitive feature {column!r} but sensitive_features is the "
-                             f"column {sensitive_features.name!r}")
-        return sensitive_features.to_numpy()
-    s = np.asarray(sensitive_features)
-    return s[:, 0] if s.ndim == 2 and s.shape[1] == 1 else s
-
-
-def subdata_params_from_goals(objective="error", constraints=()) -> dict:
-    """Map a goal problem onto :class:`FairSubdataClassifier` parameters (the inverse of
-    :func:`fairness_goal`), for text specs and the command line.
-
-    Ye & Xie's methods minimise the training error (the accuracy term ``A`` of Eq. 1) subject
-    to one exact group-fairness measure of two groups, so the problem must be: objective
-    ``"error"`` and at most one constraint ``<disparity>_difference(...) <= epsilon`` with
-    ``<disparity>`` one of error_rate (OMR), false_positive_rate (FPR), equal_opportunity (EO),
-    demographic_parity (DP), compared between groups, for the default class.
+    Exactness: the z-step is exact in ``O(N log N)`` for one constraint made of one affine form
+    or a +/- pair with at most two distinct per-example weights (two-group differences of rates
+    without sample weights: OMR, FPR, equal opportunity, demographic parity, a recall gap; a
+    one-sided rate bound such as ``coverage(group=g) >= c``; ``f1() <= b``) and for the
+    ``f1()`` objective (Alg. 6); any other linear goals (several constraints, more than two
+    groups, sample weights) use an exact binary program on HiGHS with a time limit (the
+    history's ``zstep_exact`` says whether optimality was proven). ``method="mip"`` is exact
+    (to SCIP's tolerances, within ``time_limit``) for every accepted goal with the "svm" and
+    "logistic" estimators.
 
     Parameters
     ----------
-    objective : str or Expression, default "error"
-    constraints : sequence of Constraint
-
-    Returns
-    -------
-    dict
-        ``{"measure": ..., "epsilon": ..., "sensitive": column or None}``; without a constraint
-        ``{}`` (the caller picks ``measure`` / ``rho``).
-
-    Raises
-    ------
-    ValueError
-        Another objective, several constraints, or a constraint this method cannot express
-        (ratio form, ``>=``, another metric, ``method="to_overall"``, a ``label``).
-    """
-    from ..goals import ErrorRate, GroupDisparity, as_objective
-
-    if not isinstance(as_objective(objective), ErrorRate):
-        raise ValueError(f"fair subdata selection minimises the error (Ye & Xie Eq. 1); objective "
-                         f"{getattr(objective, 'name', objective)!r} is not supported")
-    constraints = list(constraints)
-    if not constraints:
-        return {}
-    if len(constraints) > 1:
-        raise ValueError(f"fair subdata selection takes one fairness constraint, got {len(constraints)}")
-    c = constraints[0]
-    e = c.expression
-    if not (isinstance(e, GroupDisparity) and e.kind in _KIND_TO_MEASURE and e.form == "difference"
-            and c.sense == "<=" and e.method == "between_groups" and e.label is None):
-        raise ValueError(f"fair subdata selection supports '<disparity>_difference(...) <= epsilon' with "
-                         f"disparity in {sorted(_KIND_TO_MEASURE)} (between groups, default class); got {c.name!r}")
-    return {"measure": _KIND_TO_MEASURE[e.kind], "epsilon": float(c.bound), "sensitive": e.sensitive}
-
-
-def _two_groups(sensitive_features, n, *, column=None, measure="dp"):
-    """The two groups and the +-1 group code of each row (``g = +1`` for ``groups[1]``, the
-    sensitive attribute ``g_i`` in {-1, +1} of Ye & Xie's notation, which ``D+`` / ``D-`` split on).
-
-    Parameters
-    ----------
-    sensitive_features : array-like of shape (n,) or DataFrame, or None
-    n : int
-        Number of rows of ``X``.
-    column : str, optional
-        The column a goal names, picked from a DataFrame of several.
-    measure : str, default "dp"
-        The Ye & Xie measure; ``"f1"`` does without groups: then None gives ``(None, ones)``.
-
-    Returns
-    -------
-    groups : ndarray of shape (2,) or None
-    g : ndarray of int of shape (n,), entries +-1
-
-    Raises
-    ------
-    ValueError
-        Missing groups where the measure needs them, a length mismatch, missing values, or
-        a number of groups other than two.
-    """
-    if sensitive_features is None:
-        if measure == "f1":
-            return None, np.ones(n, int)
-        raise ValueError(f"measure {measure!r} needs sensitive_features (two groups)")
-    s = _sensitive_column(sensitive_features, column)
-    if s.ndim != 1 or len(s) != n:
-        raise ValueError(f"sensitive_features must be one column with {n} entries, got shape {s.shape}")
-    check_no_missing(s, "sensitive_features")
-    groups = np.unique(s)
-    if len(groups) != 2:
-        raise ValueError(f"sensitive_features must have exactly two groups, got {len(groups)}: "
-                         f"{groups[:10].tolist()}")
-    return groups, np.where(s == groups[1], 1, -1)
-
-
-class FairSubdataClassifier(ClassifierMixin, BaseEstimator):
-    """Classifier trained for exact fairness by unbiased subdata selection (Ye & Xie).
-
-    Minimises ``A(z, te - u) + lam R(w) + rho F(z)`` (Eq. 1) over a classifier and a 0/1
-    selection ``z`` ("counts as correct at threshold t"; the classifier is trained on the
-    selected points), with ``F`` an exact fairness measure of ``z``, as a penalty (``rho``)
-    and/or a constraint ``F(z) <= epsilon``.
-
-    Parameters
-    ----------
-    model : {"svm", "logistic", "kernel_svm"} or estimator, default "svm"
-        ``"svm"``: linear GSVMF (Eq. 12; multiclass targets give GMSVMF, Eq. 27);
-        ``"logistic"``: GLRF (Eq. 31, ``t`` a log-probability < 0); ``"kernel_svm"``: GKSVMF
-        (Eq. 32, Alg. 4, scikit-learn's SVC); an estimator with ``fit(X, y, sample_weight=)``
-        and ``predict_proba``: Alg. 5 (FCNN-style wrapper, ``t`` a probability in (0, 1)).
-    measure : {"omr", "fpr", "eo", "dp", "f1"} or goal expression, default "omr"
-        Overall misclassification rate difference (Eq. 11a), false-positive-rate difference
-        (21a), equal opportunity (23a), demographic parity (25), or ``1 - F1`` for unbalanced
-        data (34a; GSVM-F1 Eq. 35, class-weighted accuracy term, no sensitive feature needed).
-        The same in the goal vocabulary: ``error_rate_difference("sex")``,
-        ``false_positive_rate_difference(...)``, ``equal_opportunity_difference(...)``,
-        ``demographic_parity_difference(...)``, ``f1()`` (the strings are shorthand); a named
-        column picks it from a sensitive-feature DataFrame.
+    objective : str or goal expression, default "error"
+        A linear goal that never rewards a mistake (``"error"``, ``"balanced_error"``, a class or
+        group error rate, a weighted sum of them), or ``f1()`` (GSVM-F1, Eq. 35, with the
+        class-weighted accuracy term and ``rho (1 - F1(z))``; no constraints).
     constraints : sequence of Constraint, default ()
-        At most one goal ``<disparity>_difference(...) <= epsilon`` (e.g.
-        ``[error_rate_difference("sex") <= 0.02]``): sets ``measure`` and ``epsilon`` as the other
-        estimators' ``constraints=`` do (:func:`subdata_params_from_goals`).
-    rho : float >= 0, default 1.0
-        Fairness penalty.
-    epsilon : float >= 0, optional
-        Fairness constraint on the training selection.
-    t : float, default 1.0
-        Threshold: margin units (SVMs), log-likelihood (logistic), probability (estimators).
-    lam : float >= 0, default 0.01
-        Weight of ``||w||^2`` (linear models; the accuracy term is an average over N).
-    w_solver : {"auto", "liblinear", "cvxpy"}, default "auto"
-        Linear SVM w-steps (``model="svm"``, two classes): liblinear's weighted hinge fit
-        with the intercept re-optimized exactly (fast, near-optimal), the exact cvxpy QP (the
-        reference), or "auto": the QP up to 2,000 rows, liblinear above; see
-        :class:`~goalfit.methods.subdata.wstep.LinearSVMStep`. ``lam = 0`` (an LP) and the
-        exact solvers ("mip", "bruteforce") always use cvxpy.
-    solver : {"irs", "mip", "bruteforce"}, default "irs"
-        The iterative refining strategy (Alg. 2/4/5), the exact mixed-integer program on SCIP
-        (linear SVM, multiclass SVM, logistic), or enumeration (N <= 12, linear models).
-    kernel, C, gamma, degree :
-        SVC parameters for ``model="kernel_svm"`` (scikit-learn defaults; the paper gives none).
+        Linear goals: ``demographic_parity_difference("sex") <= 0.02`` (the paper's epsilon
+        form, §3), ``error_rate_difference(...)``, ``equal_opportunity_difference(...)``,
+        ``true_positive_rate(group="F") >= true_positive_rate(group="M") - 0.05``,
+        ``coverage(group="F") >= 0.3``, ``f1() <= 0.4``, several groups or columns.
+    estimator : {"svm", "logistic", "kernel_svm"} or classifier, default "svm"
+        ``"svm"``: linear GSVMF (Eq. 12; multiclass targets give GMSVMF, Eq. 27);
+        ``"logistic"``: GLRF (Eq. 31); ``"kernel_svm"``: GKSVMF (Eq. 32, Alg. 4, scikit-learn's
+        SVC; ``kernel``, ``C``, ``gamma``, ``degree`` in ``method_params``); a classifier with
+        ``fit(X, y, sample_weight=)`` and ``predict_proba``: Alg. 5.
+    alpha : float >= 0, default 0.01
+        Weight of ``||w||^2`` (the paper's ``lambda``: ``R(w) = ||w||^2`` with the accuracy term a
+        weighted average, Eq. 12; linear models only). ``alpha = 0`` makes the SVM w-step an LP
+        (HiGHS).
+    method : {"irs", "mip", "bruteforce"}, default "irs"
+        The iterative refining strategy (Alg. 2 / 4 / 5), the mixed-integer program on SCIP
+        (``estimator`` "svm" or "logistic"; started from the IRS solution), or enumeration of
+        ``2^N`` selections (binary linear models, ``N <= 12``).
+    method_params : dict, optional
+        ``decision_threshold`` ("fit", default: the deployed rule is ``f(x) > threshold`` with the
+        threshold that meets the goals on the training data with the lowest objective, chosen
+        exactly at every IRS iterate, as RampClassifier does; a number fixes it, 0 being the
+        paper's ``sign f(x)``), ``form`` ("constraint", default: every z-step keeps ``z`` within the goals; "penalty":
+        ``rho F(z)`` only, the paper's Eq. 12 / 22 / 24 / 26 with the goal's bound), ``rho``
+        (penalty weight, default 1; also the weight of ``1 - F1`` for the ``f1()`` objective),
+        ``t`` (threshold: margin for SVMs, default 1; log-likelihood for logistic, default
+        ``log 0.5``; probability for estimators, default 0.5), ``w_solver`` ("auto",
+        "liblinear", "cvxpy"), ``n_restarts``, ``iterate`` ("goals", default: the IRS iterate
+        whose training predictions meet the goals with the lowest objective, else the least
+        violating; "objective": the lowest IRS objective ``H``, the paper's output),
+        ``zstep`` ("auto", "structured", "milp"), ``zstep_time_limit`` (seconds per MILP
+        z-step, 60), ``time_limit`` (MIP seconds, 60), ``big_m`` (a margin bound: the HiGHS MILP
+        for ``alpha = 0``), ``warm_start`` (MIP from the IRS solution, True), ``kernel``, ``C``,
+        ``gamma``, ``degree``; and ``safety_fraction`` (with ``confidence``, default 0.4).
     max_iter : int, default 50
+        IRS iterations per start.
     tol : float, default 1e-8
-        IRS stopping tolerance on the objective decrease.
-    n_restarts : int, default 0
-        Extra IRS runs from random subsets.
-    time_limit : float, default 60
-        Seconds, for ``solver="mip"``.
-    random_state : int, optional
+        Stop the IRS when its objective decreases by at most this (the paper's delta).
+    confidence : float in (0, 1), optional
+        High-confidence goals (:mod:`goalfit.fit.certification`): the model is trained on a
+        candidate part with tightened constraints and the safety test checks the rest.
+    margin : float or sequence of float, optional
+        Tighten every constraint (or each by its own amount) by hand.
+    random_state : int, RandomState or None
+        Seeds the restarts and the certification split.
+    verbose : int, default 0
+        0: silent; 1: the IRS iterations every second; 2: each.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    groups_ : ndarray of shape (2,)
-        Sensitive values; ``groups_[1]`` is the paper's ``g = +1``.
-    model_ : fitted model (:class:`~goalfit.methods.subdata.wstep.LinearModel` or estimator)
-    coef_, intercept_ : linear models only
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Linear models only; scores are ``X @ coef_.T + intercept_``.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    threshold_ : float
+        The deployed rule's threshold (two classes): :meth:`predict` is ``decision_function(X) >
+        0`` with ``decision_function = f(x) - threshold_``.
+    model_ : the fitted w-step model (a ``LinearModel``, an SVC or the estimator)
     selected_ : ndarray of bool, shape (n_samples,)
-        The training selection ``z`` (multiclass: ``z_{i, y_i}``).
-    objective_ : float
-        Training objective at the solution.
+        The training selection ``z`` the returned model was trained on (multiclass:
+        ``z_{i, y_i}``).
     fairness_ : float
-        ``F(z)`` on the training selection.
-    train_fairness_ : float
-        The prediction-based gap (``1 - F1`` for "f1") of the fitted model on the training data.
-        With ``epsilon`` set and ``train_fairness_ > epsilon`` (the constraint holds on ``z``
-        but not on the predictions) a RuntimeWarning reports the violation.
-    history_ : list of dict
-        Per IRS iteration: ``objective``, ``objective_after_zstep``, ``fairness``,
-        ``n_selected``, ``seconds``, plus ``oracle_calls`` (w-steps so far) and
-        ``max_violation`` (``max(0, F - epsilon)``) for :func:`goalfit.report.plot_convergence`.
+        ``F(z)`` of the training selection (rate units; 0 when it meets every constraint).
+    objective_ : float
+        The IRS objective ``H`` (Eq. 1) at the returned iterate.
     n_iter_ : int
     converged_ : bool
     stop_reason_ : str
     mip_ : MIPResult or None
-        Exact solve details (``gap``, ``bound``, ``status``) with ``solver="mip"``.
-    fit_seconds_ : float
-    measure_, epsilon_, sensitive_column_ :
-        The measure name, bound and sensitive column resolved from ``measure`` / ``constraints``.
+        Exact solve details (``gap``, ``bound``, ``status``) with ``method="mip"``.
+    history_ : list of dict
+        Per start (``iteration`` 0) and IRS iteration: ``objective`` and ``max_violation`` of
+        the training predictions (the goals), ``irs_objective`` (``H``), ``fairness``
+        (``F(z)``), ``n_selected``, ``zstep`` and ``zstep_exact``, ``restart``, ``iteration``,
+        ``oracle_calls`` (w-steps so far), ``seconds``.
+    classifier_ : ScoreClassifier or ModelClassifier
+        The deployed deterministic rule.
+    problem_, result_, feasible_, max_violation_, method_, margins_, certified_, certification_, fit_seconds_
+        The result protocol (:class:`goalfit.fit.GoalEstimator`).
 
     Raises
     ------
+    UnsupportedGoal (a ValueError)
+        At fit, before any solving: a non-linear objective other than ``f1()``, an objective
+        that rewards mistakes, a non-polyhedral constraint, multiclass goals that weigh wrong
+        classes differently, multiclass targets with an estimator other than "svm".
     ValueError
-        At fit: NaN/inf features, label/row mismatch, one class, a sensitive feature without
-        exactly two groups or with an empty group for the measure, unknown model/measure/solver,
-        multiclass targets with a measure other than "omr" or a model other than "svm".
+        Bad data (NaN features, mismatched rows, one class, missing groups), an unknown
+        ``method_params`` key or value, a goal naming an unknown group or column.
 
     Notes
     -----
-    Fairness is exact on ``z``, the threshold-``t`` correctness indicator; it equals the
-    prediction-based gap only when ``t`` is the decision threshold (``t = 1`` for SVMs,
-    ``log 0.5`` / ``0.5`` for probabilistic models) **and** ``z`` agrees with the retrained
-    model's correctness, which the z-step does not enforce: it can meet ``F(z) <= epsilon`` by
-    selecting misclassified points or dropping correct ones (``F(z) = 0`` is always met by
-    selecting every point, i.e. the unconstrained model). Tightening ``epsilon`` or moving
-    ``t`` is therefore no lever on the prediction gap (on Adult the training gap stayed at
-    7.8-9.7% for t in [0.3, 2] and epsilon in [0, 0.02]; benchmarks/README.md).
-    :meth:`evaluate` and :func:`goalfit.report.build_report` report the prediction-based gap
-    and ``train_fairness_`` holds it for the training data.
+    The goals are exact on ``z``, the threshold-``t`` correctness indicator (Ye & Xie §2). It
+    equals the correctness of the predictions only when ``z`` agrees with the retrained model,
+    which the z-step does not enforce (the w-step ignores unselected examples instead of
+    pushing them to the other side), so the model's training predictions can miss a goal that
+    the selection meets. The default ``decision_threshold="fit"`` and ``iterate="goals"``
+    choose, among the IRS iterates, the model and threshold whose training predictions meet the
+    goals with the lowest objective (a one-parameter post-selection that is not in the paper);
+    ``feasible_`` and ``max_violation_`` are those of the predictions (a RuntimeWarning says when
+    they miss a goal), ``fairness_`` that of the selection. :meth:`evaluate` reports
+    prediction-based values.
     """
 
-    def __init__(self, model="svm", *, measure="omr", constraints=(), rho=1.0, epsilon=None, t=1.0, lam=0.01,
-                 w_solver="auto", solver="irs", kernel="rbf", C=1.0, gamma="scale", degree=3, max_iter=50, tol=1e-8,
-                 n_restarts=0, time_limit=60.0, random_state=None):
-        self.model = model
-        self.measure = measure
+    _parameter_constraints = {
+        **GOAL_PARAMETERS,
+        "estimator": [StrOptions(set(ESTIMATORS)), HasMethods(["fit", "predict_proba"])],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "method": [StrOptions({"irs", "mip", "bruteforce"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, objective="error", constraints=(), *, estimator="svm", alpha=0.01, method="irs",
+                 method_params=None, max_iter=50, tol=1e-8, confidence=None, margin=None, random_state=None,
+                 verbose=0):
+        self.objective = objective
         self.constraints = constraints
-        self.rho = rho
-        self.epsilon = epsilon
-        self.t = t
-        self.lam = lam
-        self.w_solver = w_solver
-        self.solver = solver
-        self.kernel = kernel
-        self.C = C
-        self.gamma = gamma
-        self.degree = degree
+        self.estimator = estimator
+        self.alpha = alpha
+        self.method = method
+        self.method_params = method_params
         self.max_iter = max_iter
         self.tol = tol
-        self.n_restarts = n_restarts
-        self.time_limit = time_limit
+        self.confidence = confidence
+        self.margin = margin
         self.random_state = random_state
+        self.verbose = verbose
 
-    # ------------------------------------------------------------------ fitting
-    def _learner(self, n_classes):
-        if isinstance(self.model, str):
-            if self.model == "svm":
-                if n_classes > 2:
-                    return _w.MulticlassSVMStep(self.lam, n_classes)
-                if self.w_solver not in ("auto", "liblinear", "cvxpy"):
-                    raise ValueError(f"w_solver must be 'auto', 'liblinear' or 'cvxpy', got {self.w_solver!r}")
-                # the exact solvers (enumeration) need the exact w-step
-                exact = self.lam == 0 or self.solver != "irs"
-                return _w.LinearSVMStep(self.lam, backend="cvxpy" if exact else self.w_solver)
-            if n_classes > 2:
-                raise ValueError("multiclass targets need model='svm' (GMSVMF)")
-            if self.model == "logistic":
-                if not self.t < 0:
-                    raise ValueError(f"model='logistic' needs t < 0 (a log-likelihood threshold, e.g. "
-                                     f"log(0.5)); got t = {self.t}: with t >= 0 no point can be selected")
-                return _w.LogisticStep(self.lam)
-            if self.model == "kernel_svm":
-                return _w.KernelSVMStep(self.kernel, self.C, self.gamma, self.degree)
-            raise ValueError(f"model must be 'svm', 'logistic', 'kernel_svm' or an estimator, got {self.model!r}")
-        if n_classes > 2:
-            raise ValueError("multiclass targets need model='svm' (GMSVMF)")
-        if not 0 < self.t < 1:
-            raise ValueError(f"an estimator model needs a probability threshold 0 < t < 1, got {self.t}")
-        return _w.EstimatorStep(self.model)
+    # ------------------------------------------------------------------ parameters
+    def _params(self):
+        """(subdata method params, fit options), validated without data.
 
-    def fit(self, X, y, *, sensitive_features=None):
-        """Fit on ``(X, y)`` with a binary sensitive feature.
+        Raises
+        ------
+        ValueError
+            An unknown key (with the closest one), a value outside its range, a threshold
+            ``t`` the estimator cannot use.
+        """
+        params = check_method_params(self.method_params, sorted(SUBDATA_PARAMS) + list(FIT_OPTIONS), self.method,
+                                     self)
+        opts = {k: params.pop(k, v) for k, v in FIT_OPTIONS.items()}
+        checked = subdata_params(params)
+        sf = opts["safety_fraction"]
+        if isinstance(sf, bool) or not isinstance(sf, (int, float)) or not 0 < sf < 1:
+            raise ValueError(f"method_params['safety_fraction'] must be a float in (0, 1), got {sf!r}")
+        make_learner(self.estimator, float(self.alpha), 2, checked)  # the threshold's range
+        return params, opts, checked
+
+    def _check_method_params(self) -> None:
+        self._params()
+
+    # ------------------------------------------------------------------ data
+    def _features(self, X, reset: bool):
+        """Numeric features as a dense float64 array (a sparse matrix is densified: the
+        selection methods solve dense problems)."""
+        X = validate_data(self, X, accept_sparse=True, dtype=np.float64, reset=reset)
+        return X.toarray() if sp.issparse(X) else X
+
+    def _check_predict_X(self, X):
+        return self._features(X, reset=False)
+
+    def _estimator_name(self) -> str:
+        return self.estimator if isinstance(self.estimator, str) else type(self.estimator).__name__
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y, *, sensitive_features=None, sample_weight=None):
+        """Train on ``(X, y)``.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            Numeric features (a sparse matrix is densified).
         y : array-like of shape (n_samples,)
-        sensitive_features : array-like of shape (n_samples,), optional for ``measure="f1"``
+        sensitive_features : optional
+            The slicing columns the goals name (one column, several as a DataFrame or dict).
+        sample_weight : array-like of shape (n_samples,), optional
 
         Returns
         -------
         self
         """
         t0 = time.perf_counter()
-        self.measure_, self.epsilon_, self.sensitive_column_ = self._resolve_goal()
-        X = check_array(X, dtype=float)
-        y = column_or_1d(y, warn=True)
-        if len(y) != X.shape[0]:
-            raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)}")
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        K = len(self.classes_)
-        if K < 2:
-            raise ValueError(f"y has one class {self.classes_.tolist()}: need at least two")
-        if K > 2 and self.measure_ != "omr":
-            raise ValueError("multiclass targets support measure='omr' only (GMSVMF, Eq. 27)")
-        self.groups_, g = _two_groups(sensitive_features, len(y), column=self.sensitive_column_,
-                                      measure=self.measure_)
-        yy = self._encode(y)
-        learner = self._learner(K)
-        self.n_features_in_ = X.shape[1]
-        self.mip_ = None
-        if self.solver == "irs":
-            res = _irs.irs(learner, X, yy, g, measure=self.measure_, rho=self.rho, epsilon=self.epsilon_,
-                           t=self.t, max_iter=self.max_iter, tol=self.tol, n_restarts=self.n_restarts,
-                           random_state=self.random_state)
-            model, z, self.objective_, self.fairness_ = res.model, res.z, res.objective, res.fairness
-            self.history_, self.n_iter_ = res.history, res.n_iter
-            self.converged_, self.stop_reason_ = res.converged, res.stop_reason
-        elif self.solver in ("mip", "bruteforce"):
-            model, z = self._fit_exact(learner, X, yy, g, K)
-        else:
-            raise ValueError(f"solver must be 'irs', 'mip' or 'bruteforce', got {self.solver!r}")
-        calls = 0
-        for row in self.history_:
-            calls += 1
-            row["oracle_calls"] = calls
-            row["max_violation"] = max(0.0, row["fairness"] - self.epsilon_) if self.epsilon_ is not None else 0.0
-        self._learner_ = learner
-        self.selected_ = (z[np.arange(len(yy)), yy] if K > 2 else z) > 0.5
-        self._set_model(model)
-        sf = None if self.groups_ is None else _sensitive_column(sensitive_features, self.sensitive_column_)
-        self.train_fairness_ = self.evaluate(X, y, sensitive_features=sf)["fairness"]["value"]
-        if self.epsilon_ is not None and self.train_fairness_ > self.epsilon_ + 1e-12:
-            import warnings
+        self.check_params()
+        method = SubdataMethod(self.method)
+        params, opts, checked = self._params()
+        X = self._features(X, reset=True)
+        progress = Progress(self.verbose, who=type(self).__name__)
+        data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
+                       who="FairSubdataClassifier")
+        self.classes_ = data.classes
+        problem = self._goal_problem()
+        method.check(problem.compile(data.space))  # before any fitting
+        make_learner(self.estimator, float(self.alpha), data.n_classes, checked, exact=self.method != "irs")
+        margins = resolve_margins(self.margin, problem)
+        seed = as_seed(self.random_state)
 
-            warnings.warn(
-                f"the {self.measure_} constraint holds on the training selection (F(z) = {self.fairness_:.4g}) "
-                f"but the model's training predictions have {self.measure_} gap {self.train_fairness_:.4g} > "
-                f"epsilon = {self.epsilon_} (violation {self.train_fairness_ - self.epsilon_:.4g})",
-                RuntimeWarning, stacklevel=2)
+        def fit_candidate(constraints, d):
+            compiled = Problem(self.objective, constraints).compile(d.space)
+            run = dict(params, alpha=float(self.alpha), estimator=self.estimator, max_iter=self.max_iter,
+                       tol=self.tol, random_state=seed)
+            result = method.solve(d, compiled, run, progress)
+            result.certificates["warn_infeasible"] = False  # said below, with what the selection meets
+            return compiled, result, result.members[0]
+
+        if self.confidence is not None:
+            compiled, result, clf, margins, self.certification_, self.certified_, _ = certify(
+                fit_candidate, data, problem, margins, self.confidence, opts["safety_fraction"], seed)
+        else:
+            compiled, result, clf = fit_candidate(tighten(problem, margins), data)
+            self.certified_ = self.certification_ = None
+        self._adopt(result, clf, compiled, method=self.method, margins=margins, stacklevel=2)
+        cert = result.certificates
+        if compiled.constraints and not self.feasible_:
+            where = ("the selection meets them (F(z) = 0) but the model's training predictions do not"
+                     if cert["selection_feasible"] else f"neither the selection (F(z) = {cert['fairness']:.4g}) nor "
+                     "the model's training predictions meet them")
+            warnings.warn(f"the goals are not met on the training data: {where} "
+                          f"({self.violation_summary(result.confusion)})", RuntimeWarning, stacklevel=2)
+        self.model_ = cert["model"]
+        self.selected_ = np.asarray(cert["selection"], dtype=bool)
+        self.fairness_ = float(cert["fairness"])
+        self.objective_ = float(cert["irs_objective"])
+        self.n_iter_, self.converged_, self.stop_reason_ = cert["n_iter"], cert["converged"], cert["stop_reason"]
+        self.mip_ = cert["mip"]
+        self.threshold_ = float(cert["threshold"])
+        if isinstance(self.model_, LinearModel):
+            w, b = np.asarray(self.model_.w, float), np.atleast_1d(np.asarray(self.model_.b, float))
+            self.coef_ = w.T.copy() if w.ndim == 2 else w[None, :].copy()
+            self.intercept_ = b.copy()
         self.fit_seconds_ = time.perf_counter() - t0
+        progress.done()
         return self
 
-    def _resolve_goal(self):
-        """``(measure, epsilon, sensitive column or None)`` from ``measure`` / ``constraints``.
+    # ------------------------------------------------------------------ predict
+    def decision_function(self, X):
+        """Scores: shape (n_samples,) for two classes (> 0 predicts ``classes_[1]``), else
+        (n_samples, n_classes) (the argmax is predicted)."""
+        check_is_fitted(self, "classifier_")
+        X = self._check_predict_X(X)
+        clf = self.classifier_
+        return clf.model.decision_function(X) if hasattr(clf, "model") else clf.decision_function(X)
 
-        ``measure`` may be a Ye & Xie name or a goal expression (:func:`measure_of_goal`);
-        a constraint ``<disparity>_difference(...) <= eps`` sets both the measure and ``epsilon``.
-
-        Raises
-        ------
-        ValueError
-            More than one constraint, a goal no measure expresses, or a constraint that
-            disagrees with an explicit ``measure`` / ``epsilon``.
-        """
-        measure, column = measure_of_goal(self.measure)
-        epsilon = self.epsilon
-        constraints = list(self.constraints or ())
-        if constraints:
-            params = subdata_params_from_goals("error", constraints)
-            if not (self.measure == "omr" or measure_of_goal(self.measure)[0] == params["measure"]):
-                raise ValueError(f"measure={self.measure!r} disagrees with the constraint {constraints[0].name!r}; "
-                                 "give the goal once")
-            if self.epsilon is not None and float(self.epsilon) != params["epsilon"]:
-                raise ValueError(f"epsilon={self.epsilon} disagrees with the constraint's bound "
-                                 f"{params['epsilon']}; give the bound once")
-            measure, epsilon, column = params["measure"], params["epsilon"], params["sensitive"]
-        return measure, epsilon, column
-
-    def _set_model(self, model):
-        """Store ``model_`` (and ``coef_`` / ``intercept_`` for linear models)."""
-        self.model_ = model
-        if isinstance(model, _w.LinearModel):
-            self.coef_ = np.atleast_2d(model.w.T) if len(self.classes_) > 2 else model.w[None, :]
-            self.intercept_ = np.atleast_1d(model.b)
-
-    def _encode(self, y):
-        """Labels as the steps want them: {-1, +1} (binary) or codes 0..K-1 (multiclass)."""
-        if len(self.classes_) > 2:
-            return np.searchsorted(self.classes_, y)
-        return np.where(y == self.classes_[1], 1, -1)
-
-    def unconstrained_baseline(self, X, y):
+    # ------------------------------------------------------------------ report
+    def fit_baseline(self, X, y, *, sensitive_features=None, sample_weight=None, datasets=None):
         """The same model trained on all of ``(X, y)``: no selection, no fairness term.
 
-        This is the vanilla classifier Ye & Xie compare against (SVM / LR / SVC / the black box
-        trained on all data; the IRS's starting point, Alg. 2 step 1), and the baseline of
-        :func:`goalfit.report.build_report`.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Labels among ``classes_``.
+        The vanilla classifier Ye & Xie compare with (the SVM / LR / SVC / estimator on all
+        data, with the objective's example weights: the IRS's starting point, Alg. 2 step 1).
 
         Returns
         -------
-        FairSubdataClassifier
-            A fitted shallow copy of this estimator whose ``model_`` is the all-data fit
-            (``predict``, ``decision_function`` and :meth:`evaluate` work on it); its
-            ``fit_seconds_`` is the time of that fit.
+        ("unconstrained", classifier, seconds)
 
         Raises
         ------
         ValueError
-            If the estimator is not fitted, ``X`` has the wrong width or ``y`` holds labels
-            outside ``classes_``.
+            ``datasets`` given, labels outside ``classes_``, the wrong number of features.
         """
-        import copy
-
-        check_is_fitted(self, "model_")
-        X = check_array(X, dtype=float)
-        y = column_or_1d(y, warn=True)
-        if X.shape[1] != self.n_features_in_ or len(y) != X.shape[0]:
-            raise ValueError(f"X must have shape (len(y), {self.n_features_in_}), got {X.shape} "
-                             f"with {len(y)} labels")
-        unknown = np.setdiff1d(np.unique(y), self.classes_)
-        if len(unknown):
-            raise ValueError(f"y has labels {unknown.tolist()} not seen at fit ({self.classes_.tolist()})")
+        check_is_fitted(self, "classifier_")
+        if datasets:
+            raise ValueError("FairSubdataClassifier takes no extra datasets")
         t0 = time.perf_counter()
-        yy = self._encode(y)
-        keep = np.eye(len(self.classes_))[yy] if len(self.classes_) > 2 else np.ones(len(yy))
-        base = copy.copy(self)
-        base._set_model(self._learner_.fit(X, yy, keep))
-        base.selected_ = np.ones(len(yy), bool)
-        base.history_, base.n_iter_, base.mip_ = [], 0, None
-        base.fit_seconds_ = time.perf_counter() - t0
-        return base
-
-    def _fit_exact(self, learner, X, yy, g, K):
-        kw = dict(t=self.t, rho=self.rho, epsilon=self.epsilon_)
-        if self.solver == "bruteforce":
-            r = _mip.bruteforce_gsvmf(X, yy, g, learner=learner, measure=self.measure_, **kw)
-        elif isinstance(learner, _w.MulticlassSVMStep):
-            r = _mip.solve_gmsvmf(X, yy, g, lam=self.lam, time_limit=self.time_limit, **kw)
-        elif isinstance(learner, _w.LinearSVMStep):
-            r = _mip.solve_gsvmf(X, yy, g, measure=self.measure_, lam=self.lam, time_limit=self.time_limit,
-                                 formulation="big_m" if self.lam > 0 else "indicator", **kw)
-        elif isinstance(learner, _w.LogisticStep):
-            r = _mip.solve_glrf(X, yy, g, measure=self.measure_, lam=self.lam, time_limit=self.time_limit, **kw)
+        X = self._check_predict_X(X)
+        data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
+                       classes=self.classes_, who=type(self).__name__, warn_groups=False)
+        learner = copy.deepcopy(self.result_.certificates["learner"])
+        compiled = Problem(self.objective).compile(data.space)
+        meas = SelectionMeasure.from_compiled(compiled, data.y_codes, data.cells, data.sample_weight)
+        K, n = data.n_classes, data.n_samples
+        if K > 2:
+            codes = np.asarray(data.y_codes, dtype=np.intp)
+            model = learner.fit(X, codes, np.eye(K)[codes], scale=meas.reward * n)
         else:
-            raise ValueError("solver='mip' supports model='svm' and 'logistic' (kernel SVMs and black "
-                             "boxes have no mixed-integer form)")
-        if not np.isfinite(r.objective):
-            raise ValueError(f"the exact solver found no feasible solution ({r.status})")
-        self.mip_ = r
-        self.objective_, self.fairness_ = r.objective, r.fairness
-        self.history_, self.n_iter_, self.converged_ = [], 0, r.optimal
-        self.stop_reason_ = r.status
-        return _w.LinearModel(np.asarray(r.w), r.b), r.z
+            model = learner.fit(X, np.where(data.y_codes == 1, 1, -1), meas.step_weights(np.ones(n)))
+        return "unconstrained", deployed_rule(learner, model, self.classes_), time.perf_counter() - t0
 
-    # ------------------------------------------------------------------ predicting
-    def decision_function(self, X):
-        """Scores, shape (n_samples,) (binary; > 0 predicts ``classes_[1]``) or (n_samples, K)."""
-        check_is_fitted(self, "model_")
-        X = check_array(X, dtype=float)
-        return self._learner_.decision_function(self.model_, X)
+    def report_fields(self) -> dict:
+        cert = self.result_.certificates
+        return {
+            "method": f"fair subdata selection ({self.method_}, {self._estimator_name()}, Ye & Xie 2020)",
+            "n_members": 1,
+            "timing": {"total_fit_seconds": self.fit_seconds_},
+            "note": (f"values: the deployed rule (predicted labels); the goals are exact on the training selection "
+                     f"z (F(z) = {self.fairness_:.4g}, {int(self.selected_.sum())} of {len(self.selected_)} "
+                     "selected); unconstrained = the same model trained on all training data (Ye & Xie Alg. 2 "
+                     "step 1)"),
+            "selection": {"fairness_z_train": self.fairness_, "n_selected": int(self.selected_.sum()),
+                          "n_train": int(len(self.selected_)), "objective_train": self.objective_,
+                          "constraint_values_z": cert["selection_values"], "form": cert["form"], "rho": cert["rho"],
+                          "t": cert["t"], "n_iter": int(self.n_iter_), "stop_reason": self.stop_reason_,
+                          "zstep_exact": cert["zstep_exact"], "zstep_solvers": cert["zstep_solvers"]},
+            "history_objective_name": "objective of the training predictions",
+            "history_violation_name": "max violation of the training predictions",
+        }
 
-    def predict(self, X):
-        """Predicted labels, shape (n_samples,)."""
-        s = self.decision_function(X)
-        if s.ndim == 2:
-            return self.classes_[np.argmax(s, axis=1)]
-        return self.classes_[(s > 0).astype(int)]
-
-    def predict_proba(self, X):
-        """Class probabilities (logistic and estimator models only), shape (n_samples, 2)."""
-        check_is_fitted(self, "model_")
-        X = check_array(X, dtype=float)
-        if isinstance(self._learner_, _w.LogisticStep):
-            p = 1.0 / (1.0 + np.exp(-self._learner_.decision_function(self.model_, X)))
-            return np.column_stack([1 - p, p])
-        if isinstance(self._learner_, _w.EstimatorStep) and not isinstance(self._learner_, _w.KernelSVMStep):
-            return self.model_.predict_proba(X)
-        raise AttributeError("predict_proba is available for model='logistic' and estimator models only")
-
-    def evaluate(self, X, y, *, sensitive_features=None):
-        """Accuracy and the prediction-based fairness gap on labelled data.
-
-        Uses :func:`goalfit.metrics.evaluate_problem` with the error as objective and the goal of
-        :func:`fairness_goal` (bounded by ``epsilon``, or 0 when there is none) as constraint.
-
-        Returns
-        -------
-        dict with ``accuracy``, ``objective`` {name, value}, ``fairness`` {name, value} and
-        ``constraints`` (the core's layout).
-        """
-        from ..metrics import evaluate_problem
-
-        check_consistent_rows(X=X, y=y, sensitive_features=sensitive_features)
-        pred = self.predict(X)
-        goal = fairness_goal(self.measure_)
-        bound = 0.0 if self.epsilon_ is None else float(self.epsilon_)
-        sf = (_sensitive_column(sensitive_features, self.sensitive_column_) if sensitive_features is not None
-              else np.zeros(len(pred)))
-        if self.measure_ == "f1":
-            ev = evaluate_problem(Problem(goal), y, pred, sensitive_features=sf, classes=self.classes_)
-            ev["fairness"] = {"name": goal.name, "value": ev["objective"]["value"]}
-            return ev
-        ev = evaluate_problem(Problem("error", [goal <= bound]), y, pred, sensitive_features=sf,
-                              classes=self.classes_)
-        ev["fairness"] = {"name": goal.name, "value": ev["constraints"][0]["value"]}
-        return ev
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = self.estimator == "svm"
+        return tags
 
 
-class SpectralFairSVC(ClassifierMixin, BaseEstimator):
+class SpectralFairSVC(GoalEstimator):
     """Spectral fair linear SVM of Olfat & Aswani (2018): the SSVM baseline of Ye & Xie Table 6.
 
-    See :func:`goalfit.methods.subdata.ssvm.fit_ssvm` (convex QCQP per DC iteration, cvxpy +
-    Clarabel).
+    A linear SVM ``(1/n) sum_i hinge_i + alpha ||w||^2 + mu tau`` with the first-moment
+    constraint ``|B' w| <= d`` (``B`` the unit difference of the two groups' feature means)
+    and the second-moment gap bound ``tau`` (a DC program, one convex QCQP per iteration with
+    cvxpy + Clarabel; :func:`goalfit.methods.subdata.ssvm.fit_ssvm`). Binary labels, one
+    sensitive column with two groups.
 
     Parameters
     ----------
-    d : float, default 0.1
+    objective : {"error"}, default "error"
+        The SVM minimizes the hinge surrogate of the error; other objectives are refused.
+    d : float >= 0, default 0.1
         First-moment (mean score) gap bound.
-    mu : float, default 0.01
+    mu : float >= 0, default 0.01
         Penalty on the second-moment gap.
-    lam : float, default 0.01
+    alpha : float >= 0, default 0.01
+        Weight of ``||w||^2`` (Olfat & Aswani's ``L``; the hinge term is an average).
     max_iter : int, default 50
+        DC iterations.
     tol : float, default 1e-3
+        Relative change of ``w`` that stops the DC loop.
 
     Attributes
     ----------
-    classes_, groups_, coef_, intercept_, n_iter_, converged_, fit_seconds_
+    classes_, coef_ (1, n_features), intercept_ (1,), groups_ (the two sensitive values; the
+    second is the paper's ``g = +1``), n_iter_, converged_, fit_seconds_, and the result
+    protocol of :class:`goalfit.fit.GoalEstimator` (``classifier_``, ``history_``, ...).
+
+    Raises
+    ------
+    ValueError
+        At fit: another objective, more than two classes, a sensitive feature without exactly
+        two groups (or several columns), NaN features, mismatched rows.
     """
 
-    def __init__(self, *, d=0.1, mu=0.01, lam=0.01, max_iter=50, tol=1e-3):
+    _parameter_constraints = {
+        "objective": [StrOptions({"error"}), HasMethods(["bind"])],
+        "d": [Interval(Real, 0, None, closed="left")],
+        "mu": [Interval(Real, 0, None, closed="left")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+    }
+
+    def __init__(self, objective="error", *, d=0.1, mu=0.01, alpha=0.01, max_iter=50, tol=1e-3):
+        self.objective = objective
         self.d = d
         self.mu = mu
-        self.lam = lam
+        self.alpha = alpha
         self.max_iter = max_iter
         self.tol = tol
 
+    def _goal_problem(self) -> Problem:
+        return Problem(self.objective)
+
+    def _check_predict_X(self, X):
+        return validate_data(self, X, dtype=np.float64, reset=False)
+
     def fit(self, X, y, *, sensitive_features=None):
-        """Fit on ``(X, y)`` (binary) with a two-group sensitive feature."""
+        """Fit on ``(X, y)`` (binary) with one sensitive column of two groups.
+
+        Returns
+        -------
+        self
+        """
         from ..methods.subdata.ssvm import fit_ssvm
 
         t0 = time.perf_counter()
-        X = check_array(X, dtype=float)
-        y = column_or_1d(y, warn=True)
-        if len(y) != X.shape[0]:
-            raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)}")
-        self.classes_ = np.unique(y)
-        if len(self.classes_) != 2:
+        self.check_params()
+        if not isinstance(as_objective(self.objective), ErrorRate):
+            raise UnsupportedGoal(f"SpectralFairSVC minimizes the (hinge surrogate of the) error; objective "
+                                  f"{getattr(self.objective, 'name', self.objective)!r} is not supported")
+        X = validate_data(self, X, dtype=np.float64, reset=True)
+        if sensitive_features is None:
+            raise ValueError("SpectralFairSVC needs sensitive_features (one column with two groups)")
+        data = prepare(X, y, sensitive_features=sensitive_features, who="SpectralFairSVC")
+        self.classes_ = data.classes
+        if data.n_classes != 2:
             raise ValueError(f"SSVM is binary; y has classes {self.classes_.tolist()}")
-        self.groups_, g = _two_groups(sensitive_features, len(y))
-        m = fit_ssvm(X, np.where(y == self.classes_[1], 1, -1), g, d=self.d, mu=self.mu, lam=self.lam,
-                     max_iter=self.max_iter, tol=self.tol)
-        self.coef_, self.intercept_ = m.w[None, :], np.array([m.b])
+        cells = data.encoder.cells_
+        if cells.shape[1] != 1 or len(cells) != 2:
+            raise ValueError(f"SpectralFairSVC needs one sensitive column with exactly two groups, got "
+                             f"{cells.shape[1]} column(s) and {len(cells)} group(s)")
+        self.groups_ = cells.iloc[:, 0].to_numpy()
+        g = np.where(np.asarray(data.cells) == 1, 1, -1)
+        yy = np.where(data.y_codes == 1, 1, -1)
+        m = fit_ssvm(X, yy, g, d=self.d, mu=self.mu, lam=self.alpha, max_iter=self.max_iter, tol=self.tol)
+        clf = ScoreClassifier(LinearScorer(m.w, m.b), self.classes_, 0.0)
+        compiled = self._goal_problem().compile(data.space)
+        pred = (X @ m.w + m.b > 0).astype(np.intp)
+        C = confusion_tensor(data.y_codes, pred, data.cells, 2, data.encoder.n_cells)
+        secs = time.perf_counter() - t0
+        history = [{"iteration": int(m.extra["n_iter"]), "objective": float(compiled.objective.value(C)),
+                    "max_violation": 0.0, "seconds": secs, "oracle_calls": int(m.extra["n_iter"])}]
+        result = FitResult.single(clf, C, "ssvm", history=history, n_oracle_calls=int(m.extra["n_iter"]),
+                                  message=f"DC loop: {m.extra['n_iter']} QCQPs, converged {m.extra['converged']}")
+        self._adopt(result, clf, compiled, method="ssvm")
+        self.certified_ = self.certification_ = None
+        self.coef_, self.intercept_ = m.w[None, :].copy(), np.array([m.b])
         self.n_iter_, self.converged_ = m.extra["n_iter"], m.extra["converged"]
-        self.n_features_in_ = X.shape[1]
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
     def decision_function(self, X):
-        check_is_fitted(self, "coef_")
-        return check_array(X, dtype=float) @ self.coef_[0] + self.intercept_[0]
+        """Scores ``X @ coef_[0] + intercept_[0]``, shape (n_samples,); > 0 predicts ``classes_[1]``."""
+        check_is_fitted(self, "classifier_")
+        return self.classifier_.decision_function(self._check_predict_X(X))
 
-    def predict(self, X):
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+    def report_fields(self) -> dict:
+        return {"method": "spectral fair SVM (Olfat & Aswani 2018)", "n_members": 1,
+                "timing": {"total_fit_seconds": self.fit_seconds_}}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags

@@ -228,16 +228,18 @@ def objective(costs, z, rho: float, measure: str, y, g=None, *, regularizer: flo
     return float(np.asarray(costs, float) @ z + regularizer + rho * fairness_value(measure, z, y, g))
 
 
-def multiclass_costs(U, y, Z, t: float) -> float:
+def multiclass_costs(U, y, Z, t: float, weights=None) -> float:
     """Accuracy term of GMSVMF (Ye & Xie Eq. 27a): ``(1/N) sum_i sum_{j != y_i} (1 - z_ij)(u_ij - t)``.
 
-    ``U``, ``Z`` of shape (n, K); ``y`` class codes ``0..K-1``.
+    ``U``, ``Z`` of shape (n, K); ``y`` class codes ``0..K-1``; ``weights`` of shape (n,)
+    replaces ``1/N`` per point (the reward of compiled goals, :mod:`.measure`).
     """
     U, Z = np.asarray(U, float), np.asarray(Z, float)
     n = len(y)
     keep = 1.0 - Z
     keep[np.arange(n), y] = 0.0
-    return float(np.sum(keep * (U - t)) / n)
+    w = np.full(n, 1.0 / n) if weights is None else np.asarray(weights, float)
+    return float(np.sum(w[:, None] * keep * (U - t)))
 
 
 def step_weights(z, y, measure: str) -> np.ndarray:

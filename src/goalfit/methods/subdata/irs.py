@@ -4,6 +4,11 @@ Algorithm 2 (linear SVM, GSVMF; and GLRF with :class:`~.wstep.LogisticStep`), Al
 (kernel SVM), Algorithm 5 (any estimator with ``sample_weight``; deep models), and the
 multiclass version (GMSVMF, z-step Algorithm 3). With warm starts along a rho path
 (:func:`irs_path`), random restarts, a stopping tolerance and an iteration cap.
+
+The measure is one of the paper's named measures on labels and groups in {-1, +1} (``"omr"``,
+``"fpr"``, ``"eo"``, ``"dp"``, ``"f1"`` with ``rho`` / ``epsilon``), or compiled goals as a
+:class:`~.measure.SelectionMeasure` (any linear rate goal; the accuracy weights ``reward``
+replace the ``1/N`` of Eq. 12 in the costs and the w-step).
 """
 from __future__ import annotations
 
@@ -13,8 +18,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .framework import fairness_value, multiclass_costs, selection_costs, step_weights
+from .measure import SelectionMeasure
 from .wstep import DegenerateSelection
-from .zstep import select, select_multiclass
+from .zstep import select, select_goals, select_multiclass
 
 __all__ = ["IRSResult", "irs", "irs_path"]
 
@@ -57,10 +63,20 @@ class IRSResult:
     seconds: float = 0.0
 
 
+def _goals(measure) -> bool:
+    return isinstance(measure, SelectionMeasure)
+
+
 def _evaluate(learner, model, X, y, g, z, *, measure, rho, t):
     """``H`` and ``F`` of (model, z)."""
     u = learner.outcomes(model, X, y)
     reg = learner.regularizer(model)
+    if _goals(measure):
+        if learner.multiclass:
+            F = measure.fairness(z[np.arange(len(y)), y])
+            return multiclass_costs(u, y, z, t, weights=measure.reward) + reg + measure.rho * F, F, u
+        F = measure.fairness(z)
+        return float(measure.costs(u, t, learner.kind) @ z) + reg + measure.rho * F, F, u
     if learner.multiclass:
         F = fairness_value("omr", z[np.arange(len(y)), y], np.ones(len(y), int), g)
         return multiclass_costs(u, y, z, t) + reg + rho * F, F, u
@@ -69,11 +85,31 @@ def _evaluate(learner, model, X, y, g, z, *, measure, rho, t):
     return float(c @ z) + reg + rho * F, F, u
 
 
-def _zstep(learner, u, y, g, *, measure, rho, epsilon, t):
+def _zstep(learner, u, y, g, *, measure, rho, epsilon, t, zstep):
+    """The z-step's :class:`~.zstep.Selection`."""
+    if _goals(measure):
+        if learner.multiclass:
+            return select_multiclass(u, y, t=t, measure=measure, **zstep)
+        return select_goals(measure.costs(u, t, learner.kind), measure, **zstep)
     if learner.multiclass:
-        return select_multiclass(u, y, g, t=t, rho=rho, epsilon=epsilon).z
+        return select_multiclass(u, y, g, t=t, rho=rho, epsilon=epsilon)
     c = selection_costs(u, t, y, kind=learner.kind, class_weighted=measure == "f1")
-    return select(c, y, g, measure=measure, rho=rho, epsilon=epsilon).z
+    return select(c, y, g, measure=measure, rho=rho, epsilon=epsilon)
+
+
+def _fit(learner, X, y, z, measure):
+    """The w-step on selection ``z`` (the (n, K) assignment for a multiclass learner)."""
+    if _goals(measure):
+        if learner.multiclass:
+            return learner.fit(X, y, z, scale=measure.reward * len(y))
+        return learner.fit(X, y, measure.step_weights(z))
+    return learner.fit(X, y, z if learner.multiclass else step_weights(z, y, measure))
+
+
+def _feasible(measure, z, y, multiclass, epsilon, F) -> bool:
+    if _goals(measure):
+        return bool(measure.feasible(z[np.arange(len(y)), y] if multiclass else z))
+    return epsilon is None or F <= epsilon + 1e-12
 
 
 def _initial_selection(learner, u, t, y):
@@ -82,31 +118,42 @@ def _initial_selection(learner, u, t, y):
     return (u <= t).astype(float) if learner.kind == "margin" else (u >= t).astype(float)
 
 
-def _run(learner, X, y, g, model, z_start, *, measure, rho, epsilon, t, max_iter, tol, restart, history):
+def _run(learner, X, y, g, model, z_start, *, measure, rho, epsilon, t, max_iter, tol, restart, history,
+         zstep, callback):
     u = learner.outcomes(model, X, y)
     z = _initial_selection(learner, u, t, y)
     H_prev = _evaluate(learner, model, X, y, g, z, measure=measure, rho=rho, t=t)[0]
     best = None
     if z_start is not None:  # the starting model with the data it was trained on: a feasible point
         H0, F0, _ = _evaluate(learner, model, X, y, g, z_start, measure=measure, rho=rho, t=t)
-        if epsilon is None or F0 <= epsilon + 1e-12:
+        if _feasible(measure, z_start, y, learner.multiclass, epsilon, F0):
             best = (H0, F0, model, z_start)
+        if callback is not None:
+            callback({"restart": restart, "iteration": 0, "objective_after_zstep": H0, "objective": H0,
+                      "fairness": F0, "n_selected": int(np.sum(z_start[np.arange(len(y)), y] if learner.multiclass
+                                                                   else z_start)), "seconds": 0.0}, model, z_start)
     reason, converged, it = "max_iter", False, 0
     for it in range(1, max_iter + 1):
         t0 = time.perf_counter()
-        z = _zstep(learner, u, y, g, measure=measure, rho=rho, epsilon=epsilon, t=t)
+        sel = _zstep(learner, u, y, g, measure=measure, rho=rho, epsilon=epsilon, t=t, zstep=zstep)
+        z = sel.z
         H_half = _evaluate(learner, model, X, y, g, z, measure=measure, rho=rho, t=t)[0]
         try:
-            model = learner.fit(X, y, z if learner.multiclass else step_weights(z, y, measure))
+            model = _fit(learner, X, y, z, measure)
         except DegenerateSelection as exc:
             reason = f"degenerate selection: {exc}"
             it -= 1
             break
         H, F, u = _evaluate(learner, model, X, y, g, z, measure=measure, rho=rho, t=t)
-        history.append({"restart": restart, "iteration": it, "objective_after_zstep": H_half,
-                        "objective": H, "fairness": F, "n_selected": int(np.sum(
-                            z[np.arange(len(y)), y] if learner.multiclass else z)),
-                        "seconds": time.perf_counter() - t0})
+        row = {"restart": restart, "iteration": it, "objective_after_zstep": H_half,
+               "objective": H, "fairness": F, "n_selected": int(np.sum(
+                   z[np.arange(len(y)), y] if learner.multiclass else z)),
+               "seconds": time.perf_counter() - t0}
+        if _goals(measure):
+            row["zstep"], row["zstep_exact"] = sel.solver, bool(sel.exact)
+        history.append(row)
+        if callback is not None:
+            callback(row, model, z)
         if best is None or H < best[0]:
             best = (H, F, model, z.copy())
         if H_prev - H <= tol:
@@ -116,9 +163,10 @@ def _run(learner, X, y, g, model, z_start, *, measure, rho, epsilon, t, max_iter
     return best, it, converged, reason
 
 
-def irs(learner, X, y, g, *, measure: str = "omr", rho: float = 0.0, epsilon: float | None = None,
+def irs(learner, X, y, g=None, *, measure="omr", rho: float = 0.0, epsilon: float | None = None,
         t: float = 1.0, max_iter: int = 50, tol: float = 1e-8, n_restarts: int = 0,
-        init_model=None, random_state=None) -> IRSResult:
+        init_model=None, random_state=None, zstep_solver: str = "auto", zstep_time_limit: float = 60.0,
+        callback=None) -> IRSResult:
     """Iterative refining strategy (Ye & Xie Alg. 2, 4, 5; multiclass with Alg. 3).
 
     1. Train on all data (or start from ``init_model``: a warm start), compute outcomes ``u``.
@@ -140,12 +188,15 @@ def irs(learner, X, y, g, *, measure: str = "omr", rho: float = 0.0, epsilon: fl
     y : ndarray of shape (n,)
         Labels in {-1, +1} (multiclass: codes ``0..K-1``).
     g : ndarray of shape (n,), values in {-1, +1}
-    measure : {"omr", "fpr", "eo", "dp", "f1"}
-        (multiclass: "omr" only)
+        Groups of a named measure (unused with a SelectionMeasure).
+    measure : {"omr", "fpr", "eo", "dp", "f1"} or SelectionMeasure
+        A named measure (multiclass: "omr" only), or compiled goals
+        (:meth:`SelectionMeasure.from_compiled`; their ``rho`` and enforced rows apply, the
+        z-step is :func:`~.zstep.select_goals`).
     rho : float >= 0
-        Fairness penalty.
+        Fairness penalty (named measures).
     epsilon : float, optional
-        Fairness constraint ``F(z) <= epsilon`` enforced in every z-step.
+        Fairness constraint ``F(z) <= epsilon`` enforced in every z-step (named measures).
     t : float
         Threshold (margin for SVMs, log-likelihood for logistic, probability for black boxes).
     max_iter : int
@@ -155,6 +206,14 @@ def irs(learner, X, y, g, *, measure: str = "omr", rho: float = 0.0, epsilon: fl
     init_model : optional
         Warm start (a model of the same learner, e.g. the previous rho's solution).
     random_state : int or Generator, optional
+    zstep_solver : {"auto", "structured", "milp"}
+        With a SelectionMeasure: the z-step (:func:`~.zstep.select_goals`).
+    zstep_time_limit : float
+        Seconds per MILP z-step.
+    callback : callable, optional
+        ``callback(row, model, z)`` after every w-step (``row`` is the history record, which
+        the callback may extend) and once for each start with ``iteration = 0`` (the starting
+        model and the data it was trained on).
 
     Returns
     -------
@@ -166,7 +225,7 @@ def irs(learner, X, y, g, *, measure: str = "omr", rho: float = 0.0, epsilon: fl
         Bad measure for a multiclass learner, or when every run hits a degenerate selection in
         its first iteration.
     """
-    if learner.multiclass and measure != "omr":
+    if learner.multiclass and not _goals(measure) and measure != "omr":
         raise ValueError("the multiclass IRS (GMSVMF) supports measure='omr' only")
     if max_iter < 1:
         raise ValueError(f"max_iter must be >= 1, got {max_iter}")
@@ -186,12 +245,14 @@ def irs(learner, X, y, g, *, measure: str = "omr", rho: float = 0.0, epsilon: fl
             if learner.multiclass:  # a valid assignment: dropped points go to the next class
                 K = learner.n_classes
                 keep = np.eye(K)[np.where(keep > 0, y, (y + 1) % K)]
-            try:
-                model = learner.fit(X, y, keep)
+            try:  # the named measures start from the plain fit (Alg. 2 step 1); goals from their weights
+                model = _fit(learner, X, y, keep, measure) if _goals(measure) else learner.fit(X, y, keep)
             except DegenerateSelection:
                 continue
         best, it, conv, reason = _run(learner, X, y, g, model, keep, measure=measure, rho=rho, epsilon=epsilon,
-                                      t=t, max_iter=max_iter, tol=tol, restart=r, history=history)
+                                      t=t, max_iter=max_iter, tol=tol, restart=r, history=history,
+                                      zstep={"solver": zstep_solver, "time_limit": zstep_time_limit},
+                                      callback=callback)
         if best is not None:
             results.append((best, it, conv, reason))
     if not results:

@@ -2,7 +2,10 @@
 
 * :func:`solve_gsvmf` - GSVMF (Prop. 5, Eq. 12 with the McCormick linearisation (5)) for OMR,
   FPR, EO and DP (Eqs. 22, 24, 26), penalty or constraint form; GSVM-F1 (Prop. 14, Eq. 36)
-  with ``measure="f1"``. A mixed-integer QP (MISOCP-like for F1).
+  with ``measure="f1"``; and any linear rate goals given as a
+  :class:`~.measure.SelectionMeasure` (several constraints, any real ``alpha``, ``kappa``: the
+  integrality argument of Prop. 5 only needs ``F`` linear-representable in ``z``, which every
+  compiled row is). A mixed-integer QP (MISOCP-like for F1).
 * :func:`solve_gmsvmf` - multiclass GMSVMF (Prop. 11, Eq. 27-28).
 * :func:`solve_glrf` - logistic GLRF (Eq. 31) as a mixed-integer nonlinear program.
 * :func:`solve_gsvmf_milp` - GSVMF with ``lambda = 0`` (a mixed-integer **linear** program) on
@@ -23,10 +26,12 @@ import numpy as np
 
 from ...utils.extras import optional_import
 
-from .framework import check_binary_pm1, fairness_value, measure_form, selection_costs, step_weights
+from .framework import check_binary_pm1, f1_loss_value, measure_form
+from .measure import SelectionMeasure
+from .zstep import InfeasibleSelectionError, select_goals
 
-__all__ = ["MIPResult", "big_m", "solve_gsvmf", "solve_gsvmf_milp", "solve_gmsvmf", "solve_glrf",
-           "bruteforce_gsvmf"]
+__all__ = ["MIPResult", "big_m", "reference_value", "solve_gsvmf", "solve_gsvmf_milp", "solve_gmsvmf",
+           "solve_glrf", "bruteforce_gsvmf"]
 
 
 @dataclass
@@ -76,9 +81,10 @@ def big_m(X, *, lam: float, t: float, ref_value: float = 0.0, cost_mass: float =
 
     ``L2 = max_i ||x_i||`` and ``L1 = sqrt((cost_mass t + ref_value) / lam)`` bounds ``||w*||``:
     the accuracy term is at least ``-cost_mass t`` (``cost_mass = sum of the cost weights``: 1
-    for Eq. 12, 2 for the class-weighted Eq. 35) and the optimum is at most ``ref_value``, the
-    objective of ``w = 0, b = 0`` with a feasible reference selection. The paper's case (OMR,
-    ``z = 0``) is ``ref_value = 0``, ``cost_mass = 1``: ``L1 = sqrt(t / lam)``. Requires
+    for Eq. 12, 2 for the class-weighted Eq. 35) and ``F >= 0``, while the optimum is at most
+    ``ref_value``, the objective of any feasible point (:func:`reference_value`: ``w = 0, b = 0``
+    with the best feasible selection, or a warm start). The paper's case (OMR, ``z = 0``) is
+    ``ref_value = 0``, ``cost_mass = 1``: ``L1 = sqrt(t / lam)``. Requires
     ``lam > 0``: the paper gives no bound for ``lam = 0`` (pass ``big_m_value=`` or use
     ``formulation="indicator"``).
 
@@ -95,15 +101,68 @@ def big_m(X, *, lam: float, t: float, ref_value: float = 0.0, cost_mass: float =
     return 2.0 + 2.0 * L1 * L2
 
 
-def _ref_value(measure, y, g, epsilon, rho, t, cw) -> float:
-    """Objective of ``w = 0, b = 0`` (all margins 1) with the best feasible simple selection."""
-    n = len(y)
-    best = np.inf
-    for zc in (np.zeros(n), np.ones(n), (y == 1).astype(float)):
-        F = fairness_value(measure, zc, y, g)
-        if epsilon is None or F <= epsilon:
-            best = min(best, (1 - t) * float(cw @ zc) + rho * F)
-    return best
+def _as_measure(measure, y, g, rho, epsilon) -> SelectionMeasure:
+    if isinstance(measure, SelectionMeasure):
+        return measure
+    return SelectionMeasure.from_named(measure, y, g, rho=rho, epsilon=epsilon)
+
+
+def _warm_objective(X, y, start, meas: SelectionMeasure, lam: float, t: float) -> float:
+    """GSVMF objective of a start ``(w, b, z)`` with hinge margins, ``inf`` if ``z`` is infeasible."""
+    w, b, z = start
+    w, z = np.asarray(w, float), np.asarray(z, float)
+    if w.shape != (X.shape[1],) or z.shape != (len(y),) or not meas.feasible(z):
+        return np.inf
+    u = np.maximum(0.0, 1.0 - y * (X @ w + b))
+    return float(meas.costs(u, t) @ z + lam * w @ w + meas.rho * meas.fairness(z))
+
+
+def reference_value(X, y, measure: SelectionMeasure, *, lam: float, t: float, warm_start=None,
+                    time_limit: float = 60.0) -> float:
+    """An upper bound of the GSVMF optimum from feasible points (the reference of Prop. 3).
+
+    Ye & Xie's proof of Prop. 3 bounds ``||w*||`` by the objective of ``w = 0, b = 0, z = 0``,
+    which is feasible for the penalty form of OMR only. Here the selection is the exact z-step
+    at ``w = 0, b = 0`` (every hinge margin is 1, so the costs are ``reward (1 - t)``): the best
+    selection among those meeting the enforced rows, whatever the goals. A feasible
+    ``warm_start = (w, b, z)`` (e.g. the IRS solution) can only lower the bound.
+
+    Returns
+    -------
+    float
+        ``inf`` when no selection meets the enforced rows (the model is infeasible).
+    """
+    costs = measure.costs(np.ones(len(y)), t)
+    try:
+        ref = select_goals(costs, measure, time_limit=time_limit).value
+    except InfeasibleSelectionError:
+        ref = np.inf
+    if warm_start is not None:
+        ref = min(ref, _warm_objective(np.asarray(X, float), y, warm_start, measure, lam, t))
+    return float(ref)
+
+
+def _add_goal_rows(m, zs, meas: SelectionMeasure):
+    """Rows of compiled goals on the binaries ``zs``; returns ``(sum_c v_c, [v_c])``.
+
+    ``v_c >= row_r(z)`` for the rows of constraint ``c`` (when ``rho > 0``), ``v_c >= 0``, and
+    ``row_r(z) <= bound_c`` for the enforced rows.
+    """
+    pen, pen_vars = 0, []
+    enf = meas.enforced
+    for c in range(meas.n_constraints):
+        v = m.addVar(f"v{c}", lb=0.0) if meas.rho > 0 else None
+        if v is not None:
+            pen = pen + v
+            pen_vars.append(v)
+        for r in np.flatnonzero(meas.row_group == c):
+            a = meas.alpha[r]
+            lin = sum(a[i] * zs[i] for i in np.flatnonzero(a)) + float(meas.kappa[r])
+            if v is not None:
+                m.addCons(v >= lin)
+            if enf[r]:
+                m.addCons(lin <= float(meas.bounds[c]) + meas.tolerance())
+    return pen, pen_vars
 
 
 def _model(time_limit, threads=1, verbose=False):
@@ -136,7 +195,7 @@ def _finish(m, t0):
     return status, obj, bound, gap, time.perf_counter() - t0
 
 
-def solve_gsvmf(X, y, g=None, *, measure: str = "omr", lam: float = 1.0, t: float = 1.0, rho: float = 0.0,
+def solve_gsvmf(X, y, g=None, *, measure="omr", lam: float = 1.0, t: float = 1.0, rho: float = 0.0,
                 epsilon: float | None = None, time_limit: float = 60.0, big_m_value: float | None = None,
                 formulation: str = "big_m", warm_start=None, threads: int = 1, verbose: bool = False) -> MIPResult:
     """Solve GSVMF (and GSVM-F1) exactly with SCIP.
@@ -151,17 +210,23 @@ def solve_gsvmf(X, y, g=None, *, measure: str = "omr", lam: float = 1.0, t: floa
              phi * (N + k+ - k-) >= sum_i (1 - z_i)                  (1 - F1, Eq. 36)
              [|alpha'z + kappa| <= epsilon  or  sum(1 - z) <= epsilon (N + k+ - k-)]
 
-    with ``c_i = 1/N`` (``1/N+-`` for F1). Only the lower McCormick bounds are kept: the
-    objective pushes ``s`` down, and ``u_i <= M`` is added since Prop. 3 bounds every margin.
+    with ``c_i = 1/N`` (``1/N+-`` for F1). With compiled goals (a SelectionMeasure) ``c_i`` is
+    their ``reward_i``, ``phi`` is ``sum_c v_c`` with ``v_c >= row_r(z)`` for each row of
+    constraint ``c``, and the enforced rows ``row_r(z) <= bound_c`` replace the epsilon rows.
+    Only the lower McCormick bounds are kept: the objective pushes ``s`` down, and ``u_i <= M``
+    is added since Prop. 3 bounds every margin. The closed-form ``M`` uses
+    :func:`reference_value` (a feasible selection from the exact z-step, and the warm start).
 
     Parameters
     ----------
     X : ndarray of shape (n, d)
     y, g : ndarray of shape (n,), values in {-1, +1}
-    measure : {"omr", "fpr", "eo", "dp", "f1"}
+        Labels; groups of a named measure (unused with a SelectionMeasure).
+    measure : {"omr", "fpr", "eo", "dp", "f1"} or SelectionMeasure
     lam, t, rho : float
+        ``rho`` of a named measure (a SelectionMeasure holds its own).
     epsilon : float, optional
-        Constraint form.
+        Constraint form of a named measure.
     time_limit : float
         Seconds.
     big_m_value : float, optional
@@ -179,6 +244,7 @@ def solve_gsvmf(X, y, g=None, *, measure: str = "omr", lam: float = 1.0, t: floa
     Returns
     -------
     MIPResult
+        ``status`` "infeasible" (no solve) when no selection meets the enforced rows.
 
     Raises
     ------
@@ -188,15 +254,27 @@ def solve_gsvmf(X, y, g=None, *, measure: str = "omr", lam: float = 1.0, t: floa
     X = np.asarray(X, float)
     y = check_binary_pm1(y, "y")
     n, d = X.shape
-    if measure != "f1":
+    goals = isinstance(measure, SelectionMeasure)
+    meas = _as_measure(measure, y, g, rho, epsilon)
+    f1 = meas.f1_labels is not None
+    if not goals and not f1:
         alpha, kappa = measure_form(measure, y, g).coef()
-    cw = selection_costs(np.full(n, 1.0 + t), t, y, class_weighted=measure == "f1")  # = 1/N or 1/N+-
+    cw = meas.reward
+    rho = meas.rho
+    t0 = time.perf_counter()
     if formulation == "big_m":
-        M = big_m_value if big_m_value is not None else big_m(
-            X, lam=lam, t=t, cost_mass=float(cw.sum()), ref_value=_ref_value(measure, y, g, epsilon, rho, t, cw))
+        if big_m_value is not None:
+            M = big_m_value
+        else:
+            if not lam > 0:
+                big_m(X, lam=lam, t=t)  # raises, naming the alternatives
+            ref = reference_value(X, y, meas, lam=lam, t=t, warm_start=warm_start, time_limit=time_limit)
+            if not np.isfinite(ref):
+                return MIPResult(np.full(d, np.nan), np.nan, np.full(n, np.nan), np.inf, np.inf, np.inf,
+                                 "infeasible", time.perf_counter() - t0)
+            M = big_m(X, lam=lam, t=t, cost_mass=float(cw.sum()), ref_value=ref)
     elif formulation != "indicator":
         raise ValueError(f"formulation must be 'big_m' or 'indicator', got {formulation!r}")
-    t0 = time.perf_counter()
     m = _model(time_limit, threads, verbose)
     w = [m.addVar(f"w{j}", lb=None) for j in range(d)]
     b = m.addVar("b", lb=None)
@@ -212,19 +290,24 @@ def solve_gsvmf(X, y, g=None, *, measure: str = "omr", lam: float = 1.0, t: floa
         else:
             m.addConsIndicator(s[i] - u[i] >= 0, z[i])
     m.addCons(theta >= sum(wj * wj for wj in w))
-    if measure == "f1":
-        A = n + sum(z[i] for i in range(n) if y[i] == 1) - sum(z[i] for i in range(n) if y[i] == -1)
+    pen, pen_vars = 0, []
+    if f1:
+        yf = meas.f1_labels
+        A = n + sum(z[i] for i in range(n) if yf[i] == 1) - sum(z[i] for i in range(n) if yf[i] == -1)
         miss = sum(1 - z[i] for i in range(n))
         m.addCons(phi * A >= miss)
-        if epsilon is not None:
-            m.addCons(miss <= epsilon * A)
-    else:
+        if not np.isnan(meas.f1_bound):
+            m.addCons(miss <= meas.f1_bound * A)
+    if goals:
+        pen, pen_vars = _add_goal_rows(m, z, meas)
+    elif not f1:
         _add_fairness(m, phi, z, alpha, kappa, epsilon)
-    m.setObjective(sum(cw[i] * (s[i] - t * z[i]) for i in range(n)) + lam * theta + rho * phi, "minimize")
+    m.setObjective(sum(cw[i] * (s[i] - t * z[i]) for i in range(n)) + lam * theta + rho * phi + rho * pen,
+                   "minimize")
     start = None
     if warm_start is not None:
-        start = _add_start(m, X, y, warm_start, w, b, u, s, z, theta, phi, measure, g,
-                           M if formulation == "big_m" else None, epsilon)
+        start = _add_start(m, X, y, warm_start, w, b, u, s, z, theta, phi, pen_vars, meas,
+                           M if formulation == "big_m" else None)
     m.optimize()
     status, obj, bound, gap, secs = _finish(m, t0)
     if m.getNSols() == 0:
@@ -232,11 +315,10 @@ def solve_gsvmf(X, y, g=None, *, measure: str = "omr", lam: float = 1.0, t: floa
                          start=start)
     wv = np.array([m.getVal(v) for v in w])
     zv = np.round([m.getVal(v) for v in z]).astype(float)
-    F = fairness_value(measure, zv, y, g)
-    return MIPResult(wv, m.getVal(b), zv, obj, bound, gap, status, secs, F, start)
+    return MIPResult(wv, m.getVal(b), zv, obj, bound, gap, status, secs, meas.fairness(zv), start)
 
 
-def _add_start(m, X, y, start, w, b, u, s, z, theta, phi, measure, g, M, epsilon) -> str:
+def _add_start(m, X, y, start, w, b, u, s, z, theta, phi, pen_vars, meas: SelectionMeasure, M) -> str:
     """Give SCIP ``start = (w, b, z)`` as a starting incumbent; returns ``MIPResult.start``.
 
     In SCIP's problem stage ``addSol`` stores a solution without checking it (an infeasible
@@ -251,7 +333,7 @@ def _add_start(m, X, y, start, w, b, u, s, z, theta, phi, measure, g, M, epsilon
         raise ValueError(f"warm_start must be (w of shape ({len(w)},), b, z of shape ({len(z)},) with 0/1 "
                          f"entries), got shapes {wv.shape}, {zv.shape}")
     uv = np.maximum(0.0, 1.0 - y * (X @ wv + bv))
-    F = float(fairness_value(measure, zv, y, g))
+    F = float(meas.fairness(zv))
     sol = m.createSol()
     for j, v in enumerate(w):
         m.setSolVal(sol, v, float(wv[j]))
@@ -261,15 +343,22 @@ def _add_start(m, X, y, start, w, b, u, s, z, theta, phi, measure, g, M, epsilon
         m.setSolVal(sol, s[i], float(uv[i] * zv[i]))
         m.setSolVal(sol, z[i], float(zv[i]))
     m.setSolVal(sol, theta, float(wv @ wv))
-    m.setSolVal(sol, phi, F)
+    if meas.named is not None:
+        m.setSolVal(sol, phi, F)  # |F(z)| of a named measure, or 1 - F1
+    elif meas.f1_labels is not None:
+        m.setSolVal(sol, phi, float(f1_loss_value(zv, meas.f1_labels)))
+    for var, v in zip(pen_vars, meas.violations(zv) if pen_vars else ()):
+        m.setSolVal(sol, var, float(v))
     if m.checkSol(sol, printreason=False, original=True):
         if m.addSol(sol, free=True):
             return "accepted"
         reason = "SCIP did not store it"
     elif M is not None and uv.max() > M:
         reason = f"a margin u_i = {uv.max():.4g} exceeds the big-M {M:.4g} (u <= M is part of the model)"
-    elif epsilon is not None and F > epsilon:
-        reason = f"F(z) = {F:.4g} > epsilon = {epsilon}"
+    elif not meas.feasible(zv):
+        eps = meas.named[3] if meas.named is not None else None
+        reason = (f"F(z) = {F:.4g} > epsilon = {eps}" if eps is not None
+                  else f"the selection violates the goals (F(z) = {F:.4g})")
     else:
         reason = "infeasible for the model"
     m.freeSol(sol)
@@ -277,20 +366,21 @@ def _add_start(m, X, y, start, w, b, u, s, z, theta, phi, measure, g, M, epsilon
     return f"rejected: {reason}"
 
 
-def solve_gsvmf_milp(X, y, g=None, *, measure: str = "omr", t: float = 1.0, rho: float = 0.0,
+def solve_gsvmf_milp(X, y, g=None, *, measure="omr", t: float = 1.0, rho: float = 0.0,
                      epsilon: float | None = None, big_m_value: float, time_limit: float = 60.0) -> MIPResult:
     """Solve GSVMF with ``lambda = 0`` exactly with HiGHS (``scipy.optimize.milp``).
 
     Without the regulariser the formulation of :func:`solve_gsvmf` is linear: variables
-    ``(w, b, u, s, z, phi)``, rows ``y_i(x_i'w + b) + u_i >= 1``, ``s_i - u_i - M z_i >= -M``,
-    ``phi -+ alpha'z >= +-kappa`` (and the epsilon rows), ``0 <= u_i <= M``. Prop. 3 gives no
+    ``(w, b, u, s, z, v)``, rows ``y_i(x_i'w + b) + u_i >= 1``, ``s_i - u_i - M z_i >= -M``,
+    ``v_c >= row_r(z)`` for the goal rows (for a named measure the pair ``+-(alpha'z + kappa)``,
+    so ``v = |F(z)|``), the enforced rows (the epsilon rows), ``0 <= u_i <= M``. Prop. 3 gives no
     big-M for ``lambda = 0``, so ``big_m_value`` is required: it bounds every margin, i.e. it
     restricts the model to classifiers with ``y_i f(x_i) >= 1 - M`` (state it with the result).
 
     Parameters
     ----------
     X, y, g, measure, t, rho, epsilon : as :func:`solve_gsvmf` (``measure`` not "f1", which is
-        not linear)
+        not linear); a SelectionMeasure holds its own ``rho`` and enforced rows.
     big_m_value : float > 0
     time_limit : float
 
@@ -299,36 +389,42 @@ def solve_gsvmf_milp(X, y, g=None, *, measure: str = "omr", t: float = 1.0, rho:
     MIPResult
     """
     from scipy.optimize import Bounds, LinearConstraint, milp
-    from scipy.sparse import csr_matrix, hstack, identity, vstack
+    from scipy.sparse import csr_matrix, hstack, identity
 
     X = np.asarray(X, float)
     y = check_binary_pm1(y, "y")
-    if measure == "f1":
+    meas = _as_measure(measure, y, g, rho, epsilon)
+    if meas.f1_labels is not None:
         raise ValueError("1 - F1 is not linear in z: use solve_gsvmf (SCIP)")
     if not big_m_value > 0:
         raise ValueError("big_m_value must be > 0")
-    alpha, kappa = measure_form(measure, y, g).coef()
     n, d = X.shape
     M = float(big_m_value)
-    nv = d + 1 + 3 * n + 1  # w, b, u, s, z, phi
-    iu, is_, iz, ip = d + 1, d + 1 + n, d + 1 + 2 * n, d + 1 + 3 * n
+    G = meas.n_constraints if meas.rho > 0 else 0
+    nv = d + 1 + 3 * n + G  # w, b, u, s, z, v
+    is_, iz, iv = d + 1 + n, d + 1 + 2 * n, d + 1 + 3 * n
     c = np.zeros(nv)
-    c[is_:iz] = 1.0 / n
-    c[iz:ip] = -t / n
-    c[ip] = rho
+    c[is_:iz] = meas.reward
+    c[iz:iv] = -t * meas.reward
+    c[iv:] = meas.rho
     Id, Z0 = identity(n, format="csr"), csr_matrix((n, n))
-    A1 = hstack([csr_matrix(y[:, None] * X), csr_matrix(y[:, None]), Id, Z0, Z0, csr_matrix((n, 1))])
-    A2 = hstack([csr_matrix((n, d + 1)), -Id, Id, -M * Id, csr_matrix((n, 1))])
-    fz = csr_matrix(np.r_[np.zeros(d + 1 + 2 * n), alpha, 0.0][None, :])
-    e_phi = csr_matrix(np.r_[np.zeros(nv - 1), 1.0][None, :])
-    rows = [LinearConstraint(A1, 1.0, np.inf), LinearConstraint(A2, -M, np.inf),
-            LinearConstraint(vstack([e_phi - fz, e_phi + fz]), [kappa, -kappa], np.inf)]
-    if epsilon is not None:
-        rows.append(LinearConstraint(fz, -epsilon - kappa, epsilon - kappa))
-    lb = np.r_[np.full(d + 1, -np.inf), np.zeros(3 * n + 1)]
-    ub = np.r_[np.full(d + 1, np.inf), np.full(n, M), np.full(n, np.inf), np.ones(n), np.inf]
+    A1 = hstack([csr_matrix(y[:, None] * X), csr_matrix(y[:, None]), Id, Z0, Z0, csr_matrix((n, G))])
+    A2 = hstack([csr_matrix((n, d + 1)), -Id, Id, -M * Id, csr_matrix((n, G))])
+    rows = [LinearConstraint(A1, 1.0, np.inf), LinearConstraint(A2, -M, np.inf)]
+    enf, tol = meas.enforced, meas.tolerance()
+    for r in range(meas.n_rows):
+        fz = np.r_[np.zeros(d + 1 + 2 * n), meas.alpha[r], np.zeros(G)]
+        if G:
+            ev = np.zeros(nv)
+            ev[iv + int(meas.row_group[r])] = 1.0
+            rows.append(LinearConstraint(csr_matrix((ev - fz)[None, :]), float(meas.kappa[r]), np.inf))
+        if enf[r]:
+            rows.append(LinearConstraint(csr_matrix(fz[None, :]), -np.inf,
+                                         float(meas.bounds[meas.row_group[r]] - meas.kappa[r] + tol)))
+    lb = np.r_[np.full(d + 1, -np.inf), np.zeros(3 * n + G)]
+    ub = np.r_[np.full(d + 1, np.inf), np.full(n, M), np.full(n, np.inf), np.ones(n), np.full(G, np.inf)]
     integrality = np.zeros(nv)
-    integrality[iz:ip] = 1
+    integrality[iz:iv] = 1
     t0 = time.perf_counter()
     res = milp(c, constraints=rows, integrality=integrality, bounds=Bounds(lb, ub),
                options={"time_limit": float(time_limit)})
@@ -336,17 +432,17 @@ def solve_gsvmf_milp(X, y, g=None, *, measure: str = "omr", t: float = 1.0, rho:
     if res.x is None:
         return MIPResult(np.full(d, np.nan), np.nan, np.full(n, np.nan), np.inf, -np.inf, np.inf,
                          res.message, secs)
-    zv = np.round(res.x[iz:ip])
+    zv = np.round(res.x[iz:iv])
     bound = float(getattr(res, "mip_dual_bound", np.nan))
     gap = float(getattr(res, "mip_gap", np.nan)) if res.status != 0 else 0.0
     status = "optimal" if res.status == 0 else ("timelimit" if res.status == 1 else res.message)
-    return MIPResult(res.x[:d], float(res.x[d]), zv, float(res.fun), bound, gap, status, secs,
-                     fairness_value(measure, zv, y, g))
+    return MIPResult(res.x[:d], float(res.x[d]), zv, float(res.fun), bound, gap, status, secs, meas.fairness(zv))
 
 
-def solve_gmsvmf(X, y, g, *, lam: float = 1.0, t: float = 1.0, rho: float = 0.0, epsilon: float | None = None,
-                 time_limit: float = 60.0, threads: int = 1, verbose: bool = False) -> MIPResult:
-    """Solve multiclass GMSVMF (Ye & Xie Prop. 11, Eqs. 27-28) exactly with SCIP (OMR).
+def solve_gmsvmf(X, y, g=None, *, lam: float = 1.0, t: float = 1.0, rho: float = 0.0, epsilon: float | None = None,
+                 measure: SelectionMeasure | None = None, time_limit: float = 60.0, threads: int = 1,
+                 verbose: bool = False) -> MIPResult:
+    """Solve multiclass GMSVMF (Ye & Xie Prop. 11, Eqs. 27-28) exactly with SCIP.
 
     The product ``(1 - z_ij) u_ij`` is modelled with indicator constraints ``z_ij = 0 =>
     r_ij >= u_ij``, ``r_ij >= 0`` (equivalent to McCormick (28) with a valid M; the paper gives
@@ -357,7 +453,11 @@ def solve_gmsvmf(X, y, g, *, lam: float = 1.0, t: float = 1.0, rho: float = 0.0,
     X : ndarray of shape (n, d)
     y : ndarray of shape (n,), class codes ``0..K-1``
     g : ndarray of shape (n,), values in {-1, +1}
+        Groups of the OMR measure (Eq. 27a); unused with ``measure``.
     lam, t, rho, epsilon, time_limit, threads, verbose : as :func:`solve_gsvmf`
+    measure : SelectionMeasure, optional
+        Correctness-only compiled goals on ``z_{i, y_i}`` instead of OMR: ``reward_i``
+        replaces ``1/N``, their rows replace ``phi >= |F|`` (``rho``, ``epsilon`` unused).
 
     Returns
     -------
@@ -368,7 +468,9 @@ def solve_gmsvmf(X, y, g, *, lam: float = 1.0, t: float = 1.0, rho: float = 0.0,
     y = np.asarray(y)
     n, d = X.shape
     K = int(y.max()) + 1
-    alpha, kappa = measure_form("omr", np.ones(n, int), g).coef()
+    meas = SelectionMeasure.from_named("omr", np.ones(n, int), g, rho=rho, epsilon=epsilon) if measure is None \
+        else measure
+    cw = meas.reward
     t0 = time.perf_counter()
     m = _model(time_limit, threads, verbose)
     W = [[m.addVar(f"w{j}_{k}", lb=None) for k in range(K)] for j in range(d)]
@@ -385,10 +487,16 @@ def solve_gmsvmf(X, y, g, *, lam: float = 1.0, t: float = 1.0, rho: float = 0.0,
             uik, rik = m.addVar(f"u{i}_{k}", lb=0.0), m.addVar(f"r{i}_{k}", lb=0.0)
             m.addCons(score[y[i]] - score[k] >= 1 - uik)
             m.addConsIndicator(rik - uik >= 0, z[i][k], activeone=False)
-            obj = obj + (rik - t * (1 - z[i][k])) / n
+            obj = obj + cw[i] * (rik - t * (1 - z[i][k]))
     m.addCons(theta >= sum(W[j][k] * W[j][k] for j in range(d) for k in range(K)))
-    _add_fairness(m, phi, [z[i][int(y[i])] for i in range(n)], alpha, kappa, epsilon)
-    m.setObjective(obj + lam * theta + rho * phi, "minimize")
+    zc = [z[i][int(y[i])] for i in range(n)]
+    if measure is None:
+        alpha, kappa = measure_form("omr", np.ones(n, int), g).coef()
+        _add_fairness(m, phi, zc, alpha, kappa, epsilon)
+        pen = rho * phi
+    else:
+        pen = meas.rho * _add_goal_rows(m, zc, meas)[0]
+    m.setObjective(obj + lam * theta + pen, "minimize")
     m.optimize()
     status, objv, bound, gap, secs = _finish(m, t0)
     if m.getNSols() == 0:
@@ -396,11 +504,11 @@ def solve_gmsvmf(X, y, g, *, lam: float = 1.0, t: float = 1.0, rho: float = 0.0,
                          objv, bound, gap, status, secs)
     Wv = np.array([[m.getVal(v) for v in row] for row in W])
     Zv = np.round([[m.getVal(v) for v in row] for row in z]).astype(float)
-    F = fairness_value("omr", Zv[np.arange(n), y], np.ones(n, int), g)
+    F = meas.fairness(Zv[np.arange(n), y])
     return MIPResult(Wv, np.array([m.getVal(v) for v in b]), Zv, objv, bound, gap, status, secs, F)
 
 
-def solve_glrf(X, y, g, *, measure: str = "omr", lam: float = 1.0, t: float = np.log(0.5), rho: float = 0.0,
+def solve_glrf(X, y, g=None, *, measure="omr", lam: float = 1.0, t: float = np.log(0.5), rho: float = 0.0,
                epsilon: float | None = None, coef_bound: float = 10.0, time_limit: float = 60.0,
                threads: int = 1, verbose: bool = False) -> MIPResult:
     """Solve GLRF (Ye & Xie Eq. 31) exactly with SCIP as a mixed-integer nonlinear program.
@@ -409,6 +517,8 @@ def solve_glrf(X, y, g, *, measure: str = "omr", lam: float = 1.0, t: float = np
     ``l_i >= log(1 + exp(-y_i (x_i'w + b)))`` (so ``u_i = -l_i`` is the log-likelihood) and
     ``z_i = 1 => s_i >= l_i`` (indicator). The paper states GLRF but gives no MICP; this is
     the direct exponential-cone-free MINLP that SCIP handles. ``t < 0`` (a log-probability).
+    With compiled goals (a SelectionMeasure) ``1/N`` is their ``reward_i`` and ``F`` their rows,
+    as in :func:`solve_gsvmf`.
 
     The intercept is not regularised, so a selection holding a single class has infimum
     ``t k / N`` approached only as ``|b| -> inf`` (not attained): the model is well posed only
@@ -427,7 +537,11 @@ def solve_glrf(X, y, g, *, measure: str = "omr", lam: float = 1.0, t: float = np
     if not t < 0:
         raise ValueError(f"GLRF needs t < 0 (a log-likelihood threshold), got {t}")
     n, d = X.shape
-    alpha, kappa = measure_form(measure, y, g).coef()
+    goals = isinstance(measure, SelectionMeasure)
+    meas = _as_measure(measure, y, g, rho, epsilon)
+    if meas.f1_labels is not None:
+        raise ValueError("GLRF with 1 - F1 has no formulation here")
+    cw = meas.reward
     t0 = time.perf_counter()
     m = _model(time_limit, threads, verbose)
     w = [m.addVar(f"w{j}", lb=-coef_bound, ub=coef_bound) for j in range(d)]
@@ -441,24 +555,30 @@ def solve_glrf(X, y, g, *, measure: str = "omr", lam: float = 1.0, t: float = np
         m.addCons(ell[i] >= log(1 + exp(-marg)))
         m.addConsIndicator(s[i] - ell[i] >= 0, z[i])
     m.addCons(theta >= sum(wj * wj for wj in w))
-    _add_fairness(m, phi, z, alpha, kappa, epsilon)
-    m.setObjective(sum((s[i] + t * z[i]) / n for i in range(n)) + lam * theta + rho * phi, "minimize")
+    if goals:
+        pen = meas.rho * _add_goal_rows(m, z, meas)[0]
+    else:
+        alpha, kappa = measure_form(measure, y, g).coef()
+        _add_fairness(m, phi, z, alpha, kappa, epsilon)
+        pen = rho * phi
+    m.setObjective(sum(cw[i] * (s[i] + t * z[i]) for i in range(n)) + lam * theta + pen, "minimize")
     m.optimize()
     status, objv, bound, gap, secs = _finish(m, t0)
     if m.getNSols() == 0:
         return MIPResult(np.full(d, np.nan), np.nan, np.full(n, np.nan), objv, bound, gap, status, secs)
     zv = np.round([m.getVal(v) for v in z]).astype(float)
     return MIPResult(np.array([m.getVal(v) for v in w]), m.getVal(b), zv, objv, bound, gap, status, secs,
-                     fairness_value(measure, zv, y, g))
+                     meas.fairness(zv))
 
 
-def bruteforce_gsvmf(X, y, g=None, *, learner, measure: str = "omr", t: float = 1.0, rho: float = 0.0,
+def bruteforce_gsvmf(X, y, g=None, *, learner, measure="omr", t: float = 1.0, rho: float = 0.0,
                      epsilon: float | None = None, max_n: int = 12) -> MIPResult:
     """Ground truth by enumeration: for every ``z`` in {0,1}^N solve the exact w-step.
 
     ``min_z [min_w H(w, z)]`` with ``H`` the IRS objective of ``learner`` (a monotone w-step of
     :mod:`.wstep`, e.g. :class:`~.wstep.LinearSVMStep`): exact whenever the learner's w-step
-    is. ``2^N`` convex solves, so ``N <= max_n``.
+    is. ``2^N`` convex solves, so ``N <= max_n``. ``measure`` is a named measure (with ``g``,
+    ``rho``, ``epsilon``) or a SelectionMeasure.
 
     Raises
     ------
@@ -474,20 +594,20 @@ def bruteforce_gsvmf(X, y, g=None, *, learner, measure: str = "omr", t: float = 
         raise ValueError(f"brute force solves 2^N problems; N = {n} > max_n = {max_n}")
     if not learner.monotone or learner.multiclass:
         raise ValueError("brute force needs a binary learner whose w-step minimises the objective")
+    meas = _as_measure(measure, y, g, rho, epsilon)
     t0 = time.perf_counter()
     best = (np.inf, None, None)
     for bits in itertools.product((0.0, 1.0), repeat=n):
         zv = np.array(bits)
-        F = fairness_value(measure, zv, y, g)
-        if epsilon is not None and F > epsilon + 1e-12:
+        if not meas.feasible(zv, tol=1e-12 if meas.named is not None else None):
             continue
+        F = meas.fairness(zv)
         try:
-            model = learner.fit(X, y, step_weights(zv, y, measure))
+            model = learner.fit(X, y, meas.step_weights(zv))
         except DegenerateSelection:
             continue
         u = learner.outcomes(model, X, y)
-        H = selection_costs(u, t, y, kind=learner.kind, class_weighted=measure == "f1") @ zv \
-            + learner.regularizer(model) + rho * F
+        H = meas.costs(u, t, learner.kind) @ zv + learner.regularizer(model) + meas.rho * F
         if H < best[0]:
             best = (float(H), model, zv)
     H, model, zv = best
@@ -495,4 +615,4 @@ def bruteforce_gsvmf(X, y, g=None, *, learner, measure: str = "omr", t: float = 
     if model is None:
         return MIPResult(np.full(X.shape[1], np.nan), np.nan, np.full(n, np.nan), np.inf, np.inf, np.inf,
                          "infeasible", secs)
-    return MIPResult(model.w, model.b, zv, H, H, 0.0, "enumerated", secs, fairness_value(measure, zv, y, g))
+    return MIPResult(model.w, model.b, zv, H, H, 0.0, "enumerated", secs, meas.fairness(zv))

@@ -20,7 +20,7 @@ from ...utils.solvers import solve_cvxpy
 from sklearn.base import clone
 
 __all__ = ["DegenerateSelection", "LinearModel", "LinearSVMStep", "LogisticStep", "KernelSVMStep",
-           "EstimatorStep", "MulticlassSVMStep"]
+           "EstimatorStep", "MulticlassSVMStep", "PositiveProbabilityScore", "LinearArgmaxRule"]
 
 
 class DegenerateSelection(RuntimeError):
@@ -336,11 +336,14 @@ class MulticlassSVMStep(_CachedQP):
         prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(M, U)) / n + self.lam * cp.sum_squares(W)), cons)
         return prob, W, b, M
 
-    def fit(self, X, y, weights) -> LinearModel:
-        """``weights``: the (n, K) assignment ``z`` of Algorithm 3."""
+    def fit(self, X, y, weights, scale=None) -> LinearModel:
+        """``weights``: the (n, K) assignment ``z`` of Algorithm 3; ``scale`` (n,), optional,
+        multiplies each point's terms (``N reward_i`` for compiled goals, :mod:`.measure`)."""
         prob, W, b, M = self._problem(X, y)
         mask = 1.0 - np.asarray(weights, float)
         mask[np.arange(len(y)), y] = 0.0
+        if scale is not None:
+            mask *= np.asarray(scale, float)[:, None]
         M.value = mask
         solve_cvxpy(prob, self.solver)
         if W.value is None:
@@ -359,3 +362,44 @@ class MulticlassSVMStep(_CachedQP):
 
     def regularizer(self, model) -> float:
         return self.lam * float(np.sum(model.w ** 2))
+
+
+class PositiveProbabilityScore:
+    """Score ``P(y = +1 | x) - 1/2`` of a fitted probabilistic model (an :class:`EstimatorStep`'s
+    model, trained on labels in {-1, +1}): positive where the model predicts +1.
+
+    Parameters
+    ----------
+    model : fitted classifier with ``predict_proba`` and ``classes_`` holding +1
+    """
+
+    def __init__(self, model):
+        self.model = model
+
+    def __call__(self, X) -> np.ndarray:
+        return EstimatorStep.decision_function(self.model, X)
+
+
+class LinearArgmaxRule:
+    """The multiclass rule ``argmax_k (X W + b)_k`` of a GMSVMF model (Ye & Xie Eq. 27).
+
+    Parameters
+    ----------
+    w : ndarray of shape (d, K)
+    b : ndarray of shape (K,)
+    classes : ndarray of shape (K,)
+        The label of each column.
+    """
+
+    def __init__(self, w, b, classes):
+        self.w = np.asarray(w, float)
+        self.b = np.asarray(b, float)
+        self.classes = np.asarray(classes)
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores, shape (n_samples, K)."""
+        return np.asarray(X, float) @ self.w + self.b
+
+    def predict(self, X) -> np.ndarray:
+        """Labels, shape (n_samples,)."""
+        return self.classes[np.argmax(self.decision_function(X), axis=1)]
