@@ -56,7 +56,7 @@ def _tiny_holdout():
     # 6 examples, one in group B: the goals' share (2 examples) has no example of B
     g = np.array(["A", "A", "A", "A", "A", "B"])
     y = np.array([0, 1, 0, 1, 0, 1])
-    return gf.GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.05], holdout=0.3,
+    return gf.GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.05], cv=0.3,
                              random_state=0).fit(X[:6], y, sensitive_features=g)
 
 
@@ -108,7 +108,7 @@ CASES = [
      ValueError, ["sample_weight", "negative"]),
     ("negative weights in a metric", lambda: gm.score("error", Y, P, sample_weight=np.r_[-1.0, np.ones(N - 1)]),
      ValueError, ["sample_weight", "negative"]),
-    ("holdout on tiny data", _tiny_holdout, ValueError, ["holdout=0.3", "too few", "group"]),
+    ("sample splitting on tiny data", _tiny_holdout, ValueError, ["cv=0.3", "too few", "'B'"]),
     ("a constraint as a black-box metric",
      lambda: gf.AdaptiveSurrogateClassifier(gf.demographic_parity_difference() <= 0.1).fit(X, Y, sensitive_features=G),
      ValueError, ["constraint", "metric"]),
@@ -182,24 +182,27 @@ def test_surrogate_evaluate_with_groups_is_the_macro_f1_over_groups():
     assert e.evaluate(X, Y)["objective"]["value"] == pytest.approx(np.mean(e.predict(X) != Y))
 
 
-def test_ramp_reports_what_the_default_predict_violates():
+def test_ramp_reports_what_the_deployed_predict_violates():
     goals = [gf.positive_prediction_rate(group="A") >= 0.9, gf.positive_prediction_rate(group="A") <= 0.5]
-    with pytest.warns(RuntimeWarning, match="deterministic predict") as rec:
-        m = gf.RampClassifier("error", goals, decision_threshold=0.0).fit(X, Y, sensitive_features=G)  # f > 0
-    det = m.evaluate(X, Y, sensitive_features=G, randomized=False)
+    with pytest.warns(RuntimeWarning, match="cannot all be met") as rec:
+        m = gf.RampClassifier("error", goals, method_params={"decision_threshold": 0.0}).fit(
+            X, Y, sensitive_features=G)  # the paper's rule f(x) > 0
+    det = m.evaluate(X, Y, sensitive_features=G)
     worst = max(c["violation"] for c in det["constraints"])
-    assert m.max_violation_deterministic_ == pytest.approx(worst)
-    assert worst > m.max_violation_ + 0.1  # the randomized rule's violation understates predict's
-    assert f"{worst:.4g}" in str(rec[0].message)
+    assert m.max_violation_ == pytest.approx(worst)  # the deployed predict's violation
+    rand = m.result_.certificates["randomized"]
+    assert worst > rand["max_violation"] + 0.1  # the randomized rule's violation understates predict's
+    msg = str(rec[0].message)
+    assert f"{worst:.4g}" in msg and "randomized" in msg and f"{rand['max_violation']:.4g}" in msg
     from goalfit.report import build_report
 
     rep = build_report(m, X, Y, sensitive_features_train=G)
-    assert "default predict(X)" in rep.data["note"]
-    assert max(c["violation_train"] for c in rep.data["baseline"]["constraints"]) == pytest.approx(worst)
+    assert "f(x) > 0" in rep.data["note"]
+    assert max(c["violation_train"] for c in rep.data["constraints"]) == pytest.approx(worst)
     # the default fitted threshold is the least violating deterministic shift of the same scores
     with pytest.warns(RuntimeWarning):
         fitted = gf.RampClassifier("error", goals).fit(X, Y, sensitive_features=G)
-    assert fitted.max_violation_deterministic_ <= worst + 1e-12
+    assert fitted.max_violation_ <= worst + 1e-12
 
 
 def test_macro_f1_under_auto_matches_sklearn():

@@ -163,7 +163,7 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
 
     _parameter_constraints = {
         **GOAL_PARAMETERS,
-        "estimator": [None, HasMethods(["fit", "predict_proba"]), str],
+        "estimator": [None, HasMethods(["fit"]), str],  # predict_proba: checked with a way out
         "method": [StrOptions(set(PLUGIN_NAMES))],
         "cv": [StrOptions({"auto"}), None, Interval(numbers.Integral, 2, None, closed="left"),
                Interval(numbers.Real, 0, 1, closed="neither"), "cv_object"],
@@ -311,7 +311,13 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
             t0 = time.perf_counter()
             outer, prob = backend.probabilities(data)
             self.base_fit_seconds_ = backend.base_seconds + time.perf_counter() - t0
-            compiled = type(problem)(self.objective, constraints).compile(outer.space)
+            try:
+                compiled = type(problem)(self.objective, constraints).compile(outer.space)
+            except ValueError as err:
+                if self._holdout() is None:
+                    raise
+                raise ValueError(f"cv={self.cv} (sample splitting) leaves {outer.n_samples} of {data.n_samples} "
+                                 f"examples for the goals, too few: {err}. Use a smaller share or more data") from None
             method.check(compiled)
             self.method_ = method.resolve(compiled)
             run = dict(params, oracle=backend.oracle(self.method_, outer))

@@ -111,8 +111,10 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         self.max_violation_ = float(compiled.max_violation(C))
         self.feasible_ = self.max_violation_ <= FEASIBLE_TOL
         if compiled.constraints and not self.feasible_ and result.certificates.get("warn_infeasible", True):
+            note = result.certificates.get("infeasible_note")
             warnings.warn("the goals cannot all be met on the training data: returning the least-violating "
-                          f"classifier ({self.violation_summary(C)})", RuntimeWarning, stacklevel=stacklevel + 1)
+                          f"classifier ({self.violation_summary(C)})" + (f"; {note}" if note else ""),
+                          RuntimeWarning, stacklevel=stacklevel + 1)
 
     def violation_summary(self, C) -> str:
         """The worst constraint of the training tensor ``C``: its value, the user's bound and the tightened one."""

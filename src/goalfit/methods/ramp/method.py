@@ -150,4 +150,6 @@ class RampMethod(Method):
                           "multipliers": dict(zip(program.row_names, np.asarray(res.multipliers).tolist())),
                           "ramp_objective": float(res.objective), "threshold": float(threshold),
                           "coef": res.coef, "intercept": float(res.intercept), "alpha": lam, "program": program,
-                          "n_iter": max(len(res.history) - 1, 1)})
+                          "n_iter": max(len(res.history) - 1, 1),
+                          "infeasible_note": (f"the ramp-randomized rule (randomized_classifier_), which the "
+                                              f"relaxation bounds, has max violation {res.max_violation:.4g}")})
