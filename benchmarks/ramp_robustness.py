@@ -24,38 +24,6 @@ Usage::
     GOALFIT_DATA=/path/to/data python benchmarks/ramp_robustness.py [--quick]
 
 ``--quick``: COMPAS only, seeds 0-1 (about 2 min). Writes ``benchmarks/results/ramp_robustness.json``.
-"""RampClassifier where the group appears only in the constraints: the spread of its answer over
-reasonable settings (issue 13, item 3).
-
-Problems (the sensitive feature is dropped from ``X``; the model never sees it; violations
-measured with the true groups):
-
-* COMPAS (African-American vs Caucasian, 5,278 rows; one-hot + standardized features without
-  race): minimize error s.t. ``false_positive_rate_difference("race") <= 0.01`` (the issue's
-  example);
-* Adult (sex; one-hot + standardized, ``sex`` dropped; a random 10,000-row training part of
-  the official training split, test on the official test split): minimize error s.t.
-  ``demographic_parity_difference("sex") <= 0.01``.
-
-Grid: ``alpha`` in {default, 1e-2, 1e-3, 1e-4} x ``init`` in {"zeros", "unconstrained"} x 3 seeds
-(each seed draws the 70/30 train/test split of COMPAS or the Adult training part, and is the
-estimator's ``random_state``). Per fit: train and test accuracy and violation of the
-deterministic ``predict`` (``f > threshold_``: ``0`` before this change, the fitted
-``decision_threshold="fit"`` after), the randomized rule's train violation, ``feasible_``,
-the fit time. Per problem: the spread (min, max, std) of each column over the grid.
-
-It only uses parameters that the estimator had before this change (``alpha``, ``init``,
-``random_state``), so the same script measures an older checkout (``--label before`` with
-``PYTHONPATH`` pointing at it); ``--compare A.json B.json`` prints both side by side.
-
-Usage::
-
-    GOALFIT_DATA=/path/to/data python benchmarks/ramp_robustness.py [--quick] [--label after]
-    python benchmarks/ramp_robustness.py --compare results/ramp_robustness_before.json \\
-        results/ramp_robustness_after.json
-
-``--quick``: COMPAS only, seeds 0-1 (about 2 min). Writes
-``benchmarks/results/ramp_robustness_<label>.json``.
 """
 from __future__ import annotations
 

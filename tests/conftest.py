@@ -6,6 +6,8 @@ import pytest
 _DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data"
 if "GOALFIT_DATA" not in os.environ and _DEFAULT.is_dir():
     os.environ["GOALFIT_DATA"] = str(_DEFAULT)
+elif os.environ.get("GOALFIT_DATA"):  # absolute: tests that change directory still find the data
+    os.environ["GOALFIT_DATA"] = os.pathsep.join(str(Path(p).resolve()) for p in os.environ["GOALFIT_DATA"].split(os.pathsep))
 
 
 def _have(folder: str) -> bool:
