@@ -262,12 +262,13 @@ class FairSubdataClassifier(GoalEstimator):
             return compiled, result, result.members[0]
 
         if self.confidence is not None:
-            compiled, result, clf, margins, self.certification_, self.certified_, _ = certify(
+            compiled, result, clf, margins, report, certified, _ = certify(
                 fit_candidate, data, problem, margins, self.confidence, opts["safety_fraction"], seed)
         else:
             compiled, result, clf = fit_candidate(tighten(problem, margins), data)
-            self.certified_ = self.certification_ = None
-        self._adopt(result, clf, compiled, method=self.method, margins=margins, stacklevel=2)
+            report = certified = None
+        self._adopt(result, clf, compiled, method=self.method, margins=margins,
+                    certification=None if self.confidence is None else (report, certified), stacklevel=2)
         cert = result.certificates
         if compiled.constraints and not self.feasible_:
             where = ("the selection meets them (F(z) = 0) but the model's training predictions do not"
@@ -458,7 +459,6 @@ class SpectralFairSVC(GoalEstimator):
         result = FitResult.single(clf, C, "ssvm", history=history, n_oracle_calls=int(m.extra["n_iter"]),
                                   message=f"DC loop: {m.extra['n_iter']} QCQPs, converged {m.extra['converged']}")
         self._adopt(result, clf, compiled, method="ssvm")
-        self.certified_ = self.certification_ = None
         self.coef_, self.intercept_ = m.w[None, :].copy(), np.array([m.b])
         self.n_iter_, self.converged_ = m.extra["n_iter"], m.extra["converged"]
         self.fit_seconds_ = time.perf_counter() - t0

@@ -328,15 +328,16 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
 
         if self.confidence is not None:  # Seldonian split: choose on one part, certify on the other
             backend.require_in_memory("confidence")
-            compiled, result, clf, margins, self.certification_, self.certified_, _ = certify(
+            compiled, result, clf, margins, report, certified, _ = certify(
                 fit_candidate, backend.data, problem, margins, self.confidence, opts["safety_fraction"],
                 as_seed(self.random_state))
         else:
             compiled, result, clf = fit_candidate(tighten(problem, margins), backend.data)
-            self.certified_ = self.certification_ = None
+            report = certified = None
         outer = last["outer"]
         self.n_outer_samples_ = backend.n_outer_samples(outer)
-        self._adopt(result, clf, compiled, method=self.method_, margins=margins, stacklevel=2)
+        self._adopt(result, clf, compiled, method=self.method_, margins=margins,
+                    certification=None if self.confidence is None else (report, certified), stacklevel=2)
         for attr in ("n_features_in_", "feature_names_in_"):
             if hasattr(self.estimator_, attr):
                 setattr(self, attr, getattr(self.estimator_, attr))

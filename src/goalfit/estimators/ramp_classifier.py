@@ -252,13 +252,14 @@ class RampClassifier(GoalEstimator):
             return compiled, result, result.members[0]
 
         if self.confidence is not None:
-            compiled, result, clf, margins, self.certification_, self.certified_, _ = certify(
+            compiled, result, clf, margins, report, certified, _ = certify(
                 fit_candidate, data, problem, margins, self.confidence, opts["safety_fraction"],
                 as_seed(self.random_state))
         else:
             compiled, result, clf = fit_candidate(tighten(problem, margins), data)
-            self.certified_ = self.certification_ = None
-        self._adopt(result, clf, compiled, method="ramp", margins=margins, stacklevel=2)
+            report = certified = None
+        self._adopt(result, clf, compiled, method="ramp", margins=margins,
+                    certification=None if self.confidence is None else (report, certified), stacklevel=2)
         cert = result.certificates
         self.coef_, self.intercept_ = cert["coef"], cert["intercept"]
         self.threshold_ = cert["threshold"]

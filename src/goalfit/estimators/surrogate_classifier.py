@@ -359,7 +359,6 @@ class AdaptiveSurrogateClassifier(_ScoreEstimator):
         self.n_metric_calls_ = int(result.n_oracle_calls)
         self.n_iter_ = int(self.max_iter * len(res_paths))
         self.fit_seconds_ = time.perf_counter() - t0
-        self.certified_ = self.certification_ = None
         progress.done()
         return self
 
@@ -468,7 +467,6 @@ class BlackBoxPostShiftClassifier(_ScoreEstimator):
                           "warn_infeasible": selection is None})
         self._adopt(result, clf, compiled, method="post_shift", stacklevel=2)
         self.threshold_, self.validation_metric_, self.selection_max_violation_ = t, obj, viol
-        self.certified_ = self.certification_ = None
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
@@ -557,7 +555,6 @@ class RelaxedFMClassifier(_ScoreEstimator):
         result = FitResult.single(clf, C, "relaxed_fm", history=history, n_oracle_calls=len(self.metric_path_),
                                   message=f"{len(self.metric_path_) - 1} L-BFGS-B iterations")
         self._adopt(result, clf, compiled, method="relaxed_fm", stacklevel=2)
-        self.certified_ = self.certification_ = None
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 

@@ -95,12 +95,16 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         """Slicing columns computed from the features at fit and evaluation (churn's deployed model)."""
         return None
 
-    def _adopt(self, result, classifier, compiled, *, method: str, margins=None, stacklevel: int = 2) -> None:
+    def _adopt(self, result, classifier, compiled, *, method: str, margins=None, certification=None,
+               stacklevel: int = 2) -> None:
         """Set the result protocol from a method's result on the compiled (tightened) goals.
 
-        Warns (RuntimeWarning) when the constraints cannot all be met on the training sample,
-        naming the worst one with the user's bound (and the tightened one).
+        ``certification`` is ``(certification_, certified_)`` of a ``confidence=`` fit
+        (:func:`goalfit.fit.certify`), None otherwise. Warns (RuntimeWarning) when the
+        constraints cannot all be met on the training sample, naming the worst one with the
+        user's bound (and the tightened one).
         """
+        self.certification_, self.certified_ = (None, None) if certification is None else certification
         self.result_ = result
         self.history_ = result.history
         self.classifier_ = classifier
