@@ -11,17 +11,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import goalfit as gf
 from goalfit import GoalClassifier
-
-
-@parametrize_with_checks([GoalClassifier(), GoalClassifier(objective="balanced_error")])
-def test_sklearn_estimator_checks(estimator, check):
-    # every check applies: with no constraints the fitted classifier is one deterministic
-    # plug-in rule, so predict/predict_proba behave as for any classifier.
-    check(estimator)
 
 
 def make_data(n=3000, seed=0, n_classes=2):

@@ -421,7 +421,7 @@ class SpectralFairSVC(GoalEstimator):
         return validate_data(self, X, dtype=np.float64, reset=False)
 
     def fit(self, X, y, *, sensitive_features=None):
-        """Fit on ``(X, y)`` (binary) with one sensitive column of two groups.
+        """Fit on ``(X, y)`` (binary) with one sensitive column of two groups (none: the hinge SVM).
 
         Returns
         -------
@@ -435,18 +435,18 @@ class SpectralFairSVC(GoalEstimator):
             raise UnsupportedGoal(f"SpectralFairSVC minimizes the (hinge surrogate of the) error; objective "
                                   f"{getattr(self.objective, 'name', self.objective)!r} is not supported")
         X = validate_data(self, X, dtype=np.float64, reset=True)
-        if sensitive_features is None:
-            raise ValueError("SpectralFairSVC needs sensitive_features (one column with two groups)")
         data = prepare(X, y, sensitive_features=sensitive_features, who="SpectralFairSVC")
         self.classes_ = data.classes
         if data.n_classes != 2:
-            raise ValueError(f"SSVM is binary; y has classes {self.classes_.tolist()}")
+            raise ValueError(f"Only binary classification is supported by SpectralFairSVC; y has classes "
+                             f"{self.classes_.tolist()}")
         cells = data.encoder.cells_
-        if cells.shape[1] != 1 or len(cells) != 2:
+        if data.encoder.columns_ and (cells.shape[1] != 1 or len(cells) != 2):
             raise ValueError(f"SpectralFairSVC needs one sensitive column with exactly two groups, got "
                              f"{cells.shape[1]} column(s) and {len(cells)} group(s)")
-        self.groups_ = cells.iloc[:, 0].to_numpy()
-        g = np.where(np.asarray(data.cells) == 1, 1, -1)
+        # without sensitive features (one group) the fairness constraints are vacuous: the hinge SVM
+        self.groups_ = cells.iloc[:, 0].to_numpy() if data.encoder.columns_ else None
+        g = np.where(np.asarray(data.cells) == 1, 1, -1) if data.encoder.columns_ else None
         yy = np.where(data.y_codes == 1, 1, -1)
         m = fit_ssvm(X, yy, g, d=self.d, mu=self.mu, lam=self.alpha, max_iter=self.max_iter, tol=self.tol)
         clf = ScoreClassifier(LinearScorer(m.w, m.b), self.classes_, 0.0)

@@ -40,7 +40,10 @@ def fit_ssvm(X, y, g, *, d: float = 0.1, mu: float = 0.01, lam: float = 0.01, ma
     Parameters
     ----------
     X : ndarray of shape (n, p)
-    y, g : ndarray of shape (n,), values in {-1, +1}
+    y : ndarray of shape (n,), values in {-1, +1}
+    g : ndarray of shape (n,), values in {-1, +1}, or None
+        The two groups; None (one group): the fairness constraints are vacuous and the fit is
+        the plain hinge SVM of the same objective.
     d : float >= 0
         Bound on the first-moment gap ``|B' w|``.
     mu : float >= 0
@@ -65,12 +68,21 @@ def fit_ssvm(X, y, g, *, d: float = 0.1, mu: float = 0.01, lam: float = 0.01, ma
     cp = optional_import("cvxpy", "SpectralFairSVC")
 
     X = np.asarray(X, float)
-    y, g = check_binary_pm1(y, "y"), check_binary_pm1(g, "sensitive group g")
-    if min(np.sum(g == 1), np.sum(g == -1)) < 2:
-        raise ValueError("SSVM needs at least two points in each group")
+    y = check_binary_pm1(y, "y")
     if d < 0 or mu < 0 or lam < 0:
         raise ValueError("d, mu and lam must be >= 0")
     n, p = X.shape
+    if g is None:  # one group: the hinge SVM
+        w, b, s = cp.Variable(p), cp.Variable(), cp.Variable(n, nonneg=True)
+        prob = cp.Problem(cp.Minimize(cp.sum(s) / n + lam * cp.sum_squares(w)),
+                          [s >= 1 - cp.multiply(y, X @ w + b)])
+        solve_cvxpy(prob, solver)
+        if w.value is None:
+            raise RuntimeError(f"SVM QP failed ({prob.status})")
+        return LinearModel(np.asarray(w.value, float).copy(), float(b.value), {"n_iter": 1, "converged": True})
+    g = check_binary_pm1(g, "sensitive group g")
+    if min(np.sum(g == 1), np.sum(g == -1)) < 2:
+        raise ValueError("SSVM needs at least two points in each group")
     Xp, Xm = X[g == 1], X[g == -1]
     B = Xp.mean(0) - Xm.mean(0)
     B = B / max(np.linalg.norm(B), 1e-12)
