@@ -93,8 +93,11 @@ _KNOWN = {
 
 def _unknown(names, known, what: str) -> str:
     """``unknown key(s) [...] in [goals]; did you mean 'x'? known: [...]``."""
-    hints = [f"{n!r} -> {m[0]!r}" for n in names for m in [difflib.get_close_matches(str(n), sorted(known), n=1)] if m]
-    hint = f"; did you mean {', '.join(hints)}?" if hints else ""
+    close = {n: m[0] for n in names for m in [difflib.get_close_matches(str(n), sorted(known), n=1)] if m}
+    if len(names) == 1 and close:
+        hint = f"; did you mean {next(iter(close.values()))!r}?"
+    else:
+        hint = f"; did you mean {', '.join(f'{m!r} for {n!r}' for n, m in close.items())}?" if close else ""
     return f"unknown {what} {sorted(names)}{hint} known: {sorted(known)}"
 
 

@@ -19,6 +19,14 @@ class _Ambiguous:
 AMBIGUOUS = _Ambiguous()
 
 
+def unknown_column(column, columns) -> str:
+    """The message for a goal naming a slicing column the data does not have."""
+    if not list(columns):
+        return (f"a goal names the sensitive feature {column!r}, but the data has no sensitive features: pass "
+                f"sensitive_features=... to fit (a column {column!r}, or a DataFrame / dict holding it)")
+    return f"unknown sensitive feature {column!r}; known: {list(columns)}"
+
+
 @dataclass(frozen=True)
 class ConfusionSpace:
     """Classes and cells that stacked confusion tensors are indexed by.
@@ -163,10 +171,13 @@ class ConfusionSpace:
             group = {group[0]: group[1]}
         if not isinstance(group, dict):
             cols = [c for c in self.cells.columns if any(_same(v, group) for v in self.cells[c])]
+            if not cols and not len(self.cells.columns):
+                raise ValueError(f"a goal names the group {group!r}, but the data has no sensitive features: pass "
+                                 "sensitive_features=... to fit")
             if not cols:
                 raise ValueError(
                     f"group {group!r} does not occur in the sensitive features "
-                    f"{list(self.cells.columns) or '(none given)'}: an empty group"
+                    f"{list(self.cells.columns)}: an empty group"
                 )
             if len(cols) > 1:
                 raise ValueError(
@@ -177,9 +188,7 @@ class ConfusionSpace:
         for col, values in group.items():
             col = str(col)
             if col not in self.cells.columns:
-                raise ValueError(
-                    f"unknown sensitive feature {col!r}; known: {list(self.cells.columns)}"
-                )
+                raise ValueError(unknown_column(col, self.cells.columns))
             values = list(values) if isinstance(values, (list, set, frozenset)) else [values]
             hit = np.array([any(_same(v, w) for w in values) for v in self.cells[col]])
             if not hit.any():
@@ -201,9 +210,7 @@ class ConfusionSpace:
         """
         column = str(column)
         if column not in self.cells.columns:
-            raise ValueError(
-                f"unknown sensitive feature {column!r}; known: {list(self.cells.columns) or '(none given)'}"
-            )
+            raise ValueError(unknown_column(column, self.cells.columns))
         seen = []
         for v in self.cells[column]:
             if not any(_same(v, s) for s in seen):
@@ -219,10 +226,12 @@ class ConfusionSpace:
             If there are zero or several slicing columns.
         """
         cols = list(self.cells.columns)
-        if len(cols) != 1:
-            raise ValueError(
-                f"name the sensitive feature: the data has {len(cols)} sensitive feature columns {cols}"
-            )
+        if not cols:
+            raise ValueError("a goal compares groups, but the data has no sensitive features: pass "
+                             "sensitive_features=... to fit")
+        if len(cols) > 1:
+            raise ValueError(f"name the sensitive feature: the data has {len(cols)} sensitive feature columns {cols} "
+                             f"(e.g. demographic_parity_difference({cols[0]!r}))")
         return cols[0]
 
 

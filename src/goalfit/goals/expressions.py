@@ -19,6 +19,7 @@ from numbers import Real
 import numpy as np
 
 from ..confusion.datasets import ABSENT
+from ..confusion.space import unknown_column
 from .functions import BoundFunction, LinearFunction, RatioFunction, SumFunction
 
 
@@ -100,9 +101,7 @@ def space_column(space, column):
         return space.single_column()
     column = str(column)
     if column not in space.cells.columns:
-        raise ValueError(
-            f"unknown sensitive feature {column!r}; known: {list(space.cells.columns) or '(none given)'}"
-        )
+        raise ValueError(unknown_column(column, space.cells.columns))
     return column
 
 
