@@ -143,11 +143,26 @@ def to_deterministic(model, strategy="hash", *, random_state=0):
     det.train_constraint_values_ = [float(v) for v in problem.constraint_values(C)]
     det.train_max_violation_ = float(problem.max_violation(C))
     det.derandomization_ = info
+    constant = np.count_nonzero(C.sum(axis=(0, 1)) > 0) <= 1  # one predicted class on every training row
+    info["constant"] = bool(constant)
+    rand_viol = problem.max_violation(model.result_.confusion)
     if det.train_max_violation_ > FEASIBLE_TOL:
-        names = [c.name for c in problem.constraints if c.violation(C) > FEASIBLE_TOL]
+        user = model._goal_problem().constraints
+        broken = []
+        for k, c in enumerate(problem.constraints):
+            if c.violation(C) > FEASIBLE_TOL:
+                tightened = "" if model.margins_ is None or not model.margins_[k] else (
+                    f", tightened to {c.bound:.4g} by the margin {model.margins_[k]:.4g}")
+                broken.append(f"{c.constraint.expression.name} = {c.value(C):.4g} for the bound {c.sense} "
+                              f"{user[k].bound:g}{tightened}")
         warnings.warn(
-            f"the deterministic classifier ({strategy}) violates goal(s) {names} on the training data "
-            f"(max violation {det.train_max_violation_:.4g}; the randomized classifier's is "
-            f"{problem.max_violation(model.result_.confusion):.4g})", RuntimeWarning, stacklevel=3)
+            f"the deterministic classifier ({strategy}) breaks goal(s) on the training data: {'; '.join(broken)} "
+            f"(max violation {det.train_max_violation_:.4g}; the randomized classifier's is {rand_viol:.4g})",
+            RuntimeWarning, stacklevel=3)
+    if constant:
+        cls = model.classes_[int(np.argmax(C.sum(axis=(0, 1))))]
+        warnings.warn(f"the deterministic classifier ({strategy}) predicts the class {cls!r} for every training "
+                      "example: a constant classifier meets these goals best among the candidates; check the "
+                      "goals, or keep the randomized classifier", RuntimeWarning, stacklevel=3)
     return det
 

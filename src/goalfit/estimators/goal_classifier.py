@@ -680,7 +680,7 @@ class InMemoryData:
             P_out = aligned_proba(est.estimator_, _safe_indexing(X, out_rows), classes)
             prob = probability_model(est.estimator_, classes, allow_missing=joint)
         elif folds is not None:
-            progress.phase("cross-fitting the base model", _n_splits(folds))
+            progress.phase("cross-fitting the base model", _n_splits(folds), unit="fold")
             P_out, models = cross_fit(base, X, labels, sw, folds, classes, progress)
             est.estimators_, est.cv_ = models, folds
             if self.opts["cv_model"] == "average":

@@ -35,6 +35,7 @@ class Progress:
         self._last = -float("inf")
         self._phase = ""
         self._total = None
+        self._unit = "iteration"
 
     @property
     def enabled(self) -> bool:
@@ -51,12 +52,13 @@ class Progress:
             stream.write(f"[{self.who}] {text}\n")
             stream.flush()
 
-    def phase(self, name: str, total: int | None = None) -> None:
-        """Start a phase (``"fitting the base model"``, ``"split_frank_wolfe"``, ...) of ``total`` steps."""
-        self._phase, self._total = name, total
+    def phase(self, name: str, total: int | None = None, unit: str = "iteration") -> None:
+        """Start a phase (``"fitting the base model"``, ``"split_frank_wolfe"``, ...) of at most
+        ``total`` steps, each called a ``unit`` (iteration, epoch, fold, point)."""
+        self._phase, self._total, self._unit = name, total, unit
         self._last = time.perf_counter()  # the first iteration line comes after an interval
         if self.enabled:
-            size = "" if total is None else f" ({total} steps at most)"
+            size = "" if total is None else f" (at most {total} {unit}s)"
             self._write(f"{name}{size} ... {time.perf_counter() - self.start:.1f} s")
 
     def due(self) -> bool:
@@ -74,7 +76,7 @@ class Progress:
         self._last = now
         parts = [self._phase]
         if iteration is not None:
-            parts.append(f"iteration {iteration}" + ("" if self._total is None else f"/{self._total}"))
+            parts.append(f"{self._unit} {iteration}" + ("" if self._total is None else f"/{self._total}"))
         if objective is not None:
             parts.append(f"objective {objective:.4g}")
         if max_violation is not None:

@@ -126,7 +126,7 @@ class LagrangianMethod(Method):
         p = lagrangian_params({k: v for k, v in params.items() if k in LAGRANGIAN_PARAMS})
         patience, tol = p["n_iter_no_change"], float(params.get("tol", 1e-3))
         best, stale = None, 0
-        progress.phase(f"{self.name} training", tr.epoch + max(0, n_epochs))
+        progress.phase(f"{self.name} training", tr.epoch + max(0, n_epochs), unit="epoch")
         with torch.random.fork_rng(devices=[]):
             torch.set_rng_state(tr.torch_rng)
             try:

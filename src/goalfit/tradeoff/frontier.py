@@ -19,7 +19,7 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
 
-from ..fit import as_seed
+from ..fit import Progress, as_seed
 from ..goals import FEASIBLE_TOL, Constraint, Problem
 from ..metrics import evaluate_compiled
 from ..utils.validation import check_consistent_rows
@@ -150,7 +150,7 @@ class _Validation:
 
 def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constraint: int = 0, goal_sets=None,
              X_val=None, y_val=None, sensitive_features_val=None, sample_weight=None,
-             warm_start: bool = True, confidence: float | None = None) -> Frontier:
+             warm_start: bool = True, confidence: float | None = None, verbose: int = 0) -> Frontier:
     """Trade-off curve: refit the goals for a sweep of one constraint's bound (or of goal sets).
 
     Parameters
@@ -178,6 +178,8 @@ def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constrain
     sample_weight : array-like of shape (n_samples,), optional
     warm_start : bool, default True
         Start column generation at each point from the columns of the points before.
+    verbose : int, default 0
+        0: silent; 1: a line per point (its bound, training objective and worst violation).
     confidence : float in (0, 1), optional
         With validation data: confidence intervals of every validation value (columns
         ``<goal>_val_low`` / ``_val_high``, ``objective_val_low`` / ``_high``, and
@@ -251,6 +253,8 @@ def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constrain
     rows, models = [], []
     pool = ([], [])
     val = None
+    progress = Progress(verbose, who="frontier")
+    progress.phase(f"sweeping {swept}", len(sets), unit="point")
     for i, cons in enumerate(sets):
         t1 = time.perf_counter()
         with warnings.catch_warnings():
@@ -291,6 +295,8 @@ def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constrain
                     "seconds": seconds})
         rows.append(row)
         models.append(m)
+        progress.update(i + 1, objective=row["objective_train"], max_violation=row["max_violation_train"],
+                        bound=float(grid[i]), force=True)
     objective_name = Problem(estimator.objective, []).objective.name
     base = getattr(first, "estimator_", None)
     return Frontier(pd.DataFrame(rows), models, chosen, objective_name, swept, base,
