@@ -10,6 +10,15 @@ elif os.environ.get("GOALFIT_DATA"):  # absolute: tests that change directory st
     os.environ["GOALFIT_DATA"] = os.pathsep.join(str(Path(p).resolve()) for p in os.environ["GOALFIT_DATA"].split(os.pathsep))
 
 
+def pytest_report_header(config):
+    """What the suite covers, printed before the dots."""
+    data = os.environ.get("GOALFIT_DATA") or "(none: tests that need a dataset are skipped)"
+    return [f"goalfit tests: the goal vocabulary, confusion statistics, the fit core, the five method families "
+            f"(plug-in, ramp, subdata, surrogate, torch Lagrangian), scikit-learn's estimator checks on every "
+            f"estimator, bad inputs, certification and intervals, reports, trade-off curves, the CLI, Dask and "
+            f"the README's examples; datasets from {data}"]
+
+
 def _have(folder: str) -> bool:
     root = os.environ.get("GOALFIT_DATA")
     return bool(root) and (Path(root) / folder).is_dir()

@@ -219,7 +219,7 @@ def test_empty_slice_and_single_group():
     none = CellEncoder()
     cells0 = none.fit_transform(None, 100)
     space = ConfusionSpace.from_codes(y, cells0, np.arange(2), none.cells_)
-    with pytest.raises(ValueError, match="name the sensitive feature"):
+    with pytest.raises(ValueError, match="no sensitive features: pass sensitive_features"):
         gf.Problem("error", [gf.demographic_parity_difference() <= 0.1]).compile(space)
 
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import importlib
 
-from .goals import *  # noqa: F401,F403
-from .goals import __all__ as _goals_all
+from . import goals as _goals
 from .metrics import BUILDERS as _BUILDERS
 
+_goals_all = _goals.__all__
+globals().update({name: getattr(_goals, name) for name in _goals_all if name not in _goals.LAZY})
 globals().update(_BUILDERS)  # each goal builder also computes its value on (y_true, y_pred), as fairlearn's
 
 __version__ = "0.1.0"
@@ -29,6 +30,7 @@ _LAZY = {
     "select_method_params": "goalfit.estimators", "select_ramp_params": "goalfit.estimators",
     "goal_scorer": "goalfit.metrics", "score": "goalfit.metrics", "frontier": "goalfit.tradeoff", "Frontier": "goalfit.tradeoff",
     "build_report": "goalfit.report", "Dataset": "goalfit.confusion.datasets",
+    **{name: "goalfit.goals" for name in _goals.LAZY if name in _goals.__all__},
 }
 _SUBPACKAGES = {"metrics", "estimators", "methods", "fit", "report", "tradeoff", "datasets", "confusion",
                 "classifiers", "distributed", "utils", "cli"}

@@ -4,16 +4,22 @@ This is the one place where predictions meet labels. Everything above it (goals,
 reports) sees only stacked per-cell confusion tensors of shape ``(n_cells, n_classes, n_classes)``
 (rows: true class, columns: predicted class; Narasimhan et al., JMLR 2024, Def. 1 and Def. 2).
 """
-from .cells import CellEncoder, compact_codes, int_codes
-from .matrices import (
-    BatchConfusion,
-    binary_confusion_tensors,
-    confusion_matrix,
-    confusion_tensor,
-    expected_confusion_matrix,
-    group_confusion_matrices,
-)
-from .space import ConfusionSpace
+import importlib
+
+#: name -> module: loaded on first use (the goal vocabulary imports this package's names module
+#: without pandas).
+_EXPORTS = {"CellEncoder": "cells", "compact_codes": "cells", "int_codes": "cells", "ConfusionSpace": "space",
+            "BatchConfusion": "matrices", "binary_confusion_tensors": "matrices", "confusion_matrix": "matrices",
+            "confusion_tensor": "matrices", "expected_confusion_matrix": "matrices",
+            "group_confusion_matrices": "matrices"}
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "BatchConfusion",

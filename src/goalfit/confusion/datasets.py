@@ -7,8 +7,8 @@ passed as ``X, y`` is named ``"train"``), so a rate on a dataset is a rate on a 
 ``coverage(dataset="pool")`` is ``coverage(group={"dataset": "pool"})``. A rate that names no
 dataset is over the union of all of them, exactly as a rate that names no group is over all groups.
 
-Unlabelled datasets get a placeholder class in the stacked sample; :func:`check_label_free`
-rejects any goal whose value would depend on that placeholder (a true-positive rate on an
+Unlabelled datasets get a placeholder class in the stacked sample;
+:func:`goalfit.goals.program.check_label_free` rejects any goal whose value would depend on that placeholder (a true-positive rate on an
 unlabelled pool, an error rate over the union of labelled and unlabelled data), so the
 placeholder can never leak into a result.
 """
@@ -21,10 +21,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .cells import as_frame
-
-DATASET_COLUMN = "dataset"
-TRAIN = "train"
-ABSENT = "<not given>"
+from .names import ABSENT, DATASET_COLUMN, TRAIN  # noqa: F401  (the names of stacked datasets)
 
 
 @dataclass
@@ -155,36 +152,6 @@ def stack_datasets(X, y, sensitive_features=None, sample_weight=None, datasets=N
         frame[DATASET_COLUMN] = np.concatenate([[name] * len(f) for (name, _), f in zip(parts, frames)])
     return StackedData(_vstack(Xs), np.concatenate(ys), np.concatenate(labelled), frame,
                        np.concatenate(weights), [name for name, _ in parts])
-
-
-def check_label_free(function, space, unlabelled_cells, name: str) -> None:
-    """Raise if a linear goal's value depends on the (placeholder) labels of unlabelled cells.
-
-    Parameters
-    ----------
-    function : LinearFunction-like with ``coef`` of shape ``space.shape``, or a matrix of rows
-        of shape (K, space.size)
-    space : ConfusionSpace
-    unlabelled_cells : ndarray of bool, shape (n_cells,)
-    name : str
-        The goal's name, for the message.
-
-    Raises
-    ------
-    ValueError
-        If some coefficient on an unlabelled cell differs between true classes.
-    """
-    if not unlabelled_cells.any():
-        return
-    coef = np.asarray(function).reshape(-1, *space.shape)[:, unlabelled_cells]
-    if np.abs(coef - coef[:, :, :1, :]).max() > 1e-12:
-        cells = space.cells[unlabelled_cells]
-        where = (sorted(set(cells[DATASET_COLUMN])) if DATASET_COLUMN in cells.columns
-                 else "the unlabelled rows")
-        raise ValueError(
-            f"{name} depends on true labels, but it covers the unlabelled dataset(s) {where}: "
-            "restrict it to labelled data with dataset=..."
-        )
 
 
 def space_with_unlabelled(y_codes, labelled, cell_ids, classes, cells, sample_weight):

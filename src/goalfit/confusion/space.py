@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from .cells import int_codes
+from .names import unknown_column
 
 
 class _Ambiguous:
@@ -19,12 +20,6 @@ class _Ambiguous:
 AMBIGUOUS = _Ambiguous()
 
 
-def unknown_column(column, columns) -> str:
-    """The message for a goal naming a slicing column the data does not have."""
-    if not list(columns):
-        return (f"a goal names the sensitive feature {column!r}, but the data has no sensitive features: pass "
-                f"sensitive_features=... to fit (a column {column!r}, or a DataFrame / dict holding it)")
-    return f"unknown sensitive feature {column!r}; known: {list(columns)}"
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,8 @@ from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ..confusion import confusion_tensor
-from ..confusion.datasets import check_label_free
 from ..goals import FEASIBLE_TOL, Problem
+from ..goals.program import check_label_free
 from ..metrics import add_intervals, evaluate_compiled
 from ..metrics.intervals import GoalSample
 from .data import prepare

@@ -30,13 +30,8 @@ from .metrics import (
     BalancedErrorRate, CostSensitiveLoss, CoverageDeviation, ErrorRate, FBetaLoss, GMeanLoss,
     HMeanLoss, KLQuantification, MacroF1Loss, MacroF1OverGroupsLoss, MicroF1Loss, MinMaxRecallLoss, QMeanLoss,
 )
-from .blackbox import (
-    BlackBoxMetric, ConfusionMetric, as_blackbox_metric, error_loss, gmean_loss, goal_metric, macro_f1_over_groups_loss,
-    prbep_loss, precision_at_k_loss,
-)
 from .parse import parse_constraint, parse_objective
 from .problem import FEASIBLE_TOL, OBJECTIVES, CompiledProblem, Problem, as_objective
-from .program import RateProgram, compile_rate_program
 from .rates import (
     accuracy, churn_rate, coverage, error_rate, false_negative_rate, false_positive_rate, per_group_rates,
     positive_prediction_rate, precision, prior, rate, recall, selection_rate, true_negative_rate,
@@ -112,6 +107,24 @@ def cost_sensitive_loss(cost_matrix):
 def error():
     """0-1 loss (see :class:`ErrorRate`)."""
     return ErrorRate()
+
+
+import importlib as _importlib
+
+#: Loaded on first use: name -> module of this package (black-box metrics read data through
+#: goalfit.confusion; per-example weights are for the in-training methods).
+LAZY = {name: "blackbox" for name in ("BlackBoxMetric", "ConfusionMetric", "as_blackbox_metric", "error_loss",
+                                      "gmean_loss", "goal_metric", "macro_f1_over_groups_loss", "prbep_loss",
+                                      "precision_at_k_loss")}
+LAZY.update(RateProgram="program", compile_rate_program="program", check_label_free="program")
+
+
+def __getattr__(name):
+    if name in LAZY:
+        value = getattr(_importlib.import_module(f"{__name__}.{LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 #: The goal builders: functions returning a goal expression from names of classes, groups and

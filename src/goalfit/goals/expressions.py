@@ -18,8 +18,7 @@ from numbers import Real
 
 import numpy as np
 
-from ..confusion.datasets import ABSENT
-from ..confusion.space import unknown_column
+from ..confusion.names import ABSENT, unknown_column
 from .functions import BoundFunction, LinearFunction, RatioFunction, SumFunction
 
 

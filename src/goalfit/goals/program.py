@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..confusion.datasets import check_label_free
+from ..confusion.names import DATASET_COLUMN
 
 
 @dataclass
@@ -151,3 +151,33 @@ def compile_rate_program(compiled, y_codes, cell_ids, sample_weight=None, unlabe
         A = C = np.zeros((0, n))
         k = np.zeros(0)
     return RateProgram(a0, c0, k0, A, C, k, [r[3] for r in rows])
+
+
+def check_label_free(function, space, unlabelled_cells, name: str) -> None:
+    """Raise if a linear goal's value depends on the (placeholder) labels of unlabelled cells.
+
+    Parameters
+    ----------
+    function : LinearFunction-like with ``coef`` of shape ``space.shape``, or a matrix of rows
+        of shape (K, space.size)
+    space : ConfusionSpace
+    unlabelled_cells : ndarray of bool, shape (n_cells,)
+    name : str
+        The goal's name, for the message.
+
+    Raises
+    ------
+    ValueError
+        If some coefficient on an unlabelled cell differs between true classes.
+    """
+    if not unlabelled_cells.any():
+        return
+    coef = np.asarray(function).reshape(-1, *space.shape)[:, unlabelled_cells]
+    if np.abs(coef - coef[:, :, :1, :]).max() > 1e-12:
+        cells = space.cells[unlabelled_cells]
+        where = (sorted(set(cells[DATASET_COLUMN])) if DATASET_COLUMN in cells.columns
+                 else "the unlabelled rows")
+        raise ValueError(
+            f"{name} depends on true labels, but it covers the unlabelled dataset(s) {where}: "
+            "restrict it to labelled data with dataset=..."
+        )

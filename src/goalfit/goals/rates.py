@@ -12,7 +12,7 @@ Narasimhan et al. (JMLR 2024) Table 1 (coverage as a column sum, precision, reca
 """
 from __future__ import annotations
 
-from ..confusion.datasets import DATASET_COLUMN
+from ..confusion.names import DATASET_COLUMN
 from .expressions import Cond, Rate, _fmt_group, _freeze
 
 __all__ = [

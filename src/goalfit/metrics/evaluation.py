@@ -1,0 +1,167 @@
+"""Goals evaluated on labels and predictions (the functions behind :mod:`goalfit.metrics`)."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from ..confusion import CellEncoder, ConfusionSpace, confusion_tensor
+from ..confusion.space import AMBIGUOUS
+from ..utils.validation import (check_consistent_rows, check_labels_in_classes, check_sample_weight,
+                                resolve_pos_label)
+from ..goals import FEASIBLE_TOL, Problem, as_objective
+
+
+def _encoded(y_true, y_pred, sensitive_features, sample_weight, classes, pos_label=None):
+    """Codes, cells, space and confusion tensor of labelled predictions (inputs checked)."""
+    y_true = np.asarray(y_true)
+    y_pred = np.asarray(y_pred)
+    if y_true.ndim != 1:
+        raise ValueError(f"y_true must be 1-D labels, got shape {y_true.shape}")
+    if y_pred.ndim not in (1, 2):
+        raise ValueError(f"y_pred must be labels (n_samples,) or class distributions (n_samples, n_classes), "
+                         f"got shape {y_pred.shape}")
+    check_consistent_rows(y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features,
+                          sample_weight=sample_weight)
+    sample_weight = check_sample_weight(sample_weight, len(y_true))
+    strict = classes is None
+    if classes is None:
+        classes = np.unique(y_true)
+    if y_pred.ndim == 1:
+        check_labels_in_classes(y_pred, classes, "y_pred")
+    pos = resolve_pos_label(classes, pos_label)
+    if pos is None and len(classes) == 2:
+        # classes given by the caller (an estimator's classes_): classes[1] is positive, as in
+        # scikit-learn; labels read from y_true: refuse to guess
+        pos = AMBIGUOUS if strict else np.asarray(classes)[1]
+    from ..classifiers import encode_labels
+
+    yc = encode_labels(y_true, classes)
+    pc = encode_labels(y_pred, classes) if y_pred.ndim == 1 else y_pred
+    enc = CellEncoder().fit(sensitive_features, len(yc))
+    cells = enc.transform(sensitive_features, len(yc))
+    space = ConfusionSpace.from_codes(yc, cells, classes, enc.cells_, sample_weight)
+    if len(classes) == 2:
+        space = replace(space, pos_label=pos)
+    C = confusion_tensor(yc, pc, cells, len(classes), enc.n_cells, sample_weight)
+    return yc, pc, cells, space, C, sample_weight
+
+
+def _space_and_tensor(y_true, y_pred, sensitive_features, sample_weight, classes, pos_label=None):
+    return _encoded(y_true, y_pred, sensitive_features, sample_weight, classes, pos_label)[3:5]
+
+
+def score(goal, y_true, y_pred, *, sensitive_features=None, sample_weight=None, classes=None,
+          pos_label=None) -> float:
+    """Value of a goal expression (or objective name) on labels and predictions.
+
+    Parameters
+    ----------
+    goal : str or Expression
+    y_true : array-like of shape (n_samples,)
+    y_pred : array-like of shape (n_samples,) or (n_samples, n_classes)
+        Labels, or per-example predicted-class distributions (exact expectation).
+    sensitive_features : optional
+    sample_weight : optional
+    classes : array-like, optional
+        Class order (required when ``y_pred`` is a distribution over classes absent from y, or
+        predicts a class absent from ``y_true``). Default: the labels of ``y_true``.
+    pos_label : class label, optional
+        Positive class of a binary problem (the class of ``true_positive_rate()``,
+        ``demographic_parity_difference``, ``f1``... without ``label=``), scikit-learn's
+        convention: optional for labels {0, 1}, {-1, 1}, {False, True} (then 1 / True); for
+        other labels it must be given, unless ``classes`` is (then ``classes[1]``, the
+        estimators' ``classes_[1]``).
+
+    Raises
+    ------
+    ValueError
+        ``y_pred`` holds values that are not class labels (probabilities passed as labels),
+        lengths differ, negative sample weights, an ambiguous positive class, a group or class
+        a rate is conditioned on is empty (named in the message).
+    """
+    space, C = _space_and_tensor(y_true, y_pred, sensitive_features, sample_weight, classes, pos_label)
+    return as_objective(goal).bind(space).value(C)
+
+
+def evaluate_problem(problem: Problem, y_true, y_pred, *, sensitive_features=None, sample_weight=None,
+                     classes=None, pos_label=None, confidence=None, interval_method="auto", n_bootstrap=1000,
+                     random_state=None) -> dict:
+    """Objective, constraints and accuracy of predictions on labelled data.
+
+    Parameters
+    ----------
+    problem : Problem
+    y_true : array-like of shape (n_samples,)
+    y_pred : array-like of shape (n_samples,) or (n_samples, n_classes)
+        Labels, or per-example predicted-class distributions (exact expectation).
+    sensitive_features, sample_weight, classes, pos_label : optional
+        As in :func:`score`.
+    confidence : float in (0, 1), optional
+        Add a ``confidence`` interval to the objective, every constraint and the accuracy
+        (:mod:`goalfit.metrics.intervals`: Clopper-Pearson for a single rate, delta method
+        otherwise, Bonferroni over the pieces of a max/min). The interval covers the
+        population value of the goal for this (fixed) classifier.
+    interval_method : {"auto", "clopper_pearson", "delta", "bootstrap"}
+    n_bootstrap : int
+        Replicates for ``interval_method="bootstrap"``.
+    random_state : int, optional
+        Seed of the bootstrap.
+
+    Returns
+    -------
+    dict: ``objective`` {name, value}, ``constraints`` [{name, value, bound, sense, violation,
+    met}], ``accuracy``. With ``confidence``: ``objective["interval"]``, each constraint's
+    ``interval`` ([low, high]), ``interval_method`` and ``met_with_confidence`` (the whole
+    interval on the right side of the bound: the data show the goal holds at that level, one
+    sided at ``(1 + confidence) / 2``), and ``accuracy_interval``.
+    """
+    yc, pc, cells, space, C, sample_weight = _encoded(y_true, y_pred, sensitive_features, sample_weight, classes,
+                                                      pos_label)
+    out = evaluate_compiled(problem, problem.compile(space), C)
+    if confidence is None:
+        return out
+    from .intervals import GoalSample
+
+    return add_intervals(out, problem, GoalSample(yc, pc, cells, space, sample_weight), confidence,
+                         method=interval_method, n_bootstrap=n_bootstrap, random_state=random_state)
+
+
+def add_intervals(out: dict, problem: Problem, sample, confidence: float, *, method="auto", n_bootstrap=1000,
+                  random_state=None, accuracy: bool = True) -> dict:
+    """Add confidence intervals to an evaluation dict (see :func:`evaluate_problem`), in place.
+
+    ``sample`` is the evaluated :class:`~goalfit.metrics.intervals.GoalSample`; ``accuracy``
+    adds ``accuracy_interval`` (over the whole sample).
+    """
+    from ..goals import accuracy as accuracy_rate
+    from .intervals import goal_interval
+
+    kw = dict(method=method, n_bootstrap=n_bootstrap, random_state=random_state)
+    iv = goal_interval(problem.objective, sample, confidence, **kw)
+    out["objective"]["interval"] = iv.as_list()
+    out["objective"]["interval_method"] = iv.method
+    for c, row in zip(problem.constraints, out["constraints"]):
+        iv = goal_interval(c.expression, sample, confidence, **kw)
+        row["interval"] = iv.as_list()
+        row["interval_method"] = iv.method
+        row["met_with_confidence"] = bool(iv.high <= c.bound + 1e-12 if c.sense == "<=" else iv.low >= c.bound - 1e-12)
+    if accuracy:
+        out["accuracy_interval"] = goal_interval(accuracy_rate(), sample, confidence, **kw).as_list()
+    out["confidence"] = confidence
+    return out
+
+
+def evaluate_compiled(problem: Problem, cp, C) -> dict:
+    """:func:`evaluate_problem` from a problem already bound to a space and a tensor ``C``."""
+    cons = []
+    for c in cp.constraints:
+        v = c.value(C)
+        viol = c.violation(C)
+        cons.append({"name": c.name, "expression": c.constraint.expression.name, "value": v, "bound": c.bound, "sense": c.sense,
+                     "violation": viol, "met": viol <= FEASIBLE_TOL})
+    return {
+        "objective": {"name": problem.objective.name, "value": cp.objective.value(C)},
+        "constraints": cons,
+        "accuracy": float(np.trace(C.sum(axis=0))),
+    }
