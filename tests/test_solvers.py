@@ -326,9 +326,11 @@ def test_constrained_hmean_near_optimum_and_feasible(groups, constraint, seeds, 
 
 
 def test_auto_follows_section_8_6():
-    # few dimensions (binary): the ellipsoid family; ratio objectives: (con)bisection
+    # few dimensions (binary): the ellipsoid family, except smooth convex objectives, which get
+    # (Split)FW's exact binary program; ratio objectives: (con)bisection
     P, y, cells, space = calibrated(0)
-    cases = [("hmean", [], "ellipsoid"), ("hmean", [gf.coverage(1) <= 0.3], "con_ellipsoid"),
+    cases = [("hmean", [], "frank_wolfe"), ("hmean", [gf.coverage(1) <= 0.3], "split_frank_wolfe"),
+             ("qmean", [gf.coverage(1) <= 0.3], "split_frank_wolfe"),
              ("gmean", [], "ellipsoid"), ("minmax_recall", [gf.coverage(1) <= 0.3], "con_ellipsoid"),
              ("error", [], "column_generation"), ("error", [gf.kl_quantification() <= 0.01], "con_gda"),
              ("f1", [], "bisection"), ("f1", [gf.coverage(1) <= 0.3], "con_bisection")]
@@ -534,7 +536,7 @@ def test_infeasible_goals_through_goal_classifier_warn_not_raise():
     cons = [gf.coverage(1) <= 0.1, gf.coverage(1) >= 0.2]
     with pytest.warns(RuntimeWarning, match="least-violating"):
         m = gf.GoalClassifier("precomputed", objective="hmean", constraints=cons).fit(P, y)
-    assert not m.feasible_ and m.method_ == "con_ellipsoid"
+    assert not m.feasible_ and m.method_ == "split_frank_wolfe"
 
 
 # ------------------------------------------------------------------ helpers and baselines

@@ -88,40 +88,85 @@ class StratifiedBatches:
         """Number of separate small-slice streams."""
         return len(self.strata) - (0 if self.main_is_slice else 1)
 
-    def _take(self, s: int, k: int) -> np.ndarray:
-        out = []
-        while k > 0:
-            if self._pos[s] >= len(self._perm[s]):
-                self._perm[s] = self.rng.permutation(self.strata[s])
-                self._pos[s] = 0
-            part = self._perm[s][self._pos[s]: self._pos[s] + k]
-            self._pos[s] += len(part)
-            out.append(part)
-            k -= len(part)
-        return np.concatenate(out)
+    def _plan(self, s: int, n_batches: int):
+        """When small stream ``s`` runs out over the next ``n_batches`` batches.
+
+        Returns the batch index at which each new permutation of the stream is first needed and
+        the number of new permutations (the stream goes on where it stopped and is reshuffled
+        whenever it runs out).
+        """
+        k, L = self.per_batch[s], len(self.strata[s])
+        rest, need = len(self._perm[s]) - self._pos[s], n_batches * self.per_batch[s]
+        n_new = 0 if need <= rest else -(-(need - rest) // L)
+        return (rest + L * np.arange(n_new)) // k, n_new
+
+    def epoch_arrays(self):
+        """The batches of one epoch as three arrays: rows, importance weights, batch sizes.
+
+        ``rows[offsets[t]: offsets[t + 1]]`` (``offsets = [0, cumsum(sizes)]``) is batch ``t``:
+        its main-stream rows, then ``min_slice_rows`` rows of each small stream in order. The
+        main stream is reshuffled at the start of every epoch and each of its rows is used
+        once; the small streams go on where they stopped and are reshuffled whenever they run
+        out (the permutations are drawn from the one generator in the order the batches need
+        them). Everything is drawn at once, with no Python loop over batches or strata.
+        """
+        rng, S = self.rng, len(self.strata)
+        self._perm[0] = rng.permutation(self.strata[0])
+        self._pos[0] = len(self._perm[0])
+        n_b, m0 = self.n_batches, self.per_batch[0]
+        main = self._perm[0]
+        main_sizes = np.full(n_b, m0, dtype=np.intp)
+        main_sizes[-1] = len(main) - m0 * (n_b - 1)
+        # small streams: which new permutations each needs, drawn in (batch, stream) order
+        plans = [self._plan(s, n_b) for s in range(1, S)]
+        events = sorted((int(t), s, j) for s, (first, _) in enumerate(plans, start=1) for j, t in enumerate(first))
+        drawn = {(s, j): rng.permutation(self.strata[s]) for _, s, j in events}
+        small = []
+        for s, (_, n_new) in enumerate(plans, start=1):
+            k = self.per_batch[s]
+            parts = [self._perm[s][self._pos[s]:]] + [drawn[(s, j)] for j in range(n_new)]
+            stream = np.concatenate(parts)[: n_b * k]
+            if n_new:
+                self._perm[s] = drawn[(s, n_new - 1)]
+                self._pos[s] = len(self._perm[s]) - (len(parts[0]) + len(self._perm[s]) * n_new - n_b * k)
+            else:
+                self._pos[s] += n_b * k
+            small.append(stream.reshape(n_b, k))
+        # importance weights: stratum s of a batch carries its share, spread over its rows' weights
+        starts = np.r_[0, np.cumsum(main_sizes)[:-1]]
+        w_main = self.w[main]
+        tot = np.add.reduceat(w_main, starts)
+        scale = np.divide(self.shares[0], tot, out=np.zeros_like(tot), where=tot > 0)
+        w_main = w_main * np.repeat(scale, main_sizes)
+        w_small = []
+        for s, rows in enumerate(small, start=1):
+            w = self.w[rows]
+            tot = w.sum(axis=1, keepdims=True)
+            w_small.append(w * np.divide(self.shares[s], tot, out=np.zeros_like(tot), where=tot > 0))
+        # interleave: batch t = its main rows, then each small stream's rows
+        k_small = sum(self.per_batch[1:])
+        sizes = main_sizes + k_small
+        if not small:
+            return main.astype(np.int64), w_main, sizes
+        offsets = np.r_[0, np.cumsum(sizes)]
+        rows, weights = np.empty(offsets[-1], dtype=np.int64), np.empty(offsets[-1])
+        t_main = np.repeat(np.arange(n_b), main_sizes)
+        pos_main = np.arange(len(main)) + t_main * k_small
+        rows[pos_main], weights[pos_main] = main, w_main
+        col = 0
+        for rs, ws in zip(small, w_small):
+            k = rs.shape[1]
+            pos = (offsets[:-1] + main_sizes + col)[:, None] + np.arange(k)[None, :]
+            rows[pos], weights[pos] = rs, ws
+            col += k
+        return rows, weights, sizes
 
     def epoch(self):
-        """The batches of one epoch: a list of ``(rows, weights)`` numpy arrays.
-
-        The main stream is reshuffled at the start of every epoch and each of its rows is used
-        once; the small-slice streams continue where they stopped. The whole epoch is drawn at
-        once (the caller converts it to tensors once, not per batch).
-        """
-        self._perm[0] = self.rng.permutation(self.strata[0])
-        self._pos[0] = 0
-        out = []
-        for t in range(self.n_batches):
-            start = t * self.per_batch[0]
-            main = self._perm[0][start: start + self.per_batch[0]]
-            self._pos[0] = start + len(main)
-            parts = [main] + [self._take(s, k) for s, k in enumerate(self.per_batch) if s > 0]
-            weights = []
-            for s, rows in enumerate(parts):
-                w = self.w[rows]
-                tot = w.sum()
-                weights.append(w * (self.shares[s] / tot) if tot > 0 else np.zeros(len(rows)))
-            out.append((np.concatenate(parts), np.concatenate(weights)))
-        return out
+        """The batches of one epoch: a list of ``(rows, weights)`` numpy arrays (see
+        :meth:`epoch_arrays`, which the training loop uses)."""
+        rows, weights, sizes = self.epoch_arrays()
+        cut = np.cumsum(sizes)[:-1]
+        return list(zip(np.split(rows, cut), np.split(weights, cut)))
 
     def state_dict(self) -> dict:
         """RNG and stream positions, for checkpoints."""

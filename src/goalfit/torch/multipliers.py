@@ -22,6 +22,8 @@ dependency and an indirection without removing any of our code.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -57,35 +59,48 @@ class LagrangeMultipliers:
     bound : float or None
         Upper bound on every multiplier (TFCO's ``maximum_multiplier_radius``); None: unbounded.
     device, dtype : torch device and dtype
+
+    Notes
+    -----
+    The multipliers' gradient is the rows ``g(C~)`` of the batch (their proxies), handed to
+    :meth:`step` by the training loop; the model's loss reads the multipliers detached. With
+    ``optimizer="sgd"`` the ascent step ``lambda + lr g`` is applied in place (what
+    ``torch.optim.SGD(maximize=True)`` computes, without its per-call overhead).
     """
 
     kind = "lagrangian"
+    reads = "proxy"
 
     def __init__(self, n_rows, optimizer="sgd", lr=0.1, bound=None, device="cpu", dtype=torch.float32):
-        self.value = torch.zeros(n_rows, dtype=dtype, device=device, requires_grad=True)
+        self.value = torch.zeros(n_rows, dtype=dtype, device=device)
         self.bound = bound
+        self.lr = float(lr)
         kw = {"maximize": True} if isinstance(optimizer, str) else {}
         self.optimizer = make_optimizer(optimizer, [self.value], lr, **kw)
+        self._inline_sgd = optimizer == "sgd"
+        self._full = torch.ones(n_rows + 1, dtype=dtype, device=device)
+        self._full[1:] = self.value
 
     def weights(self):
         """``(objective weight, row weights)`` the model's loss uses: ``1`` and ``lambda``."""
         return 1.0, self.value
 
-    def zero_grad(self):
-        self.optimizer.zero_grad(set_to_none=True)
+    def full(self) -> torch.Tensor:
+        """``(1, lambda_1, ..., lambda_m)``, shape (m + 1,): the weights of the objective and the rows."""
+        return self._full
 
-    def set_gradient(self, rows):
-        """Use ``rows`` (shape (n_rows,)) as the ascent direction of the next :meth:`step` (for a
-        model loss that is not the Lagrangian itself, e.g. the cross-entropy bound)."""
-        self.value.grad = rows.detach().to(self.value.dtype).clone()
-
-    def step(self, rows_01=None):
-        """Ascend (the gradient ``g`` came with the model's backward pass), then project."""
-        if self.value.grad is None:
+    def step(self, rows):
+        """Ascend along ``rows`` (the proxy rows of the batch, shape (n_rows,)), then project
+        onto ``[0, bound]``."""
+        if self.value.numel() == 0:
             return
-        self.optimizer.step()
-        with torch.no_grad():
-            self.value.clamp_(min=0.0, max=self.bound)
+        if self._inline_sgd:
+            self.value.add_(rows, alpha=self.lr)
+        else:
+            self.value.grad = rows.detach().to(self.value.dtype)
+            self.optimizer.step()
+        self.value.clamp_(min=0.0, max=self.bound)
+        self._full[1:] = self.value
 
     def current(self) -> torch.Tensor:
         """Multipliers as a detached tensor of shape (n_rows,)."""
@@ -97,6 +112,7 @@ class LagrangeMultipliers:
     def load_state_dict(self, state):
         with torch.no_grad():
             self.value.copy_(state["value"])
+            self._full[1:] = self.value
         self.optimizer.load_state_dict(state["optimizer"])
 
 
@@ -113,77 +129,65 @@ class ProxyLagrangeMultipliers:
 
     Notes
     -----
-    ``log M`` is kept in float64 numpy (TFCO's multiplicative implementation), initialized with
-    every column putting weight ``1/2`` on the objective and the rest spread over the
-    constraints. ``M`` has positive entries, so its stationary distribution (the fixed point
-    ``M lambda = lambda`` in the simplex) is unique; it is the solution of the linear system
-    ``(M - I) lambda = 0``, ``sum(lambda) = 1`` (one small dense solve per step).
+    ``log M`` is kept in float64 on the training device (TFCO's multiplicative
+    implementation), initialized with every column putting weight ``1/2`` on the objective and
+    the rest spread over the constraints; its entries are kept above ``log(1e-300)`` so that
+    ``M`` stays positive. ``M`` is column-stochastic with positive entries, so its stationary
+    distribution (the fixed point ``M lambda = lambda`` in the simplex) is unique: it solves
+    ``(M - I + J) lambda = 1`` (``J`` the all-ones matrix: summing the rows gives
+    ``sum(lambda) = 1``, and then ``(M - I) lambda = 0``), one small dense solve per step on
+    the device, with no transfer to the host.
     """
 
     kind = "proxy_lagrangian"
+    reads = "01"
+    _LOG_FLOOR = math.log(1e-300)
 
     def __init__(self, n_rows, lr=0.1, device="cpu", dtype=torch.float32):
         self.m = int(n_rows)
         self.lr = float(lr)
-        M = np.full((self.m + 1, self.m + 1), 0.5 / max(self.m, 1))
+        self.device, self.dtype = torch.device(device), dtype
+        k = self.m + 1
+        M = np.full((k, k), 0.5 / max(self.m, 1))
         M[0] = 0.5 if self.m else 1.0
-        self.log_M = np.log(M)
-        self.device, self.dtype = device, dtype
+        f64 = dict(dtype=torch.float64, device=self.device)
+        self.log_M = torch.as_tensor(np.log(M), **f64)
+        self._shift = torch.ones((k, k), **f64) - torch.eye(k, **f64)
+        self._ones = torch.ones(k, **f64)
         self._set(self._stationary())
 
-    def _stationary(self) -> np.ndarray:
-        M = np.exp(self.log_M)
-        k = self.m + 1
-        if getattr(self, "_eye", None) is None:
-            self._eye = np.eye(k)
-            self._rhs = np.zeros(k)
-            self._rhs[-1] = 1.0
-        S = M - self._eye
-        S[-1] = 1.0
-        rhs = self._rhs
-        try:
-            lam = np.linalg.solve(S, rhs)
-        except np.linalg.LinAlgError:  # pragma: no cover - M > 0 makes S non-singular
-            lam = np.full(k, 1.0 / k)
-            for _ in range(1000):
-                lam = M @ lam
-                lam /= lam.sum()
-        lam = np.clip(lam, 0.0, None)
-        return lam / lam.sum()
+    def _stationary(self) -> torch.Tensor:
+        lam = torch.linalg.solve_ex(torch.exp(self.log_M) + self._shift, self._ones)[0]
+        return lam.clamp_(min=0.0)
 
-    def _set(self, lam):
-        self._lam = lam
-        t = torch.from_numpy(lam).to(self.dtype)
-        self._lam_t = t if str(self.device) == "cpu" else t.to(self.device)
+    def _set(self, lam64):
+        self._lam64 = lam64
+        self._lam = lam64.to(self.dtype)
 
     def weights(self):
-        return self._lam_t[0], self._lam_t[1:]
+        return self._lam[0], self._lam[1:]
 
-    def zero_grad(self):
-        pass
-
-    def set_gradient(self, rows):
-        pass  # the swap-regret step reads the 0-1 rows
+    def full(self) -> torch.Tensor:
+        """``(lambda_0, lambda_1, ..., lambda_m)``: the weights of the objective and the rows."""
+        return self._lam
 
     def step(self, rows_01):
-        """Multiplicative swap-regret step on the exact 0-1 rows ``g`` (tensor of shape (m,))."""
+        """Multiplicative swap-regret step on the exact 0-1 rows ``g`` (tensor of shape (m,)):
+        ``log M <- log M + eta (0, g) lambda^T``, columns renormalized."""
         if self.m == 0:
             return
-        grad = np.empty(self.m + 1)
-        grad[0] = 0.0
-        grad[1:] = rows_01.detach().cpu().numpy()
-        L = self.log_M + (self.lr * grad)[:, None] * self._lam[None, :]
-        top = L.max(axis=0, keepdims=True)  # columns renormalized in log space
-        self.log_M = L - (top + np.log(np.exp(L - top).sum(axis=0, keepdims=True)))
+        self.log_M[1:].addr_(rows_01.to(torch.float64), self._lam64, alpha=self.lr)
+        self.log_M = torch.log_softmax(self.log_M, dim=0).clamp_(min=self._LOG_FLOOR)
         self._set(self._stationary())
 
     def current(self) -> torch.Tensor:
         """The full distribution ``(lambda_0, lambda_1, ..., lambda_m)``, shape (m + 1,)."""
-        return self._lam_t.clone()
+        return self._lam.clone()
 
     def state_dict(self):
-        return {"log_M": self.log_M.copy(), "lam": self._lam.copy()}
+        return {"log_M": self.log_M.cpu().numpy().copy(), "lam": self._lam64.cpu().numpy().copy()}
 
     def load_state_dict(self, state):
-        self.log_M = np.asarray(state["log_M"], dtype=float).copy()
-        self._set(np.asarray(state["lam"], dtype=float).copy())
+        self.log_M = torch.as_tensor(np.asarray(state["log_M"], dtype=float), dtype=torch.float64,
+                                     device=self.device).clone()
+        self._set(torch.as_tensor(np.asarray(state["lam"], dtype=float), dtype=torch.float64, device=self.device).clone())

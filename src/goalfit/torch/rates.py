@@ -209,6 +209,29 @@ class RateProblem:
             self.slack_high = torch.as_tensor((mass * U4.max(axis=3)).sum(axis=(1, 2)), dtype=dtype, device=self.device)
         self.n_slacks = int(self.U.shape[0])
         self.n_rows = self.n_constraint_rows + 2 * self.n_slacks
+        if proxy not in PROXIES:
+            raise ValueError(f"unknown proxy {proxy!r}; known: {list(PROXIES)}")
+        if self.n_classes != 2 and proxy in ("hinge", "logistic", "sigmoid"):
+            raise ValueError(f"proxy {proxy!r} is for binary problems; a {self.n_classes}-class problem uses "
+                             "proxy='cross_entropy' or 'softmax'")
+        # every linear form a batch needs, stacked: the objective's (zero for a slack objective)
+        # and the rows' [A; U; -U]; ``forms @ vec(C) - offset`` = (objective, rows without slacks)
+        K, m = self.n_constraint_rows, self.n_slacks
+        forms = np.zeros((1 + self.n_rows, D))
+        offset = np.zeros(1 + self.n_rows)
+        if self.features is None:
+            forms[0], offset[0] = np.asarray(obj.coef, float).ravel(), -float(obj.const)
+        if K:
+            forms[1: 1 + K], offset[1: 1 + K] = np.asarray(problem.A, float), np.asarray(problem.b, float)
+        if m:
+            forms[1 + K: 1 + K + m], forms[1 + K + m:] = self.features.U, -np.asarray(self.features.U)
+        self.forms, self.offset = tt(forms), tt(offset)
+        self.n_forms = 1 + self.n_rows
+        #: ``table[s, j]``: the forms' coefficients of the confusion entry (slice s, predicted class j)
+        self.table = self.forms.T.reshape(self.n_cells * self.n_classes, self.n_classes, self.n_forms).contiguous()
+        self._sign = torch.tensor([-1.0, 1.0], dtype=dtype, device=self.device)
+        self._one = torch.ones((), dtype=dtype, device=self.device)
+        self._arange = {}
 
     def slice_shares(self) -> np.ndarray:
         """How much each (cell, class) slice carries of the goal it matters most to, shape (n_cells * n,).
@@ -233,6 +256,86 @@ class RateProblem:
             share = np.divide(W, tot, out=np.zeros_like(W), where=tot > 0)
             best = np.maximum(best, share.max(axis=0))
         return best
+
+    # ------------------------------------------------------------------ per-batch linear forms
+    def weighted_forms(self, slice_ids: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+        """Each example's share of every linear form, shape (B, n, n_forms).
+
+        Entry ``[r, j]`` is ``w_r`` times the forms' coefficients of the confusion entry (slice of
+        ``r``, predicted class ``j``), so for any per-example indicators ``s`` of shape (B, n),
+        ``sum_{r, j} s[r, j] P[r, j] = forms @ vec(C_hat)``: the objective and every row of the
+        batch estimate of the module docstring in one matrix-vector product, with no loop over
+        groups or rows.
+
+        Parameters
+        ----------
+        slice_ids : long tensor of shape (B,)
+            ``cell * n_classes + true class`` of each example.
+        weights : tensor of shape (B,)
+            Importance weights (see :class:`goalfit.torch.batches.StratifiedBatches`).
+        """
+        return self.table[slice_ids] * weights.to(self.dtype)[:, None, None]
+
+    def proxy_indicators(self, logits: torch.Tensor) -> torch.Tensor:
+        """The proxy indicators of :func:`indicators` for this problem's proxy, shape (B, n)
+        (``"cross_entropy"``: the softmax). A binary proxy is one function of ``(-f, f)``."""
+        if self.n_classes != 2:
+            return torch.softmax(logits, dim=1)
+        u = margins(logits, 2)[:, None] * self._sign
+        if self.proxy == "hinge":
+            return torch.relu(u + self._one)
+        if self.proxy == "logistic":
+            return torch.nn.functional.softplus(u) / _LN2
+        return torch.sigmoid(u)
+
+    def forms_01(self, logits: torch.Tensor, P: torch.Tensor, base: torch.Tensor, Pd: torch.Tensor | None):
+        """Exact 0-1 values ``forms @ vec(C) - offset`` of a batch, shape (n_forms,), no gradient.
+
+        Parameters
+        ----------
+        logits : network output on the batch (detached)
+        P : tensor of shape (B * n, n_forms)
+            :meth:`weighted_forms` of the batch, flattened.
+        base, Pd :
+            Binary problems: ``sum_r P[r, 0] - offset`` and ``P[:, 1] - P[:, 0]`` (shape (B,
+            n_forms)), so that the value is ``base + Pd^T 1[f > 0]``; multiclass: ``-offset`` and
+            None.
+        """
+        if Pd is not None:
+            return torch.addmv(base, Pd.T, (margins(logits, 2) > 0).to(self.dtype))
+        B, n = logits.shape[0], self.n_classes
+        ar = self._arange.get(B)
+        if ar is None:
+            ar = self._arange[B] = torch.arange(B, device=self.device) * n
+        return P.index_select(0, ar + logits.argmax(dim=1)).sum(0) + base
+
+    def cost_bound_batch(self, logits, slice_ids, weights, lam_full) -> torch.Tensor:
+        """The ``"cross_entropy"`` loss of the model on a batch for the weights ``lam_full``
+        (shape (n_forms,): objective weight, then the rows'); constants and slack terms left out."""
+        n = self.n_classes
+        coef = (lam_full.detach().to(self.dtype) @ self.forms).reshape(self.n_cells * n, n)
+        c = coef[slice_ids]  # (B, n): each example's cost of predicting each class
+        if n == 2 and (logits.ndim == 1 or (logits.ndim == 2 and logits.shape[1] == 1)):
+            f = margins(logits, 2)
+            z = torch.stack([torch.zeros_like(f), f], dim=1)
+        else:
+            z = logits
+        star = c.argmin(dim=1, keepdim=True)
+        c_star, z_star = c.gather(1, star), z.gather(1, star)
+        bound = c_star[:, 0] + torch.logsumexp(c - c_star + z.to(self.dtype) - z_star.to(self.dtype), dim=1)
+        return (weights.to(self.dtype) * bound).sum()
+
+    def slack_loss(self, xi: torch.Tensor, w0, lam_rows: torch.Tensor) -> torch.Tensor:
+        """The slacks' terms of the Lagrangian, ``w_0 g(xi) + lambda . [-xi, xi]`` (Narasimhan,
+        Cotter & Gupta, NeurIPS 2019, §3)."""
+        m = self.n_slacks
+        lam_s = lam_rows[self.n_constraint_rows:].detach()
+        return w0 * _FeatureObjective.apply(xi, self.features) + ((lam_s[m:] - lam_s[:m]) * xi).sum()
+
+    def slack_vector(self, xi: torch.Tensor) -> torch.Tensor:
+        """``[0_K, xi, -xi]``: what the rows subtract for the slacks, shape (n_rows,)."""
+        xi = xi.detach()
+        return torch.cat([torch.zeros(self.n_constraint_rows, dtype=self.dtype, device=self.device), xi, -xi])
 
     # ------------------------------------------------------------------ estimates
     def confusion(self, logits, y_codes, cell_ids, weights, proxy: str | None) -> torch.Tensor:
@@ -271,26 +374,11 @@ class RateProblem:
         docstring), plus the slack terms ``w_0 g(xi) + lambda . [-xi, xi]`` of a non-linear
         objective; constants (``b``, the objective's constant) are left out.
         """
-        n = self.n_classes
-        lam = torch.as_tensor(lam, dtype=self.dtype, device=self.device).detach()
-        coef = lam @ self.row_matrix() if lam.numel() else torch.zeros(self.A.shape[1], dtype=self.dtype,
-                                                                          device=self.device)
-        if self.features is None:
-            coef = coef + w0 * self.obj_coef
-        c = coef.reshape(self.n_cells * n, n)[cell_ids * n + y_codes]  # (B, n)
-        if n == 2 and (logits.ndim == 1 or (logits.ndim == 2 and logits.shape[1] == 1)):
-            f = margins(logits, 2)
-            z = torch.stack([torch.zeros_like(f), f], dim=1)
-        else:
-            z = logits
-        star = c.argmin(dim=1, keepdim=True)
-        c_star, z_star = c.gather(1, star), z.gather(1, star)
-        bound = c_star[:, 0] + torch.logsumexp(c - c_star + z.to(self.dtype) - z_star.to(self.dtype), dim=1)
-        loss = (weights * bound).sum()
+        lam = torch.as_tensor(lam, dtype=self.dtype, device=self.device).detach().reshape(-1)
+        lam_full = torch.cat([torch.as_tensor(w0, dtype=self.dtype, device=self.device).reshape(1), lam])
+        loss = self.cost_bound_batch(logits, cell_ids * self.n_classes + y_codes, weights, lam_full)
         if self.n_slacks:
-            m = self.n_slacks
-            lam_s = lam[self.n_constraint_rows:]
-            loss = loss + w0 * _FeatureObjective.apply(xi, self.features) + ((lam_s[m:] - lam_s[:m]) * xi).sum()
+            loss = loss + self.slack_loss(xi, w0, lam)
         return loss
 
     def constraint_rows(self, C: torch.Tensor) -> torch.Tensor:

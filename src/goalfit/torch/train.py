@@ -3,12 +3,16 @@
 Per batch (one forward and one backward pass, as in unconstrained training):
 
 1. the network's output on the batch gives the proxy estimate ``C~`` and the exact 0-1 estimate
-   ``C`` of the stacked confusion tensor (:class:`~goalfit.torch.rates.RateProblem`);
+   ``C`` of the stacked confusion tensor (:class:`~goalfit.torch.rates.RateProblem`), each as the
+   values of every linear form (objective and rows) in one matrix-vector product with the
+   batch's per-example table of those forms
+   (:meth:`~goalfit.torch.rates.RateProblem.weighted_forms`, built once per epoch for all
+   batches: no Python loop over groups, no transfer to the host);
 2. the model (and the slacks of a non-linear objective) take a step of their optimizer on
    ``w_0 psi(C~) + sum_k lambda_k g_k(C~)``;
 3. the multipliers take a step of their own: gradient ascent on the same Lagrangian
    (``formulation="lagrangian"``) or the swap-regret update on the 0-1 rows ``g(C)``
-   (``"proxy_lagrangian"``, Cotter, Jiang & Sridharan, ALT 2019, Alg. 4).
+   (``"proxy_lagrangian"``, Cotter, Jiang & Sridharan, ALT 2019, Alg. 4), on the device.
 
 Snapshots of the model are kept along training (``snapshots_per_epoch`` per epoch), each with
 its exact confusion tensor on the whole training sample (and on validation data when given):
@@ -29,6 +33,8 @@ from .multipliers import LagrangeMultipliers, ProxyLagrangeMultipliers, make_opt
 from .rates import RateProblem, check_output, predicted_codes
 
 FORMULATIONS = ("lagrangian", "proxy_lagrangian")
+#: table entries the training loop builds at once (the batches of an epoch, in chunks)
+_CHUNK = 1 << 22
 
 
 @dataclass
@@ -58,6 +64,10 @@ class TrainData:
     y_np: np.ndarray = field(default=None, repr=False)
     cells_np: np.ndarray = field(default=None, repr=False)
     n_cells: int = 1
+
+    def slice_ids(self, n_classes: int) -> torch.Tensor:
+        """``cell * n_classes + true class`` of every row (the row of the confusion tensor)."""
+        return self.cells * n_classes + self.y
 
     @classmethod
     def of(cls, prepared, X, device) -> "TrainData":
@@ -99,12 +109,16 @@ class NetworkPredictor:
             self.template.load_state_dict(state)
             self.template.to(self.device)
             self._loaded = state
-        self.template.eval()
+        return self.module_logits(self.template, X)
+
+    def module_logits(self, module, X) -> torch.Tensor:
+        """Output of ``module`` (in evaluation mode) for every row of ``X``, on the CPU."""
+        module.eval()
         X = torch.as_tensor(X, dtype=torch.float32)
         out = []
         with torch.no_grad():
             for s in range(0, len(X), self.batch_size):
-                out.append(self.template(X[s: s + self.batch_size].to(self.device)).to("cpu"))
+                out.append(module(X[s: s + self.batch_size].to(self.device)).to("cpu"))
         return torch.cat(out) if out else torch.zeros((0, 1))
 
     def predict_codes(self, state, X) -> np.ndarray:
@@ -170,6 +184,7 @@ class Trainer:
         self.predictor = NetworkPredictor(copy.deepcopy(module), self.n_classes, device)
         self.batches = StratifiedBatches(data.y_np, data.cells_np, self.n_classes, data.weight, batch_size,
                                          min_slice_rows, seed, shares=rates.slice_shares())
+        self._slice_ids = data.slice_ids(self.n_classes)
         self.snapshots_per_epoch = max(1, int(snapshots_per_epoch))
         with torch.no_grad():
             module.eval()
@@ -193,10 +208,14 @@ class Trainer:
 
     # ------------------------------------------------------------------ evaluation
     def confusion_of(self, state, data: TrainData) -> np.ndarray:
-        """Exact confusion tensor of saved weights on a sample, shape (n_cells, n, n)."""
+        """Exact confusion tensor of saved weights (or of a live module) on a sample, shape
+        (n_cells, n, n)."""
         from ..confusion import confusion_tensor
 
-        codes = self.predictor.predict_codes(state, data.X)
+        if isinstance(state, torch.nn.Module):
+            codes = predicted_codes(self.predictor.module_logits(state, data.X), self.n_classes).numpy()
+        else:
+            codes = self.predictor.predict_codes(state, data.X)
         return confusion_tensor(data.y_np, codes, data.cells_np, self.n_classes, data.n_cells, data.weight)
 
     def set_data(self, rates: RateProblem, data: TrainData) -> None:
@@ -213,6 +232,7 @@ class Trainer:
                              f"{self.rates.n_rows} on the first one: every chunk must hold the groups the "
                              "goals compare")
         self.rates, self.data = rates, data
+        self._slice_ids = data.slice_ids(self.n_classes)
         self.batches = StratifiedBatches(data.y_np, data.cells_np, self.n_classes, data.weight, self.batch_size,
                                          self.min_slice_rows, self.seed + self.epoch, shares=rates.slice_shares())
         for snap in self.snapshots:
@@ -220,11 +240,41 @@ class Trainer:
 
     def _snapshot(self):
         state = state_to_cpu(self.module)
-        C = self.confusion_of(state, self.data)
-        Cv = None if self.val is None else self.confusion_of(state, self.val)
+        C = self.confusion_of(self.module, self.data)  # the live module holds these weights
+        Cv = None if self.val is None else self.confusion_of(self.module, self.val)
         self.snapshots.append(Snapshot(self.epoch, self.step, state, C, Cv,
                                        self.multipliers.current().cpu().numpy().astype(float)))
         self.module.train()
+
+    def _batches(self, rows, weights, sizes):
+        """Per batch of an epoch: row indices, importance weights, the weighted forms ``P``
+        flattened to (B * n, n_forms), the 0-1 helpers ``base`` and ``Pd`` (see
+        :meth:`RateProblem.forms_01`) and the slice ids. The tables are built for many batches
+        at once (at most ``_CHUNK`` table entries), so that a batch costs slicing only."""
+        rates, dev = self.rates, self.device
+        n, k = self.n_classes, rates.n_forms
+        idx_all = torch.as_tensor(rows, device=dev)
+        w_all = torch.as_tensor(weights, dtype=rates.dtype, device=dev)
+        ids_all = self._slice_ids[idx_all]
+        sizes = np.asarray(sizes, dtype=np.int64)
+        offsets = np.r_[0, np.cumsum(sizes)]
+        per_chunk = max(int(sizes.max()), _CHUNK // (n * k))
+        t = 0
+        while t < len(sizes):
+            u = max(t + 1, int(np.searchsorted(offsets, offsets[t] + per_chunk, side="right")) - 1)
+            a, b, sz = int(offsets[t]), int(offsets[u]), sizes[t:u].tolist()
+            P = rates.weighted_forms(ids_all[a:b], w_all[a:b])
+            if n == 2:
+                Pd = (P[:, 1] - P[:, 0]).split(sz)
+                batch_of = torch.repeat_interleave(torch.arange(u - t, device=dev),
+                                                   torch.as_tensor(sizes[t:u], device=dev))
+                base = torch.zeros((u - t, k), dtype=rates.dtype, device=dev).index_add_(0, batch_of, P[:, 0])
+                base = (base - rates.offset).unbind(0)
+            else:
+                Pd, base = [None] * (u - t), [-rates.offset] * (u - t)
+            P = P.reshape(-1, k).split([z * n for z in sz])
+            yield from zip(idx_all[a:b].split(sz), w_all[a:b].split(sz), P, base, Pd, ids_all[a:b].split(sz))
+            t = u
 
     # ------------------------------------------------------------------ training
     def run_epoch(self, progress=None) -> dict:
@@ -235,52 +285,43 @@ class Trainer:
         progress : callable or None
             Called with ``(batch, n_batches)`` after each batch.
         """
-        rates, data, mult = self.rates, self.data, self.multipliers
-        self.module.train()
+        rates, data, mult, module, opt = self.rates, self.data, self.multipliers, self.module, self.optimizer
+        module.train()
         n_b = self.batches.n_batches
-        marks = {int(np.ceil(n_b * (k + 1) / self.snapshots_per_epoch)) - 1 for k in range(self.snapshots_per_epoch)}
-        zero = torch.zeros((), dtype=rates.dtype, device=self.device)
-        sums = {"objective_proxy": zero, "objective_01": zero, "max_violation_01": zero}
-        k = rates.n_constraint_rows
+        marks = self._marks(n_b)
+        K, slacks, ce = rates.n_constraint_rows, rates.n_slacks > 0, rates.proxy == "cross_entropy"
+        b_rows = rates.offset[1:]
+        reads_01 = mult.reads == "01"
+        X, xi = data.X, self.xi
+        zs, z01s, objs = [], [], []
         t_train, snap_seconds = time.perf_counter(), 0.0
         c_train, snap_cpu = time.process_time(), 0.0
-        epoch = self.batches.epoch()
-        sizes = [len(r) for r, _ in epoch]
-        all_idx = torch.as_tensor(np.concatenate([r for r, _ in epoch]), device=self.device).split(sizes)
-        all_w = torch.as_tensor(np.concatenate([w for _, w in epoch]), dtype=rates.dtype, device=self.device).split(sizes)
-        for b, (idx, wb) in enumerate(zip(all_idx, all_w)):
-            yb, cb = data.y[idx], data.cells[idx]
-            logits = self.module(data.X[idx])
-            w0, lam = mult.weights()
-            self.optimizer.zero_grad(set_to_none=True)
-            mult.zero_grad()
-            if rates.proxy == "cross_entropy":
-                loss = rates.cost_bound_loss(logits, yb, cb, wb, w0, lam, self.xi)
-                loss.backward()
-                with torch.no_grad():  # the rows' softmax proxies: the Lagrangian multipliers' gradient
-                    C = rates.confusion(logits.detach(), yb, cb, wb, "softmax")
-                    obj = rates.objective(C, self.xi.detach())
-                    g = rates.rows(C, self.xi.detach())
-                mult.set_gradient(g)
+        for b, (idx, wb, P, base, Pd, ids) in enumerate(self._batches(*self.batches.epoch_arrays())):
+            logits = module(X[idx])
+            lam = mult.full()
+            opt.zero_grad(set_to_none=True)
+            if ce:
+                loss = rates.cost_bound_batch(logits, ids, wb, lam)
+                out = logits.detach()
+                z = torch.mv(P.T, rates.proxy_indicators(out).reshape(-1))  # softmax proxies of the rows
             else:
-                C = rates.confusion(logits, yb, cb, wb, rates.proxy)
-                obj = rates.objective(C, self.xi)
-                g = rates.rows(C, self.xi)
-                loss = w0 * obj + (lam * g).sum() if g.numel() else w0 * obj
-                loss.backward()
-            self.optimizer.step()
-            with torch.no_grad():
-                C01 = rates.confusion(logits.detach(), yb, cb, wb, None)
-                g01 = rates.rows(C01, self.xi.detach())
-            mult.step(g01)
-            rates.clip_slacks_(self.xi)
+                z = torch.mv(P.T, rates.proxy_indicators(logits).reshape(-1))
+                loss = torch.dot(z, lam)
+                out = logits.detach()
+                z = z.detach()
+            if slacks:
+                loss = loss + rates.slack_loss(xi, lam[0], lam[1:])
+                objs.append(rates.objective(None, xi).detach())
+            loss.backward()
+            opt.step()
+            z01 = rates.forms_01(out, P, base, Pd)
+            g = z01[1:] if reads_01 else z[1:] - b_rows
+            mult.step(g - rates.slack_vector(xi) if slacks else g)
+            if slacks:
+                rates.clip_slacks_(xi)
             self.step += 1
-            with torch.no_grad():  # running sums as tensors: no device synchronization per batch
-                sums["objective_proxy"] = sums["objective_proxy"] + obj.detach()
-                if rates.n_slacks == 0:
-                    sums["objective_01"] = sums["objective_01"] + rates.objective(C01, None)
-                if k:
-                    sums["max_violation_01"] = sums["max_violation_01"] + torch.clamp(g01[:k], min=0).max()
+            zs.append(z)
+            z01s.append(z01)
             if b in marks:
                 t, c = time.perf_counter(), time.process_time()
                 self._snapshot()
@@ -288,7 +329,14 @@ class Trainer:
                 snap_cpu += time.process_time() - c
             if progress is not None:
                 progress(b + 1, n_b)
-        sums = {key: float(v) for key, v in sums.items()}
+        # the epoch's batch averages, with one transfer to the host
+        Z, Z01 = torch.stack(zs), torch.stack(z01s)
+        stats = [(torch.stack(objs) if slacks else Z[:, 0] - rates.offset[0]).mean()]
+        if not slacks:
+            stats.append(Z01[:, 0].mean())
+        if K:
+            stats.append(torch.clamp(Z01[:, 1: 1 + K], min=0).max(dim=1).values.mean())
+        stats = torch.stack(stats).cpu().tolist()
         seconds = time.perf_counter() - t_train - snap_seconds
         cpu_seconds = time.process_time() - c_train - snap_cpu
         self.train_seconds += seconds
@@ -297,19 +345,24 @@ class Trainer:
         cp = rates.problem
         row = {"epoch": self.epoch, "step": self.step, "seconds": seconds, "cpu_seconds": cpu_seconds,
                "snapshot_seconds": snap_seconds,
-               "batch_objective_proxy": sums["objective_proxy"] / n_b,
-               "batch_max_violation_01": sums["max_violation_01"] / n_b,
+               "batch_objective_proxy": stats[0],
+               "batch_max_violation_01": stats[-1] if K else 0.0,
                "objective": float(cp.objective.value(last.confusion)),
                "max_violation": float(cp.max_violation(last.confusion)),
                "constraints": [float(c.value(last.confusion)) for c in cp.constraints],
                "multipliers": last.multipliers.tolist()}
-        if rates.n_slacks == 0:
-            row["batch_objective_01"] = sums["objective_01"] / n_b
+        if not slacks:
+            row["batch_objective_01"] = stats[1]
         if last.confusion_val is not None:
             row["objective_val"] = float(self.val_problem.objective.value(last.confusion_val))
             row["max_violation_val"] = float(self.val_problem.max_violation(last.confusion_val))
         self.history.append(row)
         return row
+
+    def _marks(self, n_b: int) -> set:
+        """Batches of this epoch after which a snapshot is taken."""
+        per = self.snapshots_per_epoch
+        return {int(np.ceil(n_b * (k + 1) / per)) - 1 for k in range(per)}
 
     # ------------------------------------------------------------------ checkpoints
     def state_dict(self) -> dict:

@@ -114,7 +114,7 @@ def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, che
 
 def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10.0,
                       eta=(0.5, 0.1, 0.001), tol: float = 1e-4, check_every: int = 10,
-                      exact_binary: bool = True, subsample: int | None = 50_000, random_state=0,
+                      exact_binary: bool = True, subsample="auto", random_state=0,
                       prune_output: bool = True, record_every: int = 10, callback=None) -> FitResult:
     """Split Frank-Wolfe (Alg. 5) for a smooth convex objective with polyhedral constraints.
 
@@ -154,14 +154,16 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
         the iterations approach) instead of iterating. The iterations run when it does not
         apply, the goals admit no point of the hulls (least violation) or the gap is not
         certified below ``tol``. ``False``: Alg. 5 as in the paper.
-    subsample : int or None, default 50000
+    subsample : "auto", int or None, default "auto"
         With the plug-in oracle on at least ``4 * subsample`` rows, run on a random subsample
         of this many rows first, then polish on the full sample by fully-corrective column
         generation from the subsample's members
         (:func:`~goalfit.methods.plugin.coarse_to_fine.coarse_to_fine`): each of the
         ``max_iter`` oracle calls then costs a pass over ``subsample`` rows, and some tens of
         calls on the full sample follow (``benchmarks/speed.py`` measures it against 2000
-        iterations on the full sample). ``None``: always the full sample.
+        iterations on the full sample). ``"auto"``: a tenth of the rows, between 10,000 and
+        50,000 (:func:`~goalfit.methods.plugin.coarse_to_fine.auto_subsample`: from 40,000
+        rows on). ``None``: always the full sample.
     random_state : int, Generator or None, default 0
         Seeds the subsample.
 
@@ -185,6 +187,8 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
         result = _exact_binary(problem, oracle, tol, rec, "split_frank_wolfe")
         if result is not None:
             return result
+    if isinstance(subsample, str):
+        subsample = coarse_to_fine.auto_subsample(len(oracle.y)) if subsample == "auto" else int(subsample)
     if coarse_to_fine.applies(oracle, subsample):
         return coarse_to_fine.coarse_to_fine(
             split_frank_wolfe, problem, oracle, subsample=subsample, random_state=random_state, tol=tol,
