@@ -28,7 +28,8 @@ _LAZY = {
     "AdaptiveSurrogateClassifier": "goalfit.estimators", "BlackBoxPostShiftClassifier": "goalfit.estimators",
     "RelaxedFMClassifier": "goalfit.estimators", "make_estimator": "goalfit.estimators",
     "select_method_params": "goalfit.estimators", "select_ramp_params": "goalfit.estimators",
-    "goal_scorer": "goalfit.metrics", "score": "goalfit.metrics", "frontier": "goalfit.tradeoff", "Frontier": "goalfit.tradeoff",
+    "goal_scorer": "goalfit.metrics", "score": "goalfit.metrics", "plan_certification": "goalfit.metrics",
+    "frontier": "goalfit.tradeoff", "Frontier": "goalfit.tradeoff",
     "build_report": "goalfit.report", "Dataset": "goalfit.confusion.datasets",
     **{name: "goalfit.goals" for name in _goals.LAZY if name in _goals.__all__},
 }

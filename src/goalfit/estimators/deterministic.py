@@ -88,6 +88,47 @@ def _member_codes(classifier, proba, cells, X=None) -> np.ndarray:
     return out
 
 
+def _codes(ts, clf, det, strategy, random_state) -> np.ndarray:
+    """The deterministic rule ``det`` (derived from ``clf`` by ``strategy``) on a sample's rows."""
+    if strategy == "hash":
+        return hash_predictions(ts.hashes, clf.weights, ts.member_codes, int(random_state))
+    member = det.members[0]
+    for k, m in enumerate(clf.members):
+        if m is member:
+            return ts.member_codes[k]
+    return member.predict_codes(None, ts.proba, ts.cells)
+
+
+def _certify_deterministic(model, det, strategy, random_state):
+    """Re-run the safety test of a ``confidence=`` fit for the deterministic rule: sets
+    ``det.certification_`` and ``det.certified_`` and warns when it fails.
+
+    The rule is derived from the deployed candidate on the candidate part only, so with one
+    candidate (``margin=`` given) the test is exact at ``confidence``; after the grid it is one
+    more hypothesis on the same safety part (chosen by it), an approximation.
+    """
+    from ..fit import safety_rows
+    from ..metrics.intervals import GoalSample
+
+    space, clf = model.problem_.space, model.classifier_
+    K = len(model.classes_)
+
+    def sample(ts):
+        dist = np.zeros((len(ts.y), K))
+        dist[np.arange(len(ts.y)), _codes(ts, clf, det, strategy, random_state)] = 1.0
+        return GoalSample(ts.y, dist, ts.cells, space, ts.sample_weight)
+
+    rows = safety_rows(model._goal_problem(), model.margins_, sample(model.train_sample_), sample(model.safety_sample_),
+                       model.confidence, model.classes_)
+    det.certification_, det.certified_ = rows, all(r["passed"] for r in rows)
+    if not det.certified_ and model.certified_:
+        failed = "; ".join(f"{r['name']}: bound {r['certified_bound']:.4g} holds at {model.confidence:.0%}"
+                           for r in rows if not r["passed"])
+        warnings.warn(f"the deterministic classifier ({strategy}) fails the safety test that the randomized one "
+                      f"passed ({failed}): keep the randomized classifier, or use more data",
+                      RuntimeWarning, stacklevel=4)
+
+
 def to_deterministic(model, strategy="hash", *, random_state=0):
     """See :meth:`goalfit.GoalClassifier.to_deterministic`."""
     ts = getattr(model, "train_sample_", None)
@@ -143,6 +184,8 @@ def to_deterministic(model, strategy="hash", *, random_state=0):
     det.train_constraint_values_ = [float(v) for v in problem.constraint_values(C)]
     det.train_max_violation_ = float(problem.max_violation(C))
     det.derandomization_ = info
+    if getattr(model, "safety_sample_", None) is not None:
+        _certify_deterministic(model, det, strategy, random_state)
     constant = np.count_nonzero(C.sum(axis=(0, 1)) > 0) <= 1  # one predicted class on every training row
     info["constant"] = bool(constant)
     rand_viol = problem.max_violation(model.result_.confusion)

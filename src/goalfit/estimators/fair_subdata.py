@@ -13,8 +13,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..classifiers import LinearScorer, ScoreClassifier
 from ..confusion import confusion_tensor
-from ..fit import (GOAL_PARAMETERS, FitResult, GoalEstimator, Progress, UnsupportedGoal, as_seed, certify,
-                   check_method_params, prepare, resolve_margins, tighten)
+from ..fit import (GOAL_PARAMETERS, FitResult, GoalEstimator, Progress, UnsupportedGoal, as_seed,
+                   check_method_params, prepare, resolve_margins)
 from ..goals import ErrorRate, Problem, as_objective
 from ..methods.subdata.measure import SelectionMeasure
 from ..methods.subdata.method import (ESTIMATORS, SUBDATA_PARAMS, SubdataMethod, deployed_rule, make_learner,
@@ -96,8 +96,10 @@ class FairSubdataClassifier(GoalEstimator):
     tol : float, default 1e-8
         Stop the IRS when its objective decreases by at most this (the paper's delta).
     confidence : float in (0, 1), optional
-        High-confidence goals (:mod:`goalfit.fit.certification`): the model is trained on a
-        candidate part with tightened constraints and the safety test checks the rest.
+        High-confidence goals (:mod:`goalfit.fit.certification`): candidates trained on a
+        candidate part with the constraints tightened by a grid of predicted margins, tested
+        in fixed sequence on the rest; ``certified_`` and ``certification_`` (each constraint's
+        ``certified_bound``) report the result.
     margin : float or sequence of float, optional
         Tighten every constraint (or each by its own amount) by hand.
     random_state : int, RandomState or None
@@ -261,14 +263,9 @@ class FairSubdataClassifier(GoalEstimator):
             result.certificates["warn_infeasible"] = False  # said below, with what the selection meets
             return compiled, result, result.members[0]
 
-        if self.confidence is not None:
-            compiled, result, clf, margins, report, certified, _ = certify(
-                fit_candidate, data, problem, margins, self.confidence, opts["safety_fraction"], seed)
-        else:
-            compiled, result, clf = fit_candidate(tighten(problem, margins), data)
-            report = certified = None
-        self._adopt(result, clf, compiled, method=self.method, margins=margins,
-                    certification=None if self.confidence is None else (report, certified), stacklevel=2)
+        compiled, result, clf, margins, certification = self._fit_goals(fit_candidate, data, problem, margins,
+                                                                        opts["safety_fraction"])
+        self._adopt(result, clf, compiled, method=self.method, margins=margins, certification=certification, stacklevel=2)
         cert = result.certificates
         if compiled.constraints and not self.feasible_:
             where = ("the selection meets them (F(z) = 0) but the model's training predictions do not"

@@ -10,8 +10,7 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import check_array, check_is_fitted, check_random_state, validate_data
 
-from ..fit import (GOAL_PARAMETERS, GoalEstimator, Progress, as_seed, certify, check_method_params, prepare,
-                   resolve_margins, tighten)
+from ..fit import GOAL_PARAMETERS, GoalEstimator, Progress, check_method_params, prepare, resolve_margins
 from ..methods.ramp.method import RAMP_PARAMS, RampMethod, ramp_params
 
 #: ``method_params`` keys of the fit (not of the ramp method) and their defaults.
@@ -72,13 +71,14 @@ class RampClassifier(GoalEstimator):
     confidence : float in (0, 1), optional
         High-confidence goals (:mod:`goalfit.fit.certification`, Thomas et al. 2019): every
         dataset is split into a candidate part and a safety part; the model is trained on the
-        candidate parts with each constraint tightened by the predicted width of the safety
-        bound, then the safety test checks a one-sided bound at level ``1 - (1 - confidence) /
-        m`` per constraint for the deployed (deterministic) rule. ``certified_`` says whether it
-        passed.
+        candidate parts with the constraints tightened by multiples of the predicted width of
+        the safety bound (most conservative first), and the safety test checks a one-sided
+        bound at level ``confidence`` per constraint for each (deterministic) rule in that
+        order, deploying the best that passed. ``certified_`` says whether one did;
+        ``certification_`` gives each constraint's ``certified_bound``.
     margin : float or sequence of float, optional
         Tighten every constraint (or each by its own amount) by hand; with ``confidence`` it
-        replaces the predicted margins.
+        replaces the grid of predicted margins by one candidate.
     deployed_model : fitted classifier, optional
         When given, its predictions on every dataset become the slicing column ``"baseline"``
         that :func:`~goalfit.goals.churn_rate` compares with.
@@ -251,15 +251,9 @@ class RampClassifier(GoalEstimator):
             self.feature_map_ = feature_map
             return compiled, result, result.members[0]
 
-        if self.confidence is not None:
-            compiled, result, clf, margins, report, certified, _ = certify(
-                fit_candidate, data, problem, margins, self.confidence, opts["safety_fraction"],
-                as_seed(self.random_state))
-        else:
-            compiled, result, clf = fit_candidate(tighten(problem, margins), data)
-            report = certified = None
-        self._adopt(result, clf, compiled, method="ramp", margins=margins,
-                    certification=None if self.confidence is None else (report, certified), stacklevel=2)
+        compiled, result, clf, margins, certification = self._fit_goals(fit_candidate, data, problem, margins,
+                                                                        opts["safety_fraction"])
+        self._adopt(result, clf, compiled, method="ramp", margins=margins, certification=certification, stacklevel=2)
         cert = result.certificates
         self.coef_, self.intercept_ = cert["coef"], cert["intercept"]
         self.threshold_ = cert["threshold"]

@@ -12,19 +12,22 @@ One goal pipeline::
 * :class:`Method`: the interface every family implements (``check(compiled)`` refuses a goal
   with a one-line reason, ``solve(data, compiled, params)`` returns a :class:`FitResult`); the
   registry of methods is :mod:`goalfit.methods`;
+* :func:`certify` / :class:`Certification`: ``confidence=``, candidates with predicted margins
+  tested in fixed sequence on a held-out safety part (:mod:`goalfit.fit.certification`);
 * :class:`GoalEstimator`: the base of every estimator (parameter validation, the result protocol,
-  ``evaluate``, ``score``); :class:`Progress`: ``verbose=`` output.
+  ``evaluate``, ``score``, ``plan_certification``); :class:`Progress`: ``verbose=`` output.
 """
-from .certification import certify, goal_sample, predicted_margins, safety_test, split_rows
+from .certification import MARGIN_GRID, Certification, certify, goal_sample, predicted_widths, safety_rows, split_rows
 from .data import MANY_GROUPS, PreparedData, prepare, warn_many_groups
 from .estimator import GOAL_PARAMETERS, GoalEstimator, check_goals_label_free
 from .method import (Method, UnsupportedGoal, check_method_params, keyword_names, refuse_constraints,
                      require_binary, require_linear)
-from .problem import as_seed, resolve_margins, tighten
+from .problem import as_seed, check_tightenable, resolve_margins, tighten
 from .progress import SILENT, Progress
 from .result import FitResult
 
-__all__ = ["certify", "goal_sample", "predicted_margins", "safety_test", "split_rows", "FitResult", "GOAL_PARAMETERS", "GoalEstimator", "MANY_GROUPS", "Method", "PreparedData", "Progress", "SILENT",
-           "UnsupportedGoal", "as_seed", "check_goals_label_free", "check_method_params", "keyword_names",
+__all__ = ["MARGIN_GRID", "Certification", "certify", "goal_sample", "predicted_widths", "safety_rows", "split_rows",
+           "FitResult", "GOAL_PARAMETERS", "GoalEstimator", "MANY_GROUPS", "Method", "PreparedData", "Progress", "SILENT",
+           "UnsupportedGoal", "as_seed", "check_tightenable", "check_goals_label_free", "check_method_params", "keyword_names",
            "prepare", "refuse_constraints", "require_binary", "require_linear", "resolve_margins", "tighten",
            "warn_many_groups"]

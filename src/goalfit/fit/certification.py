@@ -1,41 +1,48 @@
-"""High-confidence goals (``confidence=`` of every estimator): choose, then certify.
+"""High-confidence goals (``confidence=`` of every estimator): choose candidates, then certify.
 
-The procedure is the Seldonian one of Thomas et al. (Science 2019, "Preventing undesirable
-behavior of intelligent machines", Fig. 2 and the supplement's Alg. 1), with goalfit's methods as
-the candidate selection and :mod:`goalfit.metrics.intervals` as the safety test:
+The procedure follows the Seldonian split of Thomas et al. (Science 2019, "Preventing undesirable
+behavior of intelligent machines", Fig. 2), with the candidates chosen and tested as in
+Learn-then-Test (Angelopoulos, Bates, Candès, Jordan & Lei, 2021, §3: fixed-sequence testing):
 
 1. The training rows are split, stratified by (cell, class), into a *candidate* part
    (``1 - safety_fraction``) and a *safety* part (``safety_fraction``).
-2. Candidate selection: the base model and the goals are fitted on the candidate part only, with
-   every constraint tightened by a margin: the user's ``margin=``, or the *predicted* half-width of
-   the safety test's bound (the candidate's one-sided bound width on the candidate part, scaled by
-   ``sqrt(n_candidate / n_safety)``), doubled as in Thomas et al. (supplement, "we double the
-   width of the confidence interval" in candidate selection, to avoid over-fitting the bound to
-   the candidate data); two rounds, each re-predicting the width from the latest candidate.
-3. Safety test: on the safety part, which the candidate never saw, every constraint's one-sided
-   bound at level ``1 - (1 - confidence) / m`` (Bonferroni over the ``m`` constraints, so they
-   hold *simultaneously*) must be on the right side of the goal's bound.
+2. Candidates: the estimator's method is run on the candidate part once without tightening; each
+   constraint's safety bound width is *predicted* from it (its one-sided bound width on the
+   candidate part scaled by ``sqrt(n_candidate / n_safety)``), and candidates are fitted with the
+   constraints tightened by that width times each factor of :data:`MARGIN_GRID`, most
+   conservative first. The user's ``margin=`` replaces the grid by one candidate.
+3. Safety test, in that fixed order: a candidate passes when every constraint's one-sided bound
+   on the safety part at level ``confidence`` is on the right side of the goal's bound; the
+   sequence stops at the first candidate that fails. A candidate passes only when all of its
+   constraints do, so no correction over its ``m`` constraints is needed (the null "some
+   constraint is broken" is a union, rejected only when each part is: Berger's
+   intersection-union test, Statist. Sci. 1996); and by the fixed-sequence argument every
+   candidate that passed meets all its constraints on the population with probability at least
+   ``confidence`` simultaneously, so the one deployed is the best of them (lowest objective on
+   the safety part).
+4. When the first candidate fails, it is deployed (the most conservative, least-violating one)
+   with ``certified_ = False``: each of its one-sided bounds still holds at ``confidence`` (it
+   was tested first) and is reported as the headline (``certified_bound``), with the
+   safety-part size that would certify it.
 
-Guarantee: with i.i.d. data, if the classifier is returned with ``certified_ = True``, then with
-probability at least ``confidence`` every constraint holds on the population (for the expected
-value of the randomized rule). The bound of a single-rate constraint is exact (Clopper-Pearson);
-others use the delta method (asymptotic), with Bonferroni over the pieces of max/min
-disparities. When the test fails the candidate is returned as the least-violating model with
-``certified_ = False``, a warning, and per constraint the safety-part size that would be needed
-at the observed values.
+Bounds (:mod:`goalfit.metrics.intervals`): the exact Clopper-Pearson bound for a goal that is
+one rate; the delta method (asymptotic) otherwise, the max (min) of the pieces' bounds for a
+max (min) disparity, which needs no correction either (:mod:`goalfit.metrics.intervals`). Guarantee: under i.i.d. sampling a classifier returned with ``certified_ = True`` meets
+every constraint on the population with probability at least ``confidence`` (exactly for
+single-rate goals, asymptotically for the others), for the expected value of the deployed rule.
 """
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
-from ..metrics.intervals import GoalSample, jacobian, one_sided_bound
-from .problem import tighten
+from ..metrics.intervals import GoalSample, one_sided_bound, smallest_slice
+from .problem import check_tightenable, tighten
 
-#: Thomas et al.'s inflation of the predicted bound width in candidate selection.
-MARGIN_INFLATION = 2.0
-#: Candidate-selection rounds (each re-predicts the margins from the latest candidate).
-ROUNDS = 2
+#: Candidates' margins as multiples of each constraint's predicted safety-bound width, in the order
+#: of the fixed-sequence test (most conservative first; 0 is the untightened goal).
+MARGIN_GRID = (2.0, 1.5, 1.25, 1.0, 0.75, 0.5, 0.25, 0.0)
 
 
 def split_rows(strata, safety_fraction, random_state):
@@ -71,84 +78,99 @@ def _bounds(problem, sample, level):
     return out
 
 
-def predicted_margins(problem, candidate_sample, level, n_candidate, n_safety):
-    """Tightening per constraint: the candidate's bound width scaled to the safety size, doubled."""
+def predicted_widths(problem, candidate_sample, level, n_candidate, n_safety):
+    """Each constraint's predicted safety-bound width: its one-sided bound width on the candidate
+    part scaled by ``sqrt(n_candidate / n_safety)`` (goal units)."""
     widths = [abs(b - v) for v, b in _bounds(problem, candidate_sample, level)]
-    return [float(MARGIN_INFLATION * w * np.sqrt(n_candidate / n_safety)) for w in widths]
+    return [float(w * np.sqrt(n_candidate / n_safety)) for w in widths]
 
 
-def _plain(v):
-    return v.item() if isinstance(v, np.generic) else v
-
-
-def _smallest_slice(c, sample, classes):
-    """(description, count) of the smallest (cell, class) row that moves ``c``'s value."""
-    _, _, J = jacobian(sample, c.expression)
-    moved = np.abs(J).sum(axis=(0, 3)) > 1e-9  # (n_cells, K)
-    counts = np.zeros(moved.shape)
-    np.add.at(counts, (sample.cells, sample.y), 1)
-    counts = np.where(moved & (counts > 0), counts, np.inf)
-    if not np.isfinite(counts).any():
-        return "the whole sample", sample.n
-    cell, k = np.unravel_index(int(np.argmin(counts)), counts.shape)
-    cells = sample.space.cells
-    parts = [f"{col}={_plain(cells.iloc[cell][col])!r}" for col in cells.columns]
-    parts.append(f"y={_plain(classes[k])!r}")
-    return ", ".join(parts), int(counts[cell, k])
-
-
-def safety_test(problem, margins, candidate_sample, safety_sample, confidence, classes, stacklevel=4):
+def safety_rows(problem, margins, candidate_sample, safety_sample, confidence, classes):
     """The safety test of every constraint on the held part (see the module docstring).
 
     Returns
     -------
-    (certification, certified)
-        ``certification`` is a list with one dict per constraint: ``name``, ``sense``,
-        ``bound``, ``margin`` (tightening used in candidate selection), ``candidate_value``,
-        ``safety_value``, ``safety_bound`` (the one-sided confidence bound), ``confidence_each``,
-        ``passed``, and for failures ``needed_safety_size`` (safety-part size that would certify
-        at the observed values; None when the candidate violates the bound on the safety part)
-        with ``smallest_slice`` / ``smallest_slice_count``. A failure also warns.
+    list of dict
+        One per constraint: ``name``, ``sense``, ``bound``, ``margin`` (tightening used for the
+        candidate), ``candidate_value``, ``safety_value``, ``safety_bound`` (the one-sided
+        confidence bound), ``certified_bound`` (the same number: the bound that holds at
+        ``confidence`` for this classifier), ``confidence``, ``passed``,
+        and for failures ``needed_safety_size`` (safety-part size that would certify at the
+        observed values; None when the value on the safety part breaks the bound) with
+        ``smallest_slice`` / ``smallest_slice_count``.
     """
-    m = len(problem.constraints)
-    level = 1 - (1 - confidence) / m
+    level = confidence  # intersection-union: each constraint at the full level (module docstring)
     n_s = safety_sample.n
-    report, msgs = [], []
+    rows = []
     for c, mg, (vc, _), (vs, bs) in zip(problem.constraints, margins, _bounds(problem, candidate_sample, level),
                                         _bounds(problem, safety_sample, level)):
         passed = bool(bs <= c.bound + 1e-12) if c.sense == "<=" else bool(bs >= c.bound - 1e-12)
         row = {"name": c.name, "sense": c.sense, "bound": c.bound, "margin": float(mg),
                "candidate_value": float(vc), "safety_value": float(vs), "safety_bound": float(bs),
-               "confidence_each": level, "passed": passed}
+               "certified_bound": float(bs), "confidence": confidence, "passed": passed}
         if not passed:
             slack = (c.bound - vs) if c.sense == "<=" else (vs - c.bound)
             width = abs(bs - vs)
-            where, count = _smallest_slice(c, safety_sample, classes)
+            where, count = smallest_slice(c.expression, safety_sample, classes)
             row["smallest_slice"], row["smallest_slice_count"] = where, count
-            if slack > 0 and width > 0:
-                factor = (width / slack) ** 2
-                row["needed_safety_size"] = int(np.ceil(n_s * factor))
-                msgs.append(
-                    f"{c.name}: safety value {vs:.4g}, {int(level * 1000) / 10:g}% bound {bs:.4g}; certifying it "
-                    f"at this value needs about {factor:.1f}x the data: a safety part of ~{row['needed_safety_size']} "
-                    f"rows instead of {n_s} (its smallest slice, {where}, has {count}; ~{int(np.ceil(count * factor))} needed)")
-            else:
-                row["needed_safety_size"] = None
-                msgs.append(f"{c.name}: the candidate's value on the safety part ({vs:.4g}) already breaks "
-                            f"the bound {c.bound:g}: more data would not certify it; loosen the goal or "
-                            "give a larger margin")
-        report.append(row)
-    certified = all(r["passed"] for r in report)
-    if not certified:
-        warnings.warn(
-            f"not certified at confidence {confidence:g}: no candidate passed the safety test; "
-            "returning the candidate (least-violating on the candidate part), certified_ = False. "
-            + " | ".join(msgs), RuntimeWarning, stacklevel=stacklevel)
-    return report, certified
+            row["needed_safety_size"] = int(np.ceil(n_s * (width / slack) ** 2)) if slack > 0 and width > 0 else None
+        rows.append(row)
+    return rows
 
 
-def certify(fit_candidate, data, problem, margins, confidence, safety_fraction, random_state):
-    """Candidate selection on one part of ``data``, safety test on the other (see the module docstring).
+def _failure_message(rows, n_s, confidence) -> str:
+    msgs = []
+    for r in rows:
+        head = (f"{r['name'].split(' ' + r['sense'])[0]} {r['sense']} {r['certified_bound']:.4g} holds at "
+                f"{confidence:.0%} (asked {r['bound']:g})")
+        if r["passed"]:
+            continue
+        if r["needed_safety_size"] is not None:
+            factor = r["needed_safety_size"] / n_s
+            head += (f"; certifying the asked bound at this value needs a safety part of ~{r['needed_safety_size']} "
+                     f"rows instead of {n_s} (its smallest slice, {r['smallest_slice']}, has "
+                     f"{r['smallest_slice_count']}; ~{int(np.ceil(r['smallest_slice_count'] * factor))} needed)")
+        else:
+            head += "; its value on the safety part already breaks the bound: more data would not certify it"
+        msgs.append(head)
+    return " | ".join(msgs)
+
+
+@dataclass
+class Certification:
+    """What :func:`certify` found.
+
+    Attributes
+    ----------
+    compiled, result, classifier
+        The deployed candidate's compiled (tightened) goals, method result and rule.
+    margins : list of float
+        Its margins.
+    report : list of dict
+        Per constraint, its safety test (:func:`safety_rows`), with ``n_candidates_tested`` and
+        ``n_certified``.
+    certified : bool
+    candidate, safety : PreparedData
+        The two parts of the training data.
+    path : list of dict
+        Every candidate tested, in order: ``margins``, ``safety_bounds``, ``safety_objective``,
+        ``passed``.
+    """
+
+    compiled: object
+    result: object
+    classifier: object
+    margins: list
+    report: list
+    certified: bool
+    candidate: object
+    safety: object
+    path: list = field(default_factory=list)
+
+
+def certify(fit_candidate, data, problem, margins, confidence, safety_fraction, random_state,
+            stacklevel: int = 4) -> Certification:
+    """Candidates on one part of ``data``, fixed-sequence safety test on the other (module docstring).
 
     Parameters
     ----------
@@ -162,7 +184,7 @@ def certify(fit_candidate, data, problem, margins, confidence, safety_fraction, 
     problem : Problem
         The user's goals.
     margins : list of float or None
-        The user's ``margin=`` (None: predicted from the candidate, two rounds).
+        The user's ``margin=`` (one candidate); None: the grid of predicted margins.
     confidence : float in (0, 1)
     safety_fraction : float in (0, 1)
     random_state : int or None
@@ -170,26 +192,69 @@ def certify(fit_candidate, data, problem, margins, confidence, safety_fraction, 
 
     Returns
     -------
-    (compiled, result, classifier, margins, certification, certified, n_candidate)
-        See :func:`safety_test` for ``certification``.
+    Certification
+
+    Raises
+    ------
+    ValueError
+        Margins that cannot all hold together (:func:`goalfit.fit.check_tightenable`), or a
+        goal whose slice is empty on one part.
+
+    Warns
+    -----
+    RuntimeWarning
+        When no candidate passes, with the bounds that hold at ``confidence`` for the deployed one.
     """
     strata = np.asarray(data.cells, dtype=np.int64) * data.n_classes + np.asarray(data.y_codes, dtype=np.int64)
     if data.labelled is not None:
         strata = np.where(data.labelled, strata, -1 - np.asarray(data.cells, dtype=np.int64))
-    rows, safety_rows = split_rows(strata, safety_fraction, random_state)
-    cand, safe = data.subset(rows), data.subset(safety_rows)
+    rows, safety_rows_ = split_rows(strata, safety_fraction, random_state)
+    cand, safe = data.subset(rows), data.subset(safety_rows_)
     m = len(problem.constraints)
     if m == 0:
         compiled, result, clf = fit_candidate(problem.constraints, cand)
-        return compiled, result, clf, [], [], True, len(rows)
-    level = 1 - (1 - confidence) / m
+        return Certification(compiled, result, clf, [], [], True, cand, safe)
+    level = confidence
+    first = None
     if margins is None:
-        compiled, result, clf = fit_candidate(problem.constraints, cand)
-        for _ in range(ROUNDS):
-            margins = predicted_margins(problem, goal_sample(clf, cand), level, len(rows), len(safety_rows))
-            compiled, result, clf = fit_candidate(tighten(problem, margins), cand)
+        first = fit_candidate(problem.constraints, cand)
+        widths = predicted_widths(problem, goal_sample(first[2], cand), level, len(rows), len(safety_rows_))
+        grid = [[g * w for w in widths] for g in MARGIN_GRID]
     else:
-        compiled, result, clf = fit_candidate(tighten(problem, margins), cand)
-    report, certified = safety_test(problem, margins, goal_sample(clf, cand), goal_sample(clf, safe), confidence,
-                                    data.classes)
-    return compiled, result, clf, margins, report, certified, len(rows)
+        grid = [list(margins)]
+    compiled_user = type(problem)(problem.objective, problem.constraints).compile(cand.space)
+    seen, candidates = set(), []
+    for mg in grid:  # distinct tightened goals, in order
+        tight = tighten(problem, mg)
+        key = tuple(round(c.bound, 12) for c in tight)
+        if key not in seen:
+            seen.add(key)
+            candidates.append((mg, tight))
+    widest = candidates[0]
+    check_tightenable(compiled_user, type(problem)(problem.objective, widest[1]).compile(cand.space).b, widest[0])
+    path, tested = [], []
+    for mg, tight in candidates:
+        fitted = first if (first is not None and all(v == 0 for v in mg)) else fit_candidate(tight, cand)
+        report = safety_rows(problem, mg, goal_sample(fitted[2], cand), goal_sample(fitted[2], safe), confidence,
+                             data.classes)
+        passed = all(r["passed"] for r in report)
+        objective = float(problem.objective.bind(safe.space).value(goal_sample(fitted[2], safe).C))
+        path.append({"margins": [float(v) for v in mg], "safety_bounds": [r["safety_bound"] for r in report],
+                     "safety_objective": objective, "passed": passed})
+        tested.append((fitted, mg, report, objective))
+        if not passed:
+            break
+    certified_ones = [t for t, p in zip(tested, path) if p["passed"]]
+    if certified_ones:
+        (compiled, result, clf), mg, report, _ = min(certified_ones, key=lambda t: t[3])
+    else:
+        (compiled, result, clf), mg, report, _ = tested[0]
+    for r in report:
+        r["n_candidates_tested"], r["n_certified"] = len(tested), len(certified_ones)
+    certified = bool(certified_ones)
+    if not certified:
+        warnings.warn(
+            f"not certified at confidence {confidence:g}: the most conservative of {len(candidates)} candidates "
+            f"failed the safety test, and it is returned (certified_ = False). For it: "
+            + _failure_message(report, safe.n_samples, confidence), RuntimeWarning, stacklevel=stacklevel)
+    return Certification(compiled, result, clf, list(mg), report, certified, cand, safe, path)

@@ -20,6 +20,8 @@ command line read (never the estimator's class):
 ``margins_``                the tightening applied to each constraint, or None
 ``certified_``              with ``confidence``: whether the safety test passed, else None
 ``certification_``          with ``confidence``: per constraint, the safety test's numbers
+                            (``certified_bound``: the bound that holds at ``confidence``)
+``safety_path_``            with ``confidence``: every candidate of the safety test, in order
 ``fit_seconds_``            the whole fit
 ==========================  ================================================================
 """
@@ -39,7 +41,8 @@ from ..goals.program import check_label_free
 from ..metrics import add_intervals, evaluate_compiled
 from ..metrics.intervals import GoalSample
 from .data import prepare
-from .problem import as_seed
+from .certification import certify
+from .problem import as_seed, check_tightenable, tighten
 
 
 #: The parameters every goal-taking estimator shares, in scikit-learn's validation table form
@@ -95,16 +98,39 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         """Slicing columns computed from the features at fit and evaluation (churn's deployed model)."""
         return None
 
+    def _fit_goals(self, fit_candidate, data, problem, margins, safety_fraction):
+        """Run the method on the goals: once on ``data`` with the constraints tightened by
+        ``margins``, or, with ``confidence``, as candidates and a safety test
+        (:func:`goalfit.fit.certify`).
+
+        ``fit_candidate(constraints, data)`` returns ``(compiled, FitResult, classifier)``.
+        Returns ``(compiled, result, classifier, margins, certification)`` for :meth:`_adopt`,
+        ``certification`` the :class:`~goalfit.fit.Certification` or None.
+        """
+        if self.confidence is None:
+            tight = tighten(problem, margins)
+            if margins is not None and data is not None:  # margins that the goals' identities forbid
+                check_tightenable(problem.compile(data.space), type(problem)(problem.objective, tight).compile(data.space).b,
+                                  margins)
+            compiled, result, clf = fit_candidate(tight, data)
+            return compiled, result, clf, margins, None
+        cert = certify(fit_candidate, data, problem, margins, self.confidence, safety_fraction,
+                       as_seed(self.random_state), stacklevel=4)
+        return cert.compiled, cert.result, cert.classifier, cert.margins, cert
+
     def _adopt(self, result, classifier, compiled, *, method: str, margins=None, certification=None,
                stacklevel: int = 2) -> None:
         """Set the result protocol from a method's result on the compiled (tightened) goals.
 
-        ``certification`` is ``(certification_, certified_)`` of a ``confidence=`` fit
-        (:func:`goalfit.fit.certify`), None otherwise. Warns (RuntimeWarning) when the
+        ``certification`` is the :class:`~goalfit.fit.Certification` of a ``confidence=`` fit
+        (:func:`goalfit.fit.certify`; sets ``certification_``, ``certified_`` and
+        ``safety_path_``), None otherwise. Warns (RuntimeWarning) when the
         constraints cannot all be met on the training sample, naming the worst one with the
         user's bound (and the tightened one).
         """
-        self.certification_, self.certified_ = (None, None) if certification is None else certification
+        cert = certification
+        self.certification_, self.certified_, self.safety_path_ = (
+            (None, None, None) if cert is None else (cert.report, cert.certified, cert.path))
         self.result_ = result
         self.history_ = result.history
         self.classifier_ = classifier
@@ -196,7 +222,10 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
             ``objective`` {name, value}, ``constraints`` [{name, expression, value, bound,
             sense, violation, met}], ``accuracy`` (labelled rows of the training dataset); with
             ``confidence`` also ``interval`` entries, ``met_with_confidence`` and
-            ``accuracy_interval``.
+            ``accuracy_interval``. After a ``confidence=`` fit each constraint also carries
+            ``certified_bound`` and ``certified``: the one-sided bound that the fit's safety test
+            showed holds on the population at the fit's confidence, for the evaluated rule
+            (``classifier_``, or a deterministic rule that :meth:`to_deterministic` re-tested).
 
         Raises
         ------
@@ -224,7 +253,59 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
             add_intervals(out, problem, GoalSample(data.y_codes, dist, data.cells, data.space, data.sample_weight),
                           confidence, method=interval_method, random_state=as_seed(getattr(self, "random_state", None)),
                           accuracy=rows is None)
+        cert = getattr(self if classifier is None else classifier, "certification_", None)
+        if cert is not None:
+            for entry, row in zip(out["constraints"], cert):
+                entry["certified_bound"], entry["certified"] = row["certified_bound"], row["passed"]
         return out
+
+    def plan_certification(self, X, y, *, sensitive_features=None, sample_weight=None, datasets=None, power=0.8,
+                           confidence=None, safety_fraction=None, n_train=None, classifier=None, random_state=0):
+        """Training rows needed to certify this classifier's goals (:func:`goalfit.plan_certification`).
+
+        Measures the fitted rule (or ``classifier``) on ``(X, y)``, best held-out data, takes
+        those values as the population's and predicts the probability that a ``confidence=``
+        fit's safety test passes for it, against the training size.
+
+        Parameters
+        ----------
+        X, y, sensitive_features, sample_weight, datasets
+            Labelled data, as in :meth:`evaluate`.
+        power : float in (0, 1), default 0.8
+        confidence : float in (0, 1), optional
+            Default: the estimator's ``confidence``, else 0.95.
+        safety_fraction : float in (0, 1), optional
+            Default: ``method_params["safety_fraction"]``, else 0.4.
+        n_train : int, optional
+            The training size to report the power at (default: the rows given).
+        classifier : object, optional
+            Another rule of this fit (e.g. a :meth:`to_deterministic` result).
+        random_state : int, default 0
+
+        Returns
+        -------
+        goalfit.metrics.planning.CertificationPlan
+
+        Raises
+        ------
+        ValueError
+            As :meth:`evaluate`; no constraints to certify.
+        """
+        from ..metrics.planning import plan_from_sample
+
+        check_is_fitted(self, "classifier_")
+        data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
+                       datasets=datasets, extra_columns=self._extra_columns(), classes=self.classes_,
+                       who=type(self).__name__, warn_groups=False)
+        dist = self.distribution(data.X, sensitive_features=data.sensitive_features, classifier=classifier)
+        if confidence is None:
+            confidence = getattr(self, "confidence", None) or 0.95
+        if safety_fraction is None:
+            safety_fraction = (getattr(self, "method_params", None) or {}).get("safety_fraction", 0.4)
+        return plan_from_sample(self._goal_problem(), GoalSample(data.y_codes, dist, data.cells, data.space,
+                                                                 data.sample_weight),
+                                self.classes_, confidence=confidence, power=power, safety_fraction=safety_fraction,
+                                n_train=n_train, random_state=random_state)
 
     def score(self, X, y, sample_weight=None, *, sensitive_features=None) -> float:
         """Expected accuracy of the deployed rule (over its randomization), in [0, 1].

@@ -135,6 +135,10 @@ def _describe_empty(conds, space) -> str:
     return f"{subject} has no {what}"
 
 
+#: Recent :meth:`Rate.masks` results (the entries hold their space's objects, so ids are not reused).
+_MASKS: dict = {}
+
+
 def _mask(conds, space) -> np.ndarray:
     m = np.ones(space.shape, dtype=bool)
     for c in conds:
@@ -202,6 +206,27 @@ class Rate(Expression):
         self.is_convex = self.is_linear
 
     def masks(self, space):
+        """``(numerator, slice)`` boolean masks over the space's confusion tensor.
+
+        They depend on the space's classes, cells and positive label, never on its row masses:
+        recent results are kept for the same classes and cells objects (the intervals re-bind
+        goals with perturbed row masses many times). The arrays are shared: do not modify them."""
+        try:
+            key = (self.event, self.given, id(space.classes), id(space.cells), id(space.pos_label), space.shape)
+            hit = _MASKS.get(key)
+        except TypeError:  # an unhashable label
+            return self._compute_masks(space)
+        if hit is not None and hit[0] is space.classes and hit[1] is space.cells and hit[2] is space.pos_label:
+            return hit[3]
+        out = self._compute_masks(space)
+        for m in out:
+            m.flags.writeable = False
+        if len(_MASKS) >= 512:
+            _MASKS.pop(next(iter(_MASKS)))
+        _MASKS[key] = (space.classes, space.cells, space.pos_label, out)
+        return out
+
+    def _compute_masks(self, space):
         given = _mask(self.given, space)
         num = given & _mask(self.event, space)
         for c in self.event + self.given:

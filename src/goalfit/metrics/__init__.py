@@ -71,7 +71,8 @@ globals().update(BUILDERS)
 
 #: Loaded on first use: name -> module of this package.
 _LAZY = {"score": "evaluation", "evaluate_problem": "evaluation", "evaluate_compiled": "evaluation",
-         "add_intervals": "evaluation", "goal_scorer": "scorer", "GoalScorer": "scorer"}
+         "add_intervals": "evaluation", "goal_scorer": "scorer", "GoalScorer": "scorer",
+         "plan_certification": "planning", "CertificationPlan": "planning"}
 
 
 def __getattr__(name):  # the evaluation loads pandas and the scorer scikit-learn: only when asked for
@@ -83,4 +84,5 @@ def __getattr__(name):  # the evaluation loads pandas and the scorer scikit-lear
 
 
 __all__ = ["score", "evaluate_problem", "evaluate_compiled", "add_intervals", "goal_scorer", "GoalScorer",
+           "plan_certification", "CertificationPlan",
            "goal_or_value", *BUILDERS]

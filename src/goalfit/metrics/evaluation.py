@@ -100,7 +100,7 @@ def evaluate_problem(problem: Problem, y_true, y_pred, *, sensitive_features=Non
     confidence : float in (0, 1), optional
         Add a ``confidence`` interval to the objective, every constraint and the accuracy
         (:mod:`goalfit.metrics.intervals`: Clopper-Pearson for a single rate, delta method
-        otherwise, Bonferroni over the pieces of a max/min). The interval covers the
+        otherwise, the max/min of the pieces' bounds). The interval covers the
         population value of the goal for this (fixed) classifier.
     interval_method : {"auto", "clopper_pearson", "delta", "bootstrap"}
     n_bootstrap : int

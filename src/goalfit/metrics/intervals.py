@@ -21,10 +21,14 @@ Methods (``method=``):
     sum_l IF_l^2 / n^2``, ``IF_l = (w_l / mean(w)) * J (z_l - C_hat)``, with ``J`` the Jacobian of
     ``h`` (row masses re-read from ``C``, so the variance of every denominator counts), taken by
     central differences. Goals that are a maximum (max-abs disparities, min-max recall) or a
-    minimum (ratio disparities, the 80% rule) of several pieces get a simultaneous interval: each
-    piece at level ``1 - alpha / m`` (Bonferroni over its ``m`` pieces), and the max (min) of the
-    pieces' bounds. This is conservative and never relies on the normal approximation at a
-    kink.
+    minimum (ratio disparities, the 80% rule) of several pieces take the max (min) of the
+    pieces' bounds, which never relies on the normal approximation at a kink. The upper bound
+    of a maximum needs no multiplicity correction: if ``max_j d_j > max_j U_j`` then the
+    population's largest piece ``j*`` (a fixed index) has ``d_j* > U_j*``, which happens with
+    probability at most ``alpha`` (Berger's intersection-union argument, Statist. Sci. 1996;
+    the lower bound of a minimum likewise). The other side (the lower bound of a maximum, the
+    upper bound of a minimum) takes each piece at level ``1 - alpha / m`` (Bonferroni over its
+    ``m`` pieces).
 ``"bootstrap"``
     Percentile bootstrap over examples (Poisson(1) weights, ``n_bootstrap`` replicates, seeded).
 ``"auto"`` (default)
@@ -199,16 +203,62 @@ def jacobian(sample: GoalSample, expression, eps: float = 1e-6):
     return v0, how, J.reshape((len(v0),) + shape)
 
 
-def _delta_se(sample: GoalSample, expression):
-    """Plug-in piece values, combination rule and delta-method standard errors of each piece."""
+def _plain(v):
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def smallest_slice(expression, sample: GoalSample, classes) -> tuple[str, int]:
+    """``(description, count)`` of the smallest (cell, true class) row of ``sample`` whose
+    examples move ``expression``'s value (e.g. ``"sex='Female', y=1"``): the slice whose size
+    limits a bound's width. ``("the whole sample", n)`` when every row moves it."""
+    _, _, J = jacobian(sample, expression)
+    moved = np.abs(J).sum(axis=(0, 3)) > 1e-9  # (n_cells, K)
+    counts = np.zeros(moved.shape)
+    np.add.at(counts, (sample.cells, sample.y), 1)
+    counts = np.where(moved & (counts > 0), counts, np.inf)
+    if not np.isfinite(counts).any():
+        return "the whole sample", sample.n
+    cell, k = np.unravel_index(int(np.argmin(counts)), counts.shape)
+    cells = sample.space.cells
+    parts = [f"{col}={_plain(cells.iloc[cell][col])!r}" for col in cells.columns]
+    parts.append(f"y={_plain(classes[k])!r}")
+    return ", ".join(parts), int(counts[cell, k])
+
+
+def influence(sample: GoalSample, expression):
+    """Plug-in piece values, combination rule and the pieces' influence functions.
+
+    Returns
+    -------
+    v0 : ndarray of shape (m,)
+        The value of each piece of the goal (one for a goal that is not a max / min).
+    how : {"one", "max", "min1"}
+    IF : ndarray of shape (m, n_samples)
+        ``IF_l = (w_l / mean(w)) J (z_l - C_hat)``: the pieces' estimate on ``n`` rows is
+        ``v0 + sum_l IF_l / n`` to first order, so their covariance is ``IF IF' / n^2``.
+    """
     v0, how, J = jacobian(sample, expression)
     Jz = sample.per_example(J)                       # (m, n)
     JC = np.tensordot(J, sample.C, axes=([1, 2, 3], [0, 1, 2]))  # (m,)
-    IF = sample.w[None, :] * (Jz - JC[:, None])
+    return v0, how, sample.w[None, :] * (Jz - JC[:, None])
+
+
+def _delta_se(sample: GoalSample, expression):
+    """Plug-in piece values, combination rule and delta-method standard errors of each piece."""
+    v0, how, IF = influence(sample, expression)
     se = np.sqrt((IF ** 2).sum(axis=1)) / sample.n
     finite = np.isfinite(v0)
     se = np.where(finite, se, 0.0)
     return v0, how, se
+
+
+def corrections(how: str, m: int) -> tuple[int, int]:
+    """Bonferroni divisors ``(lower side, upper side)`` of a goal's ``m`` pieces combined by ``how``.
+
+    Only the side where a piece other than the population's extreme one can miss is corrected:
+    the lower bound of a maximum and the upper bound of a minimum (module docstring).
+    """
+    return (m, 1) if how == "max" else ((1, m) if how == "min1" else (1, 1))
 
 
 def _range(expression):
@@ -228,10 +278,24 @@ def _clopper_pearson(sample: GoalSample, rate, alpha_low, alpha_high):
         raise ValueError(f"{rate.name}: no example of the evaluated data falls in its slice (an empty slice)")
     r = float((sample.w * num.sum(axis=1)).sum() / wg.sum())
     N = float(wg.sum() ** 2 / (sample.w ** 2 * g).sum())  # Kish's effective size (= count, unit weights)
-    k = r * N
-    low = 0.0 if (k <= 0 or alpha_low <= 0) else float(stats.beta.ppf(alpha_low, k, N - k + 1))
-    high = 1.0 if (k >= N or alpha_high <= 0) else float(stats.beta.ppf(1 - alpha_high, k + 1, N - k))
-    return r, low, high, N
+    low, high = clopper_pearson(r, N, alpha_low, alpha_high)
+    return r, float(low), float(high), N
+
+
+def clopper_pearson(r, N, alpha_low, alpha_high):
+    """Clopper-Pearson ``(low, high)`` of a rate ``r`` measured on ``N`` examples (arrays broadcast).
+
+    ``k = r N`` need not be an integer (expected counts of a randomized classifier, Kish's
+    effective size): the beta quantiles extend to it. A tail level of 0 gives the trivial side.
+    """
+    r, N = np.broadcast_arrays(np.asarray(r, dtype=float), np.asarray(N, dtype=float))
+    k = np.clip(r, 0.0, 1.0) * N
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where((k <= 0) | (alpha_low <= 0), 0.0,
+                       stats.beta.ppf(alpha_low, np.maximum(k, 1e-300), N - k + 1) if alpha_low > 0 else 0.0)
+        high = np.where((k >= N) | (alpha_high <= 0), 1.0,
+                        stats.beta.ppf(1 - alpha_high, k + 1, np.maximum(N - k, 1e-300)) if alpha_high > 0 else 1.0)
+    return low, high
 
 
 def goal_interval(expression, sample: GoalSample, confidence: float = 0.95, *, method: str = "auto",
@@ -297,8 +361,9 @@ def goal_interval(expression, sample: GoalSample, confidence: float = 0.95, *, m
         return Interval(value, max(low, lo_r), min(high, hi_r), confidence, "bootstrap")
     v0, how, se = _delta_se(sample, expression)
     m = len(v0)
-    z_low = stats.norm.ppf(1 - a_low / m) if a_low > 0 else np.inf
-    z_high = stats.norm.ppf(1 - a_high / m) if a_high > 0 else np.inf
+    m_low, m_high = corrections(how, m)
+    z_low = stats.norm.ppf(1 - a_low / m_low) if a_low > 0 else np.inf
+    z_high = stats.norm.ppf(1 - a_high / m_high) if a_high > 0 else np.inf
     with np.errstate(invalid="ignore"):
         lows, highs = v0 - z_low * se, v0 + z_high * se
     if how == "max":
@@ -309,7 +374,8 @@ def goal_interval(expression, sample: GoalSample, confidence: float = 0.95, *, m
         low, high = float(lows[0]), float(highs[0])
     k = int(np.argmax(v0)) if how == "max" else int(np.argmin(v0))
     return Interval(_combine(v0, how), max(low, lo_r), min(high, hi_r), confidence,
-                    "delta" if m == 1 else "delta_bonferroni", float(se[k]))
+                    "delta" if m == 1 or (a_low == 0 and m_high == 1) or (a_high == 0 and m_low == 1)
+                    else "delta_bonferroni", float(se[k]))
 
 
 def one_sided_bound(expression, sense: str, sample: GoalSample, confidence: float, **kw) -> float:

@@ -129,6 +129,11 @@ class Report:
         console.print(line)
         if d.get("certified") is not None:
             console.print(f"certified at confidence {d['confidence_fit']:g}: {d['certified']}")
+            for c in d["certification"]:
+                mark = "[green]✓[/green]" if c["passed"] else "[red]✗[/red]"
+                console.print(f"  {display_name(c['name'].split(' ' + c['sense'])[0])} {c['sense']} "
+                              f"{c['certified_bound']:.4f} holds at {d['confidence_fit']:.0%} "
+                              f"(asked {c['bound']:g}) {mark}")
         console.print("[dim]" + d.get("note", "values are expectations over the randomized classifier; "
                       "baseline = unconstrained plug-in argmax on the same base model") + "[/dim]")
         if d.get("confidence") is not None:
@@ -259,6 +264,9 @@ def _certification_fields(data, model):
     if data["certified"] is not None:
         data["confidence_fit"] = model.confidence
         data["certification"] = model.certification_
+        data["safety_path"] = getattr(model, "safety_path_", None)
+        for entry, row in zip(data.get("constraints", []), model.certification_):
+            entry["certified_bound"] = row["certified_bound"]
     if getattr(model, "margins_", None) is not None:
         data["margins"] = model.margins_
 
