@@ -15,15 +15,16 @@ from sklearn.utils.validation import check_is_fitted
 from ..classifiers import GroupBlindClassifier, ProbabilityModel, RandomizedClassifier, probability_model
 from ..classifiers.members import GroupBlindRule
 from ..classifiers.randomized import PluginClassifier
-from ..fit import GOAL_PARAMETERS, GoalEstimator, Progress, as_seed, certify, prepare, resolve_margins, tighten
+from ..fit import GOAL_PARAMETERS, GoalEstimator, Progress, as_seed, prepare, resolve_margins, tighten
 from ..methods.plugin import ORACLES, PLUGIN_NAMES, PluginMethod, RefitOracle, make_oracle
 from ..utils.validation import check_has_predict_proba
 from .deterministic import TrainingSample, to_deterministic as _to_deterministic
+from .joint import resolve_joint_model
 from .models import resolve_estimator
-from .probabilities import FoldAverage, aligned_proba, cross_fit, fit_base, is_linear
+from .probabilities import FoldAverage, aligned_proba, auto_folds, cross_fit, fit_base, is_linear
 
 #: The keys of ``method_params`` that configure GoalClassifier's fit rather than the method.
-FIT_OPTIONS = {"oracle": "plugin", "cv_model": "average", "joint_model": "product", "safety_fraction": 0.4}
+FIT_OPTIONS = {"oracle": "plugin", "cv_model": "average", "joint_model": "auto", "safety_fraction": 0.4}
 
 
 def is_dask_collection(X) -> bool:
@@ -70,8 +71,10 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
         * ``"cv_model"``: the deployed probability model under cross-fitting, ``"average"``
           (default; the mean of the fold models, :class:`FoldAverage`) or ``"refit"`` (one model
           on all rows);
-        * ``"joint_model"``: with ``group_blind``, ``"product"`` (default; one model of the
-          (group, class) label) or ``"factored"`` (:class:`~goalfit.estimators.joint.FactoredJointClassifier`);
+        * ``"joint_model"``: with ``group_blind``, ``"product"`` (one model of the (group,
+          class) label), ``"factored"`` (:class:`~goalfit.estimators.joint.FactoredJointClassifier`)
+          or ``"auto"`` (default; factored when the base model is cross-fitted, product
+          otherwise: :func:`~goalfit.estimators.joint.resolve_joint_model`);
         * ``"safety_fraction"``: with ``confidence``, the share of rows held out for the safety
           test (default 0.4).
     cv : "auto", None, int, float, splitter or iterable of (train, test), default "auto"
@@ -82,17 +85,23 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
         rows does not fool the goals. A float in (0, 1): sample splitting (Narasimhan et al.
         §6.6): the base model on ``1 - cv`` of the rows, the goals on the rest. None: in-sample.
         ``"auto"``: in-sample for scikit-learn linear models (and pipelines ending in one), a
-        frozen or precomputed model and the refit oracle, 5 folds otherwise.
+        frozen or precomputed model and the refit oracle, otherwise cross-fitting with 5 folds
+        below 10,000 rows, 3 below 20,000 and 2 from there on
+        (:func:`~goalfit.estimators.probabilities.auto_folds`).
     confidence : float in (0, 1), optional
-        High-confidence goals (:mod:`goalfit.fit.certification`; Thomas et al., Science 2019):
-        choose the classifier on ``1 - safety_fraction`` of the rows with tightened constraints,
-        then certify every constraint on the rest with a one-sided bound at level
-        ``1 - (1 - confidence) / m``. Under i.i.d. sampling a classifier with
-        ``certified_ = True`` meets every constraint on the population with probability at
-        least ``confidence``.
+        High-confidence goals (:mod:`goalfit.fit.certification`; Thomas et al., Science 2019;
+        fixed-sequence testing as in Learn-then-Test): fit candidates on ``1 - safety_fraction``
+        of the rows with the constraints tightened by multiples of their predicted bound width,
+        most conservative first, test them in that order on the rest with one-sided bounds at
+        level ``confidence`` (each constraint; a candidate passes when all do) and deploy the
+        best that passed. Under i.i.d.
+        sampling a classifier with ``certified_ = True`` meets every constraint on the
+        population with probability at least ``confidence``; otherwise the most conservative
+        candidate is returned with the bounds that do hold (``certified_bound``).
     margin : float or sequence of float, optional
         Tighten every constraint (or each by its own amount, in the goal's units) before
-        solving; with ``confidence`` it replaces the predicted margins.
+        solving; with ``confidence`` it replaces the grid of predicted margins by one candidate.
+        Raises ValueError when margins on constraints that average one another cannot all hold.
     group_blind : bool, default False
         Use the sensitive features only to state and measure the goals, never to decide: the
         base model estimates the joint ``P(Y = y, A = a | x)`` over the classes and the cells,
@@ -133,9 +142,12 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
     certified_ : bool or None
         With ``confidence``: whether every constraint passed the safety test.
     certification_ : list of dict or None
-        Per constraint: margin, candidate and safety values, the one-sided safety bound,
-        passed, and for a failure the safety-part size it would need
-        (:func:`goalfit.fit.certification.safety_test`).
+        Per constraint: margin, candidate and safety values, the one-sided safety bound
+        (``certified_bound``: what holds at ``confidence`` for the deployed rule), passed, and
+        for a failure the safety-part size it would need (:func:`goalfit.fit.safety_rows`).
+    safety_path_ : list of dict or None
+        With ``confidence``: every candidate tested, in order (margins, safety bounds,
+        objective on the safety part, passed).
     base_fit_seconds_, fit_seconds_ : float
         Time to fit the base estimator and compute its training probabilities, and the whole
         ``fit``.
@@ -212,8 +224,7 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
             raise ValueError(f"method_params['oracle'] must be one of {list(ORACLES)}, got {opts['oracle']!r}")
         if opts["cv_model"] not in ("average", "refit"):
             raise ValueError(f"method_params['cv_model'] must be 'average' or 'refit', got {opts['cv_model']!r}")
-        if opts["joint_model"] not in ("product", "factored"):
-            raise ValueError(f"method_params['joint_model'] must be 'product' or 'factored', got {opts['joint_model']!r}")
+        resolve_joint_model(opts["joint_model"], False)  # an unknown name raises
         sf = opts["safety_fraction"]
         if isinstance(sf, bool) or not isinstance(sf, numbers.Real) or not 0 < sf < 1:
             raise ValueError(f"method_params['safety_fraction'] must be a float in (0, 1), got {sf!r}")
@@ -257,15 +268,16 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
             return float(cv)
         return None
 
-    def _cv_folds(self, oracle):
-        """The cross-fitting splitter, or None for in-sample (or held-out) probabilities."""
+    def _cv_folds(self, oracle, n_samples=None):
+        """The cross-fitting splitter, or None for in-sample (or held-out) probabilities
+        (``cv="auto"``: :func:`~goalfit.estimators.probabilities.auto_folds` of ``n_samples``)."""
         cv = self.cv
         if self._holdout() is not None or cv is None:
             return None
         if isinstance(cv, str):  # "auto"
             if self._precomputed() or self._frozen() or oracle == "refit" or is_linear(self._base()):
                 return None
-            cv = 5
+            cv = auto_folds(n_samples)
         if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
             return StratifiedKFold(int(cv), shuffle=True, random_state=as_seed(self.random_state))
         return check_cv(cv, classifier=True)  # a splitter, or an iterable of (train, test)
@@ -305,12 +317,12 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
         self.classes_ = backend.classes
         if backend.data is not None:  # the goals' structure, before any fitting
             method.check(type(problem)(self.objective, tighten(problem, margins)).compile(backend.data.space))
-        last = {}
+        last, self.base_fit_seconds_ = {}, 0.0
 
         def fit_candidate(constraints, data):
             t0 = time.perf_counter()
             outer, prob = backend.probabilities(data)
-            self.base_fit_seconds_ = backend.base_seconds + time.perf_counter() - t0
+            self.base_fit_seconds_ = max(self.base_fit_seconds_, backend.base_seconds + time.perf_counter() - t0)
             try:
                 compiled = type(problem)(self.objective, constraints).compile(outer.space)
             except ValueError as err:
@@ -326,22 +338,23 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
             last["outer"] = outer
             return compiled, result, kind(result.members, result.weights, self.classes_, backend.encoder, prob)
 
-        if self.confidence is not None:  # Seldonian split: choose on one part, certify on the other
+        if self.confidence is not None:
             backend.require_in_memory("confidence")
-            compiled, result, clf, margins, report, certified, _ = certify(
-                fit_candidate, backend.data, problem, margins, self.confidence, opts["safety_fraction"],
-                as_seed(self.random_state))
-        else:
-            compiled, result, clf = fit_candidate(tighten(problem, margins), backend.data)
-            report = certified = None
+        compiled, result, clf, margins, certification = self._fit_goals(fit_candidate, backend.data, problem, margins,
+                                                                        opts["safety_fraction"])
         outer = last["outer"]
         self.n_outer_samples_ = backend.n_outer_samples(outer)
         self._adopt(result, clf, compiled, method=self.method_, margins=margins,
-                    certification=None if self.confidence is None else (report, certified), stacklevel=2)
+                    certification=certification, stacklevel=2)
         for attr in ("n_features_in_", "feature_names_in_"):
             if hasattr(self.estimator_, attr):
                 setattr(self, attr, getattr(self.estimator_, attr))
         self.train_sample_ = backend.training_sample(clf, outer, compiled)
+        self.safety_sample_ = None
+        if certification is not None:  # the safety rows, to re-test a deterministic rule
+            safe = certification.safety
+            self.safety_sample_ = TrainingSample.build(clf, safe.X, None, clf.probability_model.predict_proba(safe.X),
+                                                       safe.y_codes, safe.cells, safe.sample_weight, compiled)
         self.fit_seconds_ = time.perf_counter() - t_start
         progress.done()
         return self
@@ -640,6 +653,16 @@ class InMemoryData:
         ValueError
             Precomputed probabilities of the wrong shape or with NaN / negative values.
         """
+        cached = getattr(self, "_cached", None)
+        if cached is not None and cached[0] is data:  # candidates of a safety test share one base fit
+            est = self.est
+            est.estimator_, est.estimators_, est.cv_ = cached[2]
+            return cached[1]
+        out = self._probabilities(data)
+        self._cached = (data, out, (self.est.estimator_, self.est.estimators_, self.est.cv_))
+        return out
+
+    def _probabilities(self, data):
         est, progress = self.est, self.progress
         K = len(self.classes)
         joint = est.group_blind
@@ -659,11 +682,11 @@ class InMemoryData:
             est.estimator_ = None
             return data.with_scores(P), ProbabilityModel(None, np.arange(len(classes)))
         base = est._base()
-        if joint and self.opts["joint_model"] == "factored":
+        folds = est._cv_folds(self.opts["oracle"], data.n_samples)
+        if joint and resolve_joint_model(self.opts["joint_model"], folds is not None) == "factored":
             from .joint import FactoredJointClassifier
 
             base = FactoredJointClassifier(base, K, len(classes) // K)
-        folds = est._cv_folds(self.opts["oracle"])
         holdout = est._holdout()
         out_rows, P_fit = None, None
         if est._frozen():

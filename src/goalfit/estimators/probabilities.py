@@ -16,6 +16,37 @@ from sklearn.utils.validation import _num_samples
 from ..classifiers import probability_model
 from ..utils.fitting import final_step, fit_weighted
 
+#: ``cv="auto"``'s folds for a flexible base model: (fewer than this many rows, folds), in order;
+#: from the last bound on, :data:`AUTO_FOLDS_LARGE` folds
+AUTO_FOLDS = ((10_000, 5), (20_000, 3))
+AUTO_FOLDS_LARGE = 2
+
+
+def auto_folds(n_samples) -> int:
+    """The number of cross-fitting folds of ``cv="auto"`` for ``n_samples`` training rows.
+
+    5 folds below 10,000 rows, 3 below 20,000 and 2 from 20,000 on (:data:`AUTO_FOLDS`). The
+    out-of-fold probabilities the goals are solved on need a model that did not see the row,
+    not the best model: on large samples a model fitted on half of the rows is close to one
+    fitted on four fifths, at two fits instead of five. ``benchmarks/group_blind.py``
+    (``--part lightgbm``) measures the fold counts against each other.
+
+    Parameters
+    ----------
+    n_samples : int or None
+        Training rows; None gives 5 folds.
+
+    Returns
+    -------
+    int
+    """
+    if n_samples is None:
+        return AUTO_FOLDS[0][1]
+    for bound, folds in AUTO_FOLDS:
+        if n_samples < bound:
+            return folds
+    return AUTO_FOLDS_LARGE
+
 
 def is_linear(estimator) -> bool:
     """Whether the (final step of the) base estimator is a scikit-learn linear model."""
@@ -43,7 +74,8 @@ def cross_fit(base, X, y, sample_weight, folds, classes, progress=None):
 
     Each row's probabilities come from the model fitted on the folds that do not contain it
     (as :func:`sklearn.model_selection.cross_val_predict`); ``sample_weight`` and pipelines as
-    in :func:`fit_base`.
+    in :func:`fit_base`. A fold model is scored on its held-out rows only (not on the rows it
+    was fitted on).
 
     Returns
     -------
@@ -62,7 +94,7 @@ def cross_fit(base, X, y, sample_weight, folds, classes, progress=None):
         if progress is not None:
             progress.update(k + 1, force=True)
         m = clone(base)
-        fit_base(m, _safe_indexing(X, train), y[train], None if sample_weight is None else sample_weight[train])
+        fit_weighted(m, _safe_indexing(X, train), y[train], None if sample_weight is None else sample_weight[train])
         P[test] = aligned_proba(m, _safe_indexing(X, test), classes)
         seen[test] += 1
         models.append(m)
