@@ -72,14 +72,14 @@ class LagrangeMultipliers:
     reads = "proxy"
 
     def __init__(self, n_rows, optimizer="sgd", lr=0.1, bound=None, device="cpu", dtype=torch.float32):
-        self.value = torch.zeros(n_rows, dtype=dtype, device=device)
+        self._full = torch.zeros(n_rows + 1, dtype=dtype, device=device)
+        self._full[0] = 1.0
+        self.value = self._full[1:]  # the multipliers: a view of (1, lambda)
         self.bound = bound
         self.lr = float(lr)
         kw = {"maximize": True} if isinstance(optimizer, str) else {}
         self.optimizer = make_optimizer(optimizer, [self.value], lr, **kw)
         self._inline_sgd = optimizer == "sgd"
-        self._full = torch.ones(n_rows + 1, dtype=dtype, device=device)
-        self._full[1:] = self.value
 
     def weights(self):
         """``(objective weight, row weights)`` the model's loss uses: ``1`` and ``lambda``."""
@@ -100,7 +100,6 @@ class LagrangeMultipliers:
             self.value.grad = rows.detach().to(self.value.dtype)
             self.optimizer.step()
         self.value.clamp_(min=0.0, max=self.bound)
-        self._full[1:] = self.value
 
     def current(self) -> torch.Tensor:
         """Multipliers as a detached tensor of shape (n_rows,)."""
@@ -112,7 +111,6 @@ class LagrangeMultipliers:
     def load_state_dict(self, state):
         with torch.no_grad():
             self.value.copy_(state["value"])
-            self._full[1:] = self.value
         self.optimizer.load_state_dict(state["optimizer"])
 
 
@@ -129,40 +127,74 @@ class ProxyLagrangeMultipliers:
 
     Notes
     -----
-    ``log M`` is kept in float64 on the training device (TFCO's multiplicative
-    implementation), initialized with every column putting weight ``1/2`` on the objective and
-    the rest spread over the constraints; its entries are kept above ``log(1e-300)`` so that
-    ``M`` stays positive. ``M`` is column-stochastic with positive entries, so its stationary
-    distribution (the fixed point ``M lambda = lambda`` in the simplex) is unique: it solves
-    ``(M - I + J) lambda = 1`` (``J`` the all-ones matrix: summing the rows gives
-    ``sum(lambda) = 1``, and then ``(M - I) lambda = 0``), one small dense solve per step on
-    the device, with no transfer to the host.
+    ``M`` is kept in float64, initialized with every column putting weight ``1/2`` on the
+    objective and the rest spread over the constraints; each step multiplies it entrywise by
+    ``exp(eta (0, g) lambda^T)`` and renormalizes its columns (TFCO's multiplicative update),
+    and its entries are kept above ``1e-300`` so that ``M`` stays positive. ``M`` is then
+    column-stochastic with positive entries, so its stationary distribution (the fixed point
+    ``M lambda = lambda`` in the simplex) is unique: it solves ``(M - I + J) lambda = 1`` (``J``
+    the all-ones matrix: summing the rows gives ``sum(lambda) = 1``, and then
+    ``(M - I) lambda = 0``), one small dense solve per step.
+
+    The update runs where the rows are: on an accelerator, as torch operations on the device
+    (no transfer to the host per step); on the CPU, on numpy views of the same float64
+    buffers, with LAPACK's ``gesv`` called directly (for an ``(m + 1) x (m + 1)`` matrix a
+    torch call costs several times the arithmetic). Both compute the same quantities.
     """
 
     kind = "proxy_lagrangian"
     reads = "01"
-    _LOG_FLOOR = math.log(1e-300)
+    _FLOOR = 1e-300
 
     def __init__(self, n_rows, lr=0.1, device="cpu", dtype=torch.float32):
         self.m = int(n_rows)
         self.lr = float(lr)
         self.device, self.dtype = torch.device(device), dtype
+        self.host = self.device.type == "cpu"
         k = self.m + 1
         M = np.full((k, k), 0.5 / max(self.m, 1))
         M[0] = 0.5 if self.m else 1.0
         f64 = dict(dtype=torch.float64, device=self.device)
-        self.log_M = torch.as_tensor(np.log(M), **f64)
         self._shift = torch.ones((k, k), **f64) - torch.eye(k, **f64)
         self._ones = torch.ones(k, **f64)
-        self._set(self._stationary())
+        self.M = torch.empty((k, k), **f64)
+        if self.host:  # numpy views of the buffers, and scratch space
+            from scipy.linalg.lapack import dgesv
+
+            self._gesv = dgesv
+            self._M, self._S, self._one_np = self.M.numpy(), self._shift.numpy(), self._ones.numpy()
+            self._M1, self._F, self._A = self._M[1:], np.empty((self.m, k)), np.empty((k, k))
+            self._lam = torch.empty(k, dtype=dtype)
+            self._lam_np, self._lam_lr = self._lam.numpy(), np.empty(k)
+        self._load(M, None)
+
+    @property
+    def log_M(self) -> torch.Tensor:
+        """``log M``, shape (m + 1, m + 1)."""
+        return torch.log(self.M)
+
+    def _load(self, M, lam):
+        with torch.no_grad():
+            self.M.copy_(torch.as_tensor(np.asarray(M, dtype=float)))
+        if lam is None:
+            self._set(self._stationary())
+        else:
+            self._set(torch.as_tensor(np.asarray(lam, dtype=float), dtype=torch.float64, device=self.device).clone())
 
     def _stationary(self) -> torch.Tensor:
-        lam = torch.linalg.solve_ex(torch.exp(self.log_M) + self._shift, self._ones)[0]
-        return lam.clamp_(min=0.0)
+        if self.host:
+            A = np.add(self._M, self._S, out=self._A)
+            return torch.from_numpy(self._gesv(A, self._one_np, overwrite_a=1)[2])
+        return torch.linalg.solve_ex(self.M + self._shift, self._ones)[0]
 
     def _set(self, lam64):
         self._lam64 = lam64
-        self._lam = lam64.to(self.dtype)
+        if self.host:  # the float32 weights are written in place, into the tensor :meth:`full` returns
+            lam = lam64.numpy()
+            np.multiply(lam, self.lr, out=self._lam_lr)
+            self._lam_np[:] = lam
+        else:
+            self._lam = lam64.to(self.dtype)
 
     def weights(self):
         return self._lam[0], self._lam[1:]
@@ -172,22 +204,31 @@ class ProxyLagrangeMultipliers:
         return self._lam
 
     def step(self, rows_01):
-        """Multiplicative swap-regret step on the exact 0-1 rows ``g`` (tensor of shape (m,)):
-        ``log M <- log M + eta (0, g) lambda^T``, columns renormalized."""
+        """Multiplicative swap-regret step on the exact 0-1 rows ``g`` (shape (m,); a float64
+        tensor, or a numpy array on the CPU): ``M <- M * exp(eta (0, g) lambda^T)``, columns
+        renormalized."""
         if self.m == 0:
             return
-        self.log_M[1:].addr_(rows_01.to(torch.float64), self._lam64, alpha=self.lr)
-        self.log_M = torch.log_softmax(self.log_M, dim=0).clamp_(min=self._LOG_FLOOR)
+        if self.host:
+            g = rows_01 if isinstance(rows_01, np.ndarray) else rows_01.detach().numpy()
+            F = np.multiply.outer(g, self._lam_lr, out=self._F)
+            self._M1 *= np.exp(F, out=F)
+            M = self._M
+            M /= M.sum(axis=0)
+            np.maximum(M, self._FLOOR, out=M)
+        else:
+            M = self.M
+            M[1:].mul_(torch.outer(rows_01.to(torch.float64), self._lam64).mul_(self.lr).exp_())
+            M.div_(M.sum(dim=0)).clamp_(min=self._FLOOR)
         self._set(self._stationary())
 
     def current(self) -> torch.Tensor:
-        """The full distribution ``(lambda_0, lambda_1, ..., lambda_m)``, shape (m + 1,)."""
-        return self._lam.clone()
+        """The full distribution ``(lambda_0, lambda_1, ..., lambda_m)``, shape (m + 1,) (rounding
+        errors below zero clipped)."""
+        return self._lam.clamp(min=0.0)
 
     def state_dict(self):
-        return {"log_M": self.log_M.cpu().numpy().copy(), "lam": self._lam64.cpu().numpy().copy()}
+        return {"log_M": np.log(self.M.cpu().numpy()), "lam": self._lam64.cpu().numpy().copy()}
 
     def load_state_dict(self, state):
-        self.log_M = torch.as_tensor(np.asarray(state["log_M"], dtype=float), dtype=torch.float64,
-                                     device=self.device).clone()
-        self._set(torch.as_tensor(np.asarray(state["lam"], dtype=float), dtype=torch.float64, device=self.device).clone())
+        self._load(np.exp(np.asarray(state["log_M"], dtype=float)), state["lam"])

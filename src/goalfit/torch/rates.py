@@ -66,11 +66,18 @@ def margins(logits: torch.Tensor, n_classes: int) -> torch.Tensor:
     if logits.ndim == 1:
         return logits
     if logits.ndim == 2 and logits.shape[1] == 1:
-        return logits[:, 0]
+        return logits.select(1, 0)
     if logits.ndim == 2 and logits.shape[1] == 2:
-        return logits[:, 1] - logits[:, 0]
+        return logits.select(1, 1) - logits.select(1, 0)
     raise ValueError(f"a binary problem needs a network output of shape (B,), (B, 1) or (B, 2), "
                      f"got {tuple(logits.shape)}")
+
+
+def margin_column(logits: torch.Tensor) -> torch.Tensor:
+    """The binary margin as a column, shape (B, 1) (a (B, 1) output as it is)."""
+    if logits.ndim == 2 and logits.shape[1] == 1:
+        return logits
+    return margins(logits, 2).unsqueeze(1)
 
 
 def check_output(logits: torch.Tensor, n_classes: int) -> None:
@@ -229,9 +236,13 @@ class RateProblem:
         self.n_forms = 1 + self.n_rows
         #: ``table[s, j]``: the forms' coefficients of the confusion entry (slice s, predicted class j)
         self.table = self.forms.T.reshape(self.n_cells * self.n_classes, self.n_classes, self.n_forms).contiguous()
+        self._slice_table = self.table.reshape(self.n_cells * self.n_classes, -1)
+        f64 = dict(dtype=torch.float64, device=self.device)
+        self._entry_table64 = torch.as_tensor(forms.T, **f64).contiguous()
+        self._neg_offset64 = -torch.as_tensor(offset, **f64)
         self._sign = torch.tensor([-1.0, 1.0], dtype=dtype, device=self.device)
         self._one = torch.ones((), dtype=dtype, device=self.device)
-        self._arange = {}
+        self._zero = torch.zeros((), dtype=dtype, device=self.device)
 
     def slice_shares(self) -> np.ndarray:
         """How much each (cell, class) slice carries of the goal it matters most to, shape (n_cells * n,).
@@ -259,13 +270,13 @@ class RateProblem:
 
     # ------------------------------------------------------------------ per-batch linear forms
     def weighted_forms(self, slice_ids: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
-        """Each example's share of every linear form, shape (B, n, n_forms).
+        """Each example's share of every linear form, flattened to shape (B * n, n_forms).
 
-        Entry ``[r, j]`` is ``w_r`` times the forms' coefficients of the confusion entry (slice of
+        Row ``r n + j`` is ``w_r`` times the forms' coefficients of the confusion entry (slice of
         ``r``, predicted class ``j``), so for any per-example indicators ``s`` of shape (B, n),
-        ``sum_{r, j} s[r, j] P[r, j] = forms @ vec(C_hat)``: the objective and every row of the
-        batch estimate of the module docstring in one matrix-vector product, with no loop over
-        groups or rows.
+        ``P^T s.ravel() = forms @ vec(C_hat)``: the objective and every row of the batch
+        estimate of the module docstring in one matrix-vector product, with no loop over groups
+        or rows.
 
         Parameters
         ----------
@@ -274,40 +285,41 @@ class RateProblem:
         weights : tensor of shape (B,)
             Importance weights (see :class:`goalfit.torch.batches.StratifiedBatches`).
         """
-        return self.table[slice_ids] * weights.to(self.dtype)[:, None, None]
+        return torch.mul(self._slice_table.index_select(0, slice_ids), weights.unsqueeze(1)).view(-1, self.n_forms)
 
     def proxy_indicators(self, logits: torch.Tensor) -> torch.Tensor:
         """The proxy indicators of :func:`indicators` for this problem's proxy, shape (B, n)
         (``"cross_entropy"``: the softmax). A binary proxy is one function of ``(-f, f)``."""
         if self.n_classes != 2:
             return torch.softmax(logits, dim=1)
-        u = margins(logits, 2)[:, None] * self._sign
+        f = margin_column(logits)
         if self.proxy == "hinge":
-            return torch.relu(u + self._one)
+            return torch.relu(torch.addcmul(self._one, f, self._sign))
+        u = f * self._sign
         if self.proxy == "logistic":
             return torch.nn.functional.softplus(u) / _LN2
         return torch.sigmoid(u)
 
-    def forms_01(self, logits: torch.Tensor, P: torch.Tensor, base: torch.Tensor, Pd: torch.Tensor | None):
+    def forms_01(self, logits: torch.Tensor, table, weights_or_base, out=None):
         """Exact 0-1 values ``forms @ vec(C) - offset`` of a batch, shape (n_forms,), no gradient.
 
         Parameters
         ----------
-        logits : network output on the batch (detached)
-        P : tensor of shape (B * n, n_forms)
-            :meth:`weighted_forms` of the batch, flattened.
-        base, Pd :
-            Binary problems: ``sum_r P[r, 0] - offset`` and ``P[:, 1] - P[:, 0]`` (shape (B,
-            n_forms)), so that the value is ``base + Pd^T 1[f > 0]``; multiclass: ``-offset`` and
-            None.
+        logits : network output on the batch
+        table, weights_or_base :
+            Binary problems: ``Pd = P[:, 1] - P[:, 0]`` (shape (B, n_forms)) and
+            ``sum_r P[r, 0] - offset`` for the batch's :meth:`weighted_forms` ``P`` viewed as
+            (B, 2, n_forms), so that the value is ``base + Pd^T 1[f > 0]``; multiclass: ``n``
+            times the slice ids (long, shape (B,)) and the importance weights (float64), the
+            value is then float64.
+        out : tensor of shape (n_forms,), optional
+            Written in place.
         """
-        if Pd is not None:
-            return torch.addmv(base, Pd.T, (margins(logits, 2) > 0).to(self.dtype))
-        B, n = logits.shape[0], self.n_classes
-        ar = self._arange.get(B)
-        if ar is None:
-            ar = self._arange[B] = torch.arange(B, device=self.device) * n
-        return P.index_select(0, ar + logits.argmax(dim=1)).sum(0) + base
+        if self.n_classes == 2:
+            pred = torch.heaviside(margin_column(logits).detach().view(-1), self._zero)  # 1[f > 0]
+            return torch.addmv(weights_or_base, table.t(), pred, out=out)
+        rows = self._entry_table64.index_select(0, table + logits.detach().argmax(dim=1))  # (B, n_forms)
+        return torch.addmv(self._neg_offset64, rows.t(), weights_or_base, out=out)
 
     def cost_bound_batch(self, logits, slice_ids, weights, lam_full) -> torch.Tensor:
         """The ``"cross_entropy"`` loss of the model on a batch for the weights ``lam_full``
@@ -325,12 +337,14 @@ class RateProblem:
         bound = c_star[:, 0] + torch.logsumexp(c - c_star + z.to(self.dtype) - z_star.to(self.dtype), dim=1)
         return (weights.to(self.dtype) * bound).sum()
 
-    def slack_loss(self, xi: torch.Tensor, w0, lam_rows: torch.Tensor) -> torch.Tensor:
+    def slack_loss(self, xi: torch.Tensor, lam_full: torch.Tensor):
         """The slacks' terms of the Lagrangian, ``w_0 g(xi) + lambda . [-xi, xi]`` (Narasimhan,
-        Cotter & Gupta, NeurIPS 2019, §3)."""
+        Cotter & Gupta, NeurIPS 2019, §3), and the objective ``g(xi)``."""
         m = self.n_slacks
-        lam_s = lam_rows[self.n_constraint_rows:].detach()
-        return w0 * _FeatureObjective.apply(xi, self.features) + ((lam_s[m:] - lam_s[:m]) * xi).sum()
+        lam = lam_full.detach()
+        lam_s = lam[1 + self.n_constraint_rows:]
+        obj = _FeatureObjective.apply(xi, self.features)
+        return lam[0] * obj + ((lam_s[m:] - lam_s[:m]) * xi).sum(), obj
 
     def slack_vector(self, xi: torch.Tensor) -> torch.Tensor:
         """``[0_K, xi, -xi]``: what the rows subtract for the slacks, shape (n_rows,)."""
@@ -378,7 +392,7 @@ class RateProblem:
         lam_full = torch.cat([torch.as_tensor(w0, dtype=self.dtype, device=self.device).reshape(1), lam])
         loss = self.cost_bound_batch(logits, cell_ids * self.n_classes + y_codes, weights, lam_full)
         if self.n_slacks:
-            loss = loss + self.slack_loss(xi, w0, lam)
+            loss = loss + self.slack_loss(xi, lam_full)[0]
         return loss
 
     def constraint_rows(self, C: torch.Tensor) -> torch.Tensor:

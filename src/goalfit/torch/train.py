@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import time
+from itertools import repeat
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,7 +34,7 @@ from .multipliers import LagrangeMultipliers, ProxyLagrangeMultipliers, make_opt
 from .rates import RateProblem, check_output, predicted_codes
 
 FORMULATIONS = ("lagrangian", "proxy_lagrangian")
-#: table entries the training loop builds at once (the batches of an epoch, in chunks)
+#: table entries the training loop gathers at once (the batches of an epoch, in chunks)
 _CHUNK = 1 << 22
 
 
@@ -247,33 +248,34 @@ class Trainer:
         self.module.train()
 
     def _batches(self, rows, weights, sizes):
-        """Per batch of an epoch: row indices, importance weights, the weighted forms ``P``
-        flattened to (B * n, n_forms), the 0-1 helpers ``base`` and ``Pd`` (see
-        :meth:`RateProblem.forms_01`) and the slice ids. The tables are built for many batches
-        at once (at most ``_CHUNK`` table entries), so that a batch costs slicing only."""
-        rates, dev = self.rates, self.device
-        n, k = self.n_classes, rates.n_forms
-        idx_all = torch.as_tensor(rows, device=dev)
-        w_all = torch.as_tensor(weights, dtype=rates.dtype, device=dev)
-        ids_all = self._slice_ids[idx_all]
+        """Per batch of an epoch: row indices, the weighted forms ``P`` of the batch
+        (:meth:`RateProblem.weighted_forms`), the two tables :meth:`RateProblem.forms_01` reads
+        and, for the ``"cross_entropy"`` proxy, the slice ids and importance weights. Everything
+        is gathered for many batches at once (at most ``_CHUNK`` table entries) and sliced per
+        batch."""
+        dev, rates, n, k = self.device, self.rates, self.n_classes, self.rates.n_forms
         sizes = np.asarray(sizes, dtype=np.int64)
         offsets = np.r_[0, np.cumsum(sizes)]
         per_chunk = max(int(sizes.max()), _CHUNK // (n * k))
+        idx = torch.as_tensor(rows, device=dev)
+        w64 = torch.as_tensor(weights, dtype=torch.float64, device=dev)
+        w = w64.to(rates.dtype)
+        ids = self._slice_ids.index_select(0, idx)
         t = 0
         while t < len(sizes):
             u = max(t + 1, int(np.searchsorted(offsets, offsets[t] + per_chunk, side="right")) - 1)
             a, b, sz = int(offsets[t]), int(offsets[u]), sizes[t:u].tolist()
-            P = rates.weighted_forms(ids_all[a:b], w_all[a:b])
-            if n == 2:
-                Pd = (P[:, 1] - P[:, 0]).split(sz)
+            P = rates.weighted_forms(ids[a:b], w[a:b])
+            if n == 2:  # exact rates: sum_r P[r, 0] + 1[f_r > 0] (P[r, 1] - P[r, 0]), per batch
+                P3 = P.view(b - a, 2, k)
                 batch_of = torch.repeat_interleave(torch.arange(u - t, device=dev),
                                                    torch.as_tensor(sizes[t:u], device=dev))
-                base = torch.zeros((u - t, k), dtype=rates.dtype, device=dev).index_add_(0, batch_of, P[:, 0])
-                base = (base - rates.offset).unbind(0)
+                base = torch.zeros((u - t, k), dtype=rates.dtype, device=dev).index_add_(0, batch_of, P3[:, 0])
+                tables = zip((P3[:, 1] - P3[:, 0]).split(sz), base.sub_(rates.offset).unbind(0))
             else:
-                Pd, base = [None] * (u - t), [-rates.offset] * (u - t)
-            P = P.reshape(-1, k).split([z * n for z in sz])
-            yield from zip(idx_all[a:b].split(sz), w_all[a:b].split(sz), P, base, Pd, ids_all[a:b].split(sz))
+                tables = zip((ids[a:b] * n).split(sz), w64[a:b].split(sz))
+            extra = zip(ids[a:b].split(sz), w[a:b].split(sz)) if rates.proxy == "cross_entropy" else repeat((None, None))
+            yield from zip(idx[a:b].split(sz), P.split([z * n for z in sz]), tables, extra)
             t = u
 
     # ------------------------------------------------------------------ training
@@ -287,41 +289,48 @@ class Trainer:
         """
         rates, data, mult, module, opt = self.rates, self.data, self.multipliers, self.module, self.optimizer
         module.train()
-        n_b = self.batches.n_batches
+        n_b, k = self.batches.n_batches, rates.n_forms
         marks = self._marks(n_b)
         K, slacks, ce = rates.n_constraint_rows, rates.n_slacks > 0, rates.proxy == "cross_entropy"
         b_rows = rates.offset[1:]
         reads_01 = mult.reads == "01"
         X, xi = data.X, self.xi
-        zs, z01s, objs = [], [], []
+        # every batch's values of the forms (proxy and exact 0-1), written in place: no list,
+        # no transfer; the multipliers read the 0-1 rows where they run (numpy views on the CPU)
+        Z = torch.empty((n_b, k), dtype=rates.dtype, device=self.device)
+        Z01 = torch.empty((n_b, k), dtype=rates.dtype if self.n_classes == 2 else torch.float64, device=self.device)
+        z_rows, z01_rows = Z.unbind(0), Z01.unbind(0)
+        g01 = Z01.numpy()[:, 1:] if getattr(mult, "host", False) and not slacks else Z01[:, 1:]
+        objs = []
         t_train, snap_seconds = time.perf_counter(), 0.0
         c_train, snap_cpu = time.process_time(), 0.0
-        for b, (idx, wb, P, base, Pd, ids) in enumerate(self._batches(*self.batches.epoch_arrays())):
-            logits = module(X[idx])
+        for b, (idx, P, t01, (ids, wb)) in enumerate(self._batches(*self.batches.epoch_arrays())):
+            logits = module(X.index_select(0, idx))
             lam = mult.full()
             opt.zero_grad(set_to_none=True)
             if ce:
                 loss = rates.cost_bound_batch(logits, ids, wb, lam)
-                out = logits.detach()
-                z = torch.mv(P.T, rates.proxy_indicators(out).reshape(-1))  # softmax proxies of the rows
-            else:
-                z = torch.mv(P.T, rates.proxy_indicators(logits).reshape(-1))
-                loss = torch.dot(z, lam)
-                out = logits.detach()
-                z = z.detach()
+                s = rates.proxy_indicators(logits.detach()).view(-1)  # softmax proxies of the rows
+            else:  # the Lagrangian is linear in the indicators: each example's cost of each class
+                s = rates.proxy_indicators(logits).view(-1)
+                loss = torch.dot(s, torch.mv(P, lam))
+                s = s.detach()
+            z = torch.mv(P.t(), s, out=z_rows[b])
             if slacks:
-                loss = loss + rates.slack_loss(xi, lam[0], lam[1:])
-                objs.append(rates.objective(None, xi).detach())
+                terms, obj = rates.slack_loss(xi, lam)
+                loss = loss + terms
+                objs.append(obj.detach())
+                sv = rates.slack_vector(xi)  # the proxy rows read the slacks of this forward pass
             loss.backward()
             opt.step()
-            z01 = rates.forms_01(out, P, base, Pd)
-            g = z01[1:] if reads_01 else z[1:] - b_rows
-            mult.step(g - rates.slack_vector(xi) if slacks else g)
+            z01 = rates.forms_01(logits, *t01, out=z01_rows[b])
+            if reads_01:  # the 0-1 rows read the slacks after the step
+                mult.step(z01[1:] - rates.slack_vector(xi) if slacks else g01[b])
+            else:
+                mult.step(z[1:] - b_rows - sv if slacks else z[1:] - b_rows)
             if slacks:
                 rates.clip_slacks_(xi)
             self.step += 1
-            zs.append(z)
-            z01s.append(z01)
             if b in marks:
                 t, c = time.perf_counter(), time.process_time()
                 self._snapshot()
@@ -330,8 +339,7 @@ class Trainer:
             if progress is not None:
                 progress(b + 1, n_b)
         # the epoch's batch averages, with one transfer to the host
-        Z, Z01 = torch.stack(zs), torch.stack(z01s)
-        stats = [(torch.stack(objs) if slacks else Z[:, 0] - rates.offset[0]).mean()]
+        stats = [(torch.stack(objs) if slacks else Z[:, 0] - rates.offset[0]).double().mean()]
         if not slacks:
             stats.append(Z01[:, 0].mean())
         if K:
