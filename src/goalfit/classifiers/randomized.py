@@ -165,18 +165,41 @@ class RandomizedClassifier:
             out[np.arange(len(p)), p] += w
         return out
 
-    def predict(self, X, *, sensitive_features=None, random_state=None) -> np.ndarray:
-        """Sample a prediction per example (one member drawn independently per example).
+    def predict(self, X, *, sensitive_features=None, random_state=None, stratified=False) -> np.ndarray:
+        """Sample a prediction per example.
 
-        Reproducible: the same ``random_state`` (int) gives the same predictions. A single
-        member predicts deterministically.
+        Reproducible: the same ``random_state`` (int) gives the same predictions on the same rows;
+        the seed is mixed with the rows of the batch (:func:`goalfit.classifiers.sampling.batch_seed`),
+        so batches predicted one after another with one seed draw independently. A single
+        member (or a hash-derandomized mixture) predicts deterministically.
+
+        Parameters
+        ----------
+        X, sensitive_features :
+            As at fit time.
+        random_state : int, RandomState or None
+        stratified : bool, default False
+            False: one member drawn independently per example. True: the batch's labels are
+            drawn together, within each group of ``sensitive_features`` (the whole batch when
+            none are given), so that every example keeps its label distribution and each
+            group's class counts stay within one of their expectation
+            (:func:`goalfit.classifiers.sampling.stratified_choice`): the rates of the batch
+            then follow the expected classifier's instead of adding binomial noise.
         """
         preds = self.member_predictions(X, sensitive_features=sensitive_features)
         if len(self.members) == 1:
             return self.classes[preds[0]]
         if self.hash_seed is not None:
             return self.classes[self._hashed(X, preds)]
-        rng = check_random_state(random_state)
+        from .hashing import row_hash
+        from .sampling import batch_seed, stratified_choice
+
+        seed = batch_seed(random_state, row_hash(X))  # batches drawn with one seed stay independent
+        if stratified:
+            n = preds.shape[1]
+            strata = np.zeros(n, dtype=np.intp) if sensitive_features is None else self._audit_cells(X, sensitive_features)
+            return self.classes[stratified_choice(self._distribution(preds), strata, seed)]
+        rng = check_random_state(seed)
         pick = rng.choice(len(self.members), size=preds.shape[1], p=self.weights)
         return self.classes[preds[pick, np.arange(preds.shape[1])]]
 

@@ -159,13 +159,18 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         return text
 
     # ------------------------------------------------------------------ predicting
-    def predict(self, X, *, sensitive_features=None, random_state=None):
+    def predict(self, X, *, sensitive_features=None, random_state=None, stratified=False):
         """Predicted labels, shape (n_samples,) (randomized rules sample per example, seeded by
-        ``random_state``, default the estimator's)."""
+        ``random_state``, default the estimator's; ``stratified=True`` draws the batch's labels
+        together so that each group's class counts follow the expected classifier's:
+        :meth:`goalfit.classifiers.RandomizedClassifier.predict`)."""
         check_is_fitted(self, "classifier_")
         X = self._check_predict_X(X)
         rs = getattr(self, "random_state", None) if random_state is None else random_state
-        return self.classifier_.predict(X, sensitive_features=sensitive_features, random_state=rs)
+        if not isinstance(stratified, (bool, np.bool_)):
+            raise ValueError(f"stratified must be True or False, got {stratified!r}")
+        kw = {"stratified": True} if stratified and not self.classifier_.is_deterministic else {}
+        return self.classifier_.predict(X, sensitive_features=sensitive_features, random_state=rs, **kw)
 
     def predict_proba(self, X, *, sensitive_features=None):
         """The deployed rule's class distribution per example, shape (n_samples, n_classes).
