@@ -1,4 +1,4 @@
-"""Cross-fitting of GoalClassifier's base model: folds by data size, fold models scored once,
+"""Cross-fitting of GoalClassifier's base model: five folds by default, fold models scored once,
 the joint model of group-blind fits."""
 import numpy as np
 import pytest
@@ -8,8 +8,8 @@ from sklearn.model_selection import KFold
 from sklearn.tree import DecisionTreeClassifier
 
 import goalfit as gf
-from goalfit.estimators.joint import FactoredJointClassifier, resolve_joint_model
-from goalfit.estimators.probabilities import auto_folds, cross_fit
+from goalfit.estimators.joint import FactoredJointClassifier
+from goalfit.estimators.probabilities import cross_fit
 
 
 def _data(n, seed=0):
@@ -20,19 +20,12 @@ def _data(n, seed=0):
     return X, y, g
 
 
-@pytest.mark.parametrize("n, folds", [(None, 5), (500, 5), (9_999, 5), (10_000, 3), (19_999, 3), (20_000, 2),
-                                      (10**7, 2)])
-def test_auto_folds_by_data_size(n, folds):
-    assert auto_folds(n) == folds
-
-
-@pytest.mark.parametrize("n, folds", [(2_000, 5), (12_000, 3), (25_000, 2)])
-def test_cv_auto_cross_fits_a_flexible_model_with_folds_by_size(n, folds):
-    X, y, g = _data(n)
+def test_cv_auto_cross_fits_a_flexible_model_on_five_folds():
+    X, y, g = _data(2_000)
     m = gf.GoalClassifier(DecisionTreeClassifier(max_depth=3, random_state=0),
                           constraints=[gf.demographic_parity_difference() <= 0.05], random_state=0)
     m.fit(X, y, sensitive_features=g)
-    assert m.cv_.get_n_splits() == folds and len(m.estimators_) == folds
+    assert m.cv_.get_n_splits() == 5 and len(m.estimators_) == 5
     assert m.feasible_
 
 
@@ -66,27 +59,18 @@ def test_factored_joint_fit_scores_nothing():
     assert f.label_model_.calls_ == [] and all(m.calls_ == [] for m in f.group_models_)
 
 
-def test_joint_model_auto_is_factored_when_cross_fitted_and_product_otherwise():
+def test_joint_model_product_by_default_factored_on_request():
     X, y, g = _data(1_500)
     con = [gf.demographic_parity_difference("g") <= 0.05]
-    tree = gf.GoalClassifier(DecisionTreeClassifier(max_depth=3, random_state=0), constraints=con,
-                             group_blind=True, random_state=0).fit(X, y, sensitive_features={"g": g})
-    assert all(isinstance(m, FactoredJointClassifier) for m in tree.estimators_)
-    assert tree.predict(X).shape == (len(y),)
-    product = gf.GoalClassifier(DecisionTreeClassifier(max_depth=3, random_state=0), constraints=con,
-                                group_blind=True, method_params={"joint_model": "product"}, random_state=0)
-    product.fit(X, y, sensitive_features={"g": g})
-    assert not any(isinstance(m, FactoredJointClassifier) for m in product.estimators_)
-    lin = gf.GoalClassifier(LogisticRegression(), constraints=con, group_blind=True).fit(
+    tree = DecisionTreeClassifier(max_depth=3, random_state=0)
+    product = gf.GoalClassifier(tree, constraints=con, group_blind=True, random_state=0).fit(
         X, y, sensitive_features={"g": g})
-    assert lin.cv_ is None and isinstance(lin.estimator_, LogisticRegression)
-    assert len(lin.estimator_.classes_) == 4  # one model of the (group, class) label
-
-
-def test_resolve_joint_model():
-    assert resolve_joint_model("auto", True) == "factored"
-    assert resolve_joint_model("auto", False) == "product"
-    assert resolve_joint_model("product", True) == "product"
-    assert resolve_joint_model("factored", False) == "factored"
+    assert not any(isinstance(m, FactoredJointClassifier) for m in product.estimators_)
+    assert all(len(m.classes_) == 4 for m in product.estimators_)  # one model of the (group, class) label
+    factored = gf.GoalClassifier(tree, constraints=con, group_blind=True, method_params={"joint_model": "factored"},
+                                 random_state=0).fit(X, y, sensitive_features={"g": g})
+    assert all(isinstance(m, FactoredJointClassifier) for m in factored.estimators_)
+    assert factored.predict(X).shape == (len(y),)
     with pytest.raises(ValueError, match="joint_model"):
-        resolve_joint_model("joint", True)
+        gf.GoalClassifier(tree, constraints=con, group_blind=True, method_params={"joint_model": "auto"}).fit(
+            X, y, sensitive_features={"g": g})

@@ -19,12 +19,12 @@ from ..fit import GOAL_PARAMETERS, GoalEstimator, Progress, as_seed, prepare, re
 from ..methods.plugin import ORACLES, PLUGIN_NAMES, PluginMethod, RefitOracle, make_oracle
 from ..utils.validation import check_has_predict_proba
 from .deterministic import TrainingSample, to_deterministic as _to_deterministic
-from .joint import resolve_joint_model
+from .joint import JOINT_MODELS
 from .models import resolve_estimator
-from .probabilities import FoldAverage, aligned_proba, auto_folds, cross_fit, fit_base, is_linear
+from .probabilities import FoldAverage, aligned_proba, cross_fit, fit_base, is_linear
 
 #: The keys of ``method_params`` that configure GoalClassifier's fit rather than the method.
-FIT_OPTIONS = {"oracle": "plugin", "cv_model": "average", "joint_model": "auto", "safety_fraction": 0.4}
+FIT_OPTIONS = {"oracle": "plugin", "cv_model": "average", "joint_model": "product", "safety_fraction": 0.4}
 
 
 def is_dask_collection(X) -> bool:
@@ -71,10 +71,10 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
         * ``"cv_model"``: the deployed probability model under cross-fitting, ``"average"``
           (default; the mean of the fold models, :class:`FoldAverage`) or ``"refit"`` (one model
           on all rows);
-        * ``"joint_model"``: with ``group_blind``, ``"product"`` (one model of the (group,
-          class) label), ``"factored"`` (:class:`~goalfit.estimators.joint.FactoredJointClassifier`)
-          or ``"auto"`` (default; factored when the base model is cross-fitted, product
-          otherwise: :func:`~goalfit.estimators.joint.resolve_joint_model`);
+        * ``"joint_model"``: with ``group_blind``, ``"product"`` (default; one model of the
+          (group, class) label) or ``"factored"``
+          (:class:`~goalfit.estimators.joint.FactoredJointClassifier`: cheaper for boosted
+          models, less accurate on the joint; :mod:`goalfit.estimators.joint`);
         * ``"safety_fraction"``: with ``confidence``, the share of rows held out for the safety
           test (default 0.4).
     cv : "auto", None, int, float, splitter or iterable of (train, test), default "auto"
@@ -86,8 +86,8 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
         §6.6): the base model on ``1 - cv`` of the rows, the goals on the rest. None: in-sample.
         ``"auto"``: in-sample for scikit-learn linear models (and pipelines ending in one), a
         frozen or precomputed model and the refit oracle, otherwise cross-fitting with 5 folds
-        below 10,000 rows, 3 below 20,000 and 2 from there on
-        (:func:`~goalfit.estimators.probabilities.auto_folds`).
+        (fewer folds are cheaper but leave the goals less accurate on new data:
+        ``benchmarks/group_blind.py --part lightgbm``).
     confidence : float in (0, 1), optional
         High-confidence goals (:mod:`goalfit.fit.certification`; Thomas et al., Science 2019;
         fixed-sequence testing as in Learn-then-Test): fit candidates on ``1 - safety_fraction``
@@ -224,7 +224,9 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
             raise ValueError(f"method_params['oracle'] must be one of {list(ORACLES)}, got {opts['oracle']!r}")
         if opts["cv_model"] not in ("average", "refit"):
             raise ValueError(f"method_params['cv_model'] must be 'average' or 'refit', got {opts['cv_model']!r}")
-        resolve_joint_model(opts["joint_model"], False)  # an unknown name raises
+        if opts["joint_model"] not in JOINT_MODELS:
+            raise ValueError(f"method_params['joint_model'] must be one of {list(JOINT_MODELS)}, "
+                             f"got {opts['joint_model']!r}")
         sf = opts["safety_fraction"]
         if isinstance(sf, bool) or not isinstance(sf, numbers.Real) or not 0 < sf < 1:
             raise ValueError(f"method_params['safety_fraction'] must be a float in (0, 1), got {sf!r}")
@@ -268,16 +270,16 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
             return float(cv)
         return None
 
-    def _cv_folds(self, oracle, n_samples=None):
+    def _cv_folds(self, oracle):
         """The cross-fitting splitter, or None for in-sample (or held-out) probabilities
-        (``cv="auto"``: :func:`~goalfit.estimators.probabilities.auto_folds` of ``n_samples``)."""
+        (``cv="auto"``: 5 folds for a flexible model)."""
         cv = self.cv
         if self._holdout() is not None or cv is None:
             return None
         if isinstance(cv, str):  # "auto"
             if self._precomputed() or self._frozen() or oracle == "refit" or is_linear(self._base()):
                 return None
-            cv = auto_folds(n_samples)
+            cv = 5
         if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
             return StratifiedKFold(int(cv), shuffle=True, random_state=as_seed(self.random_state))
         return check_cv(cv, classifier=True)  # a splitter, or an iterable of (train, test)
@@ -368,18 +370,26 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
                                  f"GoalClassifier fitted on precomputed probabilities expects {K}")
         return X
 
-    def predict(self, X, *, sensitive_features=None, random_state=None):
+    def predict(self, X, *, sensitive_features=None, random_state=None, stratified=False):
         """Predicted labels, shape (n_samples,); randomized classifiers sample per example.
 
         ``random_state`` defaults to the estimator's ``random_state``; the same seed gives the
-        same predictions. On a Dask collection: a lazy Dask array (:mod:`goalfit.distributed`).
+        same predictions. ``stratified=True`` draws the labels of the batch together, per group
+        of ``sensitive_features``, each example keeping its label distribution and each group's
+        class counts within one of their expectation (on small groups the default independent
+        draws add binomial noise to the rates: ``benchmarks/derandomization.py``). On a Dask
+        collection: a lazy Dask array (:mod:`goalfit.distributed`; independent draws only).
         """
         check_is_fitted(self, "classifier_")
         if is_dask_collection(X):
+            if stratified:
+                raise ValueError("stratified=True draws a batch's labels together: compute the Dask collection "
+                                 "(or a partition) into memory first")
             from ..distributed import backend
 
             return backend.predict(self, X, sensitive_features=sensitive_features, random_state=random_state)
-        return super().predict(X, sensitive_features=sensitive_features, random_state=random_state)
+        return super().predict(X, sensitive_features=sensitive_features, random_state=random_state,
+                               stratified=stratified)
 
     def predict_proba(self, X, *, sensitive_features=None):
         """The randomized rule's class distribution per example, shape (n_samples, n_classes).
@@ -682,8 +692,8 @@ class InMemoryData:
             est.estimator_ = None
             return data.with_scores(P), ProbabilityModel(None, np.arange(len(classes)))
         base = est._base()
-        folds = est._cv_folds(self.opts["oracle"], data.n_samples)
-        if joint and resolve_joint_model(self.opts["joint_model"], folds is not None) == "factored":
+        folds = est._cv_folds(self.opts["oracle"])
+        if joint and self.opts["joint_model"] == "factored":
             from .joint import FactoredJointClassifier
 
             base = FactoredJointClassifier(base, K, len(classes) // K)

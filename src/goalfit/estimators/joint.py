@@ -10,12 +10,9 @@ everywhere (``benchmarks/group_blind.py`` measures both):
   one model of ``Y`` on all rows and, per class ``y``, one model of ``A`` on the rows of class
   ``y`` (so rare (class, group) pairs borrow strength from the class model).
 
-``"auto"`` (:func:`resolve_joint_model`) takes the factored model when the base model is
-cross-fitted and the product model otherwise. A boosted model's cost grows with its number of
-classes (one tree per class and round), and every fold pays it again: on Adult (200-tree
-LightGBM, 2 folds) the factored model's three binary models cost about half of the 4-class
-product model, with the same test violation and a slightly higher accuracy
-(``benchmarks/group_blind.py --part lightgbm``).
+The factored model is cheaper for boosted base models (binary models instead of one with
+``n_cells * n_classes`` classes), but on Adult with LightGBM its goals broke by several times
+more on test (``benchmarks/group_blind.py --part lightgbm``): ``"product"`` is the default.
 """
 from __future__ import annotations
 
@@ -28,33 +25,7 @@ from .probabilities import aligned_proba
 
 
 #: the joint models of ``method_params["joint_model"]``
-JOINT_MODELS = ("auto", "product", "factored")
-
-
-def resolve_joint_model(name: str, cross_fitted: bool) -> str:
-    """The joint model a ``joint_model`` option stands for.
-
-    Parameters
-    ----------
-    name : {"auto", "product", "factored"}
-    cross_fitted : bool
-        Whether the base model is cross-fitted.
-
-    Returns
-    -------
-    str
-        ``"product"`` or ``"factored"`` (``"auto"``: factored when cross-fitted).
-
-    Raises
-    ------
-    ValueError
-        For another name.
-    """
-    if name not in JOINT_MODELS:
-        raise ValueError(f"method_params['joint_model'] must be one of {list(JOINT_MODELS)}, got {name!r}")
-    if name == "auto":
-        return "factored" if cross_fitted else "product"
-    return name
+JOINT_MODELS = ("product", "factored")
 
 
 class FactoredJointClassifier(ClassifierMixin, BaseEstimator):

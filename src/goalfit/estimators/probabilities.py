@@ -16,38 +16,6 @@ from sklearn.utils.validation import _num_samples
 from ..classifiers import probability_model
 from ..utils.fitting import final_step, fit_weighted
 
-#: ``cv="auto"``'s folds for a flexible base model: (fewer than this many rows, folds), in order;
-#: from the last bound on, :data:`AUTO_FOLDS_LARGE` folds
-AUTO_FOLDS = ((10_000, 5), (20_000, 3))
-AUTO_FOLDS_LARGE = 2
-
-
-def auto_folds(n_samples) -> int:
-    """The number of cross-fitting folds of ``cv="auto"`` for ``n_samples`` training rows.
-
-    5 folds below 10,000 rows, 3 below 20,000 and 2 from 20,000 on (:data:`AUTO_FOLDS`). The
-    out-of-fold probabilities the goals are solved on need a model that did not see the row,
-    not the best model: on large samples a model fitted on half of the rows is close to one
-    fitted on four fifths, at two fits instead of five. ``benchmarks/group_blind.py``
-    (``--part lightgbm``) measures the fold counts against each other.
-
-    Parameters
-    ----------
-    n_samples : int or None
-        Training rows; None gives 5 folds.
-
-    Returns
-    -------
-    int
-    """
-    if n_samples is None:
-        return AUTO_FOLDS[0][1]
-    for bound, folds in AUTO_FOLDS:
-        if n_samples < bound:
-            return folds
-    return AUTO_FOLDS_LARGE
-
-
 def is_linear(estimator) -> bool:
     """Whether the (final step of the) base estimator is a scikit-learn linear model."""
     final = estimator.steps[-1][1] if isinstance(estimator, Pipeline) else estimator
