@@ -36,6 +36,12 @@ just before in the same process.
 
 ``--part tradeoff``: the group-blind LR and EG at several bounds on the same splits, and
 goalfit's accuracy interpolated at EG's test violation (``group_blind_tradeoff.json``/``.png``).
+``--part lightgbm``: Adult, equal opportunity difference <= 0.01, on a 200-tree LightGBM base
+(one thread): goalfit's group-blind defaults against the product and factored joint models at 2, 3
+and 5 folds, FairGBM (TPR parity, tolerance 0.01, 200
+trees; its scikit-learn wrapper needs a two-line shim for scikit-learn >= 1.8, applied here only)
+and LightGBM alone; fit time in CPU seconds over one LightGBM fit measured just before
+(``group_blind_lightgbm.json``).
 ``--part deterministic`` (Adult DP and EOdds, group-aware and group-blind LR): the randomized
 classifier vs ``to_deterministic("hash" | "best_rule" | "max_weight")``, with the hashing-noise
 standard deviation on test (``group_blind_deterministic.json``). ``--table`` prints the README
@@ -51,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 import warnings
@@ -64,6 +71,7 @@ from sklearn.model_selection import train_test_split
 
 import goalfit as gf
 from goalfit.estimators import make_estimator
+from goalfit.estimators.joint import FactoredJointClassifier
 from goalfit.datasets import load_dataset
 from goalfit.metrics import evaluate_problem
 
@@ -405,6 +413,137 @@ def deterministic_table(name, kind, bound, models, Xt, yt, st, X, y, s, rows, sp
     return out
 
 
+# ============================================================================ LightGBM part
+#: goalfit's group-blind fits on a LightGBM base, by (joint_model, cv); None: the default
+LGBM_OPTIONS = {
+    "goalfit group-blind (defaults: product joint, cv=5)": {},
+    "goalfit group-blind, product joint, cv=2": {"cv": 2},
+    "goalfit group-blind, product joint, cv=3": {"cv": 3},
+    "goalfit group-blind, factored joint, cv=2": {"joint_model": "factored", "cv": 2},
+    "goalfit group-blind, factored joint, cv=5": {"joint_model": "factored", "cv": 5},
+}
+
+
+def lgbm(n_estimators=200):
+    from lightgbm import LGBMClassifier
+
+    return LGBMClassifier(n_estimators=n_estimators, n_jobs=1, verbose=-1, random_state=0)
+
+
+def fairgbm_shim():
+    """FairGBM 0.9.14 calls scikit-learn's ``check_X_y(force_all_finite=...)``, renamed
+    ``ensure_all_finite`` in scikit-learn 1.8: map the keyword (in this benchmark only)."""
+    import fairgbm.sklearn as fs
+    from sklearn.utils import check_array, check_X_y
+
+    fs._LGBMCheckXY = lambda *a, force_all_finite=True, **k: check_X_y(*a, ensure_all_finite=force_all_finite, **k)
+    fs._LGBMCheckArray = lambda *a, force_all_finite=True, **k: check_array(*a, ensure_all_finite=force_all_finite, **k)
+
+
+def as_categories(X, ref=None):
+    """Non-numeric columns as pandas categories (LightGBM's categorical input), with the
+    categories of ``ref`` (the training frame) when given."""
+    X = X.copy()
+    for c in X.columns:
+        if not pd.api.types.is_numeric_dtype(X[c]):
+            cats = None if ref is None else ref[c].cat.categories
+            X[c] = pd.Categorical(X[c].astype(str), categories=cats)
+    return X
+
+
+def run_lightgbm(args):
+    """Adult (sex dropped), equal opportunity difference <= 0.01: goalfit's group-blind plug-in
+    on a LightGBM base (200 trees, one thread) by joint model and folds, beside FairGBM (same
+    trees; the group only in training) and LightGBM alone; fit time (CPU seconds) over one
+    LightGBM fit of the same rows measured just before (``group_blind_lightgbm.json``)."""
+    bound = 0.01
+    problem = goal_problem("eopp", bound)
+    t_start = time.perf_counter()
+    per_split, rows = [], []
+    for split in range(1 if args.quick else args.splits):
+        name, kind, _, X, y, s, Xt, yt, st = next(iter(problems(split, args.quick)))
+        X = as_categories(X)
+        Xt = as_categories(Xt, X)
+        y, yt = np.asarray(y), np.asarray(yt)
+        classes = np.unique(y)
+        print(f"=== split {split}: Adult EOpp<={bound} (train {len(y)}, test {len(yt)}), load {os.getloadavg()[0]:.1f}",
+              flush=True)
+        lgbm().fit(X, y)  # warm-up
+        out = {}
+
+        def record(label, fit, predict, at_fit=None):
+            # CPU seconds of this process (every fit runs on one thread): on a shared machine the
+            # wall clock also counts other processes' turns
+            t0 = time.process_time()
+            lgbm().fit(X, y)
+            t_base = time.process_time() - t0
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t0, w0 = time.process_time(), time.perf_counter()
+                obj = fit()
+                sec, wall = time.process_time() - t0, time.perf_counter() - w0
+            (acc_t, v_t), (_, v_tr) = (measure(problem, yt, predict(obj, Xt), st, classes),
+                                       measure(problem, y, predict(obj, X), s, classes))
+            res = {"test_accuracy": acc_t, "test_violation": v_t, "train_violation": v_tr, "fit_seconds": sec,
+                   "base_fit_seconds": t_base, "fit_time_ratio": sec / t_base, "wall_seconds": wall,
+                   "load": os.getloadavg()[0]}
+            if at_fit is not None:
+                res.update(at_fit(obj))
+            out[label] = res
+            print(f"  {label:62s} test acc {acc_t:.4f} viol {v_t:.4f} | train viol {v_tr:.4f} | "
+                  f"{sec:6.2f} s = x{sec / t_base:.1f} base ({t_base:.2f} s)", flush=True)
+            for metric in ("test_accuracy", "test_violation", "train_violation", "fit_time_ratio"):
+                sp, mt = metric.split("_", 1) if metric != "fit_time_ratio" else ("train", metric)
+                rows.append({"experiment": "Adult EOpp<=0.01 (LightGBM)", "dataset": "adult", "method": label,
+                             "metric": mt, "split": sp, "value": res[metric], "spread": None, "paper_value": None,
+                             "lower_is_better": mt != "accuracy", "seconds": sec, "resplit": split})
+
+        record("LightGBM alone (200 trees)", lambda: lgbm().fit(X, y), lambda o, Xe: o.predict_proba(Xe))
+        for label, kw in LGBM_OPTIONS.items():
+            kw = dict(kw)
+            mp = {"joint_model": kw.pop("joint_model")} if "joint_model" in kw else None
+            record(label, lambda kw=kw, mp=mp: gf.GoalClassifier(
+                       lgbm(), constraints=[constraint("eopp", bound, "g")], group_blind=True, method_params=mp,
+                       random_state=0, **kw).fit(X, y, sensitive_features={"g": np.asarray(s)}),
+                   lambda o, Xe: o.predict_proba(Xe),
+                   lambda o: {"folds": None if o.cv_ is None else o.cv_.get_n_splits(),
+                              "factored": float(isinstance((o.estimators_ or [o.estimator_])[0], FactoredJointClassifier)),
+                              "train_violation_at_fit": float(o.problem_.constraints[0].value(o.result_.confusion)),
+                              "base_part_seconds": o.base_fit_seconds_})
+
+        def fairgbm_fit():
+            fairgbm_shim()
+            from fairgbm import FairGBMClassifier
+
+            return FairGBMClassifier(constraint_type="FNR", constraint_fnr_tolerance=bound, n_estimators=200,
+                                     n_jobs=1, random_state=0).fit(X, y, constraint_group=(np.asarray(s) == "Female").astype(int))
+
+        record("FairGBM (TPR parity, tolerance 0.01, 200 trees)", fairgbm_fit,
+               lambda o, Xe: one_hot(o.predict(Xe), classes))
+        per_split.append({"split": split, "methods": {"Adult EOpp<=0.01": out}})
+        summary = summarize(per_split)
+        record_ = {"benchmark": NAME, "part": "lightgbm", "date": datetime.now(timezone.utc).isoformat(),
+                   "quick": args.quick, "n_splits": len(per_split), "seconds": time.perf_counter() - t_start,
+                   "machine": machine_record(), "versions": versions("lightgbm", "fairgbm"),
+                   "seeds": {"splits": list(range(len(per_split))), "goalfit_random_state": 0, "lightgbm": 0},
+                   "load_average": os.getloadavg(), "options": {k: dict(v) for k, v in LGBM_OPTIONS.items()},
+                   "summary": summary, "per_split": per_split, "rows": rows}
+        RESULTS.mkdir(exist_ok=True)
+        path = RESULTS / f"{NAME}_lightgbm{'_quick' if args.quick else ''}.json"
+        path.write_text(json.dumps(record_, indent=1, default=float))
+        print(f"wrote {path} after {len(per_split)} split(s) ({record_['seconds']:.0f} s)", flush=True)
+
+
+def lightgbm_table(record):
+    """The README table of ``--part lightgbm`` (mean ± half-width over the splits; time: median ratio)."""
+    out = ["| method | test accuracy | test TPR gap | train TPR gap | fit time / one LightGBM fit (median) |",
+           "|---|---|---|---|---|"]
+    for meth, d in record["summary"].get("Adult EOpp<=0.01", {}).items():
+        out.append(f"| {meth} | {_pm(d, 'test_accuracy')} | {_pm(d, 'test_violation')} | "
+                   f"{_pm(d, 'train_violation')} | {np.median(d['fit_time_ratio']['values']):.1f} |")
+    return "\n".join(out)
+
+
 # ============================================================================ trade-off sweep
 SWEEP = {"group-blind plug-in (LR, product)": (0, 0.25, 0.5, 1, 1.5, 2, 3, 4),
          "fairlearn ExponentiatedGradient": (0.5, 1, 2)}
@@ -624,11 +763,12 @@ def main():
                     help="RampClassifier and Zafar et al. run on the first N splits only (the slow methods)")
     ap.add_argument("--reuse", type=Path, help="an earlier group_blind.json: take RampClassifier's and Zafar et "
                                                "al.'s results of its splits from it instead of re-running them")
-    ap.add_argument("--part", choices=("main", "tradeoff", "deterministic"), default="main",
+    ap.add_argument("--part", choices=("main", "tradeoff", "deterministic", "lightgbm"), default="main",
                     help="main: every method at the goal's bound (+ deterministic table); tradeoff: the "
                          "group-blind LR and EG at several bounds (group_blind_tradeoff.json); "
                          "deterministic: the deterministic table alone (refits the two LR models; "
-                         "group_blind_deterministic.json)")
+                         "group_blind_deterministic.json); lightgbm: Adult EOpp on a LightGBM base, "
+                         "joint models and folds against FairGBM (group_blind_lightgbm.json)")
     ap.add_argument("--only", help="re-run only the methods whose name contains this string (e.g. 'Zafar') "
                                    "on the splits of the existing JSON, and merge them into it")
     ap.add_argument("--table", action="store_true", help="print the README tables from the existing JSON files")
@@ -645,6 +785,9 @@ def main():
     if args.table:
         q = "_quick" if args.quick else ""
         tr, de = RESULTS / f"{NAME}_tradeoff{q}.json", RESULTS / f"{NAME}_deterministic{q}.json"
+        lg = RESULTS / f"{NAME}_lightgbm{q}.json"
+        if lg.exists():
+            print(lightgbm_table(json.loads(lg.read_text())) + "\n")
         return print(markdown(json.loads((RESULTS / f"{NAME}{q}.json").read_text()),
                               json.loads(tr.read_text()) if tr.exists() else None,
                               json.loads(de.read_text()) if de.exists() else None))
@@ -652,6 +795,8 @@ def main():
         return rerun_only(args)
     if args.part == "deterministic":
         return run_deterministic(args)
+    if args.part == "lightgbm":
+        return run_lightgbm(args)
     n_splits = 1 if args.quick else args.splits
     reuse = None if args.reuse is None else {r["split"]: r["methods"] for r in json.loads(args.reuse.read_text())["per_split"]}
     t_start = time.perf_counter()
