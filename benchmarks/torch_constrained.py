@@ -79,8 +79,24 @@ MULTIPLIER_GRID = {"proxy_lagrangian": (0.05, 0.5), "lagrangian": (0.05, 0.5)}
 VAL_TOL = 0.01
 
 
+#: keys of this script's parameter dicts that LagrangianClassifier takes in ``method_params``
+_METHOD_KEYS = ("multiplier_learning_rate", "prediction")
+
+
+def _estimator(params):
+    """LagrangianClassifier from this script's parameter dicts (``formulation`` -> ``method``,
+    ``n_epochs`` -> ``max_iter``, ``module`` -> ``estimator``, method knobs into ``method_params``)."""
+    p = dict(params)
+    mp = dict(p.pop("method_params", {}))
+    mp.update({k: p.pop(k) for k in _METHOD_KEYS if k in p})
+    for old, new in (("formulation", "method"), ("n_epochs", "max_iter"), ("module", "estimator")):
+        if old in p:
+            p[new] = p.pop(old)
+    return LagrangianClassifier(**p, method_params=mp)
+
+
 def _fit(params, d, rows=None, quiet=True):
-    m = LagrangianClassifier(**params)
+    m = _estimator(params)
     X, y, sf = (d["Xtr"], d["ytr"], d["sftr"]) if rows is None else (
         d["Xtr"][rows], d["ytr"][rows], None if d["sftr"] is None else d["sftr"].iloc[rows].reset_index(drop=True))
     with warnings.catch_warnings():
@@ -300,7 +316,8 @@ def part_d(P, log, rows, details):
             torch.manual_seed(rep)
             plain = PlainLoop(make_mlp(d["Xtr"].shape[1], 1, hidden), d["Xtr"], d["ytr"], 2,
                               ADULT_PARAMS["batch_size"], 0.01, rep)
-            ests = {k: LagrangianClassifier(constraints=c, hidden_layer_sizes=hidden, max_iter=1, random_state=rep, method=form, **ADULT_PARAMS, method_params={'multiplier_learning_rate': 0.05})
+            ests = {k: _estimator({**ADULT_PARAMS, "constraints": c, "hidden_layer_sizes": hidden, "max_iter": 1,
+                                   "random_state": rep, "method": form, "multiplier_learning_rate": 0.05})
                     for k, c, form in (("goalfit unconstrained", (), "proxy_lagrangian"),
                                        ("goalfit lagrangian", cons, "lagrangian"),
                                        ("goalfit proxy_lagrangian", cons, "proxy_lagrangian"))}
@@ -316,7 +333,7 @@ def part_d(P, log, rows, details):
                     wall[k].append(m.history_[-1]["seconds"])
                     cpu[k].append(m.history_[-1]["cpu_seconds"])
                     if m.constraints:
-                        snap.append(m.history_[-1]["snapshot_seconds"] / ADULT_PARAMS["snapshots_per_epoch"])
+                        snap.append(m.history_[-1]["snapshot_seconds"] / ADULT_PARAMS["method_params"]["snapshots_per_epoch"])
         med = {k: float(np.median(v)) for k, v in wall.items()}
         medc = {k: float(np.median(v)) for k, v in cpu.items()}
         out[arch] = {"median_epoch_seconds": med, "median_epoch_cpu_seconds": medc, "wall": wall, "cpu": cpu,
