@@ -14,7 +14,7 @@ Over ``--splits`` re-splits (70/30, stratified by race x ZFYA tertile, seeds 0..
 model is deployed as
 
 1. ``expected``: the randomized classifier's exact expectation (``evaluate``, i.e. ``predict_proba``);
-2. ``sampled``: ``predict(random_state=r)``, one member drawn per example (``--pred-seeds`` seeds);
+2. ``sampled``: ``predict(random_state=r, stratified=False)``, one member drawn per example (``--pred-seeds`` seeds);
 3. ``hash``: ``to_deterministic("hash", random_state=r)`` (``--hash-seeds`` seeds);
 4. ``best_rule``: ``to_deterministic("best_rule")``;
 5. ``max_weight``: ``to_deterministic("max_weight")``;
@@ -40,7 +40,11 @@ and four prototypes (this script only, not in the library):
    restricted to the classes its members predict): counts within ``K - 1`` of the expectation per
    group whatever the number of patterns.
 
-Both stratified rules are permutation-invariant (they depend on the set of rows, not their order)
+10. ``stratified``: the library's default ``predict`` (``stratified=True``: sequential systematic
+    sampling per group: each row keeps its label distribution exactly, a group's count of the
+    first class is within 1 of its expectation), over the ``--pred-seeds`` seeds.
+
+Both stratified prototypes are permutation-invariant (they depend on the set of rows, not their order)
 and on a batch of one row reduce to a hash rule; ``--batch`` sizes measure how they degrade.
 
 Per split it records the test disparity (``evaluate(..., classifier=)`` for the expected and the
@@ -87,7 +91,7 @@ EXPERIMENT = "law_school race(8) 3-class DP<=0.02"
 BOUND = 0.02
 GOAL = gf.demographic_parity_difference("race")
 ORDER = ["expected", "sampled", "hash", "best_rule", "max_weight", "min_mix", "cell_rule", "strat_pattern",
-         "strat_group"]
+         "strat_group", "stratified"]
 N_MC = 4000
 
 
@@ -376,13 +380,13 @@ def run_split(split, args):
     d = dep["sampled"] = {"test_dp": [], "test_acc": [], "train_dp": [], "train_acc": []}
     rates_samp = []
     for r in range(args.pred_seeds):
-        lab = model.predict(Xt, sensitive_features=st, random_state=r)
+        lab = model.predict(Xt, sensitive_features=st, random_state=r, stratified=False)
         codes = np.searchsorted(classes, lab)
         v, a = hard(codes, "test")
         d["test_dp"].append(v)
         d["test_acc"].append(a)
         rates_samp.append(hard_rates(codes, "test"))
-        lab_tr = model.predict(X, sensitive_features=s, random_state=r)
+        lab_tr = model.predict(X, sensitive_features=s, random_state=r, stratified=False)
         v, a = hard(np.searchsorted(classes, lab_tr), "train")
         d["train_dp"].append(v)
         d["train_acc"].append(a)
@@ -483,6 +487,30 @@ def run_split(split, args):
             v, a = hard(codes, "test")
             res["batch"].setdefault(name, []).append(
                 {"batch": b, "test_dp": v, "test_acc": a, "share_changed_vs_full_batch": float(np.mean(codes != full))})
+
+    # 10. the library's predict(stratified=True): sequential systematic sampling per group
+    d = dep["stratified"] = {"test_dp": [], "test_acc": [], "train_dp": [], "train_acc": []}
+    errs = []
+
+    def lib_strat(Xp, sp, r):
+        return np.searchsorted(classes, model.predict(Xp, sensitive_features=sp, random_state=r, stratified=True))
+
+    for r in range(args.pred_seeds):
+        codes = lib_strat(Xt, st, r)
+        errs.append(max_count_error(codes, q_te, cells_te, K))
+        v, a = hard(codes, "test")
+        d["test_dp"].append(v)
+        d["test_acc"].append(a)
+        v, a = hard(lib_strat(X, s, r), "train")
+        d["train_dp"].append(v)
+        d["train_acc"].append(a)
+    res["count_error_max"]["stratified"] = max(errs)
+    full = lib_strat(Xt, st, 0)
+    for b in args.batch:
+        codes = batched(lambda rows: lib_strat(Xt.iloc[rows], st.iloc[rows], 0), len(yt), b)
+        v, a = hard(codes, "test")
+        res["batch"].setdefault("stratified", []).append(
+            {"batch": b, "test_dp": v, "test_acc": a, "share_changed_vs_full_batch": float(np.mean(codes != full))})
 
     # ---------------------------------------------------------------- noise decomposition
     rng = np.random.default_rng(1000 + split)
@@ -680,7 +708,8 @@ def run(args):
               f"test DP expected {r['deployments']['expected']['test_dp'][0]:.3f} "
               f"sampled {np.mean(r['deployments']['sampled']['test_dp']):.3f} "
               f"hash {np.mean(r['deployments']['hash']['test_dp']):.3f} "
-              f"strat_group {np.mean(r['deployments']['strat_group']['test_dp']):.3f}", flush=True)
+              f"strat_group {np.mean(r['deployments']['strat_group']['test_dp']):.3f} "
+              f"stratified {np.mean(r['deployments']['stratified']['test_dp']):.3f}", flush=True)
     summary = summarize(per_split)
     noise = noise_summary(per_split)
     total = time.perf_counter() - t_start

@@ -65,7 +65,7 @@ def test_stratified_predictions_follow_the_expected_rates_on_small_groups():
     err_strat, err_indep = [], []
     for seed in range(30):
         ls = m.predict(Xt, sensitive_features=gt, random_state=seed, stratified=True)
-        li = m.predict(Xt, sensitive_features=gt, random_state=seed)
+        li = m.predict(Xt, sensitive_features=gt, random_state=seed, stratified=False)
         err_strat.append(np.abs(shares(ls) - exp_shares).max())
         err_indep.append(np.abs(shares(li) - exp_shares).max())
         counts0 = np.array([np.sum(ls[gt == s] == m.classes_[0]) for s in range(6)])
@@ -111,3 +111,15 @@ def test_one_seed_over_many_batches_still_samples_the_mixture(stratified):
     # the same batch with the same seed gives the same labels
     a = m.predict(X[:50], sensitive_features=g[:50], stratified=stratified)
     np.testing.assert_array_equal(a, m.predict(X[:50], sensitive_features=g[:50], stratified=stratified))
+
+
+def test_predict_is_stratified_by_default():
+    X, y, g = _small_groups(2000, 4)
+    m = gf.GoalClassifier(LogisticRegression(), constraints=[gf.demographic_parity_difference() <= 0.02],
+                          random_state=0).fit(X, y, sensitive_features=g)
+    np.testing.assert_array_equal(m.predict(X, sensitive_features=g),
+                                  m.predict(X, sensitive_features=g, stratified=True))
+    q = m.predict_proba(X, sensitive_features=g)
+    labels = m.predict(X, sensitive_features=g)
+    for s in range(6):
+        assert abs(np.sum(labels[g == s] == m.classes_[0]) - q[g == s, 0].sum()) < 1 + 1e-9

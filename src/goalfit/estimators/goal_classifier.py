@@ -370,15 +370,17 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
                                  f"GoalClassifier fitted on precomputed probabilities expects {K}")
         return X
 
-    def predict(self, X, *, sensitive_features=None, random_state=None, stratified=False):
-        """Predicted labels, shape (n_samples,); randomized classifiers sample per example.
+    def predict(self, X, *, sensitive_features=None, random_state=None, stratified=None):
+        """Predicted labels, shape (n_samples,); a randomized classifier samples.
 
         ``random_state`` defaults to the estimator's ``random_state``; the same seed gives the
-        same predictions. ``stratified=True`` draws the labels of the batch together, per group
-        of ``sensitive_features``, each example keeping its label distribution and each group's
-        class counts within one of their expectation (on small groups the default independent
-        draws add binomial noise to the rates: ``benchmarks/derandomization.py``). On a Dask
-        collection: a lazy Dask array (:mod:`goalfit.distributed`; independent draws only).
+        same predictions on the same rows. ``stratified`` (default None: True in memory) draws
+        the labels of the batch together, per group of ``sensitive_features``: each example
+        keeps its label distribution (``predict_proba``) and each group's class counts stay
+        close to their expectation; False draws each example independently, which adds
+        binomial noise to every rate of the batch (large on small groups:
+        ``benchmarks/derandomization.py``). On a Dask collection: a lazy Dask array
+        (:mod:`goalfit.distributed`), independent draws (``stratified=True`` is refused).
         """
         check_is_fitted(self, "classifier_")
         if is_dask_collection(X):

@@ -159,16 +159,23 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         return text
 
     # ------------------------------------------------------------------ predicting
-    def predict(self, X, *, sensitive_features=None, random_state=None, stratified=False):
-        """Predicted labels, shape (n_samples,) (randomized rules sample per example, seeded by
-        ``random_state``, default the estimator's; ``stratified=True`` draws the batch's labels
-        together so that each group's class counts follow the expected classifier's:
-        :meth:`goalfit.classifiers.RandomizedClassifier.predict`)."""
+    def predict(self, X, *, sensitive_features=None, random_state=None, stratified=None):
+        """Predicted labels, shape (n_samples,).
+
+        A randomized rule samples, seeded by ``random_state`` (default the estimator's).
+        ``stratified`` (default None: True) draws the batch's labels together, per group of
+        ``sensitive_features``: each example keeps its label distribution (``predict_proba``)
+        and each group's class counts stay close to the expected classifier's, so the batch's
+        rates do not carry the binomial noise of independent draws. False: one independent draw
+        per example (:meth:`goalfit.classifiers.RandomizedClassifier.predict`).
+        """
         check_is_fitted(self, "classifier_")
         X = self._check_predict_X(X)
         rs = getattr(self, "random_state", None) if random_state is None else random_state
+        if stratified is None:
+            stratified = True
         if not isinstance(stratified, (bool, np.bool_)):
-            raise ValueError(f"stratified must be True or False, got {stratified!r}")
+            raise ValueError(f"stratified must be True, False or None, got {stratified!r}")
         kw = {"stratified": True} if stratified and not self.classifier_.is_deterministic else {}
         return self.classifier_.predict(X, sensitive_features=sensitive_features, random_state=rs, **kw)
 
