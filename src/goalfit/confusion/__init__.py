@@ -4,7 +4,7 @@ This is the one place where predictions meet labels. Everything above it (goals,
 reports) sees only stacked per-cell confusion tensors of shape ``(n_cells, n_classes, n_classes)``
 (rows: true class, columns: predicted class; Narasimhan et al., JMLR 2024, Def. 1 and Def. 2).
 """
-import importlib
+from ..utils.lazy import lazy_attributes
 
 #: name -> module: loaded on first use (the goal vocabulary imports this package's names module
 #: without pandas).
@@ -14,12 +14,7 @@ _EXPORTS = {"CellEncoder": "cells", "compact_codes": "cells", "int_codes": "cell
             "group_confusion_matrices": "matrices"}
 
 
-def __getattr__(name):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _EXPORTS)
 
 __all__ = [
     "BatchConfusion",

@@ -109,7 +109,7 @@ def error():
     return ErrorRate()
 
 
-import importlib as _importlib
+from ..utils.lazy import lazy_attributes as _lazy_attributes
 
 #: Loaded on first use: name -> module of this package (black-box metrics read data through
 #: goalfit.confusion; per-example weights are for the in-training methods).
@@ -119,12 +119,7 @@ LAZY = {name: "blackbox" for name in ("BlackBoxMetric", "ConfusionMetric", "as_b
 LAZY.update(RateProgram="program", compile_rate_program="program", check_label_free="program")
 
 
-def __getattr__(name):
-    if name in LAZY:
-        value = getattr(_importlib.import_module(f"{__name__}.{LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = _lazy_attributes(__name__, LAZY)
 
 
 #: The goal builders: functions returning a goal expression from names of classes, groups and

@@ -7,11 +7,11 @@
 from __future__ import annotations
 
 import functools
-import importlib
 
 import numpy as np
 
 from .. import goals as _goals
+from ..utils.lazy import lazy_attributes
 
 
 def _on_labels(args, kwargs) -> bool:
@@ -75,12 +75,7 @@ _LAZY = {"score": "evaluation", "evaluate_problem": "evaluation", "evaluate_comp
          "plan_certification": "planning", "CertificationPlan": "planning"}
 
 
-def __getattr__(name):  # the evaluation loads pandas and the scorer scikit-learn: only when asked for
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'goalfit.metrics' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)  # the evaluation loads pandas, the scorer scikit-learn
 
 
 __all__ = ["score", "evaluate_problem", "evaluate_compiled", "add_intervals", "goal_scorer", "GoalScorer",
