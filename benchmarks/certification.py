@@ -185,7 +185,7 @@ def fit_one(method, case, est, X, y, S, Xp, yp, Sp, classes, seed):
         rec["train_met"] = rec["train_violation"] <= 1e-6
     if method == "confidence=0.95":
         rec["certified"] = bool(m.certified_)
-        rec["certification"] = [{k: c.get(k) for k in ("name", "margin", "safety_value", "safety_bound",
+        rec["certification"] = [{k: c.get(k) for k in ("name", "margin", "safety_value", "certified_bound",
                                                        "certified_bound", "passed", "needed_safety_size",
                                                        "n_candidates_tested", "n_certified")}
                                 for c in m.certification_]

@@ -316,7 +316,7 @@ def dkw_vs_split(rows, confidence=0.95):
     can be used (no split; it needs a score function independent of those rows). A difference of
     two slices' rates moves by at most the sum of their two margins. ``delta`` is split
     (Bonferroni) over the slices a problem's constraints involve. The split-based width is the
-    observed ``safety_bound - safety_value`` of the certification runs (median over splits), which
+    observed ``certified_bound - safety_value`` of the certification runs (median over splits), which
     uses 40% of the rows but a variance-aware bound. Binary problems only (threshold rules).
     """
     data = {"adult": adult(), "compas": compas()}
@@ -342,7 +342,7 @@ def dkw_vs_split(rows, confidence=0.95):
             dkw = max(eps)
         else:  # a difference of two groups' rates, per label family: the sum of their margins
             dkw = max(eps[k] + eps[per_group + k] for k in range(per_group))
-        widths = [abs(c["safety_bound"] - c["safety_value"]) for r in rows if r.get("problem") == prob
+        widths = [abs(c["certified_bound"] - c["safety_value"]) for r in rows if r.get("problem") == prob
                   and r.get("method") == "goalfit confidence=0.95" and r.get("base") == "LR"
                   for c in (r.get("certification") or [])]
         out[prob] = {"dkw_margin_all_rows": float(dkw), "split_bound_width_median": float(np.median(widths))

@@ -92,9 +92,9 @@ def safety_rows(problem, margins, candidate_sample, safety_sample, confidence, c
     -------
     list of dict
         One per constraint: ``name``, ``sense``, ``bound``, ``margin`` (tightening used for the
-        candidate), ``candidate_value``, ``safety_value``, ``safety_bound`` (the one-sided
-        confidence bound), ``certified_bound`` (the same number: the bound that holds at
-        ``confidence`` for this classifier), ``confidence``, ``passed``,
+        candidate), ``candidate_value``, ``safety_value``, ``certified_bound`` (the one-sided confidence
+        bound on the safety part: what holds at ``confidence`` for this classifier),
+        ``confidence``, ``passed``,
         and for failures ``needed_safety_size`` (safety-part size that would certify at the
         observed values; None when the value on the safety part breaks the bound) with
         ``smallest_slice`` / ``smallest_slice_count``.
@@ -106,7 +106,7 @@ def safety_rows(problem, margins, candidate_sample, safety_sample, confidence, c
                                         _bounds(problem, safety_sample, level)):
         passed = bool(bs <= c.bound + 1e-12) if c.sense == "<=" else bool(bs >= c.bound - 1e-12)
         row = {"name": c.name, "sense": c.sense, "bound": c.bound, "margin": float(mg),
-               "candidate_value": float(vc), "safety_value": float(vs), "safety_bound": float(bs),
+               "candidate_value": float(vc), "safety_value": float(vs),
                "certified_bound": float(bs), "confidence": confidence, "passed": passed}
         if not passed:
             slack = (c.bound - vs) if c.sense == "<=" else (vs - c.bound)
@@ -239,7 +239,7 @@ def certify(fit_candidate, data, problem, margins, confidence, safety_fraction, 
                              data.classes)
         passed = all(r["passed"] for r in report)
         objective = float(problem.objective.bind(safe.space).value(goal_sample(fitted[2], safe).C))
-        path.append({"margins": [float(v) for v in mg], "safety_bounds": [r["safety_bound"] for r in report],
+        path.append({"margins": [float(v) for v in mg], "safety_bounds": [r["certified_bound"] for r in report],
                      "safety_objective": objective, "passed": passed})
         tested.append((fitted, mg, report, objective))
         if not passed:

@@ -164,12 +164,18 @@ def _pieces(f, C) -> tuple[np.ndarray, str]:
     return np.array([f.value(C)]), "one"
 
 
-def _combine(v, how):
+def combine(v, how):
+    """A goal's value from its pieces' values (last axis of ``v``): their maximum (``"max"``),
+    their minimum capped at 1 (``"min1"``) or the one piece (``"one"``); a float for a 1-d
+    ``v``, an array of the leading shape otherwise."""
+    v = np.asarray(v, dtype=float)
     if how == "max":
-        return float(np.max(v))
-    if how == "min1":
-        return float(min(1.0, np.min(v)))
-    return float(v[0])
+        out = v.max(axis=-1)
+    elif how == "min1":
+        out = np.minimum(1.0, v.min(axis=-1))
+    else:
+        out = v[..., 0]
+    return float(out) if out.ndim == 0 else out
 
 
 def _single_rate(expression):
@@ -347,12 +353,12 @@ def goal_interval(expression, sample: GoalSample, confidence: float = 0.95, *, m
         return Interval(a * r + b, max(lo, lo_r), min(hi, hi_r), confidence, "clopper_pearson")
     if method == "bootstrap":
         f0 = sample.bound(expression)
-        value = _combine(*_pieces(f0, sample.C))
+        value = combine(*_pieces(f0, sample.C))
         Cs = sample.bootstrap_tensors(n_bootstrap, random_state)
         reps = []
         for Cb in Cs:
             try:
-                reps.append(_combine(*_pieces(sample.bound(expression, Cb), Cb)))
+                reps.append(combine(*_pieces(sample.bound(expression, Cb), Cb)))
             except ValueError:  # a replicate with an empty slice
                 continue
         reps = np.asarray(reps, dtype=float)
@@ -366,14 +372,9 @@ def goal_interval(expression, sample: GoalSample, confidence: float = 0.95, *, m
     z_high = stats.norm.ppf(1 - a_high / m_high) if a_high > 0 else np.inf
     with np.errstate(invalid="ignore"):
         lows, highs = v0 - z_low * se, v0 + z_high * se
-    if how == "max":
-        low, high = float(np.max(lows)), float(np.max(highs))
-    elif how == "min1":
-        low, high = float(min(1.0, np.min(lows))), float(min(1.0, np.min(highs)))
-    else:
-        low, high = float(lows[0]), float(highs[0])
+    low, high = combine(lows, how), combine(highs, how)
     k = int(np.argmax(v0)) if how == "max" else int(np.argmin(v0))
-    return Interval(_combine(v0, how), max(low, lo_r), min(high, hi_r), confidence,
+    return Interval(combine(v0, how), max(low, lo_r), min(high, hi_r), confidence,
                     "delta" if m == 1 or (a_low == 0 and m_high == 1) or (a_high == 0 and m_low == 1)
                     else "delta_bonferroni", float(se[k]))
 

@@ -34,7 +34,8 @@ import numpy as np
 from scipy import stats
 
 from ..goals import Problem
-from .intervals import GoalSample, _clopper_pearson, _single_rate, clopper_pearson, corrections, influence, smallest_slice
+from .intervals import (GoalSample, _clopper_pearson, _single_rate, clopper_pearson, combine, corrections, influence,
+                        smallest_slice)
 
 _MAX_ROWS = 1e10  # beyond this a goal is called uncertifiable by data (its value sits on the bound)
 
@@ -214,13 +215,9 @@ def plan_from_sample(problem, sample: GoalSample, classes, *, confidence=0.95, p
                 out[k] = bound <= c.bound + 1e-12 if c.sense == "<=" else bound >= c.bound - 1e-12
                 continue
             if c.sense == "<=":
-                hi = e + z * s
-                b = hi.max(axis=1) if how == "max" else (np.minimum(1.0, hi.min(axis=1)) if how == "min1" else hi[:, 0])
-                out[k] = b <= c.bound + 1e-12
+                out[k] = combine(e + z * s, how) <= c.bound + 1e-12
             else:
-                lo = e - z * s
-                b = lo.max(axis=1) if how == "max" else (np.minimum(1.0, lo.min(axis=1)) if how == "min1" else lo[:, 0])
-                out[k] = b >= c.bound - 1e-12
+                out[k] = combine(e - z * s, how) >= c.bound - 1e-12
         return out
 
     def needed(pick):
@@ -244,7 +241,7 @@ def plan_from_sample(problem, sample: GoalSample, classes, *, confidence=0.95, p
         share = count / sample.n
         binding = int(np.argmax(v0)) if how == "max" else int(np.argmin(v0))
         rows.append({"name": c.name, "sense": c.sense, "bound": c.bound,
-                     "value": float(v0.max() if how == "max" else (min(1.0, v0.min()) if how == "min1" else v0[0])),
+                     "value": combine(v0, how),
                      "sd_per_row": float(sd[cols][binding]), "safety_rows_needed": n_s,
                      "train_rows_needed": n_s / safety_fraction, "power_at_n_train": float(at_n[k].mean()),
                      "smallest_slice": where, "smallest_slice_share": share,
