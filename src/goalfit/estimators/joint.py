@@ -11,8 +11,8 @@ everywhere (``benchmarks/group_blind.py`` measures both):
   ``y`` (so rare (class, group) pairs borrow strength from the class model).
 
 The factored model is cheaper for boosted base models (binary models instead of one with
-``n_cells * n_classes`` classes), but on Adult with LightGBM its goals broke by several times
-more on test (``benchmarks/group_blind.py --part lightgbm``): ``"product"`` is the default.
+``n_cells * n_classes`` classes), but on Adult with LightGBM its goals broke about twice as much
+on test (``benchmarks/group_blind.py --part lightgbm``): ``"product"`` is the default.
 """
 from __future__ import annotations
 
