@@ -36,6 +36,7 @@ from .gda import con_gda, gda
 from .mixture import mixture_program
 from .oracle import PluginOracle, RefitOracle, ThresholdOracle
 from ._common import FitResult, prune
+from .repair import repair_infeasible
 
 METHODS = {
     "column_generation": column_generation,
@@ -120,6 +121,12 @@ def solve(problem, oracle, method: str = "auto", **params) -> FitResult:
     **params
         Passed to the method (e.g. ``max_iter``).
 
+    Returns
+    -------
+    FitResult
+        The method's result; when it meets no constraint set, the constant classifiers join
+        its members first (:func:`~goalfit.methods.plugin.repair.repair_infeasible`).
+
     Raises
     ------
     ValueError
@@ -129,7 +136,7 @@ def solve(problem, oracle, method: str = "auto", **params) -> FitResult:
         method = choose_method(problem)
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; known: ['auto'] + {sorted(METHODS)}")
-    return METHODS[method](problem, oracle, **params)
+    return repair_infeasible(problem, oracle, METHODS[method](problem, oracle, **params))
 
 
 __all__ = ["METHODS", "PluginOracle", "RefitOracle", "FitResult", "ThresholdOracle", "bisection",

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ...fit import SILENT, Method, UnsupportedGoal, keyword_names, refuse_constraints
 from . import METHODS, choose_method
+from .repair import repair_infeasible
 from .baselines import BASELINES
 from .group_blind import GroupBlindOracle, GroupBlindThresholdOracle
 from .oracle import PluginOracle, ThresholdOracle
@@ -123,6 +124,8 @@ class PluginMethod(Method):
         Returns
         -------
         FitResult
+            When the method's members meet no constraint set, the constant classifiers join
+            them first (:func:`~goalfit.methods.plugin.repair.repair_infeasible`).
         """
         name = self.resolve(compiled)
         params = dict(params or {})
@@ -134,6 +137,6 @@ class PluginMethod(Method):
             return BASELINES[name](compiled, oracle, **params)
         if progress.enabled and "callback" not in params:
             params["callback"] = progress
-        result = METHODS[name](compiled, oracle, **params)
+        result = repair_infeasible(compiled, oracle, METHODS[name](compiled, oracle, **params))
         result.method = name
         return result

@@ -1,0 +1,67 @@
+"""Feasibility repair (``goalfit.methods.plugin.repair``): the constant classifiers join a pool
+that meets no constraint set.
+
+References: the constant classifiers' own values (each meets every parity goal exactly) and
+column generation run from the start on the same problem.
+"""
+import numpy as np
+import pytest
+
+import goalfit as gf
+from goalfit.fit import FitResult
+from goalfit.methods.plugin import PluginOracle, column_generation, solve
+from goalfit.methods.plugin.repair import applies, constant_costs, repair_infeasible
+from tests.test_coarse_to_fine import _multiclass
+
+
+def _argmax_result(cp, oracle, space):
+    """A method's result that meets no constraint: the argmax rule alone."""
+    member, C = oracle(-np.broadcast_to(np.eye(space.n_classes), space.shape))
+    return FitResult([member], np.ones(1), C[None], "column_generation", feasible=False, message="stub path")
+
+
+@pytest.mark.parametrize("objective", ["error", "hmean"])
+def test_repair_finds_a_feasible_optimized_mixture(objective):
+    P, y, cells, space = _multiclass(6000, seed=3, n_classes=3)
+    cp = gf.Problem(objective, [gf.demographic_parity_difference() <= 0.01]).compile(space)
+    oracle = PluginOracle(P, y, cells, space)
+    start = _argmax_result(cp, oracle, space)
+    assert cp.max_violation(start.confusion) > 0.05  # the argmax rule breaks the goal
+    out = repair_infeasible(cp, oracle, start)
+    assert out.feasible and cp.max_violation(out.confusion) <= 1e-7
+    assert "repaired" in out.message
+    # every constant classifier has demographic parity difference exactly 0
+    consts = [oracle(L)[1] for L in constant_costs(space)]
+    assert all(cp.max_violation(C) <= 1e-12 for C in consts)
+    best_constant = min(cp.objective.value(C) for C in consts)
+    value = cp.objective.value(out.confusion)
+    # the polish optimizes: far better than any constant (error 2/3 or more for 3 balanced classes)
+    assert value < best_constant - 0.15
+    if objective == "error":  # the same program column generation solves from its own start
+        ref = column_generation(cp, PluginOracle(P, y, cells, space))
+        assert ref.feasible
+        assert abs(value - cp.objective.value(ref.confusion)) <= 5e-3
+
+
+def test_repair_leaves_feasible_results_and_refit_oracles_alone():
+    P, y, cells, space = _multiclass(3000, seed=1, n_classes=3)
+    cp = gf.Problem("error", [gf.demographic_parity_difference() <= 0.02]).compile(space)
+    oracle = PluginOracle(P, y, cells, space)
+    res = solve(cp, oracle)
+    assert res.feasible and "repaired" not in res.message
+    assert not applies(cp, oracle, res)
+    assert not applies(cp, object(), _argmax_result(cp, oracle, space))  # e.g. the refit oracle
+
+
+def test_goals_no_classifier_meets_keep_the_least_violation():
+    """Recall >= 0.99 for every one of three classes at once is out of reach: the repair cannot
+    make it feasible and reports the least violation, never larger than the method's."""
+    P, y, cells, space = _multiclass(3000, seed=2, n_classes=3)
+    goals = [gf.recall(k) >= 0.99 for k in range(3)]
+    cp = gf.Problem("error", goals).compile(space)
+    oracle = PluginOracle(P, y, cells, space)
+    start = _argmax_result(cp, oracle, space)
+    before = cp.max_violation(start.confusion)
+    out = repair_infeasible(cp, oracle, start)
+    assert not out.feasible
+    assert 0 < cp.max_violation(out.confusion) <= before
