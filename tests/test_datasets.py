@@ -435,6 +435,11 @@ def test_communities():
     assert "OtherPerCap" in ds.data
     assert counts(ds.target) == {0: 1411, 1: 583}
     assert counts(ds.sensitive_features["race"]) == {"low_black_share": 1024, "high_black_share": 970}
+    for name, col in (("black_share", "racepctblack"), ("white_share", "racePctWhite"),
+                      ("asian_share", "racePctAsian"), ("hispanic_share", "racePctHisp")):
+        high = ds.sensitive_features[name] == "high"
+        assert np.array_equal(high, ds.data[col] > ds.data[col].median())
+        assert 0.4 * 1994 <= high.sum() <= 0.5 * 1994  # ties at the median stay "low"
     raw = load(load_communities, binarize=False)
     assert raw.target.name == "ViolentCrimesPerPop" and raw.target.between(0, 1).all()
     assert np.array_equal((raw.target > raw.target.quantile(0.7)).astype(int), ds.target)

@@ -364,3 +364,51 @@ def test_shrink_on_validation_and_progress_bar():
     tpr_a = mix[0, 1, 1] / mix[0, 1].sum()  # cell 0 is group "a"
     assert ev["constraints"][0]["value"] == pytest.approx(tpr_a, abs=1e-9)
     assert m.feasible_ and tpr_a >= 0.75 - 1e-9
+
+
+def test_default_multiplier_step_per_formulation():
+    """``multiplier_learning_rate=None`` resolves per formulation (1.0 proxy-Lagrangian, 0.1 Lagrangian)."""
+    from goalfit.torch.method import DEFAULT_MULTIPLIER_LEARNING_RATE
+
+    X, y, g = _data(200, seed=0)
+    for form, step in DEFAULT_MULTIPLIER_LEARNING_RATE.items():
+        m = LagrangianClassifier(constraints=[positive_prediction_rate() <= 0.5], method=form, max_iter=1,
+                                 random_state=0).fit(X, y, sensitive_features=g)
+        assert m.trainer_.multipliers.lr == step
+    assert DEFAULT_MULTIPLIER_LEARNING_RATE == {"proxy_lagrangian": 1.0, "lagrangian": 0.1}
+
+
+def test_proxy_lagrangian_defaults_meet_eight_overlapping_fpr_goals(need_data):
+    """Communities and Crime, 8 overlapping race groups (each race share above/below its median),
+    each group's FPR <= the overall FPR, the group indicators among the inputs (as the plug-in's
+    rule reads the groups): with the default multiplier step the shrunk mixture meets all 8 on the
+    training sample (at 0.1 it broke them by 0.03-0.04 on every seed of
+    ``benchmarks/torch_constrained.py`` part e), at a training error within 0.02 of the plug-in
+    rule's on the same features (oracle="plugin", the probabilities' own thresholds; measured
+    0.1591 vs 0.1567 on this split)."""
+    need_data("communities")
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import StandardScaler
+
+    import goalfit as gf
+    from goalfit.datasets import load_dataset
+
+    ds = load_dataset("communities")
+    shares = ["black_share", "white_share", "asian_share", "hispanic_share"]
+    sf = ds.sensitive_features[shares].astype(str)
+    X = np.hstack([ds.data.to_numpy(float), (sf.to_numpy() == "high").astype(float)])
+    y = np.asarray(ds.target, int)
+    tr, _ = train_test_split(np.arange(len(y)), test_size=1 / 3, random_state=0, stratify=y)
+    Xtr, ytr, sftr = StandardScaler().fit_transform(X[tr]).astype(np.float32), y[tr], sf.iloc[tr].reset_index(drop=True)
+    cons = [gf.false_positive_rate(group={c: v}) <= gf.false_positive_rate() for c in shares for v in ("high", "low")]
+    m = LagrangianClassifier(constraints=cons, max_iter=40, batch_size=64, random_state=0,
+                             method_params={"optimizer": "adam", "learning_rate": 0.01, "snapshots_per_epoch": 2})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m.fit(Xtr, ytr, sensitive_features=sftr)
+    ev = m.evaluate(Xtr, ytr, sensitive_features=sftr)
+    assert m.feasible_ and max(c["violation"] for c in ev["constraints"]) <= 1e-6
+    pl = gf.GoalClassifier(LogisticRegression(max_iter=2000), constraints=cons, method_params={"oracle": "plugin"})
+    pl.fit(Xtr, ytr, sensitive_features=sftr)
+    assert ev["objective"]["value"] <= pl.evaluate(Xtr, ytr, sensitive_features=sftr)["objective"]["value"] + 0.02

@@ -99,8 +99,10 @@ class LagrangianClassifier(GoalEstimator):
         cross-entropy bound of each example's cost that does not saturate), ``optimizer``
         (``"adam"``, ``"sgd"``, ``"adagrad"``, ``"adamw"``, ``"rmsprop"`` or ``params ->
         torch.optim.Optimizer``), ``learning_rate`` (0.01), ``multiplier_optimizer`` (``"sgd"``),
-        ``multiplier_learning_rate`` (0.1), ``multiplier_bound`` (None), ``min_slice_rows`` (8:
-        a (group cell, class) slice expected to have fewer rows per batch gets its own stream),
+        ``multiplier_learning_rate`` (None: 1.0 for the proxy-Lagrangian's multiplicative step on
+        the exact rates, 0.1 for the Lagrangian's additive one on the proxies),
+        ``multiplier_bound`` (None), ``min_slice_rows`` (8: a (group cell, class) slice
+        expected to have fewer rows per batch gets its own stream),
         ``snapshots_per_epoch`` (1), ``prediction`` (``"stochastic"``: the shrunk mixture,
         ``"best_iterate"``: TFCO's rank-based best snapshot, ``"last"``), ``shrink_on``
         (``"train"`` or ``"validation"``), ``n_iter_no_change`` (early stopping on validation
