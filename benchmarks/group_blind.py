@@ -35,23 +35,23 @@ one fit of the base model (logistic regression; HistGradientBoosting for the HGB
 just before in the same process.
 
 ``--part tradeoff``: the group-blind LR and EG at several bounds on the same splits, and
-goalfit's accuracy interpolated at EG's test violation (``group_blind_tradeoff.json``/``.png``).
+goalfit's accuracy interpolated at EG's test violation (``group_blind_tradeoff.png``).
 ``--part lightgbm``: Adult, equal opportunity difference <= 0.01, on a 200-tree LightGBM base
 (one thread): goalfit's group-blind defaults against the product and factored joint models at 2, 3
 and 5 folds, FairGBM (TPR parity, tolerance 0.01, 200
 trees; its scikit-learn wrapper needs a two-line shim for scikit-learn >= 1.8, applied here only)
-and LightGBM alone; fit time in CPU seconds over one LightGBM fit measured just before
-(``group_blind_lightgbm.json``).
+and LightGBM alone; fit time in CPU seconds over one LightGBM fit measured just before.
 ``--part deterministic`` (Adult DP and EOdds, group-aware and group-blind LR): the randomized
 classifier vs ``to_deterministic("hash" | "best_rule" | "max_weight")``, with the hashing-noise
-standard deviation on test (``group_blind_deterministic.json``). ``--table`` prints the README
-tables.
+standard deviation on test. ``--table`` prints the README tables.
 
 Usage::
 
     GOALFIT_DATA=/path/to/data python benchmarks/group_blind.py [--quick] [--splits N] [--part PART]
 
-Writes ``benchmarks/results/group_blind.json`` and ``benchmarks/results/group_blind.png`` (main part).
+Writes one results file, ``benchmarks/results/group_blind.json``: the main part at its top level,
+the others under ``parts`` (``tradeoff``, ``deterministic``, ``lightgbm``); a part's run replaces
+its own entry and keeps the others. Plots: ``group_blind.png`` (main), ``group_blind_tradeoff.png``.
 """
 from __future__ import annotations
 
@@ -455,7 +455,7 @@ def run_lightgbm(args):
     """Adult (sex dropped), equal opportunity difference <= 0.01: goalfit's group-blind plug-in
     on a LightGBM base (200 trees, one thread) by joint model and folds, beside FairGBM (same
     trees; the group only in training) and LightGBM alone; fit time (CPU seconds) over one
-    LightGBM fit of the same rows measured just before (``group_blind_lightgbm.json``)."""
+    LightGBM fit of the same rows measured just before (the ``lightgbm`` part of ``group_blind.json``)."""
     bound = 0.01
     problem = goal_problem("eopp", bound)
     t_start = time.perf_counter()
@@ -528,10 +528,8 @@ def run_lightgbm(args):
                    "seeds": {"splits": list(range(len(per_split))), "goalfit_random_state": 0, "lightgbm": 0},
                    "load_average": os.getloadavg(), "options": {k: dict(v) for k, v in LGBM_OPTIONS.items()},
                    "summary": summary, "per_split": per_split, "rows": rows}
-        RESULTS.mkdir(exist_ok=True)
-        path = RESULTS / f"{NAME}_lightgbm{'_quick' if args.quick else ''}.json"
-        path.write_text(json.dumps(record_, indent=1, default=float))
-        print(f"wrote {path} after {len(per_split)} split(s) ({record_['seconds']:.0f} s)", flush=True)
+        path = save_part(args, "lightgbm", record_)
+        print(f"wrote {path} (lightgbm part) after {len(per_split)} split(s) ({record_['seconds']:.0f} s)", flush=True)
 
 
 def lightgbm_table(record):
@@ -765,10 +763,10 @@ def main():
                                                "al.'s results of its splits from it instead of re-running them")
     ap.add_argument("--part", choices=("main", "tradeoff", "deterministic", "lightgbm"), default="main",
                     help="main: every method at the goal's bound (+ deterministic table); tradeoff: the "
-                         "group-blind LR and EG at several bounds (group_blind_tradeoff.json); "
-                         "deterministic: the deterministic table alone (refits the two LR models; "
-                         "group_blind_deterministic.json); lightgbm: Adult EOpp on a LightGBM base, "
-                         "joint models and folds against FairGBM (group_blind_lightgbm.json)")
+                         "group-blind LR and EG at several bounds; deterministic: the deterministic "
+                         "table alone (refits the two LR models); lightgbm: Adult EOpp on a LightGBM "
+                         "base, joint models and folds against FairGBM (each part: its own entry of "
+                         "group_blind.json)")
     ap.add_argument("--only", help="re-run only the methods whose name contains this string (e.g. 'Zafar') "
                                    "on the splits of the existing JSON, and merge them into it")
     ap.add_argument("--table", action="store_true", help="print the README tables from the existing JSON files")
@@ -783,14 +781,10 @@ def main():
                     help="main part without the deterministic table (run it with --part deterministic)")
     args = ap.parse_args()
     if args.table:
-        q = "_quick" if args.quick else ""
-        tr, de = RESULTS / f"{NAME}_tradeoff{q}.json", RESULTS / f"{NAME}_deterministic{q}.json"
-        lg = RESULTS / f"{NAME}_lightgbm{q}.json"
-        if lg.exists():
-            print(lightgbm_table(json.loads(lg.read_text())) + "\n")
-        return print(markdown(json.loads((RESULTS / f"{NAME}{q}.json").read_text()),
-                              json.loads(tr.read_text()) if tr.exists() else None,
-                              json.loads(de.read_text()) if de.exists() else None))
+        lg = load_part(args, "lightgbm")
+        if lg is not None:
+            print(lightgbm_table(lg) + "\n")
+        return print(markdown(load_part(args, "main"), load_part(args, "tradeoff"), load_part(args, "deterministic")))
     if args.only:
         return rerun_only(args)
     if args.part == "deterministic":
@@ -802,8 +796,7 @@ def main():
     t_start = time.perf_counter()
     rows, per_split = [], []
     if args.resume:
-        stem = NAME + ("_tradeoff" if args.part == "tradeoff" else "") + ("_quick" if args.quick else "")
-        old = json.loads((RESULTS / f"{stem}.json").read_text())
+        old = load_part(args, args.part)
         per_split, rows = old["per_split"], old.get("rows", [])
         t_start -= old["seconds"]
     if args.merge:
@@ -812,7 +805,7 @@ def main():
         rows = [row for r in recs for row in r["rows"]]
         t_start -= sum(r["seconds"] for r in recs)
         args.reuse = args.reuse or recs[0].get("reused")
-        if args.no_deterministic:  # the deterministic table lives in its own file (--part deterministic)
+        if args.no_deterministic:  # the deterministic table is its own part (--part deterministic)
             for p in per_split:
                 p["deterministic"] = {}
             rows = [r for r in rows if not r["experiment"].endswith("deterministic")]
@@ -841,8 +834,7 @@ def rerun_only(args):
     """Re-run the methods matching ``--only`` on every split of the existing JSON and merge."""
     global ONLY
     ONLY = args.only
-    path = RESULTS / (f"{NAME}_quick.json" if args.quick else f"{NAME}.json")
-    old = json.loads(path.read_text())
+    old = load_part(args, "main")
     t_start = time.perf_counter() - old["seconds"]
     per_split, rows = old["per_split"], old["rows"]
     for rec in per_split:
@@ -860,7 +852,7 @@ def rerun_only(args):
 
 def run_deterministic(args):
     """The deterministic table alone (refits the two LR models on the Adult problems), in
-    ``group_blind_deterministic.json``: runnable after a change to ``to_deterministic``."""
+    the ``deterministic`` part of ``group_blind.json``: runnable after a change to ``to_deterministic``."""
     global ONLY
     ONLY = "plug-in (LR)"  # the group-aware and the group-blind (product) LR only
     t_start = time.perf_counter()
@@ -874,6 +866,36 @@ def run_deterministic(args):
                 det[name] = deterministic_table(name, kind, bound, models, Xt, yt, st, X, y, s, rows, split)
         per_split.append({"split": split, "methods": det})
         write(args, per_split, rows, t_start)
+
+
+def results_path(args) -> Path:
+    """The script's one results file (``group_blind.json``; ``_quick`` with ``--quick``)."""
+    return RESULTS / f"{NAME}{'_quick' if args.quick else ''}.json"
+
+
+def load_part(args, part):
+    """A part's record from the results file: the file itself for ``main``, else its ``parts``
+    entry (None when that part was never run)."""
+    path = results_path(args)
+    if not path.exists():
+        return None
+    full = json.loads(path.read_text())
+    return full if part == "main" else full.get("parts", {}).get(part)
+
+
+def save_part(args, part, record):
+    """Write ``record`` as the ``main`` part (the file's top level, keeping the other parts) or
+    under ``parts[part]`` of the one results file."""
+    path = results_path(args)
+    full = json.loads(path.read_text()) if path.exists() else {}
+    if part == "main":
+        record = dict(record, parts=full.get("parts", {}))
+    else:
+        full.setdefault("parts", {})[part] = record
+        record = full
+    RESULTS.mkdir(exist_ok=True)
+    path.write_text(json.dumps(record, indent=1, default=float))
+    return path
 
 
 def write(args, per_split, rows, t_start):
@@ -901,9 +923,12 @@ def write(args, per_split, rows, t_start):
                       targets=TARGETS, summary=summary, per_split=per_split, rows=rows)
         if any(p["deterministic"] for p in per_split):
             record["deterministic"] = summarize([{"methods": p["deterministic"]} for p in per_split])
-    path = RESULTS / f"{stem}.json"
-    path.write_text(json.dumps(record, indent=1, default=float))
-    print(f"wrote {path} after {n_splits} split(s) ({record['seconds']:.0f} s)", flush=True)
+    if args.first_split and not args.merge:  # a share of the splits, merged later with --merge
+        path = RESULTS / f"{stem}.json"
+        path.write_text(json.dumps(record, indent=1, default=float))
+    else:
+        path = save_part(args, args.part, record)
+    print(f"wrote {path} ({args.part} part) after {n_splits} split(s) ({record['seconds']:.0f} s)", flush=True)
 
 
 if __name__ == "__main__":
