@@ -48,3 +48,23 @@ def test_split_positions_closed_form():
     np.testing.assert_array_equal(scan.order, [1, 3, 0, 2])  # stable
     assert scan.threshold(0) == -2.0 and scan.threshold(1) == -0.25 and scan.threshold(4) == 3.0
     assert ScoreScan(np.zeros(0)).threshold(0) == -1.0
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_chain_hull_keeps_every_vertex_of_the_convex_hull(seed):
+    """Both sides of a monotone chain's hull hold every vertex of its convex hull (scipy's
+    Qhull as reference), so a linear function's minimum over the chain is reached among them."""
+    from scipy.spatial import ConvexHull
+
+    from goalfit.methods._scan import chain_hull
+
+    rng = np.random.default_rng(seed)
+    x = np.cumsum(rng.integers(0, 3, 400)).astype(float)
+    y = np.cumsum(rng.integers(0, 3, 400)).astype(float)
+    keep = np.union1d(chain_hull(x, y, +1), chain_hull(x, y, -1))
+    pts = np.column_stack([x, y])
+    vertices = {tuple(p) for p in pts[ConvexHull(pts).vertices]}
+    assert vertices <= {tuple(p) for p in pts[keep]}
+    for _ in range(50):
+        d = rng.standard_normal(2)
+        assert (pts[keep] @ d).min() == pytest.approx((pts @ d).min(), abs=1e-9)

@@ -69,7 +69,8 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
           miscalibration within the groups, as fairlearn's ThresholdOptimizer; prefer it when
           the base model does not see the groups: +0.0045 test accuracy on
           ``benchmarks/oracle_choice.py``'s 5-group problem, within noise of the plug-in on
-          Adult, COMPAS and German credit; about twice the time and memory at 10^6 rows) or
+          Adult, COMPAS and German credit; 1.5-1.7x the plug-in oracle's fit time at 2 x 10^6
+          rows) or
           ``"refit"`` (refit the base model with example weights per call, §8.7; slow);
         * ``"cv_model"``: the deployed probability model under cross-fitting, ``"average"``
           (default; the mean of the fold models, :class:`FoldAverage`) or ``"refit"`` (one model

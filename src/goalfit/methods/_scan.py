@@ -40,6 +40,43 @@ def split_positions(sorted_scores) -> np.ndarray:
     return np.flatnonzero(np.r_[True, s[1:] > s[:-1], True]).astype(int)
 
 
+def chain_hull(x, y, side) -> np.ndarray:
+    """Indices of the points ``(x, y)`` (a chain non-decreasing in both coordinates) that can
+    be vertices of its upper (``side=+1``) or lower (``-1``) hull: vectorized passes drop every
+    point on the wrong side of the chord between its current neighbours (such a point is no
+    hull vertex of that side), until none is left; the ends stay. Of repeated points, the first
+    stands for all.
+
+    The union of both sides holds every vertex of the chain's convex hull, so a linear function
+    of the points reaches its minimum over all of them at one of these (the per-cell ROC hulls
+    of :mod:`~goalfit.methods.plugin.binary_hull` and the threshold oracle's candidate cuts).
+
+    Parameters
+    ----------
+    x, y : ndarray of shape (m,)
+    side : {+1, -1}
+
+    Returns
+    -------
+    ndarray of int, ascending
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    # repeated points (a run of zero-weight examples between two cuts) would each see a zero
+    # cross product and drop together: keep the first of each run
+    idx = np.flatnonzero(np.r_[True, (np.diff(x) != 0) | (np.diff(y) != 0)])
+    x, y = x[idx], y[idx]
+    while len(idx) > 2:
+        dx, dy = np.diff(x), np.diff(y)
+        # cross product of (b - a) and (c - b), a b c consecutive
+        bad = side * (dx[:-1] * dy[1:] - dy[:-1] * dx[1:]) >= 0
+        if not bad.any():
+            break
+        keep = np.ones(len(idx), bool)
+        keep[1:-1] = ~bad
+        idx, x, y = idx[keep], x[keep], y[keep]
+    return idx
+
+
 class ScoreScan:
     """Every cut of a score on a sample, after one stable sort (ascending).
 

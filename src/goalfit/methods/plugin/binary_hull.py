@@ -26,7 +26,7 @@ from scipy.optimize import minimize, nnls
 from scipy.spatial import ConvexHull, QhullError
 
 from .lp import highs_linprog as linprog
-from .._scan import split_positions
+from .._scan import chain_hull, split_positions
 from .oracle import is_plugin
 
 #: certified gap below which the solution is accepted when the caller's tolerance is 0
@@ -59,7 +59,7 @@ class _Cell:
         y = self.n1 - np.asarray(cum1[cuts], float) / total
         # hull vertices lie among the upper and lower hull vertices of that chain and their mirror
         # images (n0, n1) - p (the rules "class 1 on [0, k)"); only those candidates are kept
-        cand = np.unique(np.concatenate([_chain_hull(x, y, +1), _chain_hull(x, y, -1)]))
+        cand = np.unique(np.concatenate([chain_hull(x, y, +1), chain_hull(x, y, -1)]))
         m = len(cand)
         self.cuts = np.concatenate([cuts[cand], cuts[cand]])
         self.upper = np.arange(2 * m) < m
@@ -119,24 +119,6 @@ class _Cell:
         t = -1.0 if k == 0 else 2.0 if k == n else 0.5 * (eta[k - 1] + eta[k])
         # margin a + eta (b - a) <= 0 predicts 1: t - eta (class 1 above t), eta - t (below)
         return np.array([[0.0, t], [1.0 - t, 0.0]]) if upper else np.array([[0.0, -t], [t - 1.0, 0.0]])
-
-
-def _chain_hull(x, y, side):
-    """Indices of the points ``(x, y)`` (a chain non-decreasing in both coordinates) that can
-    be vertices of its upper (``side=+1``) or lower (``-1``) hull: vectorized passes drop every
-    point on the wrong side of the chord between its current neighbours (such a point is no
-    hull vertex of that side), until none is left; the ends stay."""
-    idx = np.arange(len(x))
-    while len(idx) > 2:
-        dx, dy = np.diff(x), np.diff(y)
-        # cross product of (b - a) and (c - b), a b c consecutive
-        bad = side * (dx[:-1] * dy[1:] - dy[:-1] * dx[1:]) >= 0
-        if not bad.any():
-            break
-        keep = np.ones(len(idx), bool)
-        keep[1:-1] = ~bad
-        idx, x, y = idx[keep], x[keep], y[keep]
-    return idx
 
 
 def solve(problem, oracle, tol: float):

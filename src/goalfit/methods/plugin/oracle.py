@@ -34,7 +34,7 @@ from ...classifiers.members import (ConstantMember, FittedMember, PluginRule, Th
                                     binary_margin, plugin_codes_block)
 from ...confusion import confusion_tensor, int_codes
 from ...utils.fitting import fit_weighted
-from .._scan import split_positions
+from .._scan import chain_hull, split_positions
 
 
 class _ZerosBefore:
@@ -258,7 +258,24 @@ class ThresholdOracle(PluginOracle):
         if space.n_classes != 2:
             raise ValueError("the threshold oracle is defined for binary problems only")
         super().__init__(proba, y_codes, cell_ids, space, sample_weight)
-        self._cuts = [split_positions(eta) for eta, _, _ in self._sorted]
+        self._cuts = [self._candidate_cuts(*cell) for cell in self._sorted]
+
+    @staticmethod
+    def _candidate_cuts(eta, cum0, cum1):
+        """The split positions whose points ``(cum0[k], cum1[k])`` can be vertices of the cell's
+        convex hull (:func:`~goalfit.methods._scan.chain_hull`, both sides).
+
+        A call's two costs (class 1 on ``[k, n)`` or on ``[0, k)``) are linear in that point,
+        so their minima over every split position are reached at one of these: a call then
+        scans a few hundred candidates instead of every distinct ``eta_1`` (ties between
+        equally good positions may resolve to another one of them).
+        """
+        cuts = split_positions(eta)
+        if len(cuts) <= 2:
+            return cuts
+        x = np.asarray(cum0[cuts], dtype=float)
+        y = np.asarray(cum1[cuts], dtype=float)
+        return cuts[np.unique(np.concatenate([chain_hull(x, y, +1), chain_hull(x, y, -1)]))]
 
     def _split(self, c, L2):
         """Best (threshold, upper, counts) in cell c for the 2x2 cost ``L2``."""
