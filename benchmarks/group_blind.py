@@ -797,6 +797,8 @@ def main():
     rows, per_split = [], []
     if args.resume:
         old = load_part(args, args.part)
+        if old is None:
+            raise SystemExit(f"--resume: {results_path(args)} has no {args.part!r} part to resume; run it without --resume")
         per_split, rows = old["per_split"], old.get("rows", [])
         t_start -= old["seconds"]
     if args.merge:

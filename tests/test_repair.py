@@ -29,7 +29,9 @@ def test_repair_finds_a_feasible_optimized_mixture(objective):
     assert cp.max_violation(start.confusion) > 0.05  # the argmax rule breaks the goal
     out = repair_infeasible(cp, oracle, start)
     assert out.feasible and cp.max_violation(out.confusion) <= 1e-7
-    assert "repaired" in out.message
+    assert "repaired" in out.message and "fully-corrective" in out.message
+    assert out.history and out.history[-1]["max_violation"] <= 1e-7  # the record says what is returned
+    assert out.n_oracle_calls >= space.n_classes  # the constants' calls are counted
     # every constant classifier has demographic parity difference exactly 0
     consts = [oracle(L)[1] for L in constant_costs(space)]
     assert all(cp.max_violation(C) <= 1e-12 for C in consts)
@@ -44,13 +46,50 @@ def test_repair_finds_a_feasible_optimized_mixture(objective):
 
 
 def test_repair_leaves_feasible_results_and_refit_oracles_alone():
+    from sklearn.linear_model import LogisticRegression
+
+    from goalfit.methods.plugin import RefitOracle
+
     P, y, cells, space = _multiclass(3000, seed=1, n_classes=3)
     cp = gf.Problem("error", [gf.demographic_parity_difference() <= 0.02]).compile(space)
     oracle = PluginOracle(P, y, cells, space)
     res = solve(cp, oracle)
     assert res.feasible and "repaired" not in res.message
     assert not applies(cp, oracle, res)
-    assert not applies(cp, object(), _argmax_result(cp, oracle, space))  # e.g. the refit oracle
+    refit = RefitOracle(LogisticRegression(max_iter=200), P, y, cells, space)  # members are refitted models
+    start = _argmax_result(cp, oracle, space)
+    assert not applies(cp, refit, start) and applies(cp, oracle, start)
+    assert repair_infeasible(cp, refit, start) is start and not start.feasible and refit.n_calls == 0
+
+
+def test_repair_of_a_non_smooth_objective_is_feasible_and_says_it_is_not_optimized():
+    """Min-max recall (non-smooth): the polish does not apply, the feasible mixture of the pool
+    is returned with a warning and a message that says so."""
+    P, y, cells, space = _multiclass(4000, seed=4, n_classes=3)
+    cp = gf.Problem("minmax_recall", [gf.demographic_parity_difference() <= 0.01]).compile(space)
+    oracle = PluginOracle(P, y, cells, space)
+    with pytest.warns(RuntimeWarning, match="not optimized"):
+        out = repair_infeasible(cp, oracle, _argmax_result(cp, oracle, space))
+    assert out.feasible and cp.max_violation(out.confusion) <= 1e-7
+    assert "not optimized further" in out.message
+
+
+def test_repair_with_the_group_blind_oracle():
+    """Group-blind oracle (joint probabilities; rates on the true groups): the constants are
+    group-blind rules too, and the repaired mixture meets the goal on the true groups."""
+    from goalfit.methods.plugin.group_blind import GroupBlindOracle
+
+    P, y, cells, space = _multiclass(4000, seed=5, n_classes=3)
+    rng = np.random.default_rng(5)
+    pa = np.clip(0.5 + 0.2 * rng.standard_normal(len(y)), 0.05, 0.95)  # a weak guess of the group
+    joint = np.stack([P * pa[:, None], P * (1 - pa)[:, None]], axis=1)  # (n, cells, classes)
+    oracle = GroupBlindOracle(joint, y, cells, space)
+    cp = gf.Problem("error", [gf.demographic_parity_difference() <= 0.005]).compile(space)
+    member, C = oracle(-np.broadcast_to(np.eye(3), space.shape))
+    start = FitResult([member], np.ones(1), C[None], "column_generation", feasible=False)
+    assert cp.max_violation(C) > 0.01
+    out = repair_infeasible(cp, oracle, start)
+    assert out.feasible and cp.max_violation(out.confusion) <= 1e-7
 
 
 def test_goals_no_classifier_meets_keep_the_least_violation():

@@ -367,7 +367,7 @@ def test_shrink_on_validation_and_progress_bar():
 
 
 def test_default_multiplier_step_per_formulation():
-    """``multiplier_learning_rate=None`` resolves per formulation (1.0 proxy-Lagrangian, 0.1 Lagrangian)."""
+    """``multiplier_learning_rate=None`` resolves per formulation; an explicit value is used as given."""
     from goalfit.torch.method import DEFAULT_MULTIPLIER_LEARNING_RATE
 
     X, y, g = _data(200, seed=0)
@@ -375,7 +375,9 @@ def test_default_multiplier_step_per_formulation():
         m = LagrangianClassifier(constraints=[positive_prediction_rate() <= 0.5], method=form, max_iter=1,
                                  random_state=0).fit(X, y, sensitive_features=g)
         assert m.trainer_.multipliers.lr == step
-    assert DEFAULT_MULTIPLIER_LEARNING_RATE == {"proxy_lagrangian": 1.0, "lagrangian": 0.1}
+        m = LagrangianClassifier(constraints=[positive_prediction_rate() <= 0.5], method=form, max_iter=1,
+                                 random_state=0, method_params={"multiplier_learning_rate": 0.37})
+        assert m.fit(X, y, sensitive_features=g).trainer_.multipliers.lr == 0.37  # an explicit step wins
 
 
 def test_proxy_lagrangian_defaults_meet_eight_overlapping_fpr_goals(need_data):

@@ -518,7 +518,8 @@ def load_communities(
       ``black_share``, ``white_share``, ``asian_share``, ``hispanic_share``:
       ``"high"`` when ``racepctblack``, ``racePctWhite``, ``racePctAsian``,
       ``racePctHisp`` is above its median, else ``"low"``: eight overlapping
-      groups (e.g. ``{"asian_share": "high"}``), one per column and value, for
+      groups (e.g. ``{"asian_share": "high"}``; ``black_share`` is the split
+      of ``race`` under other labels), one per column and value, for
       goals stated on every group at once (each group's FPR <= the overall
       FPR on eight race groups is the goal of TFCO's
       ``Generalization_communities`` notebook, Cotter et al., ICML 2019; the

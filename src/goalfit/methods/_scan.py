@@ -50,6 +50,10 @@ def chain_hull(x, y, side) -> np.ndarray:
     The union of both sides holds every vertex of the chain's convex hull, so a linear function
     of the points reaches its minimum over all of them at one of these (the per-cell ROC hulls
     of :mod:`~goalfit.methods.plugin.binary_hull` and the threshold oracle's candidate cuts).
+    Each pass is vectorized and removes every point that is no vertex as seen from its current
+    neighbours; a chain whose non-vertices must go one per pass (a smooth convex arc ending in a
+    long straight run) is the slow case, O(m^2): 2 s for 40,000 points, where the ROC chains of
+    10^6 rows take about 0.1 s.
 
     Parameters
     ----------
@@ -61,6 +65,8 @@ def chain_hull(x, y, side) -> np.ndarray:
     ndarray of int, ascending
     """
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) == 0:
+        return np.zeros(0, dtype=int)
     # repeated points (a run of zero-weight examples between two cuts) would each see a zero
     # cross product and drop together: keep the first of each run
     idx = np.flatnonzero(np.r_[True, (np.diff(x) != 0) | (np.diff(y) != 0)])

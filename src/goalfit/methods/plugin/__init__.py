@@ -136,7 +136,9 @@ def solve(problem, oracle, method: str = "auto", **params) -> FitResult:
         method = choose_method(problem)
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; known: ['auto'] + {sorted(METHODS)}")
-    return repair_infeasible(problem, oracle, METHODS[method](problem, oracle, **params))
+    result = METHODS[method](problem, oracle, **params)
+    tol = params.get("tol")  # the method's stopping tolerance is the polish's (0: the default)
+    return repair_infeasible(problem, oracle, result, **({"tol": float(tol)} if tol else {}))
 
 
 __all__ = ["METHODS", "PluginOracle", "RefitOracle", "FitResult", "ThresholdOracle", "bisection",

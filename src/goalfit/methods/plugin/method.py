@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 from ...fit import SILENT, Method, UnsupportedGoal, keyword_names, refuse_constraints
-from . import METHODS, choose_method
-from .repair import repair_infeasible
+from . import METHODS, choose_method, solve
 from .baselines import BASELINES
 from .group_blind import GroupBlindOracle, GroupBlindThresholdOracle
 from .oracle import PluginOracle, ThresholdOracle
@@ -137,6 +136,6 @@ class PluginMethod(Method):
             return BASELINES[name](compiled, oracle, **params)
         if progress.enabled and "callback" not in params:
             params["callback"] = progress
-        result = repair_infeasible(compiled, oracle, METHODS[name](compiled, oracle, **params))
+        result = solve(compiled, oracle, name, **params)
         result.method = name
         return result

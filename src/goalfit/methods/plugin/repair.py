@@ -8,27 +8,41 @@ tensors use the true groups) can miss every feasible rule on the way. The consta
 classifiers ("predict class ``j`` everywhere") are rules every plug-in oracle returns for the
 cost ``L[:, :, j] = -1`` (zero elsewhere), and they meet every parity goal (demographic
 parity, equal opportunity, equalized odds: each group's rate is 0 or 1). So before reporting
-infeasibility, :func:`repair_infeasible` evaluates them, solves the mixture program over the
-enlarged pool, and, when that meets the constraints, continues with fully-corrective column
-generation from it (:func:`~goalfit.methods.plugin.coarse_to_fine.corrective_polish`) so the
-answer is optimized, not just feasible. Not in Narasimhan et al. (their Assumption 1 takes a
-strictly feasible classifier as given); an addition against silent infeasibility reports.
+infeasibility, :func:`repair_infeasible` evaluates them and solves the mixture program over the
+enlarged pool. When that meets the constraints and the objective is linear or smooth convex,
+fully-corrective column generation continues from it
+(:func:`~goalfit.methods.plugin.coarse_to_fine.corrective_polish`) for as long as the oracle
+prices an improving member (with an inexact oracle it can stop early: the result is feasible,
+optimized as far as the oracle's members allow). For other objectives (ratios such as the
+F-measure, non-smooth ones such as min-max recall) the feasible mixture of the pool is returned
+as it is, with a ``RuntimeWarning``: it is feasible, not optimized. Not in Narasimhan et al.
+(their Assumption 1 takes a strictly feasible classifier as given); an addition against
+silent infeasibility reports.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from ._common import Recorder
 from .coarse_to_fine import corrective_polish
-from .group_blind import GroupBlindOracle
 from .mixture import mixture_program
-from .oracle import PluginOracle
+from .oracle import RefitOracle
 
 
 def constant_costs(space) -> list[np.ndarray]:
-    """One cost tensor per class ``j``, shape ``space.shape``: ``-1`` on column ``j``, else 0.
+    """One cost tensor per class whose plug-in rule predicts that class on every example.
 
-    Every plug-in rule for it predicts ``j`` on every example (the expected cost of ``j`` is
-    ``-1``, of any other class ``0``).
+    Parameters
+    ----------
+    space : ConfusionSpace
+
+    Returns
+    -------
+    list of ndarray of shape ``space.shape``, one per class ``j``
+        ``-1`` on column ``j``, 0 elsewhere: the expected cost of ``j`` is ``-1``, of any other
+        class 0, whatever the probabilities.
     """
     out = []
     for j in range(space.n_classes):
@@ -39,11 +53,28 @@ def constant_costs(space) -> list[np.ndarray]:
 
 
 def applies(problem, oracle, result) -> bool:
-    """Whether the repair runs: an infeasible result of a plug-in-type oracle (plug-in,
-    threshold or group-blind; not the refit oracle, whose members are refitted models) under
-    polyhedral constraints."""
+    """Whether :func:`repair_infeasible` runs.
+
+    Parameters
+    ----------
+    problem : CompiledProblem
+    oracle : linear minimization oracle
+    result : FitResult
+
+    Returns
+    -------
+    bool
+        True for an infeasible result under polyhedral constraints only, with an oracle whose
+        members are rules of a cost (plug-in, threshold, group-blind, map-reduce on Dask), not
+        the refit oracle (its members are refitted models and a constant cost has no model).
+    """
     return (not result.feasible and problem.A is not None and not problem.nonlinear
-            and isinstance(oracle, (PluginOracle, GroupBlindOracle)))
+            and not isinstance(oracle, RefitOracle))
+
+
+def _polishes(objective) -> bool:
+    """Whether the fully-corrective polish optimizes this objective (linear, or smooth convex)."""
+    return objective.kind == "linear" or (objective.kind == "convex" and bool(getattr(objective, "smooth", False)))
 
 
 def repair_infeasible(problem, oracle, result, *, tol: float = 1e-4):
@@ -53,20 +84,27 @@ def repair_infeasible(problem, oracle, result, *, tol: float = 1e-4):
     ----------
     problem : CompiledProblem
         Polyhedral constraints (see :func:`applies`).
-    oracle : PluginOracle, ThresholdOracle or GroupBlindOracle
+    oracle : linear minimization oracle
         The oracle the method ran on; ``n_classes`` calls for the constants, and the polish's.
     result : FitResult
-        A method's result with ``feasible=False``.
+        A method's result.
     tol : float, default 1e-4
-        The polish's stopping gap (objective units).
+        The polish's stopping gap (objective units; the method's ``tol`` when it has one).
 
     Returns
     -------
     FitResult
-        ``result`` itself when the repair does not apply or the enlarged pool still meets no
-        constraint set (the least violation is then the method's own or the pool's, whichever
-        is smaller); otherwise ``result`` with the new members, weights and confusions,
-        ``feasible=True`` and the repair appended to ``message``.
+        ``result`` itself when the repair does not apply. Otherwise ``result`` updated in place:
+        when a mixture of its members and the constants meets the constraints, the members,
+        weights and confusions of that (polished) mixture, ``feasible=True``, a history row and
+        the repair appended to ``message``; else the less violating of the method's mixture and
+        the pool's (still ``feasible=False``). ``n_oracle_calls`` counts the extra calls.
+
+    Warns
+    -----
+    RuntimeWarning
+        When the repaired mixture is feasible but not optimized (an objective the polish does
+        not handle: a ratio, a non-smooth or a non-convex one).
     """
     if not applies(problem, oracle, result):
         return result
@@ -74,18 +112,28 @@ def repair_infeasible(problem, oracle, result, *, tol: float = 1e-4):
     evaluated = [oracle(L) for L in constant_costs(problem.space)]
     members = list(result.members) + [m for m, _ in evaluated]
     Cs = np.concatenate([np.asarray(result.confusions), np.array([C for _, C in evaluated])])
-    pm, pC, pw, feasible, viol = mixture_program(problem, members, Cs)
+    pm, pC, pw, feasible, _ = mixture_program(problem, members, Cs)
     if not feasible:
-        if viol < float(problem.max_violation(result.confusion)) - 1e-12:
+        if problem.max_violation(np.tensordot(pw, pC, axes=1)) < problem.max_violation(result.confusion) - 1e-12:
             result.members, result.weights, result.confusions = pm, pw, pC
-            result.message += f"; with the constant classifiers the least violation is {viol:.3g}"
+            result.message += (f"; with the constant classifiers the least violation is "
+                               f"{problem.max_violation(result.confusion):.3g}")
         result.n_oracle_calls += oracle.n_calls - calls0
         return result
-    why = "mixture program"
-    if problem.objective.kind in ("linear", "convex") and hasattr(problem.objective, "gradient"):
+    if _polishes(problem.objective):
         pm, pC, pw, feasible, why = corrective_polish(problem, oracle, pm, pC, tol=tol)
+        how = f"fully-corrective column generation continued from it ({why})"
+    else:
+        how = (f"not optimized further (the polish needs a linear or smooth convex objective; "
+               f"{problem.objective.name!r} is {problem.objective.kind}"
+               + ("" if problem.objective.kind != "convex" else ", non-smooth") + ")")
+        warnings.warn(f"the method found no mixture meeting the goals; with the constant classifiers a feasible "
+                      f"mixture exists and is returned, {how}", RuntimeWarning, stacklevel=3)
     result.members, result.weights, result.confusions, result.feasible = pm, pw, pC, bool(feasible)
     result.n_oracle_calls += oracle.n_calls - calls0
-    result.message += (f"; repaired: with the constant classifiers added to its members, fully-corrective "
-                       f"column generation found a feasible mixture ({why})")
+    rec = Recorder(problem, oracle)
+    rec(result.history[-1]["iteration"] + 1 if result.history else 0, result.confusion, force=True)
+    result.history = list(result.history) + rec.rows
+    result.message += (f"; repaired: with the constant classifiers added to its members a mixture meets the "
+                       f"constraints, {how}")
     return result
