@@ -51,6 +51,30 @@ def test_oracle_minimizes_sample_cost_over_all_thresholds(seed):
         assert np.allclose(confusion_tensor(y, pred, cells, 2, space.n_cells), C)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_oracle_with_zero_weights_minimizes_weighted_sample_cost(seed):
+    """Sample weights with zeros (runs of ties that weigh nothing repeat hull points): the
+    oracle's candidate cuts still reach the brute-force minimum over every threshold rule."""
+    P, y, cells, space0 = problem_data(seed, n=120)
+    rng = np.random.default_rng(100 + seed)
+    w = rng.choice([0.0, 0.5, 1.0, 2.0], len(y), p=[0.4, 0.2, 0.2, 0.2])
+    space = ConfusionSpace.from_codes(y, cells, [0, 1], space0.cells, w)
+    orc = ThresholdOracle(P, y, cells, space, w)
+    eta = P[:, 1]
+    per_cell = []
+    for c in range(space.n_cells):
+        idx = np.flatnonzero(cells == c)
+        rules = [np.zeros(len(idx), bool), np.ones(len(idx), bool)]
+        for t in np.unique(eta[idx]):
+            rules += [eta[idx] >= t, eta[idx] <= t]
+        per_cell.append(np.array([confusion_tensor(y[idx], r.astype(int), cells[idx], 2, space.n_cells, w[idx])
+                                  * w[idx].sum() / w.sum() for r in rules]).reshape(len(rules), -1))
+    for _ in range(30):
+        L = rng.normal(size=space.shape)
+        _, C = orc(L)
+        assert np.vdot(L, C) == pytest.approx(sum((R @ L.ravel()).min() for R in per_cell), abs=1e-12)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_column_generation_with_threshold_oracle_is_exact(seed):
     """With miscalibrated probabilities the plug-in oracle stops short; this one does not."""
