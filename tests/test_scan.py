@@ -51,17 +51,18 @@ def test_split_positions_closed_form():
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_chain_hull_keeps_every_vertex_of_the_convex_hull(seed):
+def test_hull_candidates_keep_every_vertex_of_the_convex_hull(seed):
     """Both sides of a monotone chain's hull hold every vertex of its convex hull (scipy's
     Qhull as reference), so a linear function's minimum over the chain is reached among them."""
     from scipy.spatial import ConvexHull
 
-    from goalfit.methods._scan import chain_hull
+    from goalfit.methods._scan import hull_candidates
 
     rng = np.random.default_rng(seed)
     x = np.cumsum(rng.integers(0, 3, 400)).astype(float)
     y = np.cumsum(rng.integers(0, 3, 400)).astype(float)
-    keep = np.union1d(chain_hull(x, y, +1), chain_hull(x, y, -1))
+    keep = hull_candidates(x, y)
+    assert hull_candidates([], []).size == 0
     pts = np.column_stack([x, y])
     vertices = {tuple(p) for p in pts[ConvexHull(pts).vertices]}
     assert vertices <= {tuple(p) for p in pts[keep]}

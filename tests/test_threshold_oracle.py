@@ -21,15 +21,18 @@ def problem_data(seed, n=80):
     return np.c_[1 - eta, eta], y, cells, space
 
 
-def all_threshold_rules(P, y, cells, space):
+def all_threshold_rules(P, y, cells, space, w=None):
+    """Per cell, the confusion tensors (flattened, normalized by the whole sample's weight) of
+    every threshold rule on ``eta_1``: both directions at every distinct value, and both constants."""
     eta = P[:, 1]
+    w = np.ones(len(y)) if w is None else np.asarray(w, float)
     per_cell = []
     for c in range(space.n_cells):
         idx = np.flatnonzero(cells == c)
         rules = [np.zeros(len(idx), bool), np.ones(len(idx), bool)]
         for t in np.unique(eta[idx]):
             rules += [eta[idx] >= t, eta[idx] <= t]
-        Cs = [confusion_tensor(y[idx], r.astype(int), cells[idx], 2, space.n_cells) * len(idx) / len(y)
+        Cs = [confusion_tensor(y[idx], r.astype(int), cells[idx], 2, space.n_cells, w[idx]) * w[idx].sum() / w.sum()
               for r in rules]
         per_cell.append(np.unique(np.array(Cs).reshape(len(Cs), -1), axis=0))
     return per_cell
@@ -60,15 +63,7 @@ def test_oracle_with_zero_weights_minimizes_weighted_sample_cost(seed):
     w = rng.choice([0.0, 0.5, 1.0, 2.0], len(y), p=[0.4, 0.2, 0.2, 0.2])
     space = ConfusionSpace.from_codes(y, cells, [0, 1], space0.cells, w)
     orc = ThresholdOracle(P, y, cells, space, w)
-    eta = P[:, 1]
-    per_cell = []
-    for c in range(space.n_cells):
-        idx = np.flatnonzero(cells == c)
-        rules = [np.zeros(len(idx), bool), np.ones(len(idx), bool)]
-        for t in np.unique(eta[idx]):
-            rules += [eta[idx] >= t, eta[idx] <= t]
-        per_cell.append(np.array([confusion_tensor(y[idx], r.astype(int), cells[idx], 2, space.n_cells, w[idx])
-                                  * w[idx].sum() / w.sum() for r in rules]).reshape(len(rules), -1))
+    per_cell = all_threshold_rules(P, y, cells, space, w)
     for _ in range(30):
         L = rng.normal(size=space.shape)
         _, C = orc(L)

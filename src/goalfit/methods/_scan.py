@@ -40,37 +40,41 @@ def split_positions(sorted_scores) -> np.ndarray:
     return np.flatnonzero(np.r_[True, s[1:] > s[:-1], True]).astype(int)
 
 
-def chain_hull(x, y, side) -> np.ndarray:
-    """Indices of the points ``(x, y)`` (a chain non-decreasing in both coordinates) that can
-    be vertices of its upper (``side=+1``) or lower (``-1``) hull: vectorized passes drop every
-    point on the wrong side of the chord between its current neighbours (such a point is no
-    hull vertex of that side), until none is left; the ends stay. Of repeated points, the first
-    stands for all.
+def hull_candidates(x, y) -> np.ndarray:
+    """Indices of the points ``(x, y)`` (a chain non-decreasing in both coordinates) that can be
+    vertices of its convex hull: the candidates of its upper and of its lower hull.
 
-    The union of both sides holds every vertex of the chain's convex hull, so a linear function
-    of the points reaches its minimum over all of them at one of these (the per-cell ROC hulls
-    of :mod:`~goalfit.methods.plugin.binary_hull` and the threshold oracle's candidate cuts).
-    Each pass is vectorized and removes every point that is no vertex as seen from its current
-    neighbours; a chain whose non-vertices must go one per pass (a smooth convex arc ending in a
-    long straight run) is the slow case, O(m^2): 2 s for 40,000 points, where the ROC chains of
-    10^6 rows take about 0.1 s.
+    For each side, vectorized passes drop every point on the wrong side of the chord between its
+    current neighbours (such a point is no hull vertex of that side) until none is left; the
+    ends stay. Of repeated points (a run of zero-weight examples between two cuts) the first
+    stands for all. Every vertex of the convex hull is among the result, so a linear function of
+    the points reaches its minimum over all of them at one of these: the per-cell ROC hulls of
+    :mod:`~goalfit.methods.plugin.binary_hull` and the threshold oracle's candidate cuts. A chain
+    whose non-vertices must go one per pass (a smooth convex arc ending in a long straight run)
+    is the slow case, O(m^2): 2 s for 40,000 points, where the ROC chains of 10^6 rows take about
+    0.1 s.
 
     Parameters
     ----------
     x, y : ndarray of shape (m,)
-    side : {+1, -1}
+        The chain, in order (e.g. the counts of each label before every split position).
 
     Returns
     -------
-    ndarray of int, ascending
+    ndarray of int, shape (k,), ascending, ``k <= m``
+        Empty for an empty chain.
     """
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if len(x) == 0:
         return np.zeros(0, dtype=int)
-    # repeated points (a run of zero-weight examples between two cuts) would each see a zero
-    # cross product and drop together: keep the first of each run
-    idx = np.flatnonzero(np.r_[True, (np.diff(x) != 0) | (np.diff(y) != 0)])
-    x, y = x[idx], y[idx]
+    # repeated points would each see a zero cross product and drop together: keep the first
+    first = np.flatnonzero(np.r_[True, (np.diff(x) != 0) | (np.diff(y) != 0)])
+    return np.union1d(_chain_side(first, x[first], y[first], +1), _chain_side(first, x[first], y[first], -1))
+
+
+def _chain_side(idx, x, y, side):
+    """The points of ``idx`` left by the passes of :func:`hull_candidates` on one side (``+1``
+    upper, ``-1`` lower)."""
     while len(idx) > 2:
         dx, dy = np.diff(x), np.diff(y)
         # cross product of (b - a) and (c - b), a b c consecutive

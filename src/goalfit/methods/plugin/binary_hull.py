@@ -26,7 +26,7 @@ from scipy.optimize import minimize, nnls
 from scipy.spatial import ConvexHull, QhullError
 
 from .lp import highs_linprog as linprog
-from .._scan import chain_hull, split_positions
+from .._scan import hull_candidates, split_positions
 from .oracle import is_plugin
 
 #: certified gap below which the solution is accepted when the caller's tolerance is 0
@@ -59,7 +59,7 @@ class _Cell:
         y = self.n1 - np.asarray(cum1[cuts], float) / total
         # hull vertices lie among the upper and lower hull vertices of that chain and their mirror
         # images (n0, n1) - p (the rules "class 1 on [0, k)"); only those candidates are kept
-        cand = np.unique(np.concatenate([chain_hull(x, y, +1), chain_hull(x, y, -1)]))
+        cand = hull_candidates(x, y)
         m = len(cand)
         self.cuts = np.concatenate([cuts[cand], cuts[cand]])
         self.upper = np.arange(2 * m) < m

@@ -34,7 +34,7 @@ from ...classifiers.members import (ConstantMember, FittedMember, PluginRule, Th
                                     binary_margin, plugin_codes_block)
 from ...confusion import confusion_tensor, int_codes
 from ...utils.fitting import fit_weighted
-from .._scan import chain_hull, split_positions
+from .._scan import hull_candidates, split_positions
 
 
 class _ZerosBefore:
@@ -262,20 +262,30 @@ class ThresholdOracle(PluginOracle):
 
     @staticmethod
     def _candidate_cuts(eta, cum0, cum1):
-        """The split positions whose points ``(cum0[k], cum1[k])`` can be vertices of the cell's
-        convex hull (:func:`~goalfit.methods._scan.chain_hull`, both sides).
+        """The split positions of a cell whose points ``(cum0[k], cum1[k])`` can be vertices of
+        its convex hull (:func:`~goalfit.methods._scan.hull_candidates`).
 
         A call's two costs (class 1 on ``[k, n)`` or on ``[0, k)``) are linear in that point,
         so their minima over every split position are reached at one of these: a call then
         scans a few hundred candidates instead of every distinct ``eta_1`` (ties between
         equally good positions may resolve to another one of them).
+
+        Parameters
+        ----------
+        eta : ndarray of shape (n,)
+            The cell's ``eta_1``, sorted ascending.
+        cum0, cum1 : indexable by an int array, length n + 1
+            Weight of label 0 / 1 among the first ``k`` sorted examples.
+
+        Returns
+        -------
+        ndarray of int, shape (m,), ascending
+            Positions in ``0..n`` (both ends included).
         """
         cuts = split_positions(eta)
         if len(cuts) <= 2:
             return cuts
-        x = np.asarray(cum0[cuts], dtype=float)
-        y = np.asarray(cum1[cuts], dtype=float)
-        return cuts[np.unique(np.concatenate([chain_hull(x, y, +1), chain_hull(x, y, -1)]))]
+        return cuts[hull_candidates(cum0[cuts], cum1[cuts])]
 
     def _split(self, c, L2):
         """Best (threshold, upper, counts) in cell c for the 2x2 cost ``L2``."""
