@@ -449,6 +449,8 @@ def part_f(P, log, rows, details):
     column of ``sensitive_features``."""
     from sklearn.neural_network import MLPClassifier
 
+    from goalfit.metrics import evaluate_problem
+
     exp = "(f) Adult churn <= 0.025"
     d = adult_data()
     base = MLPClassifier((10,), max_iter=50, random_state=0)
@@ -459,6 +461,7 @@ def part_f(P, log, rows, details):
           "test": pd.DataFrame({"baseline": base.predict(d["Xte"])})}
     data = {"train": (d["Xtr"], d["ytr"]), "test": (d["Xte"], d["yte"])}
     cons = [gf.churn_rate("baseline") <= 0.025]
+    problem = gf.goals.Problem("error", cons)
     results, secs, mult = {}, {}, {}
     for seed in range(P["seeds"]):
         for form in (*FORMULATIONS, "unconstrained"):
@@ -467,12 +470,11 @@ def part_f(P, log, rows, details):
                       **({"constraints": cons, "formulation": form} if form != "unconstrained" else {"prediction": "last"})},
                      {"Xtr": d["Xtr"], "ytr": d["ytr"], "sftr": sf["train"] if form != "unconstrained" else None})
             secs.setdefault(form, []).append(time.perf_counter() - t)
-            for split, (X, y) in data.items():  # expectations over the randomized classifier
-                D = m.classifier_.predict_proba(X)
-                rows_ = np.arange(len(y))
-                results.setdefault((form, "error", split), []).append(float(np.mean(1.0 - D[rows_, y])))
-                b = sf[split]["baseline"].to_numpy().astype(int)
-                results.setdefault((form, "churn", split), []).append(float(np.mean(D[rows_, 1 - b])))
+            for split, (X, y) in data.items():  # exact expectations over the randomization, by the core
+                ev = evaluate_problem(problem, y, m.classifier_.predict_proba(X), sensitive_features=sf[split],
+                                      classes=m.classes_)
+                results.setdefault((form, "error", split), []).append(float(ev["objective"]["value"]))
+                results.setdefault((form, "churn", split), []).append(float(ev["constraints"][0]["value"]))
             if form != "unconstrained":
                 mult.setdefault(form, []).append(np.asarray(m.multipliers_, float).tolist())
             log(f"churn {form} seed {seed}: test error {results[(form, 'error', 'test')][-1]:.4f}, "
