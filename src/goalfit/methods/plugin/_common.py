@@ -121,12 +121,12 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0):
     members, confusions, w0 = unique_members(members, confusions, weights)
     w0 = w0 / w0.sum()
     T = len(members)
-    psi = np.array([problem.objective.value(C) for C in confusions])
+    psi = np.asarray(problem.objective.values(confusions), dtype=float)
     rows = []
     if problem.A is not None:
         rows.append(confusions.reshape(T, -1) @ problem.A.T - problem.b)  # (T, K)
     for cc in problem.nonlinear:
-        rows.append(np.array([[cc.function.value(C) - cc.bound] for C in confusions]))
+        rows.append((np.asarray(cc.function.values(confusions), dtype=float) - cc.bound)[:, None])
     G = np.hstack(rows).T if rows else np.zeros((0, T))  # (K, T)
     K = G.shape[0]
 
@@ -222,8 +222,10 @@ def prune_finite(problem, members, confusions, weights=None):
     mixture is returned as is.
     """
     weights = np.ones(len(members)) if weights is None else np.asarray(weights, float)
-    ok = np.array([np.isfinite(problem.objective.value(C))
-                   and all(np.isfinite(cc.function.value(C)) for cc in problem.nonlinear) for C in confusions])
+    confusions = np.asarray(confusions)
+    ok = np.isfinite(np.asarray(problem.objective.values(confusions), dtype=float))
+    for cc in problem.nonlinear:
+        ok &= np.isfinite(np.asarray(cc.function.values(confusions), dtype=float))
     if ok.all():
         return prune(problem, members, confusions, weights)
     if ok.any():
