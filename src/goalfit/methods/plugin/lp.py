@@ -17,6 +17,12 @@ class RepeatedLP:
     def __init__(self, n_vars, A_ub, b_ub, A_eq, b_eq, shape, live):
         self.shape, self.live = shape, live
         self.h = quiet_highs()  # no banner, no log
+        # only the costs change between solves: the previous optimal basis stays primal
+        # feasible, so primal simplex continues from it, and presolve (which would rebuild the
+        # reduced model each run) is off; together about a third cheaper per solve than the
+        # defaults on the F-step of Split Frank-Wolfe
+        self.h.setOptionValue("presolve", "off")
+        self.h.setOptionValue("simplex_strategy", 4)
         inf = highspy.kHighsInf
         self.n = n_vars
         self.h.addVars(n_vars, np.zeros(n_vars), np.full(n_vars, inf))
