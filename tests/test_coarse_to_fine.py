@@ -102,3 +102,18 @@ def test_polish_solves_one_mixture_program_per_round(monkeypatch):
         ref = real(cp, members, Cs, w)  # what the polish returned is the mixture program's optimum
         assert cp.objective.value(np.tensordot(w, Cs, axes=1)) == pytest.approx(
             cp.objective.value(np.tensordot(ref[2], ref[1], axes=1)), abs=1e-9)
+
+
+def test_coarse_iter_sets_the_coarse_budget():
+    """The coarse run takes exactly ``coarse_iter`` iterations (its stopping test is off: one
+    start call plus one call per iteration on the subsample); ``"auto"`` is
+    ``min(max_iter, 1000)``; anything else is refused."""
+    P, y, cells, space = _multiclass(40_000)
+    cp = gf.Problem("hmean", [gf.demographic_parity_difference() <= 0.02]).compile(space)
+    for kw, coarse_calls in (({"coarse_iter": 200}, 201), ({"max_iter": 300}, 301), ({}, 1001)):
+        oracle = PluginOracle(P, y, cells, space)
+        res = split_frank_wolfe(cp, oracle, subsample=5_000, **kw)
+        assert res.n_oracle_calls - oracle.n_calls == coarse_calls, (kw, res.message)
+        assert res.feasible and cp.max_violation(res.confusion) <= 1e-7
+    with pytest.raises(ValueError, match="coarse_iter"):
+        split_frank_wolfe(cp, PluginOracle(P, y, cells, space), subsample=5_000, coarse_iter="half")
