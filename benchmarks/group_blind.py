@@ -37,10 +37,12 @@ just before in the same process.
 ``--part tradeoff``: the group-blind LR and EG at several bounds on the same splits, and
 goalfit's accuracy interpolated at EG's test violation (``group_blind_tradeoff.png``).
 ``--part lightgbm``: Adult, equal opportunity difference <= 0.01, on a 200-tree LightGBM base
-(one thread): goalfit's group-blind defaults against the product and factored joint models at 2, 3
-and 5 folds, FairGBM (TPR parity, tolerance 0.01, 200
+(one thread): goalfit's group-blind defaults against the factored joint model at 3 and 5 folds and
+the product joint model at 2 and 5 folds, FairGBM (TPR parity, tolerance 0.01, 200
 trees; its scikit-learn wrapper needs a two-line shim for scikit-learn >= 1.8, applied here only)
-and LightGBM alone; fit time in CPU seconds over one LightGBM fit measured just before.
+and LightGBM alone (its argmax predictions); fit time in CPU seconds over one LightGBM fit measured just before.
+``--part folds``: the factored joint model with 2 and 5 folds on 3,000- and 8,000-row subsamples
+of Adult's training split (same goal and base model), paired per split.
 ``--part deterministic`` (Adult DP and EOdds, group-aware and group-blind LR): the randomized
 classifier vs ``to_deterministic("hash" | "best_rule" | "max_weight")``, with the hashing-noise
 standard deviation on test. ``--table`` prints the README tables.
@@ -416,11 +418,11 @@ def deterministic_table(name, kind, bound, models, Xt, yt, st, X, y, s, rows, sp
 # ============================================================================ LightGBM part
 #: goalfit's group-blind fits on a LightGBM base, by (joint_model, cv); None: the default
 LGBM_OPTIONS = {
-    "goalfit group-blind (defaults: product joint, cv=5)": {},
-    "goalfit group-blind, product joint, cv=2": {"cv": 2},
-    "goalfit group-blind, product joint, cv=3": {"cv": 3},
-    "goalfit group-blind, factored joint, cv=2": {"joint_model": "factored", "cv": 2},
+    "goalfit group-blind (defaults: factored joint, 2 folds from 20,000 rows)": {},
+    "goalfit group-blind, factored joint, cv=3": {"joint_model": "factored", "cv": 3},
     "goalfit group-blind, factored joint, cv=5": {"joint_model": "factored", "cv": 5},
+    "goalfit group-blind, product joint, cv=2": {"joint_model": "product", "cv": 2},
+    "goalfit group-blind, product joint, cv=5": {"joint_model": "product", "cv": 5},
 }
 
 
@@ -446,8 +448,12 @@ def as_categories(X, ref=None):
     X = X.copy()
     for c in X.columns:
         if not pd.api.types.is_numeric_dtype(X[c]):
-            cats = None if ref is None else ref[c].cat.categories
-            X[c] = pd.Categorical(X[c].astype(str), categories=cats)
+            values = X[c].astype(str)
+            if ref is None:
+                X[c] = pd.Categorical(values)
+            else:  # a category the training frame never had: missing (NaN), as LightGBM reads it
+                cats = ref[c].cat.categories
+                X[c] = pd.Categorical(values.where(values.isin(cats)), categories=cats)
     return X
 
 
@@ -498,7 +504,7 @@ def run_lightgbm(args):
                              "metric": mt, "split": sp, "value": res[metric], "spread": None, "paper_value": None,
                              "lower_is_better": mt != "accuracy", "seconds": sec, "resplit": split})
 
-        record("LightGBM alone (200 trees)", lambda: lgbm().fit(X, y), lambda o, Xe: o.predict_proba(Xe))
+        record("LightGBM alone (200 trees)", lambda: lgbm().fit(X, y), lambda o, Xe: one_hot(o.predict(Xe), classes))
         for label, kw in LGBM_OPTIONS.items():
             kw = dict(kw)
             mp = {"joint_model": kw.pop("joint_model")} if "joint_model" in kw else None
@@ -533,12 +539,84 @@ def run_lightgbm(args):
 
 
 def lightgbm_table(record):
-    """The README table of ``--part lightgbm`` (mean ± half-width over the splits; time: median ratio)."""
-    out = ["| method | test accuracy | test TPR gap | train TPR gap | fit time / one LightGBM fit (median) |",
-           "|---|---|---|---|---|"]
-    for meth, d in record["summary"].get("Adult EOpp<=0.01", {}).items():
+    """The README table of ``--part lightgbm``: mean ± half-width over the splits, the paired
+    difference to goalfit's defaults on the same split (mean ± half-width), time: median ratio."""
+    summary = record["summary"].get("Adult EOpp<=0.01", {})
+    per = [s["methods"]["Adult EOpp<=0.01"] for s in record["per_split"]]
+    ref = next(iter(LGBM_OPTIONS))
+    out = ["| method | test accuracy | test TPR gap | train TPR gap | accuracy - defaults | TPR gap - defaults "
+           "| fit time / one LightGBM fit (median) |", "|---|---|---|---|---|---|---|"]
+
+    def paired(meth, key):
+        d = [p[meth][key] - p[ref][key] for p in per if meth in p and ref in p]
+        if meth == ref or len(d) < 2:
+            return "-"
+        return f"{np.mean(d):+.4f} ± {half_width(d):.4f}"
+
+    for meth, d in summary.items():
         out.append(f"| {meth} | {_pm(d, 'test_accuracy')} | {_pm(d, 'test_violation')} | "
-                   f"{_pm(d, 'train_violation')} | {np.median(d['fit_time_ratio']['values']):.1f} |")
+                   f"{_pm(d, 'train_violation')} | {paired(meth, 'test_accuracy')} | {paired(meth, 'test_violation')} | "
+                   f"{np.median(d['fit_time_ratio']['values']):.1f} |")
+    return "\n".join(out)
+
+
+#: ``--part folds``: training rows of the Adult subsamples
+FOLD_ROWS = (3_000, 8_000)
+
+
+def run_folds(args):
+    """Adult (sex dropped), equal opportunity difference <= 0.01, LightGBM base: the factored joint
+    model cross-fitted with 2 and with 5 folds on random subsamples of the training split
+    (:data:`FOLD_ROWS` rows; the whole test split), paired on each split: what 2 folds cost as the
+    data shrink (the ``folds`` part of ``group_blind.json``; the full split is ``--part lightgbm``)."""
+    bound = 0.01
+    problem = goal_problem("eopp", bound)
+    t_start = time.perf_counter()
+    per_split = []
+    for split in range(1 if args.quick else args.splits):
+        _, _, _, X_all, y_all, s_all, Xt, yt, st = next(iter(problems(split, False)))
+        yt = np.asarray(yt)
+        methods = {}
+        for n_rows in FOLD_ROWS:
+            idx = np.sort(np.random.RandomState(100 + split).choice(len(y_all), n_rows, replace=False))
+            X = as_categories(X_all.iloc[idx].reset_index(drop=True))
+            y, s = np.asarray(y_all)[idx], np.asarray(s_all)[idx]
+            classes = np.unique(y)
+            out = {}
+            for cv in (2, 5):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    m = gf.GoalClassifier(lgbm(), constraints=[constraint("eopp", bound, "g")], group_blind=True,
+                                          method_params={"joint_model": "factored"}, cv=cv, random_state=0).fit(
+                        X, y, sensitive_features={"g": s})
+                acc, v = measure(problem, yt, m.predict_proba(as_categories(Xt, X)), st, classes)
+                out[f"factored joint, cv={cv}"] = {"test_accuracy": acc, "test_violation": v}
+                print(f"  split {split}, {n_rows} rows, cv={cv}: test acc {acc:.4f} viol {v:.4f}", flush=True)
+            methods[f"Adult EOpp<=0.01, {n_rows} training rows"] = out
+        per_split.append({"split": split, "methods": methods})
+        record_ = {"benchmark": NAME, "part": "folds", "date": datetime.now(timezone.utc).isoformat(),
+                   "quick": args.quick, "n_splits": len(per_split), "seconds": time.perf_counter() - t_start,
+                   "machine": machine_record(), "versions": versions("lightgbm"),
+                   "seeds": {"splits": list(range(len(per_split))), "subsample": "RandomState(100 + split)",
+                             "goalfit_random_state": 0, "lightgbm": 0},
+                   "rows": list(FOLD_ROWS), "summary": summarize(per_split), "per_split": per_split}
+        path = save_part(args, "folds", record_)
+    print(f"wrote {path} (folds part)", flush=True)
+
+
+def folds_table(record):
+    """The README lines of ``--part folds``: 2 folds minus 5 folds, paired (mean ± half-width)."""
+    out = ["| training rows | test accuracy, 2 / 5 folds | accuracy, 2 - 5 folds | test violation, 2 / 5 folds "
+           "| violation, 2 - 5 folds |", "|---|---|---|---|---|"]
+    for prob in record["summary"]:
+        two = [p["methods"][prob]["factored joint, cv=2"] for p in record["per_split"]]
+        five = [p["methods"][prob]["factored joint, cv=5"] for p in record["per_split"]]
+        cells = []
+        for key in ("test_accuracy", "test_violation"):
+            a, b = np.array([r[key] for r in two]), np.array([r[key] for r in five])
+            hw = half_width(a - b)
+            cells += [f"{a.mean():.4f} / {b.mean():.4f}", f"{(a - b).mean():+.4f}" + (f" ± {hw:.4f}" if hw else "")]
+        out.append(f"| {prob.split(', ')[-1].split()[0]} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
@@ -761,12 +839,12 @@ def main():
                     help="RampClassifier and Zafar et al. run on the first N splits only (the slow methods)")
     ap.add_argument("--reuse", type=Path, help="an earlier group_blind.json: take RampClassifier's and Zafar et "
                                                "al.'s results of its splits from it instead of re-running them")
-    ap.add_argument("--part", choices=("main", "tradeoff", "deterministic", "lightgbm"), default="main",
+    ap.add_argument("--part", choices=("main", "tradeoff", "deterministic", "lightgbm", "folds"), default="main",
                     help="main: every method at the goal's bound (+ deterministic table); tradeoff: the "
                          "group-blind LR and EG at several bounds; deterministic: the deterministic "
                          "table alone (refits the two LR models); lightgbm: Adult EOpp on a LightGBM "
-                         "base, joint models and folds against FairGBM (each part: its own entry of "
-                         "group_blind.json)")
+                         "base, joint models and folds against FairGBM; folds: 2 against 5 folds on "
+                         "Adult subsamples (each part: its own entry of group_blind.json)")
     ap.add_argument("--only", help="re-run only the methods whose name contains this string (e.g. 'Zafar') "
                                    "on the splits of the existing JSON, and merge them into it")
     ap.add_argument("--table", action="store_true", help="print the README tables from the existing JSON files")
@@ -784,6 +862,9 @@ def main():
         lg = load_part(args, "lightgbm")
         if lg is not None:
             print(lightgbm_table(lg) + "\n")
+        fo = load_part(args, "folds")
+        if fo is not None:
+            print(folds_table(fo) + "\n")
         return print(markdown(load_part(args, "main"), load_part(args, "tradeoff"), load_part(args, "deterministic")))
     if args.only:
         return rerun_only(args)
@@ -791,6 +872,8 @@ def main():
         return run_deterministic(args)
     if args.part == "lightgbm":
         return run_lightgbm(args)
+    if args.part == "folds":
+        return run_folds(args)
     n_splits = 1 if args.quick else args.splits
     reuse = None if args.reuse is None else {r["split"]: r["methods"] for r in json.loads(args.reuse.read_text())["per_split"]}
     t_start = time.perf_counter()
