@@ -115,5 +115,6 @@ def test_coarse_iter_sets_the_coarse_budget():
         res = split_frank_wolfe(cp, oracle, subsample=5_000, **kw)
         assert res.n_oracle_calls - oracle.n_calls == coarse_calls, (kw, res.message)
         assert res.feasible and cp.max_violation(res.confusion) <= 1e-7
-    with pytest.raises(ValueError, match="coarse_iter"):
-        split_frank_wolfe(cp, PluginOracle(P, y, cells, space), subsample=5_000, coarse_iter="half")
+    for bad in ("half", 0):
+        with pytest.raises(ValueError, match="coarse_iter"):
+            split_frank_wolfe(cp, PluginOracle(P, y, cells, space), subsample=5_000, coarse_iter=bad)

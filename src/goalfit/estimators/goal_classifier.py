@@ -26,7 +26,7 @@ from .probabilities import FoldAverage, aligned_proba, cross_fit, fit_base, is_l
 #: The keys of ``method_params`` that configure GoalClassifier's fit rather than the method.
 FIT_OPTIONS = {"oracle": "plugin", "cv_model": "average", "joint_model": "factored", "safety_fraction": 0.4}
 #: ``cv="auto"`` with ``group_blind``: 2 folds instead of 5 from this many rows
-#: (``benchmarks/group_blind.py --part lightgbm``)
+#: (``benchmarks/group_blind.py --part lightgbm`` and ``--part folds``)
 GROUP_BLIND_TWO_FOLDS_FROM = 20_000
 
 

@@ -201,10 +201,10 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
     if isinstance(subsample, str):
         subsample = coarse_to_fine.auto_subsample(len(oracle.y)) if subsample == "auto" else int(subsample)
     if coarse_to_fine.applies(oracle, subsample):
-        if isinstance(coarse_iter, str):
-            if coarse_iter != "auto":
-                raise ValueError(f"coarse_iter must be 'auto' or a positive int, got {coarse_iter!r}")
+        if isinstance(coarse_iter, str) and coarse_iter == "auto":
             coarse_iter = min(max_iter, 1000)
+        elif isinstance(coarse_iter, str) or int(coarse_iter) < 1:
+            raise ValueError(f"coarse_iter must be 'auto' or a positive int, got {coarse_iter!r}")
         return coarse_to_fine.coarse_to_fine(
             split_frank_wolfe, problem, oracle, subsample=subsample, random_state=random_state, tol=tol,
             record_every=record_every, callback=callback, max_iter=int(coarse_iter), zeta=zeta, eta=eta,
