@@ -118,3 +118,11 @@ def test_coarse_iter_sets_the_coarse_budget():
     for bad in ("half", 0):
         with pytest.raises(ValueError, match="coarse_iter"):
             split_frank_wolfe(cp, PluginOracle(P, y, cells, space), subsample=5_000, coarse_iter=bad)
+
+
+def test_polishes_linear_and_smooth_convex_objectives_only():
+    _, _, _, space = _multiclass(500)
+    kinds = {name: c2f.polishes(gf.Problem(name).compile(space).objective)
+             for name in ("error", "hmean", "qmean", "gmean", "minmax_recall", "micro_f1")}
+    assert kinds == {"error": True, "hmean": True, "qmean": True, "gmean": False, "minmax_recall": False,
+                     "micro_f1": False}

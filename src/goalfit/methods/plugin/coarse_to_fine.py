@@ -72,13 +72,20 @@ def applies(oracle, subsample) -> bool:
     return bool(subsample) and is_plugin(oracle) and len(oracle.y) >= MIN_RATIO * int(subsample)
 
 
+def polishes(objective) -> bool:
+    """Whether :func:`corrective_polish` optimizes this objective: a linear or a smooth convex
+    one (its mixture program and its Lagrangian pricing need a gradient and convexity; a ratio
+    such as the F-measure or a non-smooth one such as min-max recall is out of its scope)."""
+    return objective.kind == "linear" or (objective.kind == "convex" and bool(getattr(objective, "smooth", False)))
+
+
 def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4, max_rounds: int = 50):
     """Fully-corrective column generation from the given members (see the module docstring).
 
     Parameters
     ----------
     problem : CompiledProblem
-        Convex objective with a gradient; polyhedral constraints.
+        Linear or smooth convex objective (:func:`polishes`); polyhedral constraints.
     oracle : linear minimization oracle
         Called as ``oracle(cost)`` with ``cost`` of shape ``space.shape``; returns
         ``(member, C)``. With ``oracle.exact`` the stopping gap is certified.

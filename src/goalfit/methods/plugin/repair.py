@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 
 from ._common import Recorder
-from .coarse_to_fine import corrective_polish
+from .coarse_to_fine import corrective_polish, polishes
 from .mixture import mixture_program
 from .oracle import RefitOracle
 
@@ -72,11 +72,6 @@ def applies(problem, oracle, result) -> bool:
             and not isinstance(oracle, RefitOracle))
 
 
-def _polishes(objective) -> bool:
-    """Whether the fully-corrective polish optimizes this objective (linear, or smooth convex)."""
-    return objective.kind == "linear" or (objective.kind == "convex" and bool(getattr(objective, "smooth", False)))
-
-
 def repair_infeasible(problem, oracle, result, *, tol: float = 1e-4):
     """The result, or a feasible one found with the constant classifiers (module docstring).
 
@@ -120,7 +115,7 @@ def repair_infeasible(problem, oracle, result, *, tol: float = 1e-4):
                                f"{problem.max_violation(result.confusion):.3g}")
         result.n_oracle_calls += oracle.n_calls - calls0
         return result
-    if _polishes(problem.objective):
+    if polishes(problem.objective):
         pm, pC, pw, feasible, why = corrective_polish(problem, oracle, pm, pC, tol=tol)
         how = f"fully-corrective column generation continued from it ({why})"
     else:
