@@ -547,17 +547,19 @@ def lightgbm_table(record):
     out = ["| method | test accuracy | test TPR gap | train TPR gap | accuracy - defaults | TPR gap - defaults "
            "| fit time / one LightGBM fit (median) |", "|---|---|---|---|---|---|---|"]
 
-    def paired(meth, key):
-        d = [p[meth][key] - p[ref][key] for p in per if meth in p and ref in p]
-        if meth == ref or len(d) < 2:
-            return "-"
-        return f"{np.mean(d):+.4f} ± {half_width(d):.4f}"
-
     for meth, d in summary.items():
+        diffs = ["-" if meth == ref else _paired(per, meth, ref, key) for key in ("test_accuracy", "test_violation")]
         out.append(f"| {meth} | {_pm(d, 'test_accuracy')} | {_pm(d, 'test_violation')} | "
-                   f"{_pm(d, 'train_violation')} | {paired(meth, 'test_accuracy')} | {paired(meth, 'test_violation')} | "
+                   f"{_pm(d, 'train_violation')} | {diffs[0]} | {diffs[1]} | "
                    f"{np.median(d['fit_time_ratio']['values']):.1f} |")
     return "\n".join(out)
+
+
+def _paired(per, meth, ref, key):
+    """``meth - ref`` in ``key`` over the splits that ran both (``per``: one dict of method ->
+    results per split), as "mean ± half-width" ("-" with fewer than two splits)."""
+    d = [p[meth][key] - p[ref][key] for p in per if meth in p and ref in p]
+    return "-" if len(d) < 2 else f"{np.mean(d):+.4f} ± {half_width(d):.4f}"
 
 
 #: ``--part folds``: training rows of the Adult subsamples
@@ -608,14 +610,12 @@ def folds_table(record):
     """The README lines of ``--part folds``: 2 folds minus 5 folds, paired (mean ± half-width)."""
     out = ["| training rows | test accuracy, 2 / 5 folds | accuracy, 2 - 5 folds | test violation, 2 / 5 folds "
            "| violation, 2 - 5 folds |", "|---|---|---|---|---|"]
-    for prob in record["summary"]:
-        two = [p["methods"][prob]["factored joint, cv=2"] for p in record["per_split"]]
-        five = [p["methods"][prob]["factored joint, cv=5"] for p in record["per_split"]]
+    two, five = "factored joint, cv=2", "factored joint, cv=5"
+    for prob, d in record["summary"].items():
+        per = [p["methods"][prob] for p in record["per_split"]]
         cells = []
         for key in ("test_accuracy", "test_violation"):
-            a, b = np.array([r[key] for r in two]), np.array([r[key] for r in five])
-            hw = half_width(a - b)
-            cells += [f"{a.mean():.4f} / {b.mean():.4f}", f"{(a - b).mean():+.4f}" + (f" ± {hw:.4f}" if hw else "")]
+            cells += [f"{d[two][key]['mean']:.4f} / {d[five][key]['mean']:.4f}", _paired(per, two, five, key)]
         out.append(f"| {prob.split(', ')[-1].split()[0]} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
