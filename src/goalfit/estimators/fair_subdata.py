@@ -95,7 +95,7 @@ class FairSubdataClassifier(GoalEstimator):
         IRS iterations per start.
     tol : float, default 1e-8
         Stop the IRS when its objective decreases by at most this (the paper's delta).
-    confidence : float in (0, 1), optional
+    confidence : float in [0.5, 1), optional
         High-confidence goals (:mod:`goalfit.fit.certification`): candidates trained on a
         candidate part with the constraints tightened by a grid of predicted margins, tested
         in fixed sequence on the rest; ``certified_`` and ``certification_`` (each constraint's

@@ -99,7 +99,7 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
         folds instead of 5 lost 0.0008 test accuracy at 32,561 rows and 0.0026 on 8,000-row
         subsamples, with no detectable change in the test violation; on 3,000-row subsamples
         they lost 0.0046 and broke the goal by 0.035 more.
-    confidence : float in (0, 1), optional
+    confidence : float in [0.5, 1), optional
         High-confidence goals (:mod:`goalfit.fit.certification`; Thomas et al., Science 2019;
         fixed-sequence testing as in Learn-then-Test): fit candidates on ``1 - safety_fraction``
         of the rows with the constraints tightened by multiples of their predicted bound width,
@@ -108,7 +108,9 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
         best that passed. Under i.i.d.
         sampling a classifier with ``certified_ = True`` meets every constraint on the
         population with probability at least ``confidence``; otherwise the most conservative
-        candidate is returned with the bounds that do hold (``certified_bound``).
+        candidate is returned with the bounds that do hold (``certified_bound``). A value below
+        0.5 is refused (0.05 is an alpha: pass 0.95); without constraints there is nothing to
+        certify: ``confidence`` is ignored with a warning and every row is used.
     margin : float or sequence of float, optional
         Tighten every constraint (or each by its own amount, in the goal's units) before
         solving; with ``confidence`` it replaces the grid of predicted margins by one candidate.

@@ -68,7 +68,7 @@ class RampClassifier(GoalEstimator):
         ``"liblinear"``, ``"svc"``, ``"cvxpy"`` as references), ``inner_tol``,
         ``intercept_scaling``, ``max_feasibility_iter``, ``feasibility_alpha``; and
         ``safety_fraction`` (with ``confidence``, default 0.4).
-    confidence : float in (0, 1), optional
+    confidence : float in [0.5, 1), optional
         High-confidence goals (:mod:`goalfit.fit.certification`, Thomas et al. 2019): every
         dataset is split into a candidate part and a safety part; the model is trained on the
         candidate parts with the constraints tightened by multiples of the predicted width of

@@ -46,10 +46,21 @@ MARGIN_GRID = (2.0, 1.5, 1.25, 1.0, 0.75, 0.5, 0.25, 0.0)
 
 
 def split_rows(strata, safety_fraction, random_state):
-    """Candidate rows and safety rows (sorted), stratified by ``strata`` when every stratum allows."""
+    """Candidate rows and safety rows (sorted), stratified by ``strata`` when every stratum allows.
+
+    Raises
+    ------
+    ValueError
+        When ``safety_fraction`` leaves a part with no row, naming it.
+    """
     from sklearn.model_selection import train_test_split
 
     rows = np.arange(len(strata))
+    n_safe = int(np.ceil(safety_fraction * len(rows)))
+    if n_safe < 1 or len(rows) - n_safe < 1:
+        raise ValueError(f"safety_fraction={safety_fraction:g} of {len(rows)} rows leaves {len(rows) - n_safe} for "
+                         f"fitting candidates and {n_safe} for the safety test: both need rows (e.g. "
+                         "method_params={'safety_fraction': 0.4}), or drop confidence")
     try:
         cand, safe = train_test_split(rows, test_size=safety_fraction, stratify=strata, random_state=random_state)
     except ValueError:
@@ -136,6 +147,19 @@ def _failure_message(rows, n_s, confidence) -> str:
     return " | ".join(msgs)
 
 
+def _check_parts(data, cand, safe, safety_fraction) -> None:
+    """Both parts of the split hold every class of the labelled rows (else name ``safety_fraction``)."""
+    labels = data.y_codes if data.labelled is None else data.y_codes[data.labelled]
+    classes = np.unique(labels)
+    for name, part in (("fitting candidates", cand), ("the safety test", safe)):
+        have = part.y_codes if part.labelled is None else part.y_codes[part.labelled]
+        missing = np.setdiff1d(classes, have)
+        if len(missing):
+            raise ValueError(f"safety_fraction={safety_fraction:g} leaves {part.n_samples} row(s) for {name}, with no "
+                             f"example of class {data.classes[missing[0]]!r}: use a safety_fraction nearer 0.4 "
+                             "(method_params={'safety_fraction': ...}), give more data, or drop confidence")
+
+
 @dataclass
 class Certification:
     """What :func:`certify` found.
@@ -185,8 +209,9 @@ def certify(fit_candidate, data, problem, margins, confidence, safety_fraction, 
         The user's goals.
     margins : list of float or None
         The user's ``margin=`` (one candidate); None: the grid of predicted margins.
-    confidence : float in (0, 1)
+    confidence : float in [0.5, 1)
     safety_fraction : float in (0, 1)
+        Both parts must hold every class (ValueError naming ``safety_fraction`` otherwise).
     random_state : int or None
         Seeds the split.
 
@@ -197,8 +222,9 @@ def certify(fit_candidate, data, problem, margins, confidence, safety_fraction, 
     Raises
     ------
     ValueError
-        Margins that cannot all hold together (:func:`goalfit.fit.check_tightenable`), or a
-        goal whose slice is empty on one part.
+        Margins that cannot all hold together (:func:`goalfit.fit.check_tightenable`), a
+        goal whose slice is empty on one part, or a ``safety_fraction`` that leaves a part
+        without rows or without a class.
 
     Warns
     -----
@@ -210,8 +236,9 @@ def certify(fit_candidate, data, problem, margins, confidence, safety_fraction, 
         strata = np.where(data.labelled, strata, -1 - np.asarray(data.cells, dtype=np.int64))
     rows, safety_rows_ = split_rows(strata, safety_fraction, random_state)
     cand, safe = data.subset(rows), data.subset(safety_rows_)
+    _check_parts(data, cand, safe, safety_fraction)
     m = len(problem.constraints)
-    if m == 0:
+    if m == 0:  # the estimators fit on every row instead (GoalEstimator._fit_goals)
         compiled, result, clf = fit_candidate(problem.constraints, cand)
         return Certification(compiled, result, clf, [], [], True, cand, safe)
     level = confidence

@@ -40,6 +40,7 @@ from ..goals import FEASIBLE_TOL, Problem
 from ..goals.program import check_label_free
 from ..metrics import add_intervals, evaluate_compiled
 from ..metrics.intervals import GoalSample
+from ..utils.validation import check_confidence
 from .data import prepare
 from .certification import certify
 from .problem import as_seed, check_tightenable, tighten
@@ -51,7 +52,7 @@ GOAL_PARAMETERS = {
     "objective": [str, HasMethods(["bind"])],
     "constraints": ["array-like", HasMethods(["violation"])],
     "method_params": [dict, None],
-    "confidence": [Interval(Real, 0, 1, closed="neither"), None],
+    "confidence": [Interval(Real, 0.5, 1, closed="left"), None],
     "margin": [Interval(Real, 0, None, closed="left"), "array-like", None],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
     "tol": [Interval(Real, 0, None, closed="left")],
@@ -83,6 +84,9 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         ValueError, TypeError
             Naming the parameter and what it accepts.
         """
+        conf = getattr(self, "confidence", None)
+        if isinstance(conf, Real) and not isinstance(conf, bool) and 0 < conf < 0.5:
+            check_confidence(conf)  # alpha given as confidence: say so before the table's generic message
         self._validate_params()
         self._check_method_params()
 
@@ -101,13 +105,18 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
     def _fit_goals(self, fit_candidate, data, problem, margins, safety_fraction):
         """Run the method on the goals: once on ``data`` with the constraints tightened by
         ``margins``, or, with ``confidence``, as candidates and a safety test
-        (:func:`goalfit.fit.certify`).
+        (:func:`goalfit.fit.certify`); without constraints ``confidence`` is ignored (UserWarning) and
+        every row is used.
 
         ``fit_candidate(constraints, data)`` returns ``(compiled, FitResult, classifier)``.
         Returns ``(compiled, result, classifier, margins, certification)`` for :meth:`_adopt`,
         ``certification`` the :class:`~goalfit.fit.Certification` or None.
         """
-        if self.confidence is None:
+        if self.confidence is not None and not problem.constraints:  # nothing to certify: hold out no rows
+            warnings.warn(f"confidence={self.confidence:g} is ignored: there are no constraints to certify, so the "
+                          "fit uses every row (no safety part); drop confidence, or add constraints", UserWarning,
+                          stacklevel=4)
+        if self.confidence is None or not problem.constraints:
             tight = tighten(problem, margins)
             if margins is not None and data is not None:  # margins that the goals' identities forbid
                 check_tightenable(problem.compile(data.space), type(problem)(problem.objective, tight).compile(data.space).b,
@@ -220,7 +229,7 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
             model never reads them, so groups unseen in training are fine there).
         datasets : dict, optional
             Extra named datasets the goals refer to with ``dataset=...`` (as at fit time).
-        confidence : float in (0, 1), optional
+        confidence : float in [0.5, 1), optional
             Add confidence intervals (:mod:`goalfit.metrics.intervals`): each covers the
             population value of the goal for this fitted classifier, given data drawn i.i.d.
         interval_method : {"auto", "clopper_pearson", "delta", "bootstrap"}
@@ -246,6 +255,8 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
             empty slice), a goal on the labels of an unlabelled dataset, mismatched lengths.
         """
         check_is_fitted(self, "classifier_")
+        if confidence is not None:
+            confidence = check_confidence(confidence)
         data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
                        datasets=datasets, extra_columns=self._extra_columns(), classes=self.classes_,
                        who=type(self).__name__, warn_groups=False)
@@ -284,7 +295,7 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         X, y, sensitive_features, sample_weight, datasets
             Labelled data, as in :meth:`evaluate`.
         power : float in (0, 1), default 0.8
-        confidence : float in (0, 1), optional
+        confidence : float in [0.5, 1), optional
             Default: the estimator's ``confidence``, else 0.95.
         safety_fraction : float in (0, 1), optional
             Default: ``method_params["safety_fraction"]``, else 0.4.

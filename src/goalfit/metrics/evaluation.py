@@ -97,7 +97,7 @@ def evaluate_problem(problem: Problem, y_true, y_pred, *, sensitive_features=Non
         Labels, or per-example predicted-class distributions (exact expectation).
     sensitive_features, sample_weight, classes, pos_label : optional
         As in :func:`score`.
-    confidence : float in (0, 1), optional
+    confidence : float in [0.5, 1), optional
         Add a ``confidence`` interval to the objective, every constraint and the accuracy
         (:mod:`goalfit.metrics.intervals`: Clopper-Pearson for a single rate, delta method
         otherwise, the max/min of the pieces' bounds). The interval covers the

@@ -47,6 +47,7 @@ import numpy as np
 from scipy import sparse, stats
 
 from ..confusion import ConfusionSpace
+from ..utils.validation import check_confidence
 
 __all__ = ["Interval", "GoalSample", "goal_interval", "one_sided_bound"]
 
@@ -313,7 +314,9 @@ def goal_interval(expression, sample: GoalSample, confidence: float = 0.95, *, m
     expression : Expression
         A goal (rate expression, named metric, fairness disparity).
     sample : GoalSample
-    confidence : float in (0, 1)
+    confidence : float in [0.5, 1)
+        The probability that the interval covers the population value (e.g. 0.95, not the
+        alpha 0.05).
     method : {"auto", "clopper_pearson", "delta", "bootstrap"}
     alternative : {"two-sided", "upper", "lower"}
         ``"upper"`` returns ``low = -inf`` (clipped to the range) and a one-sided upper bound at
@@ -329,11 +332,10 @@ def goal_interval(expression, sample: GoalSample, confidence: float = 0.95, *, m
     Raises
     ------
     ValueError
-        For a confidence outside (0, 1), an unknown method or alternative, ``"clopper_pearson"``
+        For a confidence outside [0.5, 1), an unknown method or alternative, ``"clopper_pearson"``
         for a goal that is not a single rate, or an empty slice.
     """
-    if not (0 < confidence < 1):
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    confidence = check_confidence(confidence)
     if method not in ("auto", "clopper_pearson", "delta", "bootstrap"):
         raise ValueError(f"unknown interval method {method!r}; use 'auto', 'clopper_pearson', 'delta' or 'bootstrap'")
     if alternative not in ("two-sided", "upper", "lower"):

@@ -34,6 +34,7 @@ import numpy as np
 from scipy import stats
 
 from ..goals import Problem
+from ..utils.validation import check_confidence, check_count, check_fraction
 from .intervals import (GoalSample, _clopper_pearson, _single_rate, clopper_pearson, combine, corrections, influence,
                         smallest_slice)
 
@@ -78,8 +79,15 @@ class CertificationPlan:
     _simulate: object = field(default=None, repr=False)
 
     def power_at(self, n_train) -> float:
-        """Predicted probability that every constraint passes with ``n_train`` training rows."""
-        return float(self._simulate(max(1.0, float(n_train) * self.safety_fraction)).all(axis=0).mean())
+        """Predicted probability that every constraint passes with ``n_train`` training rows.
+
+        Raises
+        ------
+        TypeError, ValueError
+            ``n_train`` not a positive integer.
+        """
+        n_train = check_count(n_train, "n_train")
+        return float(self._simulate(max(1.0, n_train * self.safety_fraction)).all(axis=0).mean())
 
     def __str__(self) -> str:
         lines = [f"certification plan at confidence {self.confidence:g} (power {self.power:g}, safety part "
@@ -132,7 +140,7 @@ def plan_certification(constraints, y_true, y_pred, *, sensitive_features=None, 
         fitted on the same rows make its values look better than they are.
     sensitive_features, sample_weight, classes, pos_label : optional
         As in :func:`goalfit.metrics.score`.
-    confidence : float in (0, 1), default 0.95
+    confidence : float in [0.5, 1), default 0.95
         The certificate's level (the estimator's ``confidence``).
     power : float in (0, 1), default 0.8
         The probability of certifying that the rows needed must reach.
@@ -156,7 +164,11 @@ def plan_certification(constraints, y_true, y_pred, *, sensitive_features=None, 
     ------
     ValueError
         No constraint, an objective-only goal, a goal whose slice is empty in the sample,
-        ``confidence``, ``power`` or ``safety_fraction`` outside (0, 1).
+        ``confidence`` outside [0.5, 1) (0.05 is an alpha, not a confidence), ``power`` or
+        ``safety_fraction`` outside (0, 1), ``n_train``, ``n_simulations`` or a size in
+        ``sizes`` below 1.
+    TypeError
+        One of them not a number (``power="0.8"``), or a count that is not an integer.
     """
     from .evaluation import _encoded
 
@@ -173,9 +185,15 @@ def plan_from_sample(problem, sample: GoalSample, classes, *, confidence=0.95, p
     """:func:`plan_certification` on a :class:`~goalfit.metrics.intervals.GoalSample` (the
     estimators' :meth:`~goalfit.fit.GoalEstimator.plan_certification`); ``classes`` name the
     slices."""
-    for name, v in (("confidence", confidence), ("power", power), ("safety_fraction", safety_fraction)):
-        if not 0 < v < 1:
-            raise ValueError(f"{name} must be in (0, 1), got {v!r}")
+    confidence = check_confidence(confidence)
+    power, safety_fraction = check_fraction(power, "power"), check_fraction(safety_fraction, "safety_fraction")
+    n_simulations = check_count(n_simulations, "n_simulations")
+    if n_train is not None:
+        n_train = check_count(n_train, "n_train")
+    if sizes is not None:
+        sizes = [check_count(v, "sizes (each training size)") for v in np.atleast_1d(np.asarray(sizes, dtype=object))]
+        if not sizes:
+            raise ValueError("sizes must hold at least one training size, got an empty list")
     if not problem.constraints:
         raise ValueError("plan_certification needs at least one constraint (e.g. gf.demographic_parity_difference()"
                          " <= 0.02)")
@@ -232,7 +250,7 @@ def plan_from_sample(problem, sample: GoalSample, classes, *, confidence=0.95, p
             lo, hi = (lo, mid) if pick(simulate(np.exp(mid))).mean() >= power else (mid, hi)
         return float(np.ceil(np.exp(hi)))
 
-    n_train = sample.n if n_train is None else int(n_train)
+    n_train = sample.n if n_train is None else n_train
     at_n = simulate(max(1.0, n_train * safety_fraction))
     rows = []
     for k, (c, v0, how, z, cols, _) in enumerate(parts):

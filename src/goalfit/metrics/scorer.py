@@ -31,7 +31,7 @@ class GoalScorer:
         The goals to score by. Default: the estimator's own (``estimator.objective`` /
         ``estimator.constraints``, e.g. a :class:`~goalfit.GoalClassifier`, or the last step of
         a pipeline ending in one).
-    confidence : float in (0, 1), optional
+    confidence : float in [0.5, 1), optional
         Judge each constraint with its two-sided interval at this level on the fold
         (:mod:`goalfit.metrics.intervals`): violated only when the whole interval breaks the
         bound; the violation is then the distance from the interval to the bound.
@@ -56,8 +56,10 @@ class GoalScorer:
     """
 
     def __init__(self, objective=None, constraints=None, *, confidence=None, tolerance=0.0):
-        if confidence is not None and not (0 < confidence < 1):
-            raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+        if confidence is not None:
+            from ..utils.validation import check_confidence
+
+            confidence = check_confidence(confidence)
         if tolerance < 0:
             raise ValueError(f"tolerance must be non-negative, got {tolerance!r}")
         self.objective, self.constraints = objective, constraints

@@ -300,7 +300,7 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
         Extra named datasets of multi-dataset goals (``dataset=...``).
     extra : dict, optional
         Extra JSON fields (dataset name, seed, ...).
-    confidence : float in (0, 1) or None, default 0.95
+    confidence : float in [0.5, 1) or None, default 0.95
         Confidence intervals of the objective, every constraint, the accuracy and the per-group
         rates on each split (:mod:`goalfit.metrics.intervals`); each covers the population value
         of the goal for this classifier. On the training split they ignore that the classifier

@@ -180,7 +180,7 @@ def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constrain
         Start column generation at each point from the columns of the points before.
     verbose : int, default 0
         0: silent; 1: a line per point (its bound, training objective and worst violation).
-    confidence : float in (0, 1), optional
+    confidence : float in [0.5, 1), optional
         With validation data: confidence intervals of every validation value (columns
         ``<goal>_val_low`` / ``_val_high``, ``objective_val_low`` / ``_high``, and
         ``met_with_confidence_val``: every constraint's interval on the right side of its bound),

@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["n_rows", "check_consistent_rows", "check_sample_weight", "check_has_predict_proba",
-           "check_labels_in_classes", "resolve_pos_label", "check_no_missing"]
+           "check_labels_in_classes", "resolve_pos_label", "check_no_missing", "check_confidence",
+           "check_fraction", "check_count"]
 
 
 def n_rows(obj) -> int | None:
@@ -163,3 +164,70 @@ def check_no_missing(values, what: str):
     if mask.any():
         rows = np.flatnonzero(mask)
         raise ValueError(f"{what} has {len(rows)} missing value(s) (NaN/None), e.g. at row {int(rows[0])}")
+
+
+def check_confidence(confidence, what: str = "confidence") -> float:
+    """A confidence level as a float in [0.5, 1).
+
+    ``confidence`` is the probability that a bound (or interval) holds, e.g. 0.95. A value
+    below 0.5 is refused: it is almost always ``alpha = 1 - confidence`` given by mistake
+    (0.05 for 0.95), with which every "certified" bound would sit on the optimistic side of
+    the measured value.
+
+    Raises
+    ------
+    TypeError
+        Not a real number.
+    ValueError
+        Not in [0.5, 1), naming ``what`` and, below 0.5, the likely confusion with alpha.
+    """
+    from numbers import Real
+
+    if isinstance(confidence, bool) or not isinstance(confidence, Real):
+        raise TypeError(f"{what} must be a float in [0.5, 1) such as 0.95, got {confidence!r}")
+    c = float(confidence)
+    if 0 < c < 0.5:
+        raise ValueError(f"{what}={c:g} is the probability that the bound holds and must be in [0.5, 1), "
+                         f"e.g. 0.95; {c:g} looks like alpha = 1 - confidence: pass {what}={1 - c:g}")
+    if not 0.5 <= c < 1:
+        raise ValueError(f"{what} must be in [0.5, 1) (the probability that the bound holds, e.g. 0.95), "
+                         f"got {confidence!r}")
+    return c
+
+
+def check_fraction(value, what: str) -> float:
+    """A float in the open interval (0, 1), named ``what`` in the error.
+
+    Raises
+    ------
+    TypeError, ValueError
+    """
+    from numbers import Real
+
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{what} must be a float in (0, 1), got {value!r}")
+    if not 0 < float(value) < 1:
+        raise ValueError(f"{what} must be in (0, 1), got {value!r}")
+    return float(value)
+
+
+def check_count(value, what: str, minimum: int = 1) -> int:
+    """An integer (a count of rows, draws, ...) of at least ``minimum``, named ``what`` in the error.
+
+    Raises
+    ------
+    TypeError
+        Not an integer (a float such as 2.5, a string, a bool).
+    ValueError
+        Below ``minimum``.
+    """
+    from numbers import Integral, Real
+
+    if isinstance(value, bool) or not isinstance(value, (Integral, Real)):
+        raise TypeError(f"{what} must be an integer >= {minimum}, got {value!r}")
+    if not isinstance(value, Integral):
+        if not (np.isfinite(value) and float(value).is_integer()):
+            raise TypeError(f"{what} must be an integer >= {minimum}, got {value!r}")
+    if int(value) < minimum:
+        raise ValueError(f"{what} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
