@@ -17,6 +17,7 @@ from ..classifiers.members import GroupBlindRule
 from ..classifiers.randomized import PluginClassifier
 from ..fit import GOAL_PARAMETERS, GoalEstimator, Progress, as_seed, prepare, resolve_margins, tighten
 from ..methods.plugin import ORACLES, PLUGIN_NAMES, PluginMethod, RefitOracle, make_oracle
+from ..utils.deprecation import NOTHING, DeprecatedParams, Renamed
 from ..utils.validation import check_has_predict_proba
 from .deterministic import TrainingSample, to_deterministic as _to_deterministic
 from .joint import JOINT_MODELS
@@ -35,7 +36,7 @@ def is_dask_collection(X) -> bool:
     return hasattr(X, "__dask_graph__") and callable(getattr(X, "__dask_graph__"))
 
 
-class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
+class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
     """Classifier trained to minimize an objective subject to constraints (goals).
 
     Fits a class-probability model, then a plug-in method of Narasimhan et al. (JMLR 2024)
@@ -195,8 +196,18 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
         "group_blind": ["boolean"],
     }
 
+    #: Constructor keywords of goalfit 0.1 (accepted with a FutureWarning until 0.3): where each now lives.
+    _deprecated_params = {
+        "oracle": "method_params.oracle", "cv_model": "method_params.cv_model",
+        "joint_model": "method_params.joint_model", "safety_fraction": "method_params.safety_fraction",
+        "holdout": Renamed("cv", convert=lambda v, est: NOTHING if v is None else v, use="cv=<float> (sample splitting)"),
+        "prefit": Renamed("estimator", convert=lambda v, est: _frozen(est.estimator) if v else NOTHING,
+                          use="estimator=sklearn.frozen.FrozenEstimator(estimator)"),
+    }
+
     def __init__(self, estimator=None, *, objective="error", constraints=(), method="auto", method_params=None,
-                 cv="auto", confidence=None, margin=None, group_blind=False, random_state=None, verbose=0):
+                 cv="auto", confidence=None, margin=None, group_blind=False, random_state=None, verbose=0,
+                 **deprecated_params):
         self.estimator = estimator
         self.objective = objective
         self.constraints = constraints
@@ -208,6 +219,7 @@ class GoalClassifier(MetaEstimatorMixin, GoalEstimator):
         self.group_blind = group_blind
         self.random_state = random_state
         self.verbose = verbose
+        self._fold_deprecated(deprecated_params)
 
     # ------------------------------------------------------------------ options
     def _precomputed(self) -> bool:
@@ -750,6 +762,11 @@ class InMemoryData:
     def training_sample(self, clf, outer, compiled):
         return TrainingSample.build(clf, outer.X if outer.X is not None else self.data.X, None, outer.scores,
                                     outer.y_codes, outer.cells, outer.sample_weight, compiled)
+
+
+def _frozen(estimator):
+    """``estimator`` wrapped in :class:`~sklearn.frozen.FrozenEstimator` (the old ``prefit=True``)."""
+    return estimator if isinstance(estimator, FrozenEstimator) else FrozenEstimator(estimator)
 
 
 def _split(codes, holdout, random_state):
