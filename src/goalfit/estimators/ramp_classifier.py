@@ -12,12 +12,13 @@ from sklearn.utils.validation import check_array, check_is_fitted, check_random_
 
 from ..fit import GOAL_PARAMETERS, GoalEstimator, Progress, check_method_params, prepare, resolve_margins
 from ..methods.ramp.method import RAMP_PARAMS, RampMethod, ramp_params
+from ..utils.deprecation import DeprecatedParams, renamed_attribute, warn_deprecated
 
 #: ``method_params`` keys of the fit (not of the ramp method) and their defaults.
 FIT_OPTIONS = {"safety_fraction": 0.4}
 
 
-class RampClassifier(GoalEstimator):
+class RampClassifier(DeprecatedParams, GoalEstimator):
     """Linear classifier minimizing a rate objective subject to dataset constraints.
 
     Goh et al. (NIPS 2016): goals are linear combinations of positive / negative prediction
@@ -143,7 +144,7 @@ class RampClassifier(GoalEstimator):
 
     def __init__(self, objective="error", constraints=(), *, alpha=None, fit_intercept=True, feature_map=None,
                  max_iter=10, tol=1e-4, method_params=None, confidence=None, margin=None, deployed_model=None,
-                 random_state=None, verbose=0):
+                 random_state=None, verbose=0, **deprecated_params):
         self.objective = objective
         self.constraints = constraints
         self.alpha = alpha
@@ -157,6 +158,17 @@ class RampClassifier(GoalEstimator):
         self.deployed_model = deployed_model
         self.random_state = random_state
         self.verbose = verbose
+        self._fold_deprecated(deprecated_params)
+
+    #: Constructor keywords of goalfit 0.1 (accepted with a FutureWarning until 0.3): the ramp
+    #: method's knobs and ``safety_fraction`` now live in ``method_params`` under the same names.
+    _deprecated_params = {name: f"method_params.{name}" for name in [*RAMP_PARAMS, *FIT_OPTIONS]}
+
+    #: Deprecated (removed in 0.3): ``max_violation_`` is the deployed deterministic rule's since 0.2.
+    max_violation_deterministic_ = renamed_attribute(
+        "max_violation_deterministic_", "max_violation_",
+        note=" (since 0.2 the deployed deterministic rule's; the ramp-randomized rule's is "
+             "result_.certificates['randomized']['max_violation'])")
 
     # ------------------------------------------------------------------ parameters
     def _params(self):
@@ -276,13 +288,72 @@ class RampClassifier(GoalEstimator):
         check_is_fitted(self, "classifier_")
         return self.classifier_.decision_function(self._check_predict_X(X))
 
-    def predict(self, X, *, sensitive_features=None, random_state=None):
+    def predict(self, X, *, sensitive_features=None, random_state=None, randomized=None):
         """Labels of the deployed rule ``f(x) > threshold_``, shape (n_samples,).
 
         The ramp-randomized rule that the training relaxation bounds is
-        ``randomized_classifier_.predict(X, random_state=...)``.
+        ``randomized_classifier_.predict(X, random_state=...)``. ``randomized=True`` (deprecated,
+        removed in 0.3) draws from it too, with a FutureWarning.
         """
+        if randomized is not None:
+            warn_deprecated("RampClassifier.predict(X, randomized=...)",
+                            "model.randomized_classifier_.predict(X, random_state=...) for the randomized rule")
+            if randomized:
+                check_is_fitted(self, "classifier_")
+                rs = self.random_state if random_state is None else random_state
+                return self.randomized_classifier_.predict(self._check_predict_X(X), random_state=rs)
         return super().predict(X, sensitive_features=sensitive_features, random_state=random_state)
+
+    def predict_proba(self, X, *, sensitive_features=None):
+        """Class distribution of what :meth:`predict` outputs, shape (n_samples, 2): one-hot
+        rows of the deployed deterministic rule ``f(x) > threshold_``.
+
+        Changed in 0.2: ``predict_proba`` described the ramp-randomized rule
+        ``[1 - sigma(f), sigma(f)]`` (Goh et al. Eq. 3) in 0.1, whatever ``predict`` deployed;
+        that distribution is :meth:`predict_randomized_proba`. Neither is an estimate of
+        ``P(y | x)``.
+        """
+        return super().predict_proba(X, sensitive_features=sensitive_features)
+
+    def predict_randomized_proba(self, X):
+        """Class distribution of the ramp-randomized rule, shape (n_samples, 2).
+
+        Row ``l`` is ``[1 - sigma(f(x_l)), sigma(f(x_l))]`` with ``sigma`` the ramp
+        ``clip(1/2 + s, 0, 1)`` (Eq. 2) of the unshifted score ``f(x) = <coef_, Phi(x)> + intercept_``
+        (Goh et al., NIPS 2016, Eq. 3): the probability that ``randomized_classifier_.predict``
+        outputs each class, whose expected rates the training relaxation bounds. This is what
+        ``predict_proba`` returned in goalfit 0.1. Not an estimate of ``P(y | x)``.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from goalfit import RampClassifier
+        >>> X = np.array([[-2.0], [-1.0], [1.0], [2.0]]); y = np.array([0, 0, 1, 1])
+        >>> P = RampClassifier(max_iter=2).fit(X, y).predict_randomized_proba(X)
+        >>> P.shape, bool(np.allclose(P.sum(axis=1), 1))
+        ((4, 2), True)
+        """
+        check_is_fitted(self, "classifier_")
+        return self.distribution(X, classifier=self.randomized_classifier_)
+
+    def evaluate(self, X, y=None, *, randomized=None, classifier=None, **kwargs):
+        """:meth:`goalfit.fit.GoalEstimator.evaluate` (same parameters and returns).
+
+        ``randomized=True`` (deprecated, removed in 0.3) evaluates the ramp-randomized rule, as
+        ``classifier=model.randomized_classifier_`` does, with a FutureWarning.
+        """
+        if randomized is not None:
+            warn_deprecated("RampClassifier.evaluate(..., randomized=...)",
+                            "evaluate(..., classifier=model.randomized_classifier_) for the randomized rule")
+            if randomized:
+                check_is_fitted(self, "classifier_")
+                classifier = self.randomized_classifier_
+        return super().evaluate(X, y, classifier=classifier, **kwargs)
 
     # ------------------------------------------------------------------ report
     def fit_baseline(self, X, y, *, sensitive_features=None, sample_weight=None, datasets=None):
