@@ -10,9 +10,30 @@ elif os.environ.get("GOALFIT_DATA"):  # absolute: tests that change directory st
     os.environ["GOALFIT_DATA"] = os.pathsep.join(str(Path(p).resolve()) for p in os.environ["GOALFIT_DATA"].split(os.pathsep))
 
 
+#: Set to 1 to skip (instead of fail) the tests whose real data is not found.
+SKIP_MISSING_DATA = "GOALFIT_SKIP_MISSING_DATA"
+#: Datasets shipped inside the package: always available.
+SHIPPED = {"adult"}
+
+
+def missing_data(what: str):
+    """A test needs real data that is not found: fail it with one line naming the folder, or skip
+    it when ``GOALFIT_SKIP_MISSING_DATA=1`` (an explicit opt-out, e.g. a machine without the data)."""
+    root = os.environ.get("GOALFIT_DATA")
+    where = f"GOALFIT_DATA={root}" if root else f"GOALFIT_DATA is not set and {_DEFAULT} does not exist"
+    message = (f"{what} not found ({where}): set GOALFIT_DATA to the folder holding one sub-folder "
+               f"per dataset, or {SKIP_MISSING_DATA}=1 to skip the tests that need it")
+    if os.environ.get(SKIP_MISSING_DATA, "").strip() == "1":
+        pytest.skip(message)
+    pytest.fail(message, pytrace=False)
+
+
 def pytest_report_header(config):
     """What the suite covers, printed before the dots."""
-    data = os.environ.get("GOALFIT_DATA") or "(none: tests that need a dataset are skipped)"
+    data = os.environ.get("GOALFIT_DATA") or (
+        "(none: Adult is read from the copy shipped with goalfit; tests that need another dataset "
+        + ("are skipped)" if os.environ.get(SKIP_MISSING_DATA, "").strip() == "1"
+           else f"fail unless {SKIP_MISSING_DATA}=1)"))
     return [f"goalfit tests: the goal vocabulary, confusion statistics, the fit core, the five method families "
             f"(plug-in, ramp, subdata, surrogate, torch Lagrangian), scikit-learn's estimator checks on every "
             f"estimator, bad inputs, certification and intervals, reports, trade-off curves, the CLI, Dask and "
@@ -20,15 +41,16 @@ def pytest_report_header(config):
 
 
 def _have(folder: str) -> bool:
-    root = os.environ.get("GOALFIT_DATA")
-    return bool(root) and (Path(root) / folder).is_dir()
+    roots = [p for p in os.environ.get("GOALFIT_DATA", "").split(os.pathsep) if p]
+    return any((Path(root) / folder).is_dir() for root in roots)
 
 
 @pytest.fixture
 def need_data():
+    """``need_data(folder)``: the test needs that dataset; see :func:`missing_data`."""
     def check(folder):
-        if not _have(folder):
-            pytest.skip(f"dataset folder {folder} not found under $GOALFIT_DATA")
+        if folder not in SHIPPED and not _have(folder):
+            missing_data(f"dataset {folder!r}")
     return check
 
 

@@ -1,8 +1,10 @@
 """Tests for goalfit.datasets against the real data in the shared data folder.
 
-Real-data tests are skipped when the folder is not reachable ($GOALFIT_DATA, or
-<repo>/../shared/data).  Each big file is loaded once per module (fixtures pass
-``data_home`` explicitly, so they do not depend on the environment).
+Real-data tests fail when the folder is not reachable ($GOALFIT_DATA, or
+<repo>/../shared/data) unless GOALFIT_SKIP_MISSING_DATA=1 turns them into skips;
+Adult tests read the copy shipped with the package then.  Each big file is loaded
+once per module (fixtures pass ``data_home`` explicitly, so they do not depend on
+the environment).
 """
 
 from __future__ import annotations
@@ -69,13 +71,31 @@ def _shared_data_dir() -> Path | None:
 
 
 SHARED = _shared_data_dir()
-needs_data = pytest.mark.skipif(SHARED is None, reason="shared data folder not reachable")
+
+
+def missing_shared_data(what: str = "the shared data folder") -> None:
+    from conftest import missing_data
+
+    missing_data(what)
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    if SHARED is None:
+        missing_shared_data()
+    return SHARED
+
+
+needs_data = pytest.mark.usefixtures("shared_data")
 
 
 def load(func, **kwargs) -> Dataset:
-    """Load from the shared data folder only (skip the test when it is not reachable)."""
+    """Load from the shared data folder only (Adult: from the copy shipped with the package when
+    the folder is not reachable; other datasets: see :func:`missing_shared_data`)."""
     if SHARED is None:
-        pytest.skip("shared data folder not reachable")
+        if func is load_adult:
+            return func(download=False, **kwargs)
+        missing_shared_data(f"dataset {func.__name__.removeprefix('load_')!r}")
     return func(data_home=SHARED, download=False, **kwargs)
 
 
@@ -113,7 +133,7 @@ def test_public_api_and_names():
 
 def test_registry_matches_source_md():
     if SHARED is None:
-        pytest.skip("shared data folder not reachable")
+        missing_shared_data("the SOURCE.md files of the shared data folder")
     row = re.compile(r"^\| *([^|]+?) *\| *(\d+) *\| *([0-9a-f]{64}) *\|", re.M)
     for folder in FOLDERS:
         table = {n: (int(s), h) for n, s, h in row.findall((SHARED / folder / "SOURCE.md").read_text())}
@@ -186,12 +206,109 @@ def test_not_downloadable_without_mirror(isolated):
         load_glass()
 
 
+def _no_network(monkeypatch):
+    """Any download attempt fails the test."""
+    def refuse(url, dest, folder, spec):
+        raise AssertionError(f"tried to download {url}")
+    monkeypatch.setattr(_base, "_download", refuse)
+
+
+def test_shipped_adult_needs_no_path_and_no_network(isolated, monkeypatch):
+    _no_network(monkeypatch)
+    monkeypatch.delenv("GOALFIT_DATA")
+    train, test = load_dataset("adult", subset="train"), load_dataset("adult", subset="test")
+    # the counts of the original files (SOURCE.md): rows, columns, positives, '?' kept as NaN
+    assert train.data.shape == (32561, 14) and test.data.shape == (16281, 14)
+    assert int(train.target.sum()) == 7841 and int(test.target.sum()) == 3846
+    assert counts(train.sensitive_features["sex"]) == {"Male": 21790, "Female": 10771}
+    assert int(train.data["workclass"].isna().sum()) == 1836
+    assert _base.locate_file("adult", "adult.data") == _base.BUNDLED_DIR / "adult.data.gz"
+    assert not isolated["cache"].exists()  # nothing written
+
+
+def test_shipped_adult_equals_the_original_files(shared_data, isolated, monkeypatch, adult_all):
+    """Same rows, columns, dtypes, labels, sensitive features and train/test split as GOALFIT_DATA."""
+    _no_network(monkeypatch)
+    shipped = load_adult(subset="all", download=False)  # GOALFIT_DATA and the cache are empty
+    original = adult_all  # read from the shared folder
+    pd.testing.assert_frame_equal(shipped.data, original.data)
+    pd.testing.assert_series_equal(shipped.target, original.target)
+    pd.testing.assert_frame_equal(shipped.sensitive_features, original.sensitive_features)
+    assert np.array_equal(shipped.subset, original.subset) and len(shipped) == 48842
+    # GOALFIT_DATA comes before the shipped copy
+    monkeypatch.setenv("GOALFIT_DATA", str(SHARED))
+    assert _base.locate_file("adult", "adult.data") == SHARED / "adult" / "adult.data"
+
+
+def test_shipped_adult_is_checksummed(isolated, monkeypatch, tmp_path):
+    import gzip
+
+    bad = tmp_path / "data"
+    bad.mkdir(exist_ok=True)
+    with gzip.open(_base.BUNDLED_DIR / "adult.data.gz", "rb") as fh:
+        raw = bytearray(fh.read())
+    raw[100] ^= 1
+    with gzip.open(bad / "adult.data.gz", "wb") as fh:
+        fh.write(bytes(raw))
+    monkeypatch.setattr(_base, "BUNDLED_DIR", bad)
+    monkeypatch.delenv("GOALFIT_DATA")
+    with pytest.raises(gd.DatasetChecksumError, match=r"adult\.data\.gz is not the registered file adult/adult\.data"):
+        load_adult(download=False)
+
+
+def test_missing_goalfit_data_folder_is_named_in_one_line(isolated, monkeypatch, tmp_path):
+    missing = tmp_path / "x" / "y"
+    monkeypatch.setenv("GOALFIT_DATA", str(missing))
+    for load_it in (lambda: load_adult(), lambda: load_dataset("compas", download=False)):
+        with pytest.raises(DatasetNotFoundError) as err:
+            load_it()
+        msg = str(err.value)
+        assert msg.startswith(f"GOALFIT_DATA={missing}: no such folder") and "\n" not in msg
+    afile = tmp_path / "file.txt"
+    afile.write_text("")
+    monkeypatch.setenv("GOALFIT_DATA", str(afile))
+    with pytest.raises(DatasetNotFoundError, match=r"^GOALFIT_DATA=.*file\.txt: not a folder"):
+        load_wine(download=False)
+
+
+def test_dataset_missing_from_goalfit_data_names_the_folder_once(isolated, monkeypatch):
+    data = isolated["data"]
+    with pytest.raises(DatasetNotFoundError) as err:
+        load_dataset("compas", download=False)
+    first, *rest = str(err.value).split("\n")
+    assert first.startswith("dataset 'compas' not found in ")
+    assert f"GOALFIT_DATA={data} (looked for {data / 'compas' / 'compas-scores-two-years.csv'})" in first
+    assert len(rest) == 1 and rest[0].startswith("To provide it:")
+    assert f"copy it to {data / 'compas' / 'compas-scores-two-years.csv'}" in rest[0]
+    assert "set the environment variable" not in str(err.value)  # it is set
+    monkeypatch.delenv("GOALFIT_DATA")
+    with pytest.raises(DatasetNotFoundError, match=r"GOALFIT_DATA is not set(?s:.*)set the environment variable"):
+        load_dataset("compas", download=False)
+
+
+def test_failed_downloads_give_one_paragraph(isolated, monkeypatch):
+    """The original URL and its mirror both fail: one error, both causes, the instructions once."""
+    def fail(url, dest, folder, spec):
+        raise _base.DatasetDownloadError(f"could not download {folder}/{spec.name} from {url}: offline")
+    monkeypatch.setattr(_base, "_download", fail)
+    with pytest.raises(gd.DatasetDownloadError) as err:
+        load_wine()
+    msg = str(err.value)
+    spec = REGISTRY["wine"].files["wine.data"]
+    assert msg.count("To provide it:") == 1 and msg.count("\n") == 1
+    assert msg.splitlines()[0].startswith("dataset 'wine' not found") and "the download failed" in msg
+    assert spec.url in msg and spec.mirrors[0] in msg
+    assert "set the environment variable" not in msg
+
+
 def test_dataset_status(isolated):
     status = dataset_status()
     assert [s["name"] for s in status] == list_datasets()
-    assert all(s["found"] is False and s["location"] is None and s["missing"] for s in status)
-    adult = next(s for s in status if s["name"] == "adult")
-    assert adult["folder"] == "adult" and adult["missing"] == ["adult.data", "adult.test"]
+    adult = next(s for s in status if s["name"] == "adult")  # the copy shipped inside the package
+    assert adult["found"] and adult["missing"] == [] and adult["location"] == str(_base.BUNDLED_DIR)
+    assert all(s["found"] is False and s["location"] is None and s["missing"] for s in status if s is not adult)
+    wine = next(s for s in status if s["name"] == "wine")
+    assert wine["folder"] == "wine" and wine["missing"] == ["wine.data"]
     if SHARED is not None:
         status = dataset_status(data_home=SHARED)
         assert all(s["found"] and not s["missing"] for s in status)
@@ -241,7 +358,7 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def mirror_url():
     if SHARED is None:
-        pytest.skip("shared data folder not reachable")
+        missing_shared_data("dataset 'wine' (served by the test mirror)")
     handler = functools.partial(_QuietHandler, directory=str(SHARED))
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -306,15 +423,11 @@ def test_download_http_error(isolated, mirror_url, monkeypatch):
 
 @pytest.fixture(scope="module")
 def adult_all():
-    if SHARED is None:
-        pytest.skip("shared data folder not reachable")
     return load(load_adult, subset="all")
 
 
 @pytest.fixture(scope="module")
 def a9a_all():
-    if SHARED is None:
-        pytest.skip("shared data folder not reachable")
     return load(load_a9a, subset="all")
 
 
@@ -366,8 +479,6 @@ def test_a9a(a9a_all, adult_all):
 
 @pytest.fixture(scope="module")
 def compas():
-    if SHARED is None:
-        pytest.skip("shared data folder not reachable")
     return load(load_compas)
 
 

@@ -6,7 +6,9 @@ their class labels) and protected attributes (``sensitive_features``).
 
 Data files are looked up as ``<root>/<folder>/<file>`` in, in order, the
 ``data_home`` argument, the folder(s) in ``$GOALFIT_DATA`` and the user cache
-(``$XDG_CACHE_HOME/goalfit`` or ``~/.cache/goalfit``).  Missing files are
+(``$XDG_CACHE_HOME/goalfit`` or ``~/.cache/goalfit``); Adult also ships inside
+the package (a gzip copy of the original files, read last, with no network).
+A folder named in ``$GOALFIT_DATA`` that does not exist is an error.  Missing files are
 downloaded (``download=True``, the default) from their public source, or from
 ``$GOALFIT_DOWNLOAD_MIRROR/<folder>/<file>`` when that variable is set, and
 checked against the sha256 and size recorded in the registry.  Some files have

@@ -6,7 +6,12 @@ Lookup order for ``<folder>/<file>`` (first hit wins):
 2. the environment variable ``GOALFIT_DATA`` (one folder, or several joined
    with :data:`os.pathsep`);
 3. the user cache folder: ``$XDG_CACHE_HOME/goalfit`` when ``XDG_CACHE_HOME``
-   is set, else ``~/.cache/goalfit``.
+   is set, else ``~/.cache/goalfit``;
+4. the copy shipped inside the package (``goalfit/datasets/data``, gzip-compressed
+   originals; only Adult), so that the demo runs with no path and no network.
+
+Every folder named in ``GOALFIT_DATA`` must exist: a missing one raises
+:class:`DatasetNotFoundError` naming it, rather than silently reading another copy.
 
 Each of these holds ``<folder>/<file>`` exactly as the shared data directory.
 A file found there is checked against the registry (size and sha256, computed
@@ -20,6 +25,7 @@ its final name; a mismatch deletes it and raises :class:`DatasetChecksumError`.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 import tempfile
@@ -46,11 +52,17 @@ __all__ = [
     "dataset_status",
     "fetch_file",
     "get_data_home",
+    "bundled_file",
+    "check_data_env",
     "locate_file",
 ]
 
 DATA_ENV = "GOALFIT_DATA"
 MIRROR_ENV = "GOALFIT_DOWNLOAD_MIRROR"
+#: Folder of the data shipped inside the package: ``<file>.gz`` per registered file.
+BUNDLED_DIR = Path(__file__).resolve().with_name("data")
+#: Dataset folders with a copy in :data:`BUNDLED_DIR` (see its SOURCE.md).
+BUNDLED_FOLDERS = frozenset({"adult"})
 _TIMEOUT_S = 60.0
 _CHUNK = 1 << 20
 
@@ -175,13 +187,49 @@ def _spec(folder: str, name: str) -> FileSpec:
         raise KeyError(f"no registered file {folder}/{name}") from None
 
 
+def _env_folders() -> list[str]:
+    return [part.strip() for part in os.environ.get(DATA_ENV, "").split(os.pathsep) if part.strip()]
+
+
+def check_data_env() -> None:
+    """Raise when a folder named in ``$GOALFIT_DATA`` does not exist.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        One line naming the folder, e.g. ``GOALFIT_DATA=/x/y: no such folder``.
+    """
+    for part in _env_folders():
+        path = Path(part).expanduser()
+        if not path.is_dir():
+            what = "not a folder" if path.exists() else "no such folder"
+            if str(path.resolve()) != part:
+                what += f" ({path.resolve()})"
+            raise DatasetNotFoundError(
+                f"{DATA_ENV}={part}: {what}; point {DATA_ENV} at the folder that holds one sub-folder "
+                f"per dataset, or unset it"
+            )
+
+
+def bundled_file(folder: str, name: str) -> Path | None:
+    """Return the copy of ``<folder>/<name>`` shipped inside the package (gzip), or ``None``."""
+    if folder not in BUNDLED_FOLDERS:
+        return None
+    path = BUNDLED_DIR / f"{name}.gz"
+    return path if path.is_file() else None
+
+
 def locate_file(folder: str, name: str, data_home: str | os.PathLike[str] | None = None) -> Path | None:
-    """Return the first existing ``<root>/<folder>/<name>`` in lookup order, or ``None``."""
+    """Return the first existing ``<root>/<folder>/<name>`` in lookup order, or ``None``.
+
+    The lookup order is ``data_home``, ``$GOALFIT_DATA``, the user cache, then the copy shipped
+    inside the package (a ``.gz`` file, for the folders in :data:`BUNDLED_FOLDERS`).
+    """
     for _, root in _search_roots(data_home):
         path = root / folder / name
         if path.is_file():
             return path
-    return None
+    return bundled_file(folder, name)
 
 
 # --------------------------------------------------------------------------- integrity
@@ -197,17 +245,32 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def _gzip_size_sha256(path: Path) -> tuple[int, str]:
+    """Size and sha256 of the decompressed content of a gzip file."""
+    h = hashlib.sha256()
+    size = 0
+    with gzip.open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(_CHUNK), b""):
+            size += len(chunk)
+            h.update(chunk)
+    return size, h.hexdigest()
+
+
 def _check_local(path: Path, folder: str, spec: FileSpec) -> None:
     st = path.stat()
     key = (str(path.resolve()), st.st_size, st.st_mtime_ns, spec.sha256)
     with _verified_lock:
         if key in _verified:
             return
-    digest = _sha256(path) if st.st_size == spec.size else "(not computed)"
-    if st.st_size != spec.size or digest != spec.sha256:
+    if path.suffix == ".gz" and not spec.name.endswith(".gz"):  # the shipped copy: check what it holds
+        size, digest = _gzip_size_sha256(path)
+    else:
+        size = st.st_size
+        digest = _sha256(path) if st.st_size == spec.size else "(not computed)"
+    if size != spec.size or digest != spec.sha256:
         raise DatasetChecksumError(
             f"{path} is not the registered file {folder}/{spec.name}: expected {spec.size} bytes "
-            f"with sha256 {spec.sha256}, found {st.st_size} bytes with sha256 {digest}. "
+            f"with sha256 {spec.sha256}, found {size} bytes with sha256 {digest}. "
             "Replace it with the original file (see the folder's SOURCE.md) or delete it so that "
             "it can be downloaded again."
         )
@@ -240,10 +303,7 @@ def _download(url: str, dest: Path, folder: str, spec: FileSpec) -> None:
                     h.update(chunk)
                     out.write(chunk)
         except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise DatasetDownloadError(
-                f"could not download {folder}/{spec.name} from {url}: {exc}. "
-                + _placement_hint(folder, spec.name)
-            ) from exc
+            raise DatasetDownloadError(f"could not download {folder}/{spec.name} from {url}: {exc}") from exc
         digest = h.hexdigest()
         if size != spec.size or digest != spec.sha256:
             got = f"{size} bytes" if size <= spec.size else f"more than {spec.size} bytes"
@@ -259,20 +319,39 @@ def _download(url: str, dest: Path, folder: str, spec: FileSpec) -> None:
 
 
 def _placement_hint(folder: str, name: str) -> str:
+    """How to provide a missing file: one paragraph, naming ``GOALFIT_DATA`` as it is set."""
+    env = _env_folders()
+    if env:
+        where = (f"copy it to {Path(env[0]).expanduser() / folder / name} (under {DATA_ENV}={env[0]}), "
+                 f"or to {_cache_home() / folder / name}")
+    else:
+        where = (f"copy it to {_cache_home() / folder / name}, or put it at <dir>/{folder}/{name} and set "
+                 f"the environment variable {DATA_ENV}=<dir>")
     return (
-        f"Put the file at <dir>/{folder}/{name} and pass data_home=<dir>, or set the environment "
-        f"variable {DATA_ENV}=<dir>, or copy it to {_cache_home() / folder / name}; "
-        f"{MIRROR_ENV}=<base URL> downloads <base URL>/{folder}/{name} instead."
+        f"To provide it: {where}, or pass data_home=<dir> holding {folder}/{name}; "
+        f"{MIRROR_ENV}=<base URL> downloads <base URL>/{folder}/{name} instead "
+        f"(the folder's SOURCE.md and the loader's docstring say where the file comes from)."
     )
 
 
+def _searched(folder: str, name: str, data_home: Any) -> str:
+    """Where the file was looked for, in lookup order, as one clause."""
+    parts = []
+    for label, root in _search_roots(data_home):
+        if label == f"${DATA_ENV}":
+            parts.append(f"{DATA_ENV}={root} (looked for {root / folder / name})")
+        else:
+            parts.append(f"the {label} ({root / folder / name})")
+    text = ", nor in ".join(parts)
+    return text if _env_folders() else f"{text}; {DATA_ENV} is not set"
+
+
 def _not_found_message(folder: str, spec: FileSpec, data_home: Any, reason: str) -> str:
-    searched = "; ".join(f"{label}: {root / folder / spec.name}" for label, root in _search_roots(data_home))
-    if DATA_ENV not in os.environ:
-        searched += f"; ${DATA_ENV} is not set"
+    """First line: what is missing, where it was looked for and why it was not fetched; then how
+    to provide it (once)."""
     return (
-        f"dataset file {spec.name!r} of folder {folder!r} was not found ({reason}). "
-        f"Searched: {searched}. " + _placement_hint(folder, spec.name)
+        f"dataset {folder!r} not found in {_searched(folder, spec.name, data_home)}; {reason}.\n"
+        + _placement_hint(folder, spec.name)
     )
 
 
@@ -309,6 +388,7 @@ def fetch_file(
         A local or downloaded file does not match the registered size/sha256.
     """
     spec = _spec(folder, name)
+    check_data_env()
     path = locate_file(folder, name, data_home)
     if path is not None:
         _check_local(path, folder, spec)
@@ -333,9 +413,10 @@ def fetch_file(
             return dest
         except (DatasetDownloadError, DatasetChecksumError) as exc:
             errors.append(exc)
-    if len(errors) == 1:
-        raise errors[0]
-    raise type(errors[-1])("; ".join(str(e) for e in errors))
+    if all(isinstance(e, DatasetChecksumError) for e in errors):
+        raise type(errors[-1])("; ".join(str(e) for e in errors))
+    reason = "the download failed: " + "; ".join(str(e) for e in errors)
+    raise DatasetDownloadError(_not_found_message(folder, spec, data_home, reason))
 
 
 def fetch_files(

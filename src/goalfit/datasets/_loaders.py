@@ -261,7 +261,12 @@ def load_adult(*, subset: Subset = "train", data_home: PathLike = None, download
       (``|1x3 Cross validator``) and its labels' trailing ``.`` are handled.
     * ``sensitive_features``: ``sex`` (Male/Female), ``race`` (White, Black,
       Asian-Pac-Islander, Amer-Indian-Eskimo, Other), ``age`` (years).
-    * Source: original UCI files (Kohavi 1996).
+    * Source: original UCI files (Becker & Kohavi 1996, CC BY 4.0; Kohavi 1996).
+    * A gzip copy of both files ships inside the package
+      (``goalfit/datasets/data``, licence and source in its SOURCE.md); it is
+      read when ``data_home``, ``$GOALFIT_DATA`` and the user cache hold no
+      Adult, with no download, and is checked against the same sha256, so it
+      gives the same rows, columns and train/test split.
 
     {files}
     """

@@ -41,6 +41,7 @@ from ..methods.surrogate.problem import BlackBoxProblem, SampleGoals, metric_gro
 from ..methods.surrogate.slices import build_surrogates
 from ..methods.surrogate.spgd import PROJECTION_TOL
 from ..methods.surrogate.surrogates import LOSSES, PointwiseLoss
+from ..utils.deprecation import DeprecatedParams
 
 __all__ = ["AdaptiveSurrogateClassifier", "BlackBoxPostShiftClassifier", "RelaxedFMClassifier"]
 
@@ -48,7 +49,7 @@ __all__ = ["AdaptiveSurrogateClassifier", "BlackBoxPostShiftClassifier", "Relaxe
 _OBJECTIVE = [str, HasMethods(["bind"]), HasMethods(["evaluate_many"]), callable]
 
 
-class _ScoreEstimator(GoalEstimator):
+class _ScoreEstimator(DeprecatedParams, GoalEstimator):
     """Shared by the black-box estimators: objective, data preparation, evaluation, scores."""
 
     def _goal_problem(self) -> Problem:
@@ -138,7 +139,11 @@ class _ScoreEstimator(GoalEstimator):
             s = np.asarray(clf.decision_function(self._check_predict_X(data.X)), dtype=float)
             y01 = np.asarray(data.y_codes == 1, dtype=int)
             value = metric(y01, s, metric_groups(data) if metric.uses_groups else None)
-            out["objective"] = {"name": metric.name, "value": float(value)}
+            from ..goals.blackbox import BlackBoxMetric
+            from ..metrics.evaluation import objective_entry
+
+            # a user's callable names no score of goalfit's (its name may be anything)
+            out["objective"] = objective_entry(metric.name, value, named=type(metric) is not BlackBoxMetric)
         return out
 
     def __sklearn_tags__(self):
@@ -287,7 +292,7 @@ class AdaptiveSurrogateClassifier(_ScoreEstimator):
 
     def __init__(self, objective="gmean", constraints=(), *, estimator=None, surrogates="auto",
                  method="interpolation", method_params=None, alpha=None, max_iter=100, tol=PROJECTION_TOL,
-                 init="zeros", fit_intercept=True, random_state=None, verbose=0):
+                 init="zeros", fit_intercept=True, random_state=None, verbose=0, **deprecated_params):
         self.objective = objective
         self.constraints = constraints
         self.estimator = estimator
@@ -301,6 +306,16 @@ class AdaptiveSurrogateClassifier(_ScoreEstimator):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.verbose = verbose
+        self._fold_deprecated(deprecated_params)
+
+    #: Constructor keywords of goalfit 0.1 (accepted with a FutureWarning until 0.3): where each now lives.
+    _deprecated_params = {
+        "metric": "objective", "surrogate_loss": "surrogates", "module": "estimator", "gradient": "method",
+        "n_iter": "max_iter", "projection_tol": "tol",
+        **{name: f"method_params.{name}" for name in (
+            "device", "n_perturbations", "sigma", "gradient_params", "step_size", "projection", "projection_iter",
+            "projection_lr", "param_bound", "eval_every", "n_restarts", "restart_scale", "dtype", "chunk_elements")},
+    }
 
     def _check_method_params(self) -> None:
         surrogate_params(SurrogateMethod(self.method).check_params(self.method_params))
@@ -426,11 +441,16 @@ class BlackBoxPostShiftClassifier(_ScoreEstimator):
         "estimator": [None, HasMethods(["fit", "decision_function"])],
     }
 
-    def __init__(self, objective="gmean", constraints=(), *, estimator=None, method_params=None):
+    def __init__(self, objective="gmean", constraints=(), *, estimator=None, method_params=None,
+                 **deprecated_params):
         self.objective = objective
         self.constraints = constraints
         self.estimator = estimator
         self.method_params = method_params
+        self._fold_deprecated(deprecated_params)
+
+    #: Constructor keywords of goalfit 0.1 (accepted with a FutureWarning until 0.3).
+    _deprecated_params = {"metric": "objective", "grid_size": "method_params.grid_size"}
 
     def fit(self, X, y, *, sensitive_features=None, sample_weight=None, X_val=None, y_val=None,
             sensitive_features_val=None):
@@ -518,12 +538,16 @@ class RelaxedFMClassifier(_ScoreEstimator):
     }
 
     def __init__(self, objective="macro_f1_over_groups", constraints=(), *, max_iter=200, init="logistic",
-                 fit_intercept=True):
+                 fit_intercept=True, **deprecated_params):
         self.objective = objective
         self.constraints = constraints
         self.max_iter = max_iter
         self.init = init
         self.fit_intercept = fit_intercept
+        self._fold_deprecated(deprecated_params)
+
+    #: Constructor keywords of goalfit 0.1 (accepted with a FutureWarning until 0.3).
+    _deprecated_params = {"metric": "objective"}
 
     def fit(self, X, y, *, sensitive_features=None, sample_weight=None, X_val=None, y_val=None,
             sensitive_features_val=None):

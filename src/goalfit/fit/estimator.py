@@ -240,8 +240,12 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         Returns
         -------
         dict
-            ``objective`` {name, value}, ``constraints`` [{name, expression, value, bound,
-            sense, violation, met}], ``accuracy`` (labelled rows of the training dataset); with
+            ``objective`` {name, value, loss, score, loss_label, score_label}: ``value`` and
+            ``loss`` are the minimized value (``1 - F1`` for ``objective="f1"``), ``score`` the
+            score the name says (F1) where the objective is ``1 - score``, else None
+            (:func:`goalfit.metrics.objective_entry`); ``constraints`` [{name, expression,
+            value, bound, sense, violation, met}], ``accuracy`` (labelled rows of the training
+            dataset); with
             ``confidence`` also ``interval`` entries, ``met_with_confidence`` and
             ``accuracy_interval``. After a ``confidence=`` fit each constraint also carries
             ``certified_bound`` and ``certified``: the one-sided bound that the fit's safety test

@@ -40,57 +40,114 @@ from .rates import (
 
 
 def hmean():
-    """H-mean loss (see :class:`HMeanLoss`)."""
+    """H-mean of the per-class recalls; as a goal, its loss 1 - H-mean (see :class:`HMeanLoss`).
+
+    ``Problem("hmean")`` minimizes 1 - H-mean; called on labels, ``goalfit.hmean(y_true,
+    y_pred)`` returns the H-mean ``n / sum_k (1 / recall_k)`` (Narasimhan et al., Table 1).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> round(gf.hmean([0, 0, 1, 1], [0, 1, 1, 1]), 4)  # recalls 0.5 and 1
+    0.6667
+    """
     return HMeanLoss()
 
 
 def gmean():
-    """G-mean loss (see :class:`GMeanLoss`)."""
+    """G-mean of the per-class recalls; as a goal, its loss 1 - G-mean (see :class:`GMeanLoss`).
+
+    ``Problem("gmean")`` minimizes 1 - G-mean; called on labels, ``goalfit.gmean(y_true,
+    y_pred)`` returns the G-mean ``(prod_k recall_k)^(1/n)`` (imbalanced-learn's
+    ``geometric_mean_score``; Narasimhan et al., Ex. 3).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> round(gf.gmean([0, 0, 1, 1], [0, 1, 1, 1]), 4)  # recalls 0.5 and 1
+    0.7071
+    """
     return GMeanLoss()
 
 
 def qmean():
-    """Q-mean loss (see :class:`QMeanLoss`)."""
+    """Q-mean loss ``sqrt(mean_k (1 - recall_k)^2)``, a loss in both uses (see :class:`QMeanLoss`).
+
+    ``Problem("qmean")`` minimizes it and ``goalfit.qmean(y_true, y_pred)`` returns it
+    (Narasimhan et al., Table 1).
+    """
     return QMeanLoss()
 
 
 def minmax_recall():
-    """Min-max recall loss (see :class:`MinMaxRecallLoss`)."""
+    """Worst-class recall; as a goal, the min-max loss 1 - min recall (see :class:`MinMaxRecallLoss`).
+
+    ``Problem("minmax_recall")`` minimizes ``max_k (1 - recall_k)`` (Narasimhan et al.'s min-max
+    loss); called on labels, ``goalfit.minmax_recall(y_true, y_pred)`` returns
+    ``min_k recall_k``.
+    """
     return MinMaxRecallLoss()
 
 
 def balanced_error():
-    """Balanced error (see :class:`BalancedErrorRate`)."""
+    """Balanced error ``1 - mean_k recall_k``, a loss in both uses (see :class:`BalancedErrorRate`).
+
+    Called on labels it is ``1 - sklearn.metrics.balanced_accuracy_score(y_true, y_pred)``.
+    """
     return BalancedErrorRate()
 
 
 def fbeta(beta=1.0, label=None, *, group=None):
-    """F-beta loss of a class (see :class:`FBetaLoss`)."""
+    """F-beta of a class; as a goal, its loss 1 - F-beta (see :class:`FBetaLoss`).
+
+    Called on labels, ``goalfit.fbeta(y_true, y_pred, beta)`` returns scikit-learn's
+    ``fbeta_score(y_true, y_pred, beta=beta)``.
+    """
     return FBetaLoss(beta, label, group=group)
 
 
 def f1(label=None, *, group=None):
-    """F1 loss of a class (see :class:`FBetaLoss`)."""
+    """F1 of a class; as a goal, its loss 1 - F1 (see :class:`FBetaLoss`).
+
+    ``Problem("f1")`` minimizes 1 - F1 and ``f1() <= 0.3`` asks F1 >= 0.7; called on labels,
+    ``goalfit.f1(y_true, y_pred)`` returns F1, equal to ``sklearn.metrics.f1_score``.
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.f1([0, 1, 1, 1], [0, 1, 1, 0])  # precision 1, recall 2/3
+    0.8
+    """
     return FBetaLoss(1.0, label, group=group)
 
 
 def micro_f1(default_class=None):
-    """Micro-F1 loss (see :class:`MicroF1Loss`)."""
+    """Micro-F1 without a default class; as a goal, its loss 1 - micro-F1 (see :class:`MicroF1Loss`).
+
+    Called on labels it is ``f1_score(y_true, y_pred, labels=[every class but the default],
+    average="micro")``.
+    """
     return MicroF1Loss(default_class)
 
 
 def macro_f1():
-    """Macro-F1 loss (see :class:`MacroF1Loss`)."""
+    """Macro-F1; as a goal, its loss 1 - macro-F1 (see :class:`MacroF1Loss`).
+
+    Called on labels it is ``f1_score(y_true, y_pred, average="macro")``.
+    """
     return MacroF1Loss()
 
 
 def macro_f1_over_groups(column=None, label=None):
-    """Macro F1 over the groups of a column, as a loss (see :class:`MacroF1OverGroupsLoss`)."""
+    """F1 averaged over the groups of a column; as a goal, 1 minus it (see :class:`MacroF1OverGroupsLoss`).
+
+    Called on labels (with ``sensitive_features``) it returns the average of the groups' F1.
+    """
     return MacroF1OverGroupsLoss(column, label)
 
 
 def kl_quantification():
-    """KL quantification (see :class:`KLQuantification`)."""
+    """KL quantification loss, a loss in both uses (see :class:`KLQuantification`)."""
     return KLQuantification()
 
 
@@ -105,7 +162,7 @@ def cost_sensitive_loss(cost_matrix):
 
 
 def error():
-    """0-1 loss (see :class:`ErrorRate`)."""
+    """0-1 loss, in both uses: called on labels, ``1 - accuracy_score`` (see :class:`ErrorRate`)."""
     return ErrorRate()
 
 

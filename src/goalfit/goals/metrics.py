@@ -1,5 +1,13 @@
 """Named performance metrics as functions of the confusion tensor (loss form: lower is better).
 
+A goal is what a method minimizes (or bounds from above), so a metric whose name is a score
+(F1, G-mean, H-mean, the worst-class recall) is the goal ``1 - score``: ``Problem("f1")``
+minimizes 1 - F1. Called on labels (``goalfit.f1(y_true, y_pred)``, :mod:`goalfit.metrics`) a
+builder returns the score its name says, as scikit-learn does. :data:`SCORES` lists the
+metrics that are ``1 - score``; the others (error, balanced error, Q-mean loss, KL
+quantification, cost-sensitive loss, coverage deviation) are losses by definition and are the
+same number in both uses. :func:`loss_label` and :func:`score_label` name both for reports.
+
 Definitions follow Narasimhan et al. (JMLR 2024), §2 Table 1 and Examples 1-6, with
 ``r_k = C_kk / pi_k`` the recall of class ``k`` (summed over cells) and ``pi`` the class
 priors of the data the metric is bound to (a constant, as in the paper). Errata followed:
@@ -12,6 +20,8 @@ with ``EPS = 1e-7`` (documented numerical floor, Narasimhan §10.2 note 3).
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .expressions import Expression, LinearExpression
@@ -23,8 +33,88 @@ EPS = 1e-7
 __all__ = [
     "ErrorRate", "BalancedErrorRate", "CostSensitiveLoss", "FBetaLoss", "MicroF1Loss",
     "MacroF1Loss", "MacroF1OverGroupsLoss", "HMeanLoss", "GMeanLoss", "QMeanLoss", "MinMaxRecallLoss",
-    "KLQuantification", "CoverageDeviation",
+    "KLQuantification", "CoverageDeviation", "SCORES", "LOSSES", "score_label", "loss_label",
+    "score_from_loss",
 ]
+
+#: Goals whose value is the loss ``1 - score``, by the head of their name (what the name says;
+#: the black-box metrics of :mod:`goalfit.goals.blackbox` are named as losses, ``gmean_loss``).
+SCORES = {
+    "f1": "F1", "fbeta": "F-beta", "micro_f1": "micro-F1", "macro_f1": "macro-F1",
+    "macro_f1_over_groups": "macro-F1 over groups", "gmean": "G-mean", "hmean": "H-mean",
+    "minmax_recall": "min recall",
+    "gmean_loss": "G-mean", "macro_f1_over_groups_loss": "macro-F1 over groups", "prbep_loss": "PRBEP",
+}
+
+#: Goals that are losses by definition (the metric call returns the same value): readable names.
+LOSSES = {
+    "error": "error rate", "error_loss": "error rate", "balanced_error": "balanced error rate",
+    "qmean": "Q-mean loss", "kl_quantification": "KL quantification loss",
+}
+
+
+def _head(name: str):
+    """``("f1", "(group='F')")`` for ``"f1(group='F')"``; None for a name that is not one call."""
+    m = re.fullmatch(r"([a-z0-9_]+)(\(.*\))?", name.strip())
+    if not m:
+        return None
+    return m.group(1), m.group(2) or ""
+
+
+def score_label(name: str) -> str | None:
+    """The score a goal's value is one minus, or None when the goal is not ``1 - score``.
+
+    Parameters
+    ----------
+    name : str
+        A goal's name (``Expression.name``, ``BlackBoxMetric.name``).
+
+    Returns
+    -------
+    str or None
+        ``"f1"`` -> ``"F1"``, ``"f1(group='F')"`` -> ``"F1(group='F')"``,
+        ``"precision_at_5_loss"`` -> ``"precision@5"``; None for losses by definition
+        (``"error"``, ``"qmean"``), rates and expressions.
+
+    Examples
+    --------
+    >>> score_label("gmean"), score_label("error")
+    ('G-mean', None)
+    """
+    parts = _head(name)
+    if parts is None:
+        return None
+    head, args = parts
+    if head in SCORES:
+        return SCORES[head] + args
+    k = re.fullmatch(r"precision_at_(\d+)_loss", head)
+    return f"precision@{k.group(1)}" + args if k else None
+
+
+def loss_label(name: str) -> str:
+    """Readable name of what a goal's value measures (the minimized value of an objective).
+
+    ``"f1"`` -> ``"1 - F1"``, ``"error"`` -> ``"error rate"``, ``"qmean"`` -> ``"Q-mean
+    loss"``; rates, disparities and expressions keep their name.
+
+    Examples
+    --------
+    >>> loss_label("hmean"), loss_label("demographic_parity_difference('sex')")
+    ('1 - H-mean', "demographic_parity_difference('sex')")
+    """
+    score = score_label(name)
+    if score is not None:
+        return f"1 - {score}"
+    parts = _head(name)
+    if parts is not None and parts[0] in LOSSES:
+        return LOSSES[parts[0]] + parts[1]
+    return name
+
+
+def score_from_loss(name: str, loss: float) -> float | None:
+    """The score of a goal named ``name`` whose (loss) value is ``loss``: ``1 - loss``, or None
+    when the goal is not ``1 - score`` (:func:`score_label`)."""
+    return None if score_label(name) is None else 1.0 - float(loss)
 
 
 class _Named(Expression):
@@ -97,7 +187,10 @@ class FBetaLoss(_Named):
     """``1 - F_beta`` of one class: ``(beta^2 FN + FP) / ((1+beta^2) TP + beta^2 FN + FP)``.
 
     A ratio of linear forms (Narasimhan Ex. 2), optimized by bisection. Value 1 when the class
-    is neither present nor predicted (scikit-learn's zero_division=0 for the F-score).
+    is neither present nor predicted (scikit-learn's zero_division=0 for the F-score). As a goal
+    it is this loss (``Problem("f1")`` minimizes 1 - F1; ``f1() <= 0.3`` asks F1 >= 0.7); the
+    metric call ``goalfit.f1(y_true, y_pred)`` returns F_beta itself, equal to scikit-learn's
+    ``fbeta_score(y_true, y_pred, beta=beta, pos_label=label)``.
 
     Parameters
     ----------
@@ -135,7 +228,8 @@ class MicroF1Loss(_Named):
     """Micro-F1 loss with a default class ``d`` left out (Narasimhan Ex. 4, BioNLP variant).
 
     ``1 - 2 sum_{i != d} C_ii / (2 - sum_i C_di - sum_i C_id)``; equals scikit-learn's
-    ``1 - f1_score(y, p, labels=[all but d], average="micro")``. A ratio of linear forms.
+    ``1 - f1_score(y, p, labels=[all but d], average="micro")``. A ratio of linear forms. The
+    metric call ``goalfit.micro_f1(y_true, y_pred)`` returns the micro-F1 itself.
 
     Parameters
     ----------
@@ -206,7 +300,8 @@ def _row_col_features(space):
 class HMeanLoss(_RecallMetric):
     """``1 - n / sum_k (1 / r_k)``: one minus the harmonic mean of recalls (convex, smooth).
 
-    Value 1 when some recall is 0.
+    Value 1 when some recall is 0. The metric call ``goalfit.hmean(y_true, y_pred)`` returns
+    the H-mean ``n / sum_k (1 / r_k)`` (0 when some recall is 0).
     """
 
     is_convex = is_smooth = True
@@ -223,7 +318,11 @@ class HMeanLoss(_RecallMetric):
 
 
 class GMeanLoss(_RecallMetric):
-    """``1 - (prod_k r_k)^(1/n)``: one minus the geometric mean of recalls (convex; non-smooth at 0)."""
+    """``1 - (prod_k r_k)^(1/n)``: one minus the geometric mean of recalls (convex; non-smooth at 0).
+
+    The metric call ``goalfit.gmean(y_true, y_pred)`` returns the G-mean ``(prod_k r_k)^(1/n)``
+    (imbalanced-learn's ``geometric_mean_score`` with its default ``average="multiclass"``).
+    """
 
     is_convex = True
     is_smooth = False
@@ -239,7 +338,11 @@ class GMeanLoss(_RecallMetric):
 
 
 class QMeanLoss(_RecallMetric):
-    """``sqrt((1/n) sum_k (1 - r_k)^2)``: quadratic mean of per-class errors (convex, smooth off r = 1)."""
+    """``sqrt((1/n) sum_k (1 - r_k)^2)``: quadratic mean of per-class errors (convex, smooth off r = 1).
+
+    A loss by definition (Narasimhan Table 1 and §10.1, "the Q-mean loss"; Lawrence et al.
+    1998), so the goal and the metric call ``goalfit.qmean(y_true, y_pred)`` are the same number.
+    """
 
     is_convex = is_smooth = True
     name = "qmean"
@@ -255,7 +358,12 @@ class QMeanLoss(_RecallMetric):
 
 
 class MinMaxRecallLoss(_Named):
-    """``max_k (1 - r_k)``: worst per-class error (convex, piecewise linear, non-smooth)."""
+    """``max_k (1 - r_k) = 1 - min_k r_k``: worst per-class error (convex, piecewise linear, non-smooth).
+
+    The goal is the min-max loss of Narasimhan (Table 1, Fig. 10); the score its name says is
+    the worst-class recall ``min_k r_k``, which the metric call
+    ``goalfit.minmax_recall(y_true, y_pred)`` returns.
+    """
 
     is_convex = True
     name = "minmax_recall"
@@ -269,7 +377,9 @@ class MacroF1Loss(_Named):
     """``1 - (1/n) sum_k 2 C_kk / (sum_j C_kj + sum_j C_jk)`` (neither convex nor ratio-of-linear).
 
     Evaluation only for the plug-in methods (no guarantee in the paper); a class neither present
-    nor predicted contributes F1 = 0 (scikit-learn's zero_division=0).
+    nor predicted contributes F1 = 0 (scikit-learn's zero_division=0). The metric call
+    ``goalfit.macro_f1(y_true, y_pred)`` returns the macro-F1, scikit-learn's
+    ``f1_score(y_true, y_pred, average="macro")``.
     """
 
     name = "macro_f1"
@@ -304,7 +414,9 @@ class MacroF1OverGroupsLoss(_Named):
     Narasimhan, Cotter & Gupta 2019), so the bound function is ``kind="nonconvex"`` and smooth:
     the plug-in methods do not choose it automatically; ``method="frank_wolfe"`` runs Frank-Wolfe
     on it as a heuristic (each group's F1 is maximized by a threshold on that group's class
-    probability, which the plug-in oracle's per-cell costs can express).
+    probability, which the plug-in oracle's per-cell costs can express). The metric call
+    ``goalfit.macro_f1_over_groups(y_true, y_pred, sensitive_features=s)`` returns the
+    average F1 itself.
 
     Parameters
     ----------

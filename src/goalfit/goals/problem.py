@@ -143,7 +143,14 @@ class Problem:
     Parameters
     ----------
     objective : str or Expression, default "error"
-        A name from :data:`OBJECTIVES` or any goal expression (lower is better).
+        A name from :data:`OBJECTIVES` or any goal expression: what is minimized (lower is
+        better). A name that is a score names its loss: ``"f1"`` minimizes 1 - F1,
+        ``"gmean"`` / ``"hmean"`` 1 - G-mean / 1 - H-mean, ``"micro_f1"`` / ``"macro_f1"``
+        1 - micro-/macro-F1, ``"minmax_recall"`` 1 - the worst-class recall (Narasimhan et
+        al.'s min-max loss); ``"error"``, ``"balanced_error"``, ``"qmean"`` and
+        ``"kl_quantification"`` are losses and are minimized as they are
+        (:data:`goalfit.goals.metrics.SCORES`). The same builders called on labels return the
+        score (``goalfit.f1(y_true, y_pred)`` is F1).
     constraints : sequence of Constraint
         E.g. ``[demographic_parity_difference("sex") <= 0.01, precision(1) >= 0.8]``.
 
@@ -151,6 +158,13 @@ class Problem:
     ------
     TypeError
         If a constraint is not a :class:`Constraint` (e.g. a bare expression).
+
+    Examples
+    --------
+    >>> from goalfit.goals import Problem, demographic_parity_difference
+    >>> Problem("f1", [demographic_parity_difference() <= 0.05])
+    minimize f1 (1 - F1)
+      s.t. demographic_parity_difference() <= 0.05
     """
 
     def __init__(self, objective="error", constraints=()):
@@ -166,7 +180,9 @@ class Problem:
 
     def __repr__(self) -> str:
         cons = "".join(f"\n  s.t. {c.name}" for c in self.constraints)
-        return f"minimize {self.objective.name}{cons}"
+        name = self.objective.name
+        label = _m.loss_label(name)
+        return f"minimize {name}{'' if label == name else f' ({label})'}{cons}"
 
     def compile(self, space) -> CompiledProblem:
         """Bind to a confusion space.

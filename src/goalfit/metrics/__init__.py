@@ -22,14 +22,19 @@ def _on_labels(args, kwargs) -> bool:
 
 
 def goal_or_value(builder):
-    """A goal builder that also computes the goal's value when called as fairlearn's metrics are.
+    """A goal builder that also computes the metric when called as scikit-learn's and fairlearn's are.
 
     ``builder(...)`` with names of classes, groups or datasets returns the goal expression, as
     :mod:`goalfit.goals` does; ``builder(y_true, y_pred, *, sensitive_features=None,
-    sample_weight=None, pos_label=None, **options)`` returns its value on those labels and
-    predictions (:func:`score`; for the fairness measures the same definition and defaults as
-    ``fairlearn.metrics``, e.g. ``demographic_parity_difference(y_true, y_pred,
-    sensitive_features=s)``, ``method="between_groups"``).
+    sample_weight=None, pos_label=None, **options)`` returns the value its name says on those
+    labels and predictions: a score where the name is a score (``f1`` is F1 as
+    ``sklearn.metrics.f1_score``, ``gmean`` / ``hmean`` the G-/H-mean of the recalls,
+    ``minmax_recall`` the worst-class recall: :data:`goalfit.goals.metrics.SCORES`), while the
+    goal expression, what an objective minimizes, is ``1 - score``; a loss where the name is a
+    loss (``error``, ``balanced_error``, ``qmean``, ``kl_quantification``); rates and the
+    fairness measures with the same definition and defaults as ``fairlearn.metrics``, e.g.
+    ``demographic_parity_difference(y_true, y_pred, sensitive_features=s)``,
+    ``method="between_groups"``. :func:`score` gives a goal expression's own value (the loss).
 
     Parameters
     ----------
@@ -55,12 +60,15 @@ def goal_or_value(builder):
             raise ValueError("agg: only 'worst_case' (fairlearn's default) is computed")
         from .evaluation import score
 
-        return score(builder(*args, **kwargs), y_true, y_pred, sensitive_features=sf, sample_weight=sw,
-                     pos_label=pos_label)
+        goal = builder(*args, **kwargs)
+        value = score(goal, y_true, y_pred, sensitive_features=sf, sample_weight=sw, pos_label=pos_label)
+        as_score = _goals.metrics.score_from_loss(goal.name, value)  # F1 where the goal is 1 - F1
+        return value if as_score is None else as_score
 
     dual.__doc__ = (builder.__doc__ or "") + (
-        "\n\n    Also computes the value on labels when called as ``f(y_true, y_pred, *, "
-        "sensitive_features=, sample_weight=, pos_label=)`` (:func:`goalfit.metrics.goal_or_value`).\n")
+        "\n\n    Also computes the metric on labels when called as ``f(y_true, y_pred, *, "
+        "sensitive_features=, sample_weight=, pos_label=)``: the value its name says, a score for "
+        "a score (:func:`goalfit.metrics.goal_or_value`).\n")
     return dual
 
 
@@ -71,6 +79,7 @@ globals().update(BUILDERS)
 
 #: Loaded on first use: name -> module of this package.
 _LAZY = {"score": "evaluation", "evaluate_problem": "evaluation", "evaluate_compiled": "evaluation",
+         "objective_entry": "evaluation",
          "add_intervals": "evaluation", "goal_scorer": "scorer", "GoalScorer": "scorer",
          "plan_certification": "planning", "CertificationPlan": "planning"}
 
@@ -78,6 +87,6 @@ _LAZY = {"score": "evaluation", "evaluate_problem": "evaluation", "evaluate_comp
 __getattr__ = lazy_attributes(__name__, _LAZY)  # the evaluation loads pandas, the scorer scikit-learn
 
 
-__all__ = ["score", "evaluate_problem", "evaluate_compiled", "add_intervals", "goal_scorer", "GoalScorer",
+__all__ = ["score", "evaluate_problem", "evaluate_compiled", "objective_entry", "add_intervals", "goal_scorer", "GoalScorer",
            "plan_certification", "CertificationPlan",
            "goal_or_value", *BUILDERS]

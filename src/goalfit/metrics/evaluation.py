@@ -55,6 +55,10 @@ def score(goal, y_true, y_pred, *, sensitive_features=None, sample_weight=None, 
           pos_label=None) -> float:
     """Value of a goal expression (or objective name) on labels and predictions.
 
+    The goal's own value, the number an objective minimizes or a constraint bounds: for a
+    metric whose name is a score this is the loss ``score("f1", y, p) == 1 - F1``; the
+    builders called on labels (``goalfit.f1(y_true, y_pred)``) return the score itself.
+
     Parameters
     ----------
     goal : str or Expression
@@ -110,8 +114,10 @@ def evaluate_problem(problem: Problem, y_true, y_pred, *, sensitive_features=Non
 
     Returns
     -------
-    dict: ``objective`` {name, value}, ``constraints`` [{name, value, bound, sense, violation,
-    met}], ``accuracy``. With ``confidence``: ``objective["interval"]``, each constraint's
+    dict: ``objective`` (:func:`objective_entry`: ``name``, ``value`` = ``loss`` the minimized
+    value, ``score`` or None, ``loss_label``, ``score_label``), ``constraints`` [{name, value,
+    bound, sense, violation, met}], ``accuracy``. With ``confidence``: ``objective["interval"]``
+    (of the loss; ``objective["score_interval"]`` where a score exists), each constraint's
     ``interval`` ([low, high]), ``interval_method`` and ``met_with_confidence`` (the whole
     interval on the right side of the bound: the data show the goal holds at that level, one
     sided at ``(1 + confidence) / 2``), and ``accuracy_interval``.
@@ -141,6 +147,8 @@ def add_intervals(out: dict, problem: Problem, sample, confidence: float, *, met
     iv = goal_interval(problem.objective, sample, confidence, **kw)
     out["objective"]["interval"] = iv.as_list()
     out["objective"]["interval_method"] = iv.method
+    if out["objective"].get("score") is not None:  # score = 1 - loss: the interval flips
+        out["objective"]["score_interval"] = [1.0 - iv.high, 1.0 - iv.low]
     for c, row in zip(problem.constraints, out["constraints"]):
         iv = goal_interval(c.expression, sample, confidence, **kw)
         row["interval"] = iv.as_list()
@@ -152,6 +160,43 @@ def add_intervals(out: dict, problem: Problem, sample, confidence: float, *, met
     return out
 
 
+def objective_entry(name: str, loss: float, *, named: bool = True) -> dict:
+    """An evaluation's ``objective`` entry: what is minimized and, where one exists, the score.
+
+    Parameters
+    ----------
+    name : str
+        The objective's name (``"f1"``, ``"error"``, ``"demographic_parity_difference('sex')"``).
+    loss : float
+        Its value, the minimized quantity (lower is better).
+    named : bool, default True
+        Whether ``name`` is goalfit's (a goal or built-in metric); False for a user's
+        black-box callable, whose name says nothing about a score.
+
+    Returns
+    -------
+    dict
+        ``name``; ``value`` and ``loss``: the minimized value (the same number: ``value`` is the
+        key every reader has used); ``score``: ``1 - loss`` where the name is a score whose goal
+        is ``1 - score`` (F1, G-mean, H-mean, min recall, :data:`goalfit.goals.metrics.SCORES`),
+        else None; ``loss_label`` (``"1 - F1"``, ``"error rate"``) and ``score_label``
+        (``"F1"`` or None) for display.
+
+    Examples
+    --------
+    >>> e = objective_entry("f1", 0.25)
+    >>> e["loss"], e["score"], e["loss_label"], e["score_label"]
+    (0.25, 0.75, '1 - F1', 'F1')
+    """
+    from ..goals.metrics import loss_label, score_from_loss, score_label
+
+    loss = float(loss)
+    if not named:
+        return {"name": name, "value": loss, "loss": loss, "score": None, "loss_label": name, "score_label": None}
+    return {"name": name, "value": loss, "loss": loss, "score": score_from_loss(name, loss),
+            "loss_label": loss_label(name), "score_label": score_label(name)}
+
+
 def evaluate_compiled(problem: Problem, cp, C) -> dict:
     """:func:`evaluate_problem` from a problem already bound to a space and a tensor ``C``."""
     cons = []
@@ -161,7 +206,7 @@ def evaluate_compiled(problem: Problem, cp, C) -> dict:
         cons.append({"name": c.name, "expression": c.constraint.expression.name, "value": v, "bound": c.bound, "sense": c.sense,
                      "violation": viol, "met": viol <= FEASIBLE_TOL})
     return {
-        "objective": {"name": problem.objective.name, "value": cp.objective.value(C)},
+        "objective": objective_entry(problem.objective.name, cp.objective.value(C)),
         "constraints": cons,
         "accuracy": float(np.trace(C.sum(axis=0))),
     }

@@ -29,10 +29,18 @@ def _section(evals: dict) -> dict:
     first = evals[splits[0]]
     out = {
         "objective": {"name": first["objective"]["name"],
+                      # what the split columns hold (the minimized value) and the score beside it
+                      "loss_label": first["objective"].get("loss_label", display_name(first["objective"]["name"])),
+                      "score_label": first["objective"].get("score_label"),
                       **{s: evals[s]["objective"]["value"] for s in splits}},
         "constraints": [],
         "metrics": {s: {"accuracy": evals[s]["accuracy"]} for s in splits},
     }
+    for s in splits:
+        if evals[s]["objective"].get("score") is not None:
+            out["objective"][f"score_{s}"] = evals[s]["objective"]["score"]
+            if "score_interval" in evals[s]["objective"]:
+                out["objective"][f"score_interval_{s}"] = evals[s]["objective"]["score_interval"]
     for s in splits:  # confidence intervals, when evaluated with a confidence
         if "interval" in evals[s]["objective"]:
             out["objective"][f"interval_{s}"] = evals[s]["objective"]["interval"]
@@ -59,7 +67,10 @@ class Report:
     Attributes
     ----------
     data : dict
-        JSON-ready content: ``objective`` {name, train, test}, ``constraints`` [{name, sense,
+        JSON-ready content: ``objective`` {name, loss_label, score_label, train, test,
+        score_train, score_test}: ``train`` / ``test`` hold the minimized value (``1 - F1``,
+        labelled ``loss_label``), ``score_*`` the score (F1, ``score_label``) where the
+        objective is ``1 - score`` (``score_interval_*`` with intervals); ``constraints`` [{name, sense,
         bound, train, test, violation_*, met_*}], ``metrics`` {train, test: {accuracy}},
         ``baseline`` (same fields, for the estimator's baseline named ``baseline_name``),
         ``timing`` {base_fit_seconds, total_fit_seconds, base_label (what base_fit_seconds timed, when
@@ -101,8 +112,9 @@ class Report:
         def row(ours, theirs):  # our cell, then the baseline's when there is one
             return [ours] if b is None else [ours, theirs]
 
-        t.add_row(f"minimize {display_name(d['objective']['name'])}", "",
-                  *sum([row(_fmt(d['objective'][s], d['objective'].get(f"interval_{s}")),
+        obj = d["objective"]
+        t.add_row(f"{obj.get('loss_label', display_name(obj['name']))} (minimized)", "",
+                  *sum([row(_fmt(obj[s], obj.get(f"interval_{s}")),
                             b and f"{b['objective'][s]:.4f}") for s in splits], []))
         for k, c in enumerate(d["constraints"]):
             cb = None if b is None else b["constraints"][k]
@@ -110,6 +122,11 @@ class Report:
             for s in splits:
                 ok = "[green]✓[/green]" if c[f"met_{s}"] else "[red]✗[/red]"
                 cells += row(f"{_fmt(c[s], c.get(f'interval_{s}'))} {ok}",
+        if obj.get("score_label") is not None:  # F1 beside the minimized 1 - F1
+            t.add_row(f"{obj['score_label']} (score)", "",
+                      *sum([row(_fmt(obj[f"score_{s}"], obj.get(f"score_interval_{s}")),
+                                b and f"{b['objective'][f'score_{s}']:.4f}")
+                            for s in splits], []))
                              cb and f"{cb[s]:.4f} {'✓' if cb[f'met_{s}'] else '✗'}")
             t.add_row(display_name(c["expression"]), f"{c['sense']} {c['bound']:g}", *cells)
         t.add_row("accuracy", "", *sum([row(_fmt(d['metrics'][s]['accuracy'], d['metrics'][s].get("accuracy_interval")),

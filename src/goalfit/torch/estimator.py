@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from ..classifiers import RandomizedClassifier
 from ..confusion import CellEncoder
 from ..fit import GOAL_PARAMETERS, GoalEstimator, Progress, check_method_params, prepare
+from ..utils.deprecation import DeprecatedParams, Renamed
 from .method import LAGRANGIAN_PARAMS, LagrangianMethod, lagrangian_params
 from .rates import RateProblem, margins
 from .train import FORMULATIONS, NetworkMember, NetworkPredictor, TrainData
@@ -64,7 +65,7 @@ def _as_array(X) -> np.ndarray:
         raise
 
 
-class LagrangianClassifier(GoalEstimator):
+class LagrangianClassifier(DeprecatedParams, GoalEstimator):
     """A PyTorch network trained to minimize an objective subject to rate constraints.
 
     The goals are the core's (:mod:`goalfit.goals`), compiled once on the training sample and
@@ -180,7 +181,7 @@ class LagrangianClassifier(GoalEstimator):
 
     def __init__(self, estimator=None, *, objective="error", constraints=(), method="proxy_lagrangian",
                  method_params=None, hidden_layer_sizes=(), alpha=0.0, batch_size="auto", max_iter=20, tol=1e-3,
-                 device="cpu", random_state=None, verbose=0):
+                 device="cpu", random_state=None, verbose=0, **deprecated_params):
         self.estimator = estimator
         self.objective = objective
         self.constraints = constraints
@@ -194,6 +195,14 @@ class LagrangianClassifier(GoalEstimator):
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
+        self._fold_deprecated(deprecated_params)
+
+    #: Constructor keywords of goalfit 0.1 (accepted with a FutureWarning until 0.3): where each now lives.
+    _deprecated_params = {
+        "module": "estimator", "formulation": "method", "n_epochs": "max_iter", "weight_decay": "alpha",
+        "progress": Renamed("verbose", convert=lambda v, est: int(bool(v)), use="verbose=1"),
+        **{name: f"method_params.{name}" for name in LAGRANGIAN_PARAMS},
+    }
 
     # ------------------------------------------------------------------ helpers
     def _seed(self) -> int:
