@@ -10,10 +10,9 @@ sweep load on first use (``import goalfit`` stays fast).
 """
 from __future__ import annotations
 
-import importlib
-
 from . import goals as _goals
 from .metrics import BUILDERS as _BUILDERS
+from .utils.lazy import lazy_attributes as _lazy_attributes
 
 _goals_all = _goals.__all__
 globals().update({name: getattr(_goals, name) for name in _goals_all if name not in _goals.LAZY})
@@ -39,14 +38,7 @@ _SUBPACKAGES = {"metrics", "estimators", "methods", "fit", "report", "tradeoff",
 __all__ = list(_goals_all) + sorted(_LAZY) + ["__version__"]
 
 
-def __getattr__(name):  # PEP 562: the heavy parts load on first use
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    if name in _SUBPACKAGES:
-        return importlib.import_module(f"goalfit.{name}")
-    raise AttributeError(f"module 'goalfit' has no attribute {name!r}")
+__getattr__ = _lazy_attributes(__name__, _LAZY, _SUBPACKAGES)  # PEP 562: the heavy parts load on first use
 
 
 def __dir__():

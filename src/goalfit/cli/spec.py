@@ -47,6 +47,35 @@ from ..methods import lookup
 class SpecError(ValueError):
     """An invalid specification (reported by the CLI with exit code 2)."""
 
+from ..utils.lazy import load
+
+#: The estimator that runs each method family (the registry, :mod:`goalfit.methods`, knows only
+#: methods; this map points upward from the command line, which sits above both).
+FAMILY_ESTIMATORS = {
+    "plugin": "goalfit.estimators.goal_classifier:GoalClassifier",
+    "ramp": "goalfit.estimators.ramp_classifier:RampClassifier",
+    "subdata": "goalfit.estimators.fair_subdata:FairSubdataClassifier",
+    "surrogate": "goalfit.estimators.surrogate_classifier:AdaptiveSurrogateClassifier",
+    "lagrangian": "goalfit.torch.estimator:LagrangianClassifier",
+}
+
+
+def estimator_class(method: str):
+    """The estimator class that runs ``method`` (a registry name or a family's name).
+
+    Raises
+    ------
+    ValueError
+        An unknown method (with the closest known name).
+    ImportError
+        The family needs an optional extra (``goalfit[torch]`` for the Lagrangian one).
+
+    Examples
+    --------
+    >>> estimator_class("ramp").__name__
+    'RampClassifier'
+    """
+    return load(FAMILY_ESTIMATORS[lookup(method).family])
 
 @dataclass
 class Spec:
@@ -200,7 +229,7 @@ def build_estimator(spec: Spec, base=None):
     """
     entry = lookup(spec.method)
     try:
-        cls = entry.estimator_class()
+        cls = estimator_class(entry.name)
     except ImportError as err:
         raise SpecError(f"method {spec.method!r}: {err}") from None
     objective, constraints = spec.goals()

@@ -26,18 +26,13 @@ Options are Dask config keys (``dask.config.set`` or :func:`options`): ``goalfit
 (``"auto"``, ``"exact"``, ``"histogram"``), ``goalfit.n_bins`` (a power of two),
 ``goalfit.max_exact_rows`` and ``goalfit.partial_fit_epochs``.
 """
+from ..utils.lazy import lazy_attributes
 from ._detect import is_dask_collection
 
 __all__ = ["is_dask_collection", "options"]
 
 
-def __getattr__(name):  # lazy: importing goalfit must not import dask
-    if name in ("fit", "predict", "predict_proba", "evaluate"):
-        from . import estimator
+#: Loaded on first use (importing goalfit must not import dask): name -> module of this package.
+_LAZY = {"predict": "backend", "predict_proba": "backend", "evaluate": "backend", "options": "statistics"}
 
-        return getattr(estimator, name)
-    if name == "options":
-        from .statistics import options
-
-        return options
-    raise AttributeError(name)
+__getattr__ = lazy_attributes(__name__, _LAZY)

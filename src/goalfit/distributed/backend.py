@@ -163,8 +163,35 @@ class DaskData:
         self.base_seconds = time.perf_counter() - t0
         self.data = None  # the rows stay on the workers
 
+    in_memory = False
+
     def require_in_memory(self, what):
         raise ValueError(f"{what} {_IN_MEMORY_ONLY}")
+
+    # the evaluation side of the backend protocol (goalfit.fit.backends.DataBackend)
+    @staticmethod
+    def predict(est, X, *, sensitive_features=None, random_state=None, stratified=None):
+        """Sampled labels as a lazy Dask array (independent draws: ``stratified=True`` is refused)."""
+        if stratified:
+            raise ValueError("stratified=True draws a batch's labels together: compute the Dask collection "
+                             "(or a partition) into memory first")
+        return predict(est, X, sensitive_features=sensitive_features, random_state=random_state)
+
+    @staticmethod
+    def predict_proba(est, X, *, sensitive_features=None):
+        return predict_proba(est, X, sensitive_features=sensitive_features)
+
+    @staticmethod
+    def evaluate(est, X, y, *, sensitive_features=None, sample_weight=None, datasets=None, confidence=None,
+                 interval_method="auto", classifier=None) -> dict:
+        return evaluate(est, X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
+                        confidence=confidence, classifier=classifier)
+
+    @staticmethod
+    def group_rates(classes, classifiers, X, y, sensitive_features, split) -> dict:
+        from .report import group_rates
+
+        return group_rates(classes, classifiers, X, y, sensitive_features, split)
 
     def n_outer_samples(self, outer) -> int:
         return self.n_total

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..classifiers import GroupBlindClassifier, ProbabilityModel, RandomizedClassifier, probability_model
 from ..classifiers.members import GroupBlindRule
 from ..classifiers.randomized import PluginClassifier
-from ..fit import GOAL_PARAMETERS, GoalEstimator, Progress, as_seed, prepare, resolve_margins, tighten
+from ..fit import GOAL_PARAMETERS, GoalEstimator, InMemoryData, as_seed, prepare, resolve_margins, tighten
 from ..methods.plugin import ORACLES, PLUGIN_NAMES, PluginMethod, RefitOracle, make_oracle
 from ..utils.deprecation import NOTHING, DeprecatedParams, Renamed
 from ..utils.validation import check_has_predict_proba
@@ -29,11 +29,6 @@ FIT_OPTIONS = {"oracle": "plugin", "cv_model": "average", "joint_model": "factor
 #: ``cv="auto"`` with ``group_blind``: 2 folds instead of 5 from this many rows
 #: (``benchmarks/group_blind.py --part lightgbm`` and ``--part folds``)
 GROUP_BLIND_TWO_FOLDS_FROM = 20_000
-
-
-def is_dask_collection(X) -> bool:
-    """Whether ``X`` is a Dask collection (duck-typed: no import of Dask)."""
-    return hasattr(X, "__dask_graph__") and callable(getattr(X, "__dask_graph__"))
 
 
 class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
@@ -310,82 +305,63 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
             return StratifiedKFold(int(cv), shuffle=True, random_state=as_seed(self.random_state))
         return check_cv(cv, classifier=True)  # a splitter, or an iterable of (train, test)
 
-    # ------------------------------------------------------------------ fitting
-    def fit(self, X, y, *, sensitive_features=None, sample_weight=None):
-        """Fit the base model and solve the goals on ``(X, y)``.
+    # ------------------------------------------------------------------ the fit template's hooks
+    _dask_support = True
 
-        Parameters
-        ----------
-        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
-            (class probabilities of shape (n_samples, n_classes) when ``estimator="precomputed"``),
-            or a Dask array / DataFrame: see :mod:`goalfit.distributed`
-        y : array-like of shape (n_samples,)
-        sensitive_features : array-like, Series, DataFrame or dict, optional
-            Group columns the goals refer to (and, e.g., a deployed model's predictions for
-            churn goals).
-        sample_weight : array-like of shape (n_samples,), optional
+    def _method(self):
+        return PluginMethod(self.method)
 
-        Returns
-        -------
-        self
-        """
-        t_start = time.perf_counter()
-        self.check_params()
-        params, opts = self._options()
-        problem = self._goal_problem()
-        margins = resolve_margins(self.margin, problem)
-        progress = Progress(self.verbose, who=type(self).__name__)
-        method = PluginMethod(self.method)
-        if is_dask_collection(X):  # Dask collections: the same pipeline on a distributed data backend
-            from ..distributed.backend import DaskData
+    def _settings(self):
+        return self._options()
 
-            backend = DaskData(self, X, y, sensitive_features, sample_weight, opts, progress)
-        else:
-            backend = InMemoryData(self, X, y, sensitive_features, sample_weight, opts, progress)
-        self.classes_ = backend.classes
-        if backend.data is not None:  # the goals' structure, before any fitting
-            method.check(type(problem)(self.objective, tighten(problem, margins)).compile(backend.data.space))
-        last, self.base_fit_seconds_ = {}, 0.0
+    def _safety_fraction(self, ctx) -> float:
+        return ctx.settings[1]["safety_fraction"]
 
-        def fit_candidate(constraints, data):
-            t0 = time.perf_counter()
-            outer, prob = backend.probabilities(data)
-            self.base_fit_seconds_ = max(self.base_fit_seconds_, backend.base_seconds + time.perf_counter() - t0)
-            try:
-                compiled = type(problem)(self.objective, constraints).compile(outer.space)
-            except ValueError as err:
-                if self._holdout() is None:
-                    raise
-                raise ValueError(f"cv={self.cv} (sample splitting) leaves {outer.n_samples} of {data.n_samples} "
-                                 f"examples for the goals, too few: {err}. Use a smaller share or more data") from None
-            method.check(compiled)
-            self.method_ = method.resolve(compiled)
-            run = dict(params, oracle=backend.oracle(self.method_, outer))
-            result = method.solve(outer, compiled, run, progress)
-            kind = GroupBlindClassifier if self.group_blind else RandomizedClassifier
-            last["outer"] = outer
-            return compiled, result, kind(result.members, result.weights, self.classes_, backend.encoder, prob)
+    def _fit_data(self, backend, X, y, sensitive_features, sample_weight, ctx):
+        """The plug-in's rows: in memory (:class:`PluginData`) or on Dask (``DaskData``)."""
+        kind = PluginData if backend is InMemoryData else backend
+        return kind(self, X, y, sensitive_features, sample_weight, ctx.settings[1], ctx.progress)
 
-        if self.confidence is not None:
-            backend.require_in_memory("confidence")
-        compiled, result, clf, margins, certification = self._fit_goals(fit_candidate, backend.data, problem, margins,
-                                                                        opts["safety_fraction"])
-        outer = last["outer"]
-        self.n_outer_samples_ = backend.n_outer_samples(outer)
-        self._adopt(result, clf, compiled, method=self.method_, margins=margins,
-                    certification=certification, stacklevel=2)
+    def _before_solve(self, ctx) -> None:
+        self.base_fit_seconds_ = 0.0
+
+    def _fit_candidate(self, ctx, constraints, data):
+        """Base-model probabilities on ``data`` (shared by the candidates of a safety test), then the
+        plug-in method on them."""
+        backend, problem, method = ctx.backend, ctx.problem, ctx.method
+        t0 = time.perf_counter()
+        outer, prob = backend.probabilities(data)
+        self.base_fit_seconds_ = max(self.base_fit_seconds_, backend.base_seconds + time.perf_counter() - t0)
+        try:
+            compiled = type(problem)(self.objective, constraints).compile(outer.space)
+        except ValueError as err:
+            if self._holdout() is None:
+                raise
+            raise ValueError(f"cv={self.cv} (sample splitting) leaves {outer.n_samples} of {data.n_samples} "
+                             f"examples for the goals, too few: {err}. Use a smaller share or more data") from None
+        method.check(compiled)
+        self.method_ = method.resolve(compiled)
+        run = dict(ctx.settings[0], oracle=backend.oracle(self.method_, outer))
+        result = method.solve(outer, compiled, run, ctx.progress)
+        kind = GroupBlindClassifier if self.group_blind else RandomizedClassifier
+        ctx.state["outer"] = outer
+        return compiled, result, kind(result.members, result.weights, self.classes_, backend.encoder, prob)
+
+    def _method_name(self, ctx, result) -> str:
+        return self.method_
+
+    def _adopt_details(self, ctx, result, compiled, certification) -> None:
+        outer, clf = ctx.state["outer"], self.classifier_
+        self.n_outer_samples_ = ctx.backend.n_outer_samples(outer)
         for attr in ("n_features_in_", "feature_names_in_"):
             if hasattr(self.estimator_, attr):
                 setattr(self, attr, getattr(self.estimator_, attr))
-        self.train_sample_ = backend.training_sample(clf, outer, compiled)
+        self.train_sample_ = ctx.backend.training_sample(clf, outer, compiled)
         self.safety_sample_ = None
         if certification is not None:  # the safety rows, to re-test a deterministic rule
             safe = certification.safety
             self.safety_sample_ = TrainingSample.build(clf, safe.X, None, clf.probability_model.predict_proba(safe.X),
                                                        safe.y_codes, safe.cells, safe.sample_weight, compiled)
-        self.fit_seconds_ = time.perf_counter() - t_start
-        progress.done()
-        return self
 
     # ------------------------------------------------------------------ predicting
     def _check_predict_X(self, X):
@@ -396,43 +372,6 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
                                  f"GoalClassifier fitted on precomputed probabilities expects {K}")
         return X
 
-    def predict(self, X, *, sensitive_features=None, random_state=None, stratified=None):
-        """Predicted labels, shape (n_samples,); a randomized classifier samples.
-
-        ``random_state`` defaults to the estimator's ``random_state``; the same seed gives the
-        same predictions on the same rows. ``stratified`` (default None: True in memory) draws
-        the labels of the batch together, per group of ``sensitive_features``: each example
-        keeps its label distribution (``predict_proba``) and each group's class counts stay
-        close to their expectation; False draws each example independently, which adds
-        binomial noise to every rate of the batch (large on small groups:
-        ``benchmarks/derandomization.py``). On a Dask collection: a lazy Dask array
-        (:mod:`goalfit.distributed`), independent draws (``stratified=True`` is refused).
-        """
-        check_is_fitted(self, "classifier_")
-        if is_dask_collection(X):
-            if stratified:
-                raise ValueError("stratified=True draws a batch's labels together: compute the Dask collection "
-                                 "(or a partition) into memory first")
-            from ..distributed import backend
-
-            return backend.predict(self, X, sensitive_features=sensitive_features, random_state=random_state)
-        return super().predict(X, sensitive_features=sensitive_features, random_state=random_state,
-                               stratified=stratified)
-
-    def predict_proba(self, X, *, sensitive_features=None):
-        """The randomized rule's class distribution per example, shape (n_samples, n_classes).
-
-        Not an estimate of ``P(y | x)``: entry ``[l, j]`` is the probability that
-        :meth:`predict` outputs ``classes_[j]`` for example ``l``. For the base model's
-        probabilities use ``estimator_.predict_proba``.
-        """
-        check_is_fitted(self, "classifier_")
-        if is_dask_collection(X):
-            from ..distributed import backend
-
-            return backend.predict_proba(self, X, sensitive_features=sensitive_features)
-        return super().predict_proba(X, sensitive_features=sensitive_features)
-
     def expected_confusion_matrix(self, X, y, *, sensitive_features=None, sample_weight=None, per_group=False):
         """Exact expected confusion matrix (see :meth:`RandomizedClassifier.expected_confusion_matrix`)."""
         check_is_fitted(self, "classifier_")
@@ -441,23 +380,6 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
         return self.classifier_.expected_confusion_matrix(
             self._check_predict_X(X), y, sensitive_features=sensitive_features, sample_weight=sample_weight,
             per_group=per_group)
-
-    def evaluate(self, X, y=None, *, sensitive_features=None, sample_weight=None, datasets=None, confidence=None,
-                 interval_method="auto", classifier=None) -> dict:
-        """Objective and constraint values on labelled data (expected over the randomization).
-
-        As :meth:`goalfit.fit.GoalEstimator.evaluate`; on Dask collections the values are
-        reduced per partition (no intervals).
-        """
-        check_is_fitted(self, "classifier_")
-        if is_dask_collection(X):
-            from ..distributed import backend
-
-            return backend.evaluate(self, X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
-                                    confidence=confidence, classifier=classifier)
-        return super().evaluate(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
-                                datasets=datasets, confidence=confidence, interval_method=interval_method,
-                                classifier=classifier)
 
     def fit_baseline(self, X, y, *, sensitive_features=None, sample_weight=None, datasets=None):
         """The unconstrained plug-in argmax on the same fitted base model (no refit)."""
@@ -637,8 +559,8 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
         return tags
 
 
-class InMemoryData:
-    """The fit's data in memory: one preparation, then the base model's probabilities on any rows.
+class PluginData(InMemoryData):
+    """GoalClassifier's rows in memory: one preparation, then the base model's probabilities on any rows.
 
     Parameters
     ----------
@@ -651,20 +573,11 @@ class InMemoryData:
 
     def __init__(self, est, X, y, sensitive_features, sample_weight, opts, progress):
         self.est, self.opts, self.progress = est, opts, progress
-        self.data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
-                            who="GoalClassifier")
-        self.classes, self.encoder = self.data.classes, self.data.encoder
+        super().__init__(prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
+                                 who="GoalClassifier"))
         if est.group_blind and not self.encoder.columns_:
             raise ValueError("group_blind=True states the goals on groups it never sees at predict time: pass "
                              "sensitive_features to fit")
-
-    base_seconds = 0.0
-
-    def require_in_memory(self, what):
-        """Nothing to refuse in memory."""
-
-    def n_outer_samples(self, outer) -> int:
-        return outer.n_samples
 
     def oracle(self, method, outer):
         """The linear minimization oracle of the method on the outer-loop rows."""

@@ -14,19 +14,23 @@ One goal pipeline::
   registry of methods is :mod:`goalfit.methods`;
 * :func:`certify` / :class:`Certification`: ``confidence=``, candidates with predicted margins
   tested in fixed sequence on a held-out safety part (:mod:`goalfit.fit.certification`);
-* :class:`GoalEstimator`: the base of every estimator (parameter validation, the result protocol,
+* :func:`data_backend` / :class:`DataBackend`: where the rows live (:class:`InMemoryData`, Dask's
+  ``DaskData``), asked by the estimators and the report (:mod:`goalfit.fit.backends`);
+* :class:`GoalEstimator`: the base of every estimator (``fit`` is the one template; families
+  supply hooks, :class:`FitContext`) (parameter validation, the result protocol,
   ``evaluate``, ``score``, ``plan_certification``); :class:`Progress`: ``verbose=`` output.
 """
 from .certification import MARGIN_GRID, Certification, certify, goal_sample, predicted_widths, safety_rows, split_rows
+from .backends import DataBackend, InMemoryData, data_backend, is_dask_collection
 from .data import MANY_GROUPS, PreparedData, prepare, warn_many_groups
-from .estimator import GOAL_PARAMETERS, GoalEstimator, check_goals_label_free
+from .estimator import GOAL_PARAMETERS, FitContext, GoalEstimator, check_goals_label_free
 from .method import (Method, UnsupportedGoal, check_method_params, keyword_names, refuse_constraints,
                      require_binary, require_linear)
 from .problem import as_seed, check_tightenable, resolve_margins, tighten
 from .progress import SILENT, Progress
 from .result import FitResult
 
-__all__ = ["MARGIN_GRID", "Certification", "certify", "goal_sample", "predicted_widths", "safety_rows", "split_rows",
+__all__ = ["DataBackend", "FitContext", "InMemoryData", "data_backend", "is_dask_collection", "MARGIN_GRID", "Certification", "certify", "goal_sample", "predicted_widths", "safety_rows", "split_rows",
            "FitResult", "GOAL_PARAMETERS", "GoalEstimator", "MANY_GROUPS", "Method", "PreparedData", "Progress", "SILENT",
            "UnsupportedGoal", "as_seed", "check_tightenable", "check_goals_label_free", "check_method_params", "keyword_names",
            "prepare", "refuse_constraints", "require_binary", "require_linear", "resolve_margins", "tighten",

@@ -27,7 +27,9 @@ command line read (never the estimator's class):
 """
 from __future__ import annotations
 
+import time
 import warnings
+from dataclasses import dataclass, field
 from numbers import Integral, Real
 
 import numpy as np
@@ -41,9 +43,12 @@ from ..goals.program import check_label_free
 from ..metrics import add_intervals, evaluate_compiled
 from ..metrics.intervals import GoalSample
 from ..utils.validation import check_confidence
+from .backends import InMemoryData, data_backend
 from .data import prepare
 from .certification import certify
-from .problem import as_seed, check_tightenable, tighten
+from .method import Method
+from .problem import as_seed, check_tightenable, resolve_margins, tighten
+from .progress import Progress
 
 
 #: The parameters every goal-taking estimator shares, in scikit-learn's validation table form
@@ -62,15 +67,77 @@ GOAL_PARAMETERS = {
 }
 
 
+@dataclass
+class FitContext:
+    """What one run of the fit template hands to the family's hooks.
+
+    Attributes
+    ----------
+    method : Method
+        The family's method (:meth:`GoalEstimator._method`).
+    settings : object
+        The method's validated settings (:meth:`GoalEstimator._settings`).
+    inputs : dict
+        The family's extra ``fit`` keywords (``datasets``, ``X_val``, ...), absent ones None.
+    progress : Progress
+    backend : DataBackend
+        Where the training rows live (:mod:`goalfit.fit.backends`).
+    problem : Problem
+        The user's goals (untightened).
+    seed : int or None
+        The family's seed for this fit (:meth:`GoalEstimator._fit_seed`).
+    options : dict
+        Template options of the caller (``classes`` and a family's budget for an incremental
+        first call).
+    state : dict
+        Scratch space a family's hooks share within one fit (e.g. the last candidate's extras).
+    """
+
+    method: Method
+    settings: object
+    inputs: dict
+    progress: Progress
+    backend: object = None
+    problem: Problem = None
+    seed: int | None = None
+    options: dict = field(default_factory=dict)
+    state: dict = field(default_factory=dict)
+
+
 class GoalEstimator(ClassifierMixin, BaseEstimator):
     """Base class of the goal-taking estimators (see the module docstring for the result protocol).
 
-    Subclasses declare ``_parameter_constraints`` (scikit-learn's table of types, ranges and
-    allowed strings, checked at ``fit`` with a message naming the parameter and what is
-    allowed) and set the protocol's attributes through :meth:`_adopt`.
+    :meth:`fit` is the one template every family runs: validate the parameters, read the data
+    through its backend (:mod:`goalfit.fit.backends`), compile the goals, ``method.check``, then
+    solve once (constraints tightened by ``margin``) or, with ``confidence``, fit candidates and
+    run the safety test (:func:`goalfit.fit.certify`), and adopt the result protocol. A family
+    supplies hooks, never its own ``fit``:
+
+    ====================  ===================================================================
+    ``_fit_inputs``       the extra ``fit`` keywords it reads (``("datasets",)``,
+                          ``("X_val", "y_val", "sensitive_features_val")``, ...)
+    ``_method()``         its :class:`~goalfit.fit.Method` (``method=`` resolved)
+    ``_settings()``       the method's validated settings from ``method_params`` and the
+                          constructor (validated once; errors name the ``method_params`` key)
+    ``_fit_features(X)``  features as the family's model reads them (and ``n_features_in_``)
+    ``_before_solve``     checks and extra inputs on the prepared rows (a validation sample)
+    ``_run_params``       what ``method.solve`` receives for one candidate
+    ``_classifier``       the deployed rule from the method's :class:`~goalfit.fit.FitResult`
+    ``_adopt_details``    the family's fitted attributes from the result's ``details``
+    ====================  ===================================================================
+
+    Subclasses also declare ``_parameter_constraints`` (scikit-learn's table of types, ranges
+    and allowed strings, checked at ``fit`` with a message naming the parameter and what is
+    allowed).
     """
 
     _parameter_constraints: dict = {}
+    #: Extra keyword inputs of ``fit`` this family reads (beyond sensitive_features, sample_weight).
+    _fit_inputs: tuple = ()
+    #: Whether the family's methods run on Dask collections (:func:`goalfit.fit.backends.data_backend`).
+    _dask_support: bool = False
+    #: The share of rows ``confidence=`` holds out when ``method_params`` does not say.
+    _safety_fraction_default: float = 0.4
 
     # ------------------------------------------------------------------ parameters
     def check_params(self) -> None:
@@ -102,6 +169,137 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         """Slicing columns computed from the features at fit and evaluation (churn's deployed model)."""
         return None
 
+    # ------------------------------------------------------------------ the fit template
+    def fit(self, X, y, *, sensitive_features=None, sample_weight=None, **inputs):
+        """Fit the goals on ``(X, y)``: the one template of every family.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            (or what the family's model reads; a Dask collection for the families that run on
+            Dask: :mod:`goalfit.fit.backends`)
+        y : array-like of shape (n_samples,)
+        sensitive_features : array-like, Series, DataFrame or dict, optional
+            The slicing columns the goals name (groups; a deployed model's predictions).
+        sample_weight : array-like of shape (n_samples,), optional
+        **inputs
+            The family's extra inputs (``_fit_inputs``): ``datasets=`` (ramp: extra named
+            datasets the goals refer to), ``X_val=, y_val=, sensitive_features_val=``
+            (surrogate, Lagrangian: a validation sample).
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        TypeError
+            A keyword this family does not take, naming the ones it does.
+        ValueError
+            Bad parameters (naming them), data the goals cannot be stated on, a method that
+            cannot express the goals (before any fitting, with the reason).
+
+        Warns
+        -----
+        RuntimeWarning
+            Goals that cannot all be met on the training sample (the least-violating rule is
+            returned); with ``confidence``, a safety test that no candidate passed.
+        """
+        return self._fit_template(X, y, sensitive_features, sample_weight, inputs)
+
+    def _fit_template(self, X, y, sensitive_features, sample_weight, inputs, **options):
+        """:meth:`fit`, with template ``options`` (``classes`` for an incremental first call)."""
+        t_start = time.perf_counter()
+        self.check_params()
+        unknown = sorted(set(inputs) - set(self._fit_inputs))
+        if unknown:
+            takes = ", ".join(("sensitive_features", "sample_weight") + tuple(self._fit_inputs))
+            raise TypeError(f"{type(self).__name__}.fit() got an unexpected keyword argument {unknown[0]!r}; it "
+                            f"takes {takes}")
+        self._reset_fit()
+        ctx = FitContext(self._method(), self._settings(), {k: inputs.get(k) for k in self._fit_inputs},
+                         Progress(getattr(self, "verbose", 0), who=type(self).__name__), options=options)
+        ctx.backend = self._fit_data(data_backend(X, self), X, y, sensitive_features, sample_weight, ctx)
+        self.classes_ = ctx.backend.classes
+        ctx.problem = problem = self._goal_problem()
+        margins = resolve_margins(getattr(self, "margin", None), problem)
+        data = ctx.backend.data
+        self._before_solve(ctx)
+        if data is not None:  # the goals' structure, before any fitting
+            ctx.method.check(type(problem)(problem.objective, tighten(problem, margins)).compile(data.space))
+        ctx.seed = self._fit_seed()
+        if getattr(self, "confidence", None) is not None:
+            ctx.backend.require_in_memory("confidence")
+        compiled, result, clf, margins, certification = self._fit_goals(
+            lambda constraints, d: self._fit_candidate(ctx, constraints, d), data, problem, margins,
+            self._safety_fraction(ctx))
+        self._adopt(result, clf, compiled, method=self._method_name(ctx, result), margins=margins,
+                    certification=certification, stacklevel=3)
+        self._adopt_details(ctx, result, compiled, certification)
+        self.fit_seconds_ = time.perf_counter() - t_start
+        ctx.progress.done()
+        return self
+
+    # ------------------------------------------------------------------ the template's hooks
+    def _reset_fit(self) -> None:
+        """Forget state a previous fit left that the next one must not reuse."""
+
+    def _method(self) -> Method:
+        """The family's :class:`~goalfit.fit.Method` for ``method=``."""
+        raise NotImplementedError(f"{type(self).__name__} defines no method")
+
+    def _settings(self):
+        """The method's settings from ``method_params`` and the constructor, validated once."""
+        return None
+
+    def _safety_fraction(self, ctx) -> float:
+        """The share of rows ``confidence=`` holds out (``method_params['safety_fraction']``)."""
+        return getattr(ctx.settings, "safety_fraction", self._safety_fraction_default)
+
+    def _fit_seed(self):
+        """The seed of this fit's randomness (the family's own derivation from ``random_state``)."""
+        return as_seed(getattr(self, "random_state", None))
+
+    def _fit_features(self, X):
+        """The features as the family's model reads them (checked; records ``n_features_in_``)."""
+        return X
+
+    def _fit_data(self, backend, X, y, sensitive_features, sample_weight, ctx):
+        """The training rows on ``backend`` (in memory: one :func:`goalfit.fit.prepare`)."""
+        if backend is not InMemoryData:
+            return backend(self, X, y, sensitive_features, sample_weight, ctx)
+        X = self._fit_features(X)
+        return InMemoryData(prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
+                                    datasets=ctx.inputs.get("datasets"), extra_columns=self._extra_columns(),
+                                    classes=ctx.options.get("classes"), who=type(self).__name__))
+
+    def _before_solve(self, ctx) -> None:
+        """Checks and extra inputs on the prepared rows (``ctx.backend.data``), before any fitting."""
+
+    def _fit_candidate(self, ctx, constraints, data):
+        """One run of the method on ``data`` with ``constraints``: ``(compiled, FitResult, classifier)``."""
+        problem = ctx.problem
+        compiled = type(problem)(problem.objective, constraints).compile(data.space)
+        ctx.method.check(compiled)
+        data, params = self._run_params(ctx, data)
+        result = ctx.method.solve(data, compiled, params, ctx.progress)
+        return compiled, result, self._classifier(ctx, result)
+
+    def _run_params(self, ctx, data):
+        """``(data, params)`` for ``method.solve`` on one candidate's rows."""
+        return data, ctx.settings
+
+    def _classifier(self, ctx, result):
+        """The deployed rule of a :class:`~goalfit.fit.FitResult` (default: its one member)."""
+        return result.members[0]
+
+    def _method_name(self, ctx, result) -> str:
+        """The registry name of the method that ran (``method_``)."""
+        return result.method
+
+    def _adopt_details(self, ctx, result, compiled, certification) -> None:
+        """The family's fitted attributes, from the adopted result's ``details``."""
+
     def _fit_goals(self, fit_candidate, data, problem, margins, safety_fraction):
         """Run the method on the goals: once on ``data`` with the constraints tightened by
         ``margins``, or, with ``confidence``, as candidates and a safety test
@@ -124,7 +322,7 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
             compiled, result, clf = fit_candidate(tight, data)
             return compiled, result, clf, margins, None
         cert = certify(fit_candidate, data, problem, margins, self.confidence, safety_fraction,
-                       as_seed(self.random_state), stacklevel=4)
+                       as_seed(self.random_state), stacklevel=5)
         return cert.compiled, cert.result, cert.classifier, cert.margins, cert
 
     def _adopt(self, result, classifier, compiled, *, method: str, margins=None, certification=None,
@@ -179,6 +377,11 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         per example (:meth:`goalfit.classifiers.RandomizedClassifier.predict`).
         """
         check_is_fitted(self, "classifier_")
+        return data_backend(X, self).predict(self, X, sensitive_features=sensitive_features,
+                                             random_state=random_state, stratified=stratified)
+
+    def _predict_rows(self, X, *, sensitive_features=None, random_state=None, stratified=None):
+        """:meth:`predict` on rows in memory."""
         X = self._check_predict_X(X)
         rs = getattr(self, "random_state", None) if random_state is None else random_state
         if stratified is None:
@@ -194,7 +397,8 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         Entry ``[l, j]`` is the probability that :meth:`predict` outputs ``classes_[j]`` for
         example ``l`` (one-hot for a deterministic rule), not an estimate of ``P(y | x)``.
         """
-        return self.distribution(X, sensitive_features=sensitive_features)
+        check_is_fitted(self, "classifier_")
+        return data_backend(X, self).predict_proba(self, X, sensitive_features=sensitive_features)
 
     def distribution(self, X, *, sensitive_features=None, classifier=None) -> np.ndarray:
         """Class distribution per example of a rule of this fit, shape (n_samples, n_classes).
@@ -261,6 +465,13 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "classifier_")
         if confidence is not None:
             confidence = check_confidence(confidence)
+        return data_backend(X, self).evaluate(self, X, y, sensitive_features=sensitive_features,
+                                              sample_weight=sample_weight, datasets=datasets, confidence=confidence,
+                                              interval_method=interval_method, classifier=classifier)
+
+    def _evaluate_rows(self, X, y=None, *, sensitive_features=None, sample_weight=None, datasets=None,
+                       confidence=None, interval_method="auto", classifier=None) -> dict:
+        """:meth:`evaluate` on rows in memory."""
         data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
                        datasets=datasets, extra_columns=self._extra_columns(), classes=self.classes_,
                        who=type(self).__name__, warn_groups=False)

@@ -1,25 +1,27 @@
 """The registry of methods: every family's algorithms on the compiled problem, by name.
 
 Each name maps to a :class:`~goalfit.fit.Method` (``check(compiled)`` / ``solve(data, compiled,
-params)``) and to the estimator that runs it (with ``method=<name>``). The estimators, the
-command line (``method = "..."`` in a spec) and the report find methods here, and only here.
+params)``) and its family; nothing here knows the estimators above (the command line maps a
+family to the estimator that runs it: :func:`goalfit.cli.spec.estimator_class`). The
+estimators, the command line (``method = "..."`` in a spec) and the report find methods here,
+and only here.
 
-=====================  ============================================  ==============================
-family                 names                                          estimator
-=====================  ============================================  ==============================
-plug-in (Narasimhan)   ``auto``, ``column_generation``,               :class:`~goalfit.GoalClassifier`
+=====================  ==============================================
+family                 names
+=====================  ==============================================
+plug-in (Narasimhan)   ``auto``, ``column_generation``,
                        ``frank_wolfe``, ``split_frank_wolfe``,
                        ``gda``, ``con_gda``, ``bisection``,
                        ``con_bisection``, ``ellipsoid``,
                        ``con_ellipsoid``; baselines ``argmax``,
                        ``balanced``, ``post_shift``,
                        ``post_shift_groups``
-ramp (Goh et al.)      ``ramp``                                       :class:`~goalfit.RampClassifier`
-subdata (Ye & Xie)     ``irs``, ``mip``, ``bruteforce``               :class:`~goalfit.FairSubdataClassifier`
-surrogate (Jiang)      ``interpolation``, ``finite_difference``,      :class:`~goalfit.AdaptiveSurrogateClassifier`
+ramp (Goh et al.)      ``ramp``
+subdata (Ye & Xie)     ``irs``, ``mip``, ``bruteforce``
+surrogate (Jiang)      ``interpolation``, ``finite_difference``,
                        ``two_point``
-lagrangian (Cotter)    ``proxy_lagrangian``, ``lagrangian``           :class:`goalfit.torch.LagrangianClassifier`
-=====================  ============================================  ==============================
+lagrangian (Cotter)    ``proxy_lagrangian``, ``lagrangian``
+=====================  ==============================================
 
 The family names ``"subdata"``, ``"surrogate"`` and ``"lagrangian"`` name the family's default
 method (``irs``, ``interpolation``, ``proxy_lagrangian``) where a method is asked for by name.
@@ -27,9 +29,9 @@ method (``irs``, ``interpolation``, ``proxy_lagrangian``) where a method is aske
 from __future__ import annotations
 
 import difflib
-import importlib
 from dataclasses import dataclass
 
+from ..utils.lazy import load
 from .plugin.method import PLUGIN_NAMES
 
 
@@ -42,45 +44,29 @@ class Entry:
     name : str
     family : str
     method_class : str
-        ``"module:Class"`` of its :class:`~goalfit.fit.Method` (imported on first use: the
-        families load their compiled kernels, cvxpy or torch only when asked for).
-    estimator : str
-        ``"module:Class"`` of the estimator that runs it.
+        ``"module:Class"`` of its :class:`~goalfit.fit.Method` (imported on first use through
+        :func:`goalfit.utils.lazy.load`: the families load their compiled kernels, cvxpy or
+        torch only when asked for).
     """
 
     name: str
     family: str
     method_class: str
-    estimator: str
 
     def method(self):
         """The :class:`~goalfit.fit.Method` object (imports its family)."""
-        return _load(self.method_class)(self.name)
-
-    def estimator_class(self):
-        """The estimator class (imports it; the Lagrangian one needs ``goalfit[torch]``)."""
-        return _load(self.estimator)
+        return load(self.method_class)(self.name)
 
 
-def _load(path: str):
-    module, attr = path.split(":")
-    return getattr(importlib.import_module(module), attr)
-
-
-_GOAL = "goalfit.estimators.goal_classifier:GoalClassifier"
-REGISTRY: dict[str, Entry] = {name: Entry(name, "plugin", "goalfit.methods.plugin.method:PluginMethod", _GOAL)
+REGISTRY: dict[str, Entry] = {name: Entry(name, "plugin", "goalfit.methods.plugin.method:PluginMethod")
                               for name in PLUGIN_NAMES}
-REGISTRY["ramp"] = Entry("ramp", "ramp", "goalfit.methods.ramp.method:RampMethod",
-                         "goalfit.estimators.ramp_classifier:RampClassifier")
+REGISTRY["ramp"] = Entry("ramp", "ramp", "goalfit.methods.ramp.method:RampMethod")
 for _name in ("irs", "mip", "bruteforce"):
-    REGISTRY[_name] = Entry(_name, "subdata", "goalfit.methods.subdata.method:SubdataMethod",
-                            "goalfit.estimators.fair_subdata:FairSubdataClassifier")
+    REGISTRY[_name] = Entry(_name, "subdata", "goalfit.methods.subdata.method:SubdataMethod")
 for _name in ("interpolation", "finite_difference", "two_point"):
-    REGISTRY[_name] = Entry(_name, "surrogate", "goalfit.methods.surrogate.method:SurrogateMethod",
-                            "goalfit.estimators.surrogate_classifier:AdaptiveSurrogateClassifier")
+    REGISTRY[_name] = Entry(_name, "surrogate", "goalfit.methods.surrogate.method:SurrogateMethod")
 for _name in ("proxy_lagrangian", "lagrangian"):
-    REGISTRY[_name] = Entry(_name, "lagrangian", "goalfit.torch.method:LagrangianMethod",
-                            "goalfit.torch.estimator:LagrangianClassifier")
+    REGISTRY[_name] = Entry(_name, "lagrangian", "goalfit.torch.method:LagrangianMethod")
 
 #: A family's name stands for its default method.
 FAMILY_DEFAULTS = {"plugin": "auto", "ramp": "ramp", "subdata": "irs", "surrogate": "interpolation",

@@ -10,7 +10,7 @@ import numpy as np
 
 from sklearn.utils.validation import check_is_fitted
 
-from ..distributed import is_dask_collection
+from ..fit.backends import data_backend
 from ..goals import FEASIBLE_TOL, Problem, per_group_rates
 from ..metrics import evaluate_problem
 from .names import display_name
@@ -336,7 +336,7 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
         If the model is not fitted.
     """
     check_is_fitted(model, "classifier_")
-    if is_dask_collection(X_train):
+    if not data_backend(X_train, model).in_memory:
         confidence = None  # intervals need the per-example sample
     data_sets = {"train": (X_train, y_train, sensitive_features_train, datasets_train)}
     if X_test is not None:
@@ -374,10 +374,9 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
         clfs = {"goalfit": model.classifier_}
         if baseline is not None:
             clfs["baseline"] = baseline[1]
-        if is_dask_collection(Xs):
-            from ..distributed.report import group_rates
-
-            rates = group_rates(model.classes_, clfs, Xs, ys, sfs, split)
+        backend = data_backend(Xs, model)
+        if not backend.in_memory:  # reduced over the rows where they live (no intervals)
+            rates = backend.group_rates(model.classes_, clfs, Xs, ys, sfs, split)
         else:
             predictors = {who: (lambda X, sf, c=c: model.distribution(X, sensitive_features=sf, classifier=c))
                           for who, c in clfs.items()}
