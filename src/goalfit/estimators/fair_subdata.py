@@ -20,6 +20,7 @@ from ..methods.subdata.measure import SelectionMeasure
 from ..methods.subdata.method import (ESTIMATORS, SUBDATA_PARAMS, SubdataMethod, deployed_rule, make_learner,
                                       subdata_params)
 from ..methods.subdata.wstep import LinearModel
+from ..utils.deprecation import DeprecatedParams
 
 __all__ = ["FairSubdataClassifier", "SpectralFairSVC"]
 
@@ -27,7 +28,7 @@ __all__ = ["FairSubdataClassifier", "SpectralFairSVC"]
 FIT_OPTIONS = {"safety_fraction": 0.4}
 
 
-class FairSubdataClassifier(GoalEstimator):
+class FairSubdataClassifier(DeprecatedParams, GoalEstimator):
     """Classifier trained for exact goals by unbiased subdata selection (Ye & Xie, arXiv 2012.12356).
 
     Minimizes ``A(z, te - u) + alpha R(w) + rho F(z)`` (Eq. 1) over a classifier and a 0/1
@@ -173,7 +174,7 @@ class FairSubdataClassifier(GoalEstimator):
 
     def __init__(self, objective="error", constraints=(), *, estimator="svm", alpha=0.01, method="irs",
                  method_params=None, max_iter=50, tol=1e-8, confidence=None, margin=None, random_state=None,
-                 verbose=0):
+                 verbose=0, **deprecated_params):
         self.objective = objective
         self.constraints = constraints
         self.estimator = estimator
@@ -186,6 +187,14 @@ class FairSubdataClassifier(GoalEstimator):
         self.margin = margin
         self.random_state = random_state
         self.verbose = verbose
+        self._fold_deprecated(deprecated_params)
+
+    #: Constructor keywords of goalfit 0.1 (accepted with a FutureWarning until 0.3): where each now lives.
+    _deprecated_params = {
+        "model": "estimator", "lam": "alpha", "solver": "method",
+        **{name: f"method_params.{name}" for name in ("rho", "t", "w_solver", "n_restarts", "time_limit", "kernel",
+                                                      "C", "gamma", "degree")},
+    }
 
     # ------------------------------------------------------------------ parameters
     def _params(self):
@@ -357,7 +366,7 @@ class FairSubdataClassifier(GoalEstimator):
         return tags
 
 
-class SpectralFairSVC(GoalEstimator):
+class SpectralFairSVC(DeprecatedParams, GoalEstimator):
     """Spectral fair linear SVM of Olfat & Aswani (2018): the SSVM baseline of Ye & Xie Table 6.
 
     A linear SVM ``(1/n) sum_i hinge_i + alpha ||w||^2 + mu tau`` with the first-moment
@@ -403,13 +412,17 @@ class SpectralFairSVC(GoalEstimator):
         "tol": [Interval(Real, 0, None, closed="left")],
     }
 
-    def __init__(self, objective="error", *, d=0.1, mu=0.01, alpha=0.01, max_iter=50, tol=1e-3):
+    def __init__(self, objective="error", *, d=0.1, mu=0.01, alpha=0.01, max_iter=50, tol=1e-3, **deprecated_params):
         self.objective = objective
         self.d = d
         self.mu = mu
         self.alpha = alpha
         self.max_iter = max_iter
         self.tol = tol
+        self._fold_deprecated(deprecated_params)
+
+    #: Constructor keywords of goalfit 0.1 (accepted with a FutureWarning until 0.3).
+    _deprecated_params = {"lam": "alpha"}
 
     def _goal_problem(self) -> Problem:
         return Problem(self.objective)
