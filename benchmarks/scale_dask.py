@@ -171,7 +171,7 @@ def run_size(client, n, n_classes, compare, rows_out, details):
     X, y, g = lazy_data(n, n_classes)
     client.restart()
     proba_sum = da.map_blocks(lambda b: lr.predict_proba(b), X, chunks=(X.chunks[0], (n_classes,)), dtype=float).sum(axis=0)
-    client.run(lambda: __import__("goalfit.distributed.estimator"))  # warm the workers' imports
+    client.run(lambda: __import__("goalfit.distributed.backend"))  # warm the workers' imports
     da.map_blocks(lambda b: lr.predict_proba(b), X[:1000], dtype=float).sum().compute()
     t0 = time.perf_counter()
     proba_sum.compute()

@@ -29,10 +29,11 @@ Options are Dask config keys (``dask.config.set`` or :func:`options`): ``goalfit
 from ..utils.lazy import lazy_attributes
 from ._detect import is_dask_collection
 
-__all__ = ["is_dask_collection", "options"]
+__all__ = ["is_dask_collection", "options", "fit", "predict", "predict_proba", "evaluate"]
 
 
 #: Loaded on first use (importing goalfit must not import dask): name -> module of this package.
-_LAZY = {"predict": "backend", "predict_proba": "backend", "evaluate": "backend", "options": "statistics"}
+_LAZY = {"fit": "backend", "predict": "backend", "predict_proba": "backend", "evaluate": "backend",
+         "options": "statistics"}
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

@@ -294,6 +294,37 @@ def _rows_map(func, data, width, dtype, *args):
     return da.concatenate(blocks)
 
 
+def fit(clf, X, y, *, sensitive_features=None, sample_weight=None):
+    """:meth:`GoalClassifier.fit <goalfit.GoalClassifier.fit>` on a Dask ``X`` (see :mod:`goalfit.distributed`).
+
+    Parameters
+    ----------
+    clf : goalfit.GoalClassifier
+        Unfitted (or to refit) classifier; its base model is prefit (a
+        :class:`~sklearn.frozen.FrozenEstimator`), incremental (``partial_fit``) or
+        ``"precomputed"``.
+    X : dask.array.Array or dask.dataframe.DataFrame
+    y, sensitive_features, sample_weight : Dask collections partitioned as ``X``, optional
+
+    Returns
+    -------
+    goalfit.GoalClassifier
+        ``clf``, fitted (the same as ``clf.fit(X, y, ...)``, which hands Dask input here).
+
+    Raises
+    ------
+    TypeError
+        ``clf`` is not a :class:`~goalfit.GoalClassifier`.
+    ValueError
+        As ``clf.fit``: misaligned partitions, options that need the in-memory sample.
+    """
+    from ..estimators import GoalClassifier
+
+    if not isinstance(clf, GoalClassifier):
+        raise TypeError(f"goalfit.distributed.fit fits a GoalClassifier, got {type(clf).__name__}")
+    return clf.fit(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight)
+
+
 def predict_proba(clf, X, *, sensitive_features=None):
     """The randomized rule's class distribution as a lazy Dask array, one chunk per partition of
     ``X``, shape (n_samples, n_classes) (chunk sizes unknown, ``nan``, for DataFrame input)."""

@@ -150,3 +150,12 @@ from .baselines import BASELINES  # noqa: E402
 from .method import ORACLES, PLUGIN_NAMES, PluginMethod, make_oracle  # noqa: E402
 
 __all__ += ["BASELINES", "ORACLES", "PLUGIN_NAMES", "PluginMethod", "make_oracle"]
+
+
+def __getattr__(name):  # names of goalfit 0.1, kept with a FutureWarning until 0.3
+    if name == "SolverResult":
+        from ...utils.deprecation import warn_deprecated
+
+        warn_deprecated("goalfit.methods.plugin.SolverResult", "goalfit.fit.FitResult (the same fields)")
+        return FitResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
