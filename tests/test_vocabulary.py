@@ -148,7 +148,8 @@ def test_report_names_goals_in_full_and_losses_as_losses():
     text = console.export_text()
     goal_column = "".join(line.split("│")[1].replace(" ", "") for line in text.splitlines()
                           if line.startswith("│"))  # the first column, folded lines joined
-    assert goal_column.startswith("minimize1-G-mean")
+    # the minimized value is named as a loss, the score it is one minus on the next row
+    assert goal_column.startswith("1-G-mean(minimized)G-mean(score)demographic_parity")
     assert "demographic_parity_difference('sex')demographic_parity_difference('sex',method='to_overall')" \
         in goal_column
     assert "…" not in text
