@@ -76,7 +76,7 @@ class CellEncoder:
     ----------
     columns_ : list of str
         Slicing column names (possibly empty: one cell holding every example).
-    cells_ : pandas.DataFrame of shape (n_cells, len(columns_))
+    cells_ : pandas.DataFrame of shape (n_cells, n_columns)
         The attribute values of each cell.
     """
 

@@ -48,10 +48,10 @@ class GoalScorer:
     randomized classifier, alone or as the last step of a pipeline: exact expectation), else
     the estimator's ``predict``.
 
-    Raises (when called)
-    --------------------
+    Raises
+    ------
     ValueError
-        If the goals need groups and no ``sensitive_features`` reached the scorer (the message
+        When called, if the goals need groups and no ``sensitive_features`` reached the scorer (the message
         says how to route them).
     """
 
