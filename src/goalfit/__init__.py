@@ -18,7 +18,7 @@ _goals_all = _goals.__all__
 globals().update({name: getattr(_goals, name) for name in _goals_all if name not in _goals.LAZY})
 globals().update(_BUILDERS)  # each goal builder also computes its value on (y_true, y_pred), as fairlearn's
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 #: Public names loaded on first use: name -> module.
 _LAZY = {
@@ -35,7 +35,7 @@ _LAZY = {
 _SUBPACKAGES = {"metrics", "estimators", "methods", "fit", "report", "tradeoff", "datasets", "confusion",
                 "classifiers", "distributed", "utils", "cli"}
 
-__all__ = list(_goals_all) + sorted(_LAZY) + ["__version__"]
+__all__ = list(dict.fromkeys([*_goals_all, *sorted(_LAZY), "__version__"]))  # each name once
 
 
 __getattr__ = _lazy_attributes(__name__, _LAZY, _SUBPACKAGES)  # PEP 562: the heavy parts load on first use
