@@ -20,7 +20,7 @@ from ..methods.subdata.measure import SelectionMeasure
 from ..methods.subdata.method import (ESTIMATORS, SUBDATA_PARAMS, SubdataMethod, deployed_rule, make_learner,
                                       subdata_params)
 from ..methods.subdata.wstep import LinearModel
-from ..utils.deprecation import DeprecatedParams
+from ..utils.deprecation import DeprecatedParams, warn_deprecated
 
 __all__ = ["FairSubdataClassifier", "SpectralFairSVC"]
 
@@ -194,7 +194,59 @@ class FairSubdataClassifier(DeprecatedParams, GoalEstimator):
         "model": "estimator", "lam": "alpha", "solver": "method",
         **{name: f"method_params.{name}" for name in ("rho", "t", "w_solver", "n_restarts", "time_limit", "kernel",
                                                       "C", "gamma", "degree")},
+        "measure": None, "epsilon": None,  # together: _translate_deprecated
     }
+
+    def _translate_deprecated(self, given: dict, *, in_init: bool) -> dict:
+        """The 0.1 spellings that need more than a rename, each with a FutureWarning.
+
+        * ``FairSubdataClassifier("logistic")`` (0.1's first positional was ``model``): a
+          built-in model's name or a classifier given as ``objective`` becomes ``estimator``;
+        * ``measure="omr" | "fpr" | "eo" | "dp"`` (or a ``<disparity>_difference`` goal) with
+          ``epsilon=e``: ``constraints=[<disparity>_difference() <= e]``; without ``epsilon`` the
+          0.1 penalty ``rho F(z)``: the same constraint with bound 0 and
+          ``method_params={"form": "penalty"}``; ``measure="f1"``: ``objective=f1()`` (GSVM-F1).
+
+        Raises
+        ------
+        ValueError
+            An unknown ``measure``; ``measure`` or ``epsilon`` given with ``constraints``.
+        """
+        from ..goals import (demographic_parity_difference, equal_opportunity_difference, error_rate_difference, f1,
+                             false_positive_rate_difference)
+
+        if in_init and (isinstance(self.objective, str) and self.objective in ESTIMATORS
+                        or hasattr(self.objective, "predict_proba")):
+            warn_deprecated("FairSubdataClassifier(model) as the first positional argument",
+                            f"FairSubdataClassifier(estimator={self.objective!r}) (the first positional is the "
+                            "objective since 0.2)", stacklevel=5)
+            self.estimator, self.objective = self.objective, "error"
+        if "measure" not in given and "epsilon" not in given:
+            return given
+        measure, epsilon = given.pop("measure", "omr"), given.pop("epsilon", None)
+        goals = {"omr": error_rate_difference, "fpr": false_positive_rate_difference,
+                 "eo": equal_opportunity_difference, "dp": demographic_parity_difference}
+        if in_init and list(self.constraints or ()):
+            raise ValueError("FairSubdataClassifier: give the fairness goal once, as constraints=[...], not also as "
+                             "measure= / epsilon=")
+        if isinstance(measure, str) and measure == "f1":
+            warn_deprecated("FairSubdataClassifier(measure='f1')", "objective=goalfit.f1() (GSVM-F1)", stacklevel=5)
+            self.objective = f1()
+            return given
+        if isinstance(measure, str):
+            if measure not in goals:
+                raise ValueError(f"measure must be one of {sorted(goals) + ['f1']}, got {measure!r}")
+            goal = goals[measure]()
+        else:
+            goal = measure  # a goal expression, as 0.1 accepted
+        bound = 0.0 if epsilon is None else float(epsilon)
+        use = f"constraints=[{goal.name} <= {bound:g}]" + (
+            " with method_params={'form': 'penalty'} (the penalty rho F(z))" if epsilon is None else "")
+        warn_deprecated("FairSubdataClassifier(measure=..., epsilon=...)", use, stacklevel=5)
+        self.constraints = [goal <= bound]
+        if epsilon is None:
+            self.method_params = {**(self.method_params or {}), "form": "penalty"}
+        return given
 
     # ------------------------------------------------------------------ parameters
     def _params(self):

@@ -80,9 +80,9 @@ class Renamed:
 class DeprecatedParams:
     """Mixin of an estimator whose constructor still accepts old keywords (put it first in the bases).
 
-    The estimator declares ``_deprecated_params`` (old keyword -> :class:`Renamed`, or a string
-    taken as the target), takes ``**deprecated_params`` in ``__init__`` (scikit-learn's
-    ``get_params`` skips it) and calls ``self._fold_deprecated(deprecated_params)`` last. Each old
+    The estimator declares ``_deprecated_params`` (old keyword -> :class:`Renamed`, a string
+    taken as the target, or None for one that :meth:`_translate_deprecated` handles), takes ``**deprecated_params`` in ``__init__`` (hidden from its
+    signature, so scikit-learn's ``get_params`` and checks see only the parameters) and calls ``self._fold_deprecated(deprecated_params)`` last. Each old
     keyword warns ``FutureWarning`` naming its new spelling and its value is stored where it now
     lives (a new ``method_params`` dict; the user's is not modified), so a
     :func:`~sklearn.base.clone` keeps it and ``get_params`` shows the new spelling.
@@ -90,6 +90,17 @@ class DeprecatedParams:
     """
 
     _deprecated_params: dict = {}
+
+    def __init_subclass__(cls, **kwargs):
+        """Hide ``**deprecated_params`` from ``inspect.signature(cls)``: the old keywords are not
+        parameters (scikit-learn's checks pass every signature name to ``__init__`` and
+        ``set_params``) and are not advertised."""
+        super().__init_subclass__(**kwargs)
+        init = vars(cls).get("__init__")
+        if init is not None:
+            sig = inspect.signature(init)
+            init.__signature__ = sig.replace(parameters=[p for p in sig.parameters.values()
+                                                         if p.kind is not inspect.Parameter.VAR_KEYWORD])
 
     def _fold_deprecated(self, given: dict, *, in_init: bool = True) -> None:
         """Store each old keyword's value where it now lives, warning once per keyword.
@@ -100,11 +111,12 @@ class DeprecatedParams:
             An unknown keyword (naming the closest parameter), or an old keyword given together
             with its new spelling in ``__init__``.
         """
+        given = self._translate_deprecated(dict(given), in_init=in_init)
         if not given:
             return
         who = type(self).__name__
         table = {old: spec if isinstance(spec, Renamed) else Renamed(spec)
-                 for old, spec in type(self)._deprecated_params.items()}
+                 for old, spec in type(self)._deprecated_params.items() if spec is not None}
         unknown = [k for k in given if k not in table]
         if unknown:
             known = sorted(self.get_params(deep=False)) + sorted(table)
@@ -131,6 +143,10 @@ class DeprecatedParams:
                 setattr(self, spec.target, new)
         if any(table[old].key is not None for old in given) and hasattr(self, "method_params"):
             self.method_params = method_params
+
+    def _translate_deprecated(self, given: dict, *, in_init: bool) -> dict:
+        """Hook for old keywords that only make sense together (warn, store, pop them); returns the rest."""
+        return given
 
     def set_params(self, **params):
         """scikit-learn's ``set_params``; an old keyword warns and sets its new spelling."""
