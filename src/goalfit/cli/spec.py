@@ -42,6 +42,7 @@ from pathlib import Path
 from ..estimators.models import MODELS
 from ..goals import parse_constraint, parse_objective
 from ..methods import lookup
+from ..utils.deprecation import warn_deprecated
 
 
 class SpecError(ValueError):
@@ -233,14 +234,23 @@ def build_estimator(spec: Spec, base=None):
     except ImportError as err:
         raise SpecError(f"method {spec.method!r}: {err}") from None
     objective, constraints = spec.goals()
-    kwargs = dict(objective=objective, constraints=constraints, method_params=dict(spec.method_params) or None,
-                  random_state=spec.seed, **spec.fit_options, **spec.estimator_params)
     names = set(cls().get_params(deep=False))
+    old = getattr(cls, "_deprecated_params", {})  # 0.1 constructor keywords, accepted with a FutureWarning
+    method_params, moved = dict(spec.method_params), {}
+    if entry.family != "plugin":  # 0.1 passed these methods' method_params to the estimator's constructor
+        moved = {k: method_params.pop(k) for k in list(method_params)
+                 if k in names or (k in old and old[k] != f"method_params.{k}")}
+        if moved:
+            warn_deprecated(f"[goals] method_params keys {sorted(moved)} (constructor parameters of {cls.__name__})",
+                            "[goals] estimator_params = {...} for them (method_params holds the method's knobs only)",
+                            stacklevel=2)
+    kwargs = dict(objective=objective, constraints=constraints, method_params=method_params or None,
+                  random_state=spec.seed, **spec.fit_options, **moved, **spec.estimator_params)
     if "method" in names:
         kwargs["method"] = entry.name
     if entry.family == "plugin":
         kwargs["estimator"] = base
-    unknown = sorted(set(kwargs) - names)
+    unknown = sorted(set(kwargs) - names - set(old))
     if unknown:
         raise SpecError(f"method {spec.method!r} ({cls.__name__}) does not take {unknown}; its parameters: {sorted(names)}")
     if "hidden_layer_sizes" in kwargs:
