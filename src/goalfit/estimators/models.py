@@ -4,19 +4,29 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.compose import make_column_selector, make_column_transformer
-from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
+def _gradient_boosting(seed):
+    from sklearn.ensemble import HistGradientBoostingClassifier  # sklearn.ensemble loads only when used
+
+    return HistGradientBoostingClassifier(random_state=seed)
+
+
+def _random_forest(seed):
+    from sklearn.ensemble import RandomForestClassifier
+
+    return RandomForestClassifier(n_estimators=200, min_samples_leaf=5, random_state=seed, n_jobs=1)
+
+
 #: name -> (factory of the classifier from a seed, whether it takes sparse input)
 MODELS = {
     "logistic_regression": (lambda seed: LogisticRegression(max_iter=1000), True),
-    "gradient_boosting": (lambda seed: HistGradientBoostingClassifier(random_state=seed), False),
-    "random_forest": (lambda seed: RandomForestClassifier(n_estimators=200, min_samples_leaf=5, random_state=seed,
-                                                          n_jobs=1), True),
+    "gradient_boosting": (_gradient_boosting, False),
+    "random_forest": (_random_forest, True),
     # incremental (partial_fit): the base model of Dask fits on files
     "sgd_logistic": (lambda seed: SGDClassifier(loss="log_loss", random_state=seed), True),
 }
