@@ -197,7 +197,7 @@ class RandomizedClassifier:
         seed = batch_seed(random_state, row_hash(X))  # batches drawn with one seed stay independent
         if stratified:
             n = preds.shape[1]
-            strata = np.zeros(n, dtype=np.intp) if sensitive_features is None else self._audit_cells(X, sensitive_features)
+            strata = np.zeros(n, dtype=np.intp) if sensitive_features is None else self._strata(X, sensitive_features)
             return self.classes[stratified_choice(self._distribution(preds), strata, seed)]
         rng = check_random_state(seed)
         pick = rng.choice(len(self.members), size=preds.shape[1], p=self.weights)
@@ -219,6 +219,10 @@ class RandomizedClassifier:
     def _audit_cells(self, X, sensitive_features) -> np.ndarray:
         """Cells of the rows of ``X`` for :meth:`expected_confusion_tensor` (no ``cell_ids`` given)."""
         return self.cell_encoder.transform(sensitive_features, _num_rows(X))
+
+    def _strata(self, X, sensitive_features) -> np.ndarray:
+        """Groups of the rows of ``X`` that ``predict(stratified=True)`` draws within: their cells."""
+        return self._audit_cells(X, sensitive_features)
 
     def expected_confusion_matrix(self, X, y, *, sensitive_features=None, sample_weight=None,
                                   per_group: bool = False) -> np.ndarray:
@@ -299,6 +303,16 @@ class GroupBlindClassifier(RandomizedClassifier):
         if sensitive_features is None:
             return np.zeros(n, dtype=np.intp)
         return self.cell_encoder.transform(sensitive_features, n)
+
+    def _strata(self, X, sensitive_features) -> np.ndarray:
+        """The groups as given, any values (groups unseen at fit included: the members never read
+        them, only the stratified draw does)."""
+        from ..confusion.cells import as_frame
+
+        frame = as_frame(sensitive_features, _num_rows(X))
+        if frame.shape[1] == 0:
+            return np.zeros(len(frame), dtype=np.intp)
+        return frame.groupby(list(frame.columns), sort=False).ngroup().to_numpy(dtype=np.intp)
 
 
 class PluginClassifier(RandomizedClassifier):

@@ -11,13 +11,23 @@ from .names import unknown_column
 
 
 class _Ambiguous:
-    """Marker: the positive class of a binary problem must be named (see ``pos_label``)."""
+    """Marker: the positive class of a binary problem must be named; ``how`` says where."""
+
+    def __init__(self, how: str = "pass pos_label=... (scikit-learn's convention)"):
+        self.how = how
 
     def __repr__(self):
         return "AMBIGUOUS"
 
 
+#: The metric functions' marker: name the positive class with ``pos_label=``.
 AMBIGUOUS = _Ambiguous()
+
+#: The estimators' marker: goals that mean "the positive class" name it with ``label=``.
+AMBIGUOUS_IN_GOALS = _Ambiguous(
+    "name it in each goal that needs it, e.g. gf.true_positive_rate(label={pos!r}), "
+    "gf.demographic_parity_difference(label={pos!r}), gf.f1(label={pos!r}); or encode y as 0/1 "
+    "(an objective string such as 'f1' needs 0/1, -1/1 or False/True labels)")
 
 
 
@@ -47,7 +57,8 @@ class ConfusionSpace:
         ``demographic_parity_difference(...)`` and ``f1()`` refer to without ``label=``).
         None: the larger label (scikit-learn's order; the estimators' convention).
         :data:`AMBIGUOUS`: refuse to guess (:mod:`goalfit.metrics` with labels such as
-        "bad"/"good" and no ``pos_label=``).
+        "bad"/"good" and no ``pos_label=``); :data:`AMBIGUOUS_IN_GOALS`: the same for the
+        estimators (:func:`goalfit.fit.prepare`), whose goals name the class with ``label=``.
     """
 
     classes: np.ndarray
@@ -138,7 +149,9 @@ class ConfusionSpace:
         if isinstance(self.pos_label, _Ambiguous):
             raise ValueError(
                 f"the positive class of labels {self.classes.tolist()} is ambiguous (only 0/1, -1/1 and "
-                "False/True have a default): pass pos_label=... (scikit-learn's convention)"
+                f"False/True have a default): " + self.pos_label.how.format(pos=self.classes[1].item()
+                                                                              if hasattr(self.classes[1], "item")
+                                                                              else self.classes[1])
             )
         return self.class_code(self.pos_label)
 

@@ -365,11 +365,38 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
 
     # ------------------------------------------------------------------ predicting
     def _check_predict_X(self, X):
+        """Features at predict time. After a fit on a DataFrame, an array without column names
+        (numpy, a list) is read by position, as scikit-learn does, with its warning: it becomes a
+        DataFrame with the fitted column names (the base model may select columns by name).
+
+        Raises
+        ------
+        ValueError
+            Another number of columns than at fit time.
+        """
         if self._precomputed():
             K = len(self.classes_) * (self.classifier_.cell_encoder.n_cells if self.group_blind else 1)
             if getattr(X, "ndim", 2) != 2 or np.shape(X)[1] != K:
                 raise ValueError(f"X has {np.shape(X)[1] if np.ndim(X) == 2 else np.shape(X)} columns, but "
                                  f"GoalClassifier fitted on precomputed probabilities expects {K}")
+            return X
+        import warnings
+
+        import pandas as pd
+        import scipy.sparse as sp
+
+        names = getattr(self, "feature_names_in_", None)
+        if (names is not None and not hasattr(X, "columns") and not hasattr(X, "__dask_graph__")
+                and not sp.issparse(X)):
+            shape = np.shape(X)
+            if len(shape) != 2 or shape[1] != len(names):
+                width = shape[1] if len(shape) == 2 else f"shape {shape}"
+                raise ValueError(f"X has {width} features, but GoalClassifier is expecting {len(names)} features "
+                                 f"as input (the columns {list(names)[:5]}{'...' if len(names) > 5 else ''})")
+            warnings.warn("X does not have valid feature names, but GoalClassifier was fitted with feature names: "
+                          "its columns are read in the fitted order; pass a DataFrame with the columns "
+                          f"{list(names)[:5]}{'...' if len(names) > 5 else ''} to be safe", UserWarning, stacklevel=3)
+            X = pd.DataFrame(X, columns=names).infer_objects()
         return X
 
     def expected_confusion_matrix(self, X, y, *, sensitive_features=None, sample_weight=None, per_group=False):

@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..classifiers import ScoreClassifier
 from ..confusion import confusion_tensor
+from ..fit.data import check_inputs
 from ..fit import (GOAL_PARAMETERS, FitResult, GoalEstimator, Progress, UnsupportedGoal, as_seed, check_method_params,
                    prepare)
 from ..goals import FEASIBLE_TOL, Problem
@@ -75,6 +76,8 @@ class _ScoreEstimator(DeprecatedParams, GoalEstimator):
         """(training data, problem, compiled goals, metric or None, selection or None)."""
         self.check_params()
         _, metric = resolve_objective(self.objective)
+        check_inputs(X, y, sensitive_features, sample_weight)  # before X becomes an array (its index)
+        check_inputs(X_val, y_val, sensitive_features_val, suffix="_val")
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=True)
         who = type(self).__name__
         data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight, who=who)
@@ -94,7 +97,7 @@ class _ScoreEstimator(DeprecatedParams, GoalEstimator):
         else:
             Xv = self._check_predict_X(X_val)
             dv = prepare(Xv, y_val, sensitive_features=sensitive_features_val, classes=data.classes, who=who,
-                         warn_groups=False)
+                         warn_groups=False, suffix="_val")
             selection = (dv, problem.compile(dv.space))
         return data, problem, compiled, metric, selection
 

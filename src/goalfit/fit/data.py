@@ -18,7 +18,9 @@ from sklearn.utils.validation import _num_samples, column_or_1d
 from ..classifiers import class_labels, encode_labels
 from ..confusion import CellEncoder, ConfusionSpace, compact_codes
 from ..confusion.datasets import DATASET_COLUMN, TRAIN, space_with_unlabelled, stack_datasets
-from ..utils.validation import check_sample_weight, n_rows
+from ..confusion.space import AMBIGUOUS_IN_GOALS
+from ..utils.validation import (check_aligned_indexes, check_consistent_rows, check_sample_weight, n_rows,
+                                resolve_pos_label)
 
 #: A sensitive-feature column with more distinct values than this is named in a warning before
 #: fitting (a numeric column given as a group: every value becomes a group of its own).
@@ -132,32 +134,83 @@ class PreparedData:
 
 def _space(y_codes, cells, labelled, classes, encoder, sample_weight) -> ConfusionSpace:
     if labelled is None or labelled.all():
-        return ConfusionSpace.from_codes(y_codes, cells, classes, encoder.cells_, sample_weight)
+        return _positive(ConfusionSpace.from_codes(y_codes, cells, classes, encoder.cells_, sample_weight))
     w = np.ones(len(y_codes)) if sample_weight is None else sample_weight
-    return space_with_unlabelled(np.asarray(y_codes, dtype=np.intp), labelled, cells, classes, encoder.cells_, w)
+    return _positive(space_with_unlabelled(np.asarray(y_codes, dtype=np.intp), labelled, cells, classes,
+                                           encoder.cells_, w))
 
 
-def _labels(y, n, who):
-    """``y`` as a 1-D array of ``n`` labels.
+def _positive(space: ConfusionSpace) -> ConfusionSpace:
+    """The space, told to refuse guessing the positive class of binary labels other than 0/1,
+    -1/1 and False/True (as the metric functions do without ``pos_label``): a goal that means
+    "the positive class" (``true_positive_rate()``, ``demographic_parity_difference()``,
+    ``f1()``) then raises, asking for ``label=`` in the goal; goals that need no positive class
+    (error, error-rate parity, a goal naming its class) are unaffected."""
+    if space.n_classes == 2 and resolve_pos_label(space.classes, None) is None:
+        return replace(space, pos_label=AMBIGUOUS_IN_GOALS)
+    return space
+
+
+def _labels(y, n, who, suffix=""):
+    """``y`` as a 1-D array of ``n`` labels (the arguments named ``X<suffix>``, ``y<suffix>``).
 
     Raises
     ------
     ValueError
         None, a wrong shape or length, missing values, or continuous targets.
     """
+    Xn, yn = "X" + suffix, "y" + suffix
     if y is None:
-        raise ValueError(f"{who} requires y to be passed, but the target y is None")
+        raise ValueError(f"{who} requires {yn} to be passed, but the target {yn} is None")
     y = column_or_1d(y, warn=True)
     if len(y) != n:
-        raise ValueError(f"X has {n} rows but y has {len(y)}")
+        raise ValueError(f"{Xn} has {n} rows but {yn} has {len(y)}")
     if y.dtype.kind not in "iub":  # 1-D integer or boolean labels are always classes
         if y.dtype.kind in "fc" or y.dtype == object:
             missing = pd.isna(y)
             if np.any(missing):
-                raise ValueError(f"y has {int(np.sum(missing))} missing label(s) (NaN/None), e.g. at row "
+                raise ValueError(f"{yn} has {int(np.sum(missing))} missing label(s) (NaN/None), e.g. at row "
                                  f"{int(np.flatnonzero(missing)[0])}")
-        check_classification_targets(y)
+        try:
+            check_classification_targets(y)
+        except ValueError as err:
+            raise ValueError(f"{yn}: {err}") from None
     return y
+
+
+def check_inputs(X, y=None, sensitive_features=None, sample_weight=None, suffix: str = "") -> None:
+    """Row counts and pandas indexes of the arguments as the user gave them agree.
+
+    :func:`prepare` runs it; a family that converts its features first (to a numpy array, which
+    drops a DataFrame's index) runs it on the raw arguments before.
+
+    Parameters
+    ----------
+    X, y, sensitive_features, sample_weight
+        The arguments (None: not given).
+    suffix : str, default ""
+        Appended to their names in messages (``"_val"``: ``X_val``, ``y_val``, ...).
+
+    Raises
+    ------
+    ValueError
+        ``"X_val has 300 rows but y_val has 299"``; pandas arguments whose indexes differ
+        (:func:`goalfit.utils.validation.check_aligned_indexes`).
+    """
+    named = {"X" + suffix: X, "y" + suffix: y, "sensitive_features" + suffix: sensitive_features,
+             "sample_weight" + suffix: sample_weight}
+    named = {k: v for k, v in named.items() if v is not None}
+    if not named:
+        return
+    check_consistent_rows(**named)
+    check_aligned_indexes(**named)
+
+
+def _encode(y, classes, suffix):
+    try:
+        return encode_labels(y, classes)
+    except ValueError as err:
+        raise ValueError(f"y{suffix}: {err}") from None
 
 
 def warn_many_groups(encoder: CellEncoder, cells, stacklevel: int = 3) -> None:
@@ -177,7 +230,8 @@ def warn_many_groups(encoder: CellEncoder, cells, stacklevel: int = 3) -> None:
 
 
 def prepare(X, y, *, sensitive_features=None, sample_weight=None, datasets=None, extra_columns=None,
-            classes=None, encoder=None, who: str = "this estimator", warn_groups: bool = True) -> PreparedData:
+            classes=None, encoder=None, who: str = "this estimator", warn_groups: bool = True,
+            suffix: str = "") -> PreparedData:
     """Turn user data into a :class:`PreparedData`: labels to class codes, groups to cells, the space.
 
     Parameters
@@ -208,6 +262,9 @@ def prepare(X, y, *, sensitive_features=None, sample_weight=None, datasets=None,
         The estimator's name, for messages.
     warn_groups : bool, default True
         Warn about a slicing column with many distinct values (:func:`warn_many_groups`).
+    suffix : str, default ""
+        Appended to the argument names in messages: ``"_val"`` for a validation sample
+        (``X_val``, ``y_val``, ``sensitive_features_val``).
 
     Returns
     -------
@@ -218,8 +275,10 @@ def prepare(X, y, *, sensitive_features=None, sample_weight=None, datasets=None,
     ValueError
         y missing or of the wrong length, missing or continuous labels, one class, labels not
         among ``classes``, bad sample weights, sensitive features with missing values or the
-        wrong number of rows, an empty or mis-shaped dataset.
+        wrong number of rows, pandas arguments whose indexes differ (rows would be paired by
+        position: reset or align them), an empty or mis-shaped dataset.
     """
+    check_inputs(X, y, sensitive_features, sample_weight, suffix)
     if datasets or extra_columns:
         if encoder is not None:
             raise ValueError("a fitted encoder applies to one dataset without computed columns")
@@ -228,9 +287,9 @@ def prepare(X, y, *, sensitive_features=None, sample_weight=None, datasets=None,
     n = n_rows(X)
     if n is None:
         n = _num_samples(X)  # array-likes without len (an __array__ object); raises for the rest
-    y = _labels(y, n, who)
+    y = _labels(y, n, who, suffix)
     classes = _classes(y, classes)
-    y_codes = compact_codes(encode_labels(y, classes), len(classes))
+    y_codes = compact_codes(_encode(y, classes, suffix), len(classes))
     sw = check_sample_weight(sample_weight, n)
     if encoder is None:
         encoder = CellEncoder()
@@ -239,7 +298,7 @@ def prepare(X, y, *, sensitive_features=None, sample_weight=None, datasets=None,
             warn_many_groups(encoder, cells, stacklevel=4)
     else:
         cells = compact_codes(encoder.transform(sensitive_features, n), encoder.n_cells)
-    space = ConfusionSpace.from_codes(y_codes, cells, classes, encoder.cells_, sw)
+    space = _positive(ConfusionSpace.from_codes(y_codes, cells, classes, encoder.cells_, sw))
     return PreparedData(X, y_codes, cells, classes, encoder, space, sw, None, sensitive_features, [TRAIN], None, y)
 
 

@@ -85,6 +85,8 @@ class GroupDisparity(Expression):
         binary = space.n_classes == 2
         if self.label is not None:
             ks = [self.label]
+        elif self.kind == "error_rate":  # no class: labels of any kind need no positive class
+            ks = []
         elif binary:
             ks = [space.classes[space.default_positive()]]
         else:

@@ -5,6 +5,7 @@ import copy
 import numbers
 import os
 import time
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -15,6 +16,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from ..classifiers import RandomizedClassifier
 from ..confusion import CellEncoder
 from ..fit import GOAL_PARAMETERS, GoalEstimator, Progress, check_method_params, prepare
+from ..fit.data import check_inputs
 from ..utils.deprecation import DeprecatedParams, Renamed
 from .method import LAGRANGIAN_PARAMS, LagrangianMethod, lagrangian_params
 from .rates import RateProblem, margins
@@ -46,8 +48,20 @@ def make_mlp(n_features: int, n_outputs: int, hidden_layer_sizes=()) -> torch.nn
     return torch.nn.Sequential(*layers)
 
 
-def _as_array(X) -> np.ndarray:
+#: The largest error of the float32 cast of a feature, relative to the feature's spread (its
+#: standard deviation), before :func:`_as_array` warns that the cast loses the feature.
+CAST_TOLERANCE = 1e-3
+
+
+def _as_array(X, what: str = "X") -> np.ndarray:
     """Features as a float32 array (DataFrames and sparse matrices included).
+
+    Warns
+    -----
+    UserWarning
+        When the cast from a wider type loses a feature's variation: a feature whose values sit
+        far from zero compared with their spread (``1e8 + x``) keeps only about 7 significant
+        digits in float32; the message names the column and the fix (standardize the features).
 
     Raises
     ------
@@ -57,12 +71,32 @@ def _as_array(X) -> np.ndarray:
     if sp.issparse(X):
         X = X.toarray()
     try:
-        return check_array(X, dtype=np.float32, allow_nd=True, ensure_all_finite=True)
+        wide = check_array(X, dtype=None, allow_nd=True, ensure_all_finite=True)
+        out = check_array(wide, dtype=np.float32, allow_nd=True, ensure_all_finite=True)
     except ValueError as err:
         if "could not convert" in str(err) or "convert string" in str(err):
-            raise ValueError(f"X must be numeric (encode categorical columns first, e.g. with "
+            raise ValueError(f"{what} must be numeric (encode categorical columns first, e.g. with "
                              f"goalfit.make_estimator's TableEncoder or a ColumnTransformer): {err}") from None
         raise
+    if wide.dtype != np.float32 and wide.dtype.kind in "fiu" and wide.dtype.itemsize >= 4 and len(out) > 1:
+        _warn_lossy_cast(wide, out, what)
+    return out
+
+
+def _warn_lossy_cast(wide: np.ndarray, out: np.ndarray, what: str) -> None:
+    """Warn when a feature's float32 values lose its variation (see :func:`_as_array`)."""
+    a = wide.reshape(len(wide), -1).astype(np.float64, copy=False)
+    err = np.abs(out.reshape(len(out), -1).astype(np.float64) - a).max(axis=0)
+    spread = a.std(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(spread > 0, err / spread, 0.0)
+    if rel.max(initial=0.0) > CAST_TOLERANCE:
+        j = int(np.argmax(rel))
+        warnings.warn(f"{what} is cast to float32 (the network's type), which loses column {j}'s variation "
+                      f"(rounding error {rel[j]:.2g} of its standard deviation: values around {np.median(a[:, j]):.4g} "
+                      f"vary by {spread[j]:.3g}): standardize the features first (e.g. "
+                      "sklearn.preprocessing.StandardScaler, or subtract each column's mean)", UserWarning,
+                      stacklevel=6)
 
 
 class LagrangianClassifier(DeprecatedParams, GoalEstimator):
@@ -308,6 +342,8 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
         method, params = self._params()
         device = self._device()
         progress = Progress(self.verbose, who=type(self).__name__)
+        check_inputs(X, y, sensitive_features, sample_weight)  # before X becomes an array (its index)
+        check_inputs(X_val, y_val, sensitive_features_val, suffix="_val")
         X = self._features(X, reset=True)
         data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight, classes=classes,
                        who="LagrangianClassifier")
@@ -321,9 +357,9 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
         if X_val is not None:
             if y_val is None:
                 raise ValueError("X_val was given without y_val")
-            Xv = _as_array(X_val)
+            Xv = _as_array(X_val, "X_val")
             vdata = prepare(Xv, y_val, sensitive_features=sensitive_features_val, classes=self.classes_,
-                            who="LagrangianClassifier (validation data)", warn_groups=False)
+                            who="LagrangianClassifier (validation data)", warn_groups=False, suffix="_val")
             validation, vproblem = (vdata, Xv), problem.compile(vdata.space)
         elif params["shrink_on"] == "validation" or params["n_iter_no_change"] is not None:
             raise ValueError("shrink_on='validation' and n_iter_no_change need X_val, y_val (and "

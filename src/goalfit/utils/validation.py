@@ -11,7 +11,7 @@ import pandas as pd
 
 __all__ = ["n_rows", "check_consistent_rows", "check_sample_weight", "check_has_predict_proba",
            "check_labels_in_classes", "resolve_pos_label", "check_no_missing", "check_confidence",
-           "check_fraction", "check_count"]
+           "check_fraction", "check_count", "check_aligned_indexes"]
 
 
 def n_rows(obj) -> int | None:
@@ -231,3 +231,31 @@ def check_count(value, what: str, minimum: int = 1) -> int:
     if int(value) < minimum:
         raise ValueError(f"{what} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+def check_aligned_indexes(**arrays) -> None:
+    """Refuse pandas arguments whose indexes disagree (their rows would be paired by position).
+
+    Parameters
+    ----------
+    **arrays
+        Name -> argument, e.g. ``X=X, y=y, sensitive_features=sf``; only pandas Series and
+        DataFrames are compared (numpy arrays, lists and dicts have no index), and only when
+        their lengths agree (a length mismatch is :func:`check_consistent_rows`'s error).
+
+    Raises
+    ------
+    ValueError
+        Naming the two arguments, a row where they differ and the fix (``.reset_index(drop=True)``
+        on each, or align them).
+    """
+    indexed = [(k, v.index) for k, v in arrays.items() if isinstance(v, (pd.Series, pd.DataFrame))]
+    for (ref_name, ref), (name, index) in zip(indexed[:1] * len(indexed), indexed[1:]):
+        if len(index) != len(ref) or index.equals(ref):
+            continue
+        i = next((k for k, (a, b) in enumerate(zip(ref, index)) if not (a == b or a != a and b != b)), 0)
+        raise ValueError(
+            f"the indexes of {ref_name} and {name} differ (row {i}: {ref_name} index {ref[i]!r}, {name} index "
+            f"{index[i]!r}); rows are matched by position, which would pair different examples: pass "
+            f"{ref_name}.reset_index(drop=True) and {name}.reset_index(drop=True), or align them first "
+            f"(e.g. {name} = {name}.loc[{ref_name}.index])")

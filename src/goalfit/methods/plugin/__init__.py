@@ -36,7 +36,7 @@ from .gda import con_gda, gda
 from .mixture import mixture_program
 from .oracle import PluginOracle, RefitOracle, ThresholdOracle
 from ._common import FitResult, prune
-from .repair import repair_infeasible
+from .repair import applies, compare_constants, repair_infeasible
 
 METHODS = {
     "column_generation": column_generation,
@@ -125,7 +125,10 @@ def solve(problem, oracle, method: str = "auto", **params) -> FitResult:
     -------
     FitResult
         The method's result; when it meets no constraint set, the constant classifiers join
-        its members first (:func:`~goalfit.methods.plugin.repair.repair_infeasible`).
+        its members first (:func:`~goalfit.methods.plugin.repair.repair_infeasible`); when a
+        feasible constant classifier beats it, they join too
+        (:func:`~goalfit.methods.plugin.repair.compare_constants`): never worse than a
+        feasible constant.
 
     Raises
     ------
@@ -138,7 +141,10 @@ def solve(problem, oracle, method: str = "auto", **params) -> FitResult:
         raise ValueError(f"unknown method {method!r}; known: ['auto'] + {sorted(METHODS)}")
     result = METHODS[method](problem, oracle, **params)
     tol = params.get("tol")  # the method's stopping tolerance is the polish's (0: the default)
-    return repair_infeasible(problem, oracle, result, **({"tol": float(tol)} if tol else {}))
+    kw = {"tol": float(tol)} if tol else {}
+    if applies(problem, oracle, result):
+        return repair_infeasible(problem, oracle, result, **kw)
+    return compare_constants(problem, oracle, result, **kw)
 
 
 __all__ = ["METHODS", "PluginOracle", "RefitOracle", "FitResult", "ThresholdOracle", "bisection",

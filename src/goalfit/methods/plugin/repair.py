@@ -18,6 +18,12 @@ F-measure, non-smooth ones such as min-max recall) the feasible mixture of the p
 as it is, with a ``RuntimeWarning``: it is feasible, not optimized. Not in Narasimhan et al.
 (their Assumption 1 takes a strictly feasible classifier as given); an addition against
 silent infeasibility reports.
+
+A feasible result is compared with the constants too (:func:`compare_constants`): a rule read
+from poor probability estimates can be feasible and still worse than predicting one class
+everywhere (a group-blind model whose joint probabilities point the wrong way), so a feasible
+constant that beats it on the objective joins the pool and the best mixture is returned, never
+worse than that constant.
 """
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ import warnings
 
 import numpy as np
 
+from ...goals.problem import FEASIBLE_TOL
 from ._common import Recorder
 from .coarse_to_fine import corrective_polish, polishes
 from .mixture import mixture_program
@@ -131,4 +138,79 @@ def repair_infeasible(problem, oracle, result, *, tol: float = 1e-4):
     result.history = list(result.history) + rec.rows
     result.message += (f"; repaired: with the constant classifiers added to its members a mixture meets the "
                        f"constraints, {how}")
+    return result
+
+
+def compare_constants(problem, oracle, result, *, tol: float = 1e-4):
+    """A feasible result, or a better mixture with a feasible constant classifier that beats it.
+
+    Parameters
+    ----------
+    problem : CompiledProblem
+    oracle : linear minimization oracle
+        ``n_classes`` calls for the constants (any oracle but the refit one, whose members are
+        refitted models).
+    result : FitResult
+        A method's result.
+    tol : float, default 1e-4
+        A constant must beat the result's objective by more than this (objective units).
+
+    Returns
+    -------
+    FitResult
+        ``result`` itself when it is infeasible (:func:`repair_infeasible`'s case), the oracle
+        is the refit one, or no feasible constant beats it by more than ``tol``. Otherwise
+        ``result`` updated in place: the best mixture of its members and the constants
+        (polished by :func:`~goalfit.methods.plugin.coarse_to_fine.corrective_polish` for a
+        linear or smooth convex objective under polyhedral constraints), or the best feasible
+        constant alone when that mixture is not better; a history row and a note in
+        ``message``. ``n_oracle_calls`` counts the extra calls.
+
+    Warns
+    -----
+    RuntimeWarning
+        When a constant beat the method's rule: the class probabilities are likely poor.
+    """
+    if not result.feasible or isinstance(oracle, RefitOracle):
+        return result
+    calls0 = oracle.n_calls
+    evaluated = [oracle(L) for L in constant_costs(problem.space)]
+    result.n_oracle_calls += oracle.n_calls - calls0
+    f = problem.objective
+    value = float(f.value(result.confusion))
+    best = None
+    for j, (member, C) in enumerate(evaluated):
+        v = float(f.value(C))
+        if problem.max_violation(C) <= FEASIBLE_TOL and np.isfinite(v) and v < value - tol:
+            if best is None or v < best[2]:
+                best = (member, C, v, j)
+    if best is None:
+        return result
+    member, C, v, j = best
+    mixture = None
+    if not problem.nonlinear:
+        members = list(result.members) + [m for m, _ in evaluated]
+        Cs = np.concatenate([np.asarray(result.confusions), np.array([c for _, c in evaluated])])
+        pm, pC, pw, feasible, _ = mixture_program(problem, members, Cs)
+        if feasible and polishes(f) and problem.A is not None:
+            calls1 = oracle.n_calls
+            pm, pC, pw, feasible, _ = corrective_polish(problem, oracle, pm, pC, tol=tol)
+            result.n_oracle_calls += oracle.n_calls - calls1
+        if feasible and float(f.value(np.tensordot(pw, pC, axes=1))) <= v:
+            mixture = (pm, pC, pw)
+    if mixture is None:
+        mixture = ([member], np.asarray(C)[None], np.ones(1))
+    result.members, result.confusions, result.weights = mixture
+    new = float(f.value(result.confusion))
+    cls = problem.space.classes[j]
+    cls = cls.item() if hasattr(cls, "item") else cls
+    warnings.warn(f"the method's rule ({f.name} {value:.4g}) was worse than predicting {cls!r} everywhere "
+                  f"({v:.4g}), which meets the constraints: the returned mixture includes the constant rules "
+                  f"({f.name} {new:.4g}); the class probabilities may be poor (check the base model, or its "
+                  "calibration)", RuntimeWarning, stacklevel=3)
+    rec = Recorder(problem, oracle)
+    rec(result.history[-1]["iteration"] + 1 if result.history else 0, result.confusion, force=True)
+    result.history = list(result.history) + rec.rows
+    result.message += (f"; a constant rule (predict {cls!r}) beat it ({v:.4g} < {value:.4g}): the best mixture "
+                       f"with the constant rules is returned ({new:.4g})")
     return result

@@ -1,0 +1,192 @@
+"""Silent wrong answers, crashes and confusing cases of the library: each now gives the right
+answer, or an error or warning that names the argument and the fix.
+
+One test per cause; every one failed (a silent wrong answer, a foreign traceback or an error
+naming the wrong argument) before its fix.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import goalfit as gf
+from goalfit import metrics as gm
+from goalfit.metrics.planning import plan_certification
+
+rng = np.random.default_rng(0)
+N = 300
+X = rng.normal(size=(N, 3))
+G = rng.choice(["A", "B"], N)
+Y = (X[:, 0] + 0.8 * (G == "A") + rng.logistic(size=N) > 0).astype(int)
+DP = gf.demographic_parity_difference() <= 0.05
+
+
+def _quiet(fn, *args, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kw)
+
+
+# ----------------------------------------------------------------------------- 1. alpha as confidence
+def test_confidence_below_one_half_is_refused_as_alpha_everywhere():
+    for make in (lambda: gf.GoalClassifier(constraints=[DP], confidence=0.05),
+                 lambda: gf.RampClassifier(constraints=[DP], confidence=0.05),
+                 lambda: gf.FairSubdataClassifier(constraints=[DP], confidence=0.05)):
+        with pytest.raises(ValueError, match=r"confidence=0.05.*alpha.*0.95"):
+            make().fit(X, Y, sensitive_features=G)
+    with pytest.raises(ValueError, match=r"confidence=0.05.*alpha"):
+        plan_certification([DP], Y, Y, sensitive_features=G, confidence=0.05)
+    m = gf.GoalClassifier().fit(X, Y)
+    with pytest.raises(ValueError, match=r"confidence=0.1.*alpha"):
+        m.evaluate(X, Y, confidence=0.1)
+    with pytest.raises(ValueError, match=r"confidence=0.05.*alpha"):
+        m.plan_certification(X, Y, confidence=0.05)
+    with pytest.raises(ValueError, match=r"confidence=0.05.*alpha"):
+        gm.evaluate_problem(gf.Problem("error", [DP]), Y, Y, sensitive_features=G, confidence=0.05)
+    # a real confidence still certifies a bound at or above the measured value
+    c = _quiet(gf.GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.3], confidence=0.9,
+                                 random_state=0).fit, X, Y, sensitive_features=G)
+    row = c.certification_[0]
+    assert row["certified_bound"] >= row["safety_value"]
+
+
+# ----------------------------------------------------------------------------- 2. constants are candidates
+def _misleading_joint(n=1000, seed=0):
+    """Group-blind joint probabilities that point the wrong way: the plug-in rule is mostly wrong."""
+    r = np.random.default_rng(seed)
+    g = r.choice(["A", "B"], n)
+    y = (r.random(n) < 0.3).astype(int)
+    p1 = np.where(y == 1, 0.2, 0.8) * 0.9 + 0.05 * r.random(n)
+    P = np.column_stack([(1 - p1) / 2, p1 / 2, (1 - p1) / 2, p1 / 2])
+    return P, y, g
+
+
+def test_plugin_is_never_worse_than_a_feasible_constant():
+    P, y, g = _misleading_joint()
+    majority = max(np.mean(y), 1 - np.mean(y))
+    # before: accuracy 0 ("optimal: no member with negative reduced cost") for the first two
+    for cons in ([], [gf.positive_prediction_rate() <= 0.95], [gf.demographic_parity_difference() <= 0.05]):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            m = gf.GoalClassifier("precomputed", constraints=cons, group_blind=True).fit(P, y, sensitive_features=g)
+        assert m.feasible_
+        assert m.score(P, y) >= majority - 1e-9, (cons, m.score(P, y), m.result_.message)
+        if not cons or "positive_prediction" in str(cons[0]):
+            assert any("worse than predicting 0 everywhere" in str(w.message) for w in seen)
+
+
+# ----------------------------------------------------------------------------- 3. string labels
+def test_string_labels_need_the_positive_class_named_in_the_goal():
+    YS = np.where(Y == 1, "yes", "no")
+    goal = gf.equal_opportunity_difference() <= 0.1
+    with pytest.raises(ValueError, match=r"positive class.*\['no', 'yes'\].*label='yes'"):
+        gf.GoalClassifier(constraints=[goal]).fit(X, YS, sensitive_features=G)
+    with pytest.raises(ValueError, match=r"positive class.*label="):
+        gf.GoalClassifier(objective="f1").fit(X, YS)
+    # named: the same fit as 0/1 labels
+    named = gf.GoalClassifier(constraints=[gf.equal_opportunity_difference(label="yes") <= 0.1],
+                              random_state=0).fit(X, YS, sensitive_features=G)
+    codes = gf.GoalClassifier(constraints=[goal], random_state=0).fit(X, Y, sensitive_features=G)
+    np.testing.assert_allclose(named.predict_proba(X, sensitive_features=G),
+                               codes.predict_proba(X, sensitive_features=G), atol=1e-9)
+    # a goal that needs no positive class (error, error-rate parity) fits as before
+    gf.GoalClassifier(constraints=[gf.error_rate_difference() <= 0.2]).fit(X, YS, sensitive_features=G)
+
+
+# ----------------------------------------------------------------------------- 4. confidence, no constraints
+def test_confidence_without_constraints_fits_on_every_row_and_says_so():
+    with pytest.warns(UserWarning, match="confidence=0.95 is ignored.*no constraints"):
+        m = gf.GoalClassifier(confidence=0.95, random_state=0).fit(X, Y)
+    plain = gf.GoalClassifier(random_state=0).fit(X, Y)
+    np.testing.assert_allclose(m.predict_proba(X), plain.predict_proba(X))
+    assert m.certified_ is None
+
+
+# ----------------------------------------------------------------------------- 5. float64 -> float32
+def test_lagrangian_warns_when_float32_loses_the_features():
+    pytest.importorskip("torch")
+    from goalfit.torch import LagrangianClassifier
+
+    Xbig = X.copy()
+    Xbig[:, 0] += 1e8
+    with pytest.warns(UserWarning, match=r"X.*float32.*StandardScaler"):
+        LagrangianClassifier(max_iter=1, random_state=0).fit(Xbig, Y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        LagrangianClassifier(max_iter=1, random_state=0).fit(X, Y)  # ordinary float64 features: no warning
+
+
+# ----------------------------------------------------------------------------- 6. pandas indexes
+def test_pandas_inputs_whose_indexes_disagree_are_refused():
+    Xd = pd.DataFrame(X, columns=list("abc"))
+    ys = pd.Series(Y, index=np.arange(N)[::-1])
+    with pytest.raises(ValueError, match=r"indexes.*X.*y.*reset_index\(drop=True\)"):
+        gf.GoalClassifier().fit(Xd, ys)
+    with pytest.raises(ValueError, match=r"indexes.*sensitive_features"):
+        gf.GoalClassifier(constraints=[DP]).fit(Xd, pd.Series(Y), sensitive_features=pd.Series(G, index=Xd.index + 5))
+    m = gf.GoalClassifier().fit(Xd, pd.Series(Y))  # aligned: fine
+    with pytest.raises(ValueError, match=r"indexes.*X.*y"):
+        m.evaluate(Xd, ys)
+    with pytest.raises(ValueError, match=r"X_val.*y_val"):
+        gf.AdaptiveSurrogateClassifier(max_iter=2, random_state=0).fit(X, Y, X_val=Xd, y_val=ys)
+
+
+# ----------------------------------------------------------------------------- 7. planning arguments
+@pytest.mark.parametrize("kw, words", [
+    ({"n_simulations": 0}, "n_simulations"), ({"n_train": -5}, "n_train"), ({"sizes": [100, -3]}, "sizes"),
+    ({"power": "0.8"}, "power"), ({"power": 1.5}, "power"), ({"safety_fraction": 0}, "safety_fraction"),
+    ({"confidence": float("nan")}, "confidence"), ({"n_train": 2.5}, "n_train"),
+])
+def test_plan_certification_names_a_bad_argument(kw, words):
+    with pytest.raises((ValueError, TypeError), match=words):
+        plan_certification([DP], Y, Y, sensitive_features=G, **kw)
+
+
+def test_power_at_refuses_a_bad_size():
+    plan = plan_certification([gf.demographic_parity_difference() <= 0.5], Y, Y, sensitive_features=G,
+                              n_simulations=200)
+    for bad in (float("nan"), -1, 0, "100"):
+        with pytest.raises((ValueError, TypeError), match="n_train"):
+            plan.power_at(bad)
+    assert 0 <= plan.power_at(1000) <= 1
+
+
+# ----------------------------------------------------------------------------- 8. crashes and confusing cases
+def test_predict_numpy_after_fitting_on_a_dataframe():
+    Xd = pd.DataFrame(X, columns=list("abc"))
+    m = gf.GoalClassifier(random_state=0).fit(Xd, Y)
+    with pytest.warns(UserWarning, match="does not have valid feature names.*fitted order"):
+        np.testing.assert_array_equal(m.predict(X), m.predict(Xd))
+    with pytest.raises(ValueError, match="features"):
+        m.predict(X[:, :2])
+
+
+def test_group_blind_predict_accepts_groups_unseen_at_fit():
+    m = _quiet(gf.GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.01], group_blind=True,
+                                 random_state=0).fit, X, Y, sensitive_features=G)
+    assert len(m.classifier_.members) > 1  # a mixture: stratified sampling reads the groups
+    unseen = np.where(G == "A", "C", G)
+    p = m.predict(X, sensitive_features=unseen)
+    assert p.shape == (N,)
+    np.testing.assert_array_equal(m.predict_proba(X, sensitive_features=unseen), m.predict_proba(X))
+
+
+def test_safety_fraction_is_named_when_a_part_is_too_small():
+    for sf in (0.999, 0.001):
+        with pytest.raises(ValueError, match=r"safety_fraction"):
+            gf.GoalClassifier(constraints=[DP], confidence=0.9,
+                              method_params={"safety_fraction": sf}).fit(X, Y, sensitive_features=G)
+
+
+def test_validation_arguments_are_named_in_their_errors():
+    with pytest.raises(ValueError, match=r"X_val has 300 rows but y_val has 299"):
+        gf.AdaptiveSurrogateClassifier(max_iter=2, random_state=0).fit(X, Y, X_val=X, y_val=Y[:-1])
+    with pytest.raises(ValueError, match=r"sensitive_features_val"):
+        gf.AdaptiveSurrogateClassifier(max_iter=2, random_state=0).fit(X, Y, sensitive_features=G, X_val=X, y_val=Y,
+                                                                       sensitive_features_val=G[:-1])
+    with pytest.raises(ValueError, match=r"y_val"):
+        gf.AdaptiveSurrogateClassifier(max_iter=2, random_state=0).fit(X, Y, X_val=X,
+                                                                       y_val=np.where(Y == 1, 7, 0))
