@@ -104,11 +104,11 @@ class Frontier:
                        label="chosen" if k == 0 else None)
         if not np.isnan(t["bound"].iloc[self.chosen]):
             ax.axvline(t["bound"].iloc[self.chosen], color="0.6", ls="--", lw=1, label="bound")
-        from ..report.names import display_name
+        from ..goals.metrics import loss_label  # "1 - F1": what the objective column holds
 
         ax.set_xlabel(self.swept)
-        ax.set_ylabel(display_name(self.objective))
-        ax.set_title(f"trade-off: {display_name(self.objective)} vs {self.swept}")
+        ax.set_ylabel(f"{loss_label(self.objective)} (minimized)")
+        ax.set_title(f"trade-off: {loss_label(self.objective)} vs {self.swept}")
         ax.legend(frameon=False)
         if path is not None:
             ax.figure.tight_layout()
