@@ -141,8 +141,29 @@ def check_output(out: Path | None, force: bool) -> None:
         raise SpecError(f"--out {out}: {parent} is not writable")
 
 
-def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = None, quiet: bool = False):
-    """Fit the spec's problem, print the report and write the outputs. Returns the Report.
+def check_html(path: Path | None) -> None:
+    """Refuse an ``--html`` path that cannot be written, before any fitting.
+
+    Raises
+    ------
+    SpecError
+        ``path`` is an existing folder, or its folder is not writable.
+    """
+    import os
+
+    if path is None:
+        return
+    if path.is_dir():
+        raise SpecError(f"--html {path} is a folder; give a file name such as {path / 'report.html'}")
+    parent = next((p for p in path.parents if p.exists()), Path("."))
+    if not os.access(parent, os.W_OK):
+        raise SpecError(f"--html {path}: {parent} is not writable")
+
+
+def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = None, quiet: bool = False,
+             html_path: Path | None = None):
+    """Fit the spec's problem, print the report and write the outputs (``html_path``: the
+    self-contained HTML report, :meth:`goalfit.report.Report.to_html`). Returns the Report.
 
     The method's estimator comes from the registry (:mod:`goalfit.methods`): the plug-in
     methods wrap the [model] estimator; the other families train their own model on its
@@ -196,6 +217,9 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
     if json_path is not None:
         report.to_json(json_path)
         console.print(f"wrote {json_path}")
+    if html_path is not None:
+        report.to_html(html_path)
+        console.print(f"wrote {html_path}", highlight=False)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         joblib.dump(saved, out / "model.joblib")
@@ -237,11 +261,13 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
 @app.command()
 def demo(json: Path = typer.Option(None, "--json", help="Write report.json here."),
          out: Path = typer.Option(None, "--out", help="Also write the model and plots into this folder."),
-         force: bool = typer.Option(False, "--force", help="Overwrite the files of an existing --out folder.")):
+         force: bool = typer.Option(False, "--force", help="Overwrite the files of an existing --out folder."),
+         html: Path = typer.Option(None, "--html", help="Write the self-contained HTML audit report here.")):
     """Adult, logistic regression: minimize error s.t. demographic parity difference (sex) <= 0.01."""
     try:
         check_output(out, force)
-        run_spec(DEMO, out=out, json_path=json)
+        check_html(html)
+        run_spec(DEMO, out=out, json_path=json, html_path=html)
     except (SpecError, FileNotFoundError) as err:
         _fail(str(err), 2 if isinstance(err, SpecError) else 1)
 
@@ -251,11 +277,14 @@ def fit(spec: Path = typer.Argument(..., help="TOML problem specification."),
         out: Path = typer.Option(Path("goalfit-out"), "--out", help="Output folder."),
         force: bool = typer.Option(False, "--force", help="Overwrite the files of an existing --out folder."),
         scheduler: str = typer.Option(None, "--scheduler", help="Dask scheduler address (tcp://host:8786) for "
-                                      "specs with files = \"glob\"; default: a LocalCluster on this machine.")):
-    """Fit the problem in SPEC and write model.joblib, report.json and plots to --out."""
+                                      "specs with files = \"glob\"; default: a LocalCluster on this machine."),
+        html: Path = typer.Option(None, "--html", help="Also write the self-contained HTML audit report here "
+                                  "(goals, group rates, ROC, trade-off frontier, sample-size plan, model card).")):
+    """Fit the problem in SPEC and write model.joblib, report.json and plots to --out (and --html)."""
     try:
         s = load_spec(spec)
         check_output(out, force)
+        check_html(html)
         if s.files:
             from ..distributed.io import matching_files
 
@@ -265,11 +294,11 @@ def fit(spec: Path = typer.Argument(..., help="TOML problem specification."),
                 except ValueError as err:
                     raise SpecError(str(err)) from None
             with _dask_client(scheduler):
-                run_spec(s, out=out)
+                run_spec(s, out=out, html_path=html)
         elif scheduler is not None:
             raise SpecError("--scheduler is for specs that read files = \"glob\" with Dask")
         else:
-            run_spec(s, out=out)
+            run_spec(s, out=out, html_path=html)
     except SpecError as err:
         _fail(str(err), 2)
     except FileNotFoundError as err:

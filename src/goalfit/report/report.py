@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +22,66 @@ def _fmt(value, interval=None) -> str:
     if interval is None:
         return f"{value:.4f}"
     return f"{value:.4f} [{interval[0]:.4f}, {interval[1]:.4f}]"
+
+
+class GoalName:
+    """A goal's name in a rich table: whole on one line when the column is wide enough, else
+    wrapped between its parts (after ``_``, ``,`` or a space, before ``(``), never inside a word:
+    ``demographic_parity_`` / ``difference('sex')``, not ``demographic_parity_dif`` / ``ference('se`` / ``x')``."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.parts = [p for p in re.split(r"(?<=[_, ])|(?=\()", text) if p]
+
+    def lines(self, width: int) -> list[str]:
+        """The name wrapped to ``width`` columns (a part longer than ``width`` keeps its own line)."""
+        out = [""]
+        for part in self.parts:
+            if out[-1] and len(out[-1]) + len(part.rstrip()) > width:
+                out.append("")
+            out[-1] += part
+        return [line.rstrip() for line in out]
+
+    @staticmethod
+    def fit_table(table, console) -> None:
+        """Fit a report table (goal names first, values after) in the console without cutting a word.
+
+        rich narrows every wrappable column alike when a table is too wide, cutting names and
+        headers mid-word. When the table's natural width does not fit, the value columns get fixed
+        widths (their longest word: a number, an interval's half, a header's word) and the goal
+        column the rest, at least its longest name part (:class:`GoalName`)."""
+        from rich.measure import Measurement
+        from rich.text import Text
+
+        if Measurement.get(console, console.options.update_width(10**6), table).maximum <= console.width:
+            return
+
+        def longest_word(cells, no_wrap) -> int:
+            texts = [Text.from_markup(str(c)).plain for c in cells]
+            words = texts if no_wrap else [w for t in texts for w in t.split()]
+            return max([1] + [len(w) for w in words])
+
+        others = 1  # the left border
+        for col in table.columns[1:]:
+            col.width = longest_word([col.header, *col._cells], col.no_wrap)
+            others += col.width + 3  # padding and border
+        names = [c for c in table.columns[0]._cells]
+        part = max([1] + [len(p.rstrip()) for n in names for p in (GoalName(str(n)).parts)])
+        table.columns[0].width = max(part, min(max(len(str(n)) for n in names), console.width - others - 3))
+
+    def __rich_measure__(self, console, options):
+        from rich.measure import Measurement
+
+        longest = max(len(p.rstrip()) for p in self.parts)
+        return Measurement(min(longest, options.max_width), min(len(self.text), options.max_width))
+
+    def __rich_console__(self, console, options):
+        from rich.text import Text
+
+        yield Text("\n".join(self.lines(options.max_width)), overflow="fold")
+
+    def __str__(self) -> str:
+        return self.text
 
 
 def _section(evals: dict) -> dict:
@@ -84,6 +145,9 @@ class Report:
 
     data: dict
     group_rates: dict = field(default_factory=dict)
+    #: the fitted model and the data the report was built from (what :meth:`to_html` needs for the
+    #: ROC curves, the frontier and the plan); None for a report rebuilt from its JSON
+    source: dict | None = field(default=None, repr=False, compare=False)
 
     def to_json(self, path=None, indent: int = 2) -> str:
         text = json.dumps(self.data, indent=indent, default=_json_default)
@@ -102,10 +166,10 @@ class Report:
         splits = [s for s in ("train", "test") if s in d["metrics"]]
         bname = d.get("baseline_name", "baseline")
         t = Table(title=f"goalfit report — method {d['method']}", show_lines=False)
-        t.add_column("goal", overflow="fold")  # full names, folded on narrow consoles (never "demographic_…")
+        t.add_column("goal")  # names wrap only between their parts (GoalName), never mid-word
         t.add_column("bound", justify="right", no_wrap=True)
         for s in splits:
-            t.add_column(f"{s}", justify="right")
+            t.add_column(split_label(d, s), justify="right")
             if b is not None:
                 t.add_column(f"{bname} {s}", justify="right", style="dim")
 
@@ -116,21 +180,22 @@ class Report:
         t.add_row(f"{obj.get('loss_label', display_name(obj['name']))} (minimized)", "",
                   *sum([row(_fmt(obj[s], obj.get(f"interval_{s}")),
                             b and f"{b['objective'][s]:.4f}") for s in splits], []))
+        if obj.get("score_label") is not None:  # F1 beside the minimized 1 - F1
+            t.add_row(f"{obj['score_label']} (score)", "",
+                      *sum([row(_fmt(obj[f"score_{s}"], obj.get(f"score_interval_{s}")),
+                                b and f"{b['objective'][f'score_{s}']:.4f}")
+                            for s in splits], []))
         for k, c in enumerate(d["constraints"]):
             cb = None if b is None else b["constraints"][k]
             cells = []
             for s in splits:
                 ok = "[green]✓[/green]" if c[f"met_{s}"] else "[red]✗[/red]"
                 cells += row(f"{_fmt(c[s], c.get(f'interval_{s}'))} {ok}",
-        if obj.get("score_label") is not None:  # F1 beside the minimized 1 - F1
-            t.add_row(f"{obj['score_label']} (score)", "",
-                      *sum([row(_fmt(obj[f"score_{s}"], obj.get(f"score_interval_{s}")),
-                                b and f"{b['objective'][f'score_{s}']:.4f}")
-                            for s in splits], []))
                              cb and f"{cb[s]:.4f} {'✓' if cb[f'met_{s}'] else '✗'}")
-            t.add_row(display_name(c["expression"]), f"{c['sense']} {c['bound']:g}", *cells)
+            t.add_row(GoalName(display_name(c["expression"])), f"{c['sense']} {c['bound']:g}", *cells)
         t.add_row("accuracy", "", *sum([row(_fmt(d['metrics'][s]['accuracy'], d['metrics'][s].get("accuracy_interval")),
                                             b and f"{b['metrics'][s]['accuracy']:.4f}") for s in splits], []))
+        GoalName.fit_table(t, console)
         console.print(t)
         tm = d["timing"]
         base_fit = tm.get("base_fit_seconds")
@@ -144,6 +209,13 @@ class Report:
             line += (f" (on the sample the method ran on, e.g. out-of-fold with cross-fitting: "
                      f"{d['feasible_method_sample']})")
         console.print(line)
+        ms = d.get("method_sample")
+        if ms is not None:  # the values the method saw, under the label its history plot carries
+            vals = [f"{display_name(c['expression'])} {c['value']:.4f} {'✓' if c['met'] else '✗'}"
+                    for c in ms["constraints"]]
+            console.print(f"{ms['label']} (the sample the method ran on; its history): "
+                          f"{obj.get('loss_label', display_name(obj['name']))} {ms['objective']:.4f}"
+                          + "".join(f"; {v}" for v in vals), highlight=False)
         if d.get("certified") is not None:
             console.print(f"certified at confidence {d['confidence_fit']:g}: {d['certified']}")
             for c in d["certification"]:
@@ -163,71 +235,81 @@ class Report:
         """Write ``convergence.png`` (objective and max violation per iteration) and
         ``group_rates.png`` (per-group rates, goalfit vs baseline, on test when given).
 
-        ``data`` may name what the history panels show: ``history_x_key`` / ``history_x_name``
-        (the history field on the x axis and its label; default ``oracle_calls``),
-        ``history_objective_name`` (y label of the objective panel), ``history_violation_key`` / ``history_violation_name`` (the
-        history field and title of the second panel; default ``max_violation``).
+        ``data`` may name what the history panels show (:func:`goalfit.report.plots.convergence_figure`);
+        their titles name the sample the history was measured on with the table's label
+        (:func:`history_label`: ``"train (cross-fitted)"`` under cross-fitting).
 
         Returns
         -------
         list of the written paths.
         """
-        import matplotlib
-
-        matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+
+        from .plots import convergence_figure, group_rates_figure
 
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         paths = []
-        hist = self.data.get("history") or []
-        if hist:
-            fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
-            xkey = self.data.get("history_x_key", "oracle_calls")
-            xname = self.data.get("history_x_name", "oracle calls")
-            it = [h[xkey] for h in hist]
-            ax[0].plot(it, [h["objective"] for h in hist], marker=".")
-            ax[0].set_xlabel(xname)
-            ax[0].set_ylabel(self.data.get("history_objective_name", self.data["objective"]["name"]))
-            ax[0].set_title("objective (train)")
-            vkey = self.data.get("history_violation_key", "max_violation")
-            ax[1].plot(it, [max(h[vkey], 1e-12) for h in hist], marker=".", color="C3")
-            ax[1].set_yscale("log")
-            ax[1].set_xlabel(xname)
-            ax[1].set_title(self.data.get("history_violation_name", "max constraint violation (train)"))
-            fig.tight_layout()
-            p = directory / "convergence.png"
-            fig.savefig(p, dpi=110)
-            plt.close(fig)
-            paths.append(p)
-        if self.group_rates:
-            cols = list(self.group_rates)
-            fig, axes = plt.subplots(1, len(cols), figsize=(5 * len(cols), 3.8), squeeze=False)
-            for ax, col in zip(axes[0], cols):
-                gr = self.group_rates[col]
-                groups, names = gr["groups"], gr["rates"]
-                x = np.arange(len(groups))
-                width = 0.8 / (2 * len(names))
-                for k, name in enumerate(names):
-                    err = None
-                    if gr.get("goalfit_interval", {}).get(name) is not None:
-                        lo_hi = np.asarray(gr["goalfit_interval"][name], dtype=float)  # (n_groups, 2)
-                        val = np.asarray(gr["goalfit"][name], dtype=float)
-                        err = np.abs(np.vstack([val - lo_hi[:, 0], lo_hi[:, 1] - val]))
-                    ax.bar(x + (2 * k) * width, gr["goalfit"][name], width, label=f"goalfit {name}",
-                           yerr=err, capsize=2, error_kw={"elinewidth": 0.8})
-                    ax.bar(x + (2 * k + 1) * width, gr["baseline"][name], width, alpha=0.5,
-                           label=f"baseline {name}")
-                ax.set_xticks(x + 0.4 - width / 2)
-                ax.set_xticklabels([str(g) for g in groups], rotation=20)
-                ax.set_title(f"rates by {col} ({gr['split']})")
-                ax.legend(fontsize=7)
-            fig.tight_layout()
-            p = directory / "group_rates.png"
+        for name, fig in (("convergence.png", convergence_figure(self.data, history_label(self.data))),
+                          ("group_rates.png", group_rates_figure(self.group_rates))):
+            if fig is None:
+                continue
+            p = directory / name
             fig.savefig(p, dpi=110)
             plt.close(fig)
             paths.append(p)
         return paths
+
+    def to_html(self, path, *, model_card: dict | None = None, frontier: bool | None = None, frontier_bounds=None,
+                plan: bool = True, title: str | None = None) -> Path:
+        """Write the report as one self-contained HTML file (:func:`goalfit.report.html.write_html`).
+
+        The goals table (asked bound, train and test values with their intervals, certified
+        bound), per-group rates with intervals, per-group ROC curves with the deployed operating
+        points, the trade-off frontier with uncertainty bands, the sample-size plan, the
+        convergence history and a model card; figures are inline PNGs, nothing is loaded from
+        the network.
+
+        Parameters
+        ----------
+        path : str or Path
+            The ``.html`` file to write (its folder is created).
+        model_card : dict, optional
+            Fields the user fills in, shown in the model card: ``intended_use``,
+            ``out_of_scope_uses``, ``owners``, ``limitations``, ``ethical_considerations``,
+            ``contact`` and any other key (shown as given, HTML-escaped).
+        frontier : bool or None, default None
+            The trade-off frontier (:func:`goalfit.frontier`) of the first constraint's bound.
+            None: computed when it is cheap (an estimator with ``with_goals`` re-solves on its
+            fitted state, no refit of the base model), skipped otherwise; True: always (other
+            estimators are refitted once per bound); False: never.
+        frontier_bounds : array-like of float, optional
+            The bounds to sweep (default: nine bounds from the asked bound to the baseline's
+            value).
+        plan : bool, default True
+            The sample-size plan (:meth:`goalfit.fit.GoalEstimator.plan_certification`) on the
+            test data (the training data when there is none).
+        title : str, optional
+
+        Returns
+        -------
+        Path
+            The written file.
+
+        Raises
+        ------
+        ValueError
+            ``model_card`` is not a dict of strings.
+
+        Examples
+        --------
+        >>> report = gf.build_report(model, X, y, sensitive_features_train=sex)  # doctest: +SKIP
+        >>> report.to_html("audit.html", model_card={"intended_use": "loan pre-screening"})  # doctest: +SKIP
+        """
+        from .html import write_html
+
+        return write_html(self, path, model_card=model_card, frontier=frontier, frontier_bounds=frontier_bounds,
+                          plan=plan, title=title)
 
 
 def _group_rates(classes, predictors, X, y, sf, split, confidence=None):
@@ -286,6 +368,45 @@ def _certification_fields(data, model):
             entry["certified_bound"] = row["certified_bound"]
     if getattr(model, "margins_", None) is not None:
         data["margins"] = model.margins_
+
+
+def history_label(data: dict) -> str:
+    """The name of the sample the method ran on, which its iteration history measures.
+
+    ``"train (cross-fitted)"`` under cross-fitting (out-of-fold probabilities of the training
+    rows), ``"train (candidate part)"`` for a ``confidence=`` fit without it (the candidates are
+    fitted on part of the rows, the rest is the safety test's), ``"train"`` otherwise. The report's
+    table, its text and its plots use this label for these values, and :func:`split_label` for
+    the deployed rule's values on the training rows, so one label always means one set of numbers.
+    """
+    if data.get("cross_fitting"):
+        return "train (cross-fitted)"
+    if data.get("certified") is not None:
+        return "train (candidate part)"
+    return "train"
+
+
+def split_label(data: dict, split: str) -> str:
+    """The table's label of a split: ``"train (in-sample)"`` when the method ran on another sample
+    of the training rows (:func:`history_label`), else the split's name."""
+    if split == "train" and history_label(data) != "train":
+        return "train (in-sample)"
+    return split
+
+
+def _method_sample(data, model):
+    """``data["method_sample"]``: the user's goals on the sample the method ran on (its result's
+    confusion tensor), labelled :func:`history_label`; None when that sample is the training rows."""
+    from ..metrics import evaluate_compiled
+
+    label = history_label(data)
+    if label == "train":
+        return None
+    problem = model._goal_problem()
+    ev = evaluate_compiled(problem, problem.compile(model.problem_.space), model.result_.confusion)
+    return {"label": label, "objective": ev["objective"]["value"],
+            "constraints": [{"expression": c["expression"], "value": c["value"], "met": bool(c["met"])}
+                            for c in ev["constraints"]]}
 
 
 def _common(data, history, extra):
@@ -367,6 +488,7 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
     data.update(fields)
     _certification_fields(data, model)
     _common(data, model.history_, extra)
+    data["method_sample"] = _method_sample(data, model)
     split = "test" if X_test is not None else "train"
     Xs, ys, sfs, ds = data_sets[split]
     rates = {}
@@ -381,7 +503,8 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
             predictors = {who: (lambda X, sf, c=c: model.distribution(X, sensitive_features=sf, classifier=c))
                           for who, c in clfs.items()}
             rates = _group_rates(model.classes_, predictors, Xs, ys, sfs, split, confidence)
-    return Report(data, rates)
+    return Report(data, rates, source={"model": model, "data": data_sets,
+                                       "baseline": None if baseline is None else baseline[1]})
 
 
 def _json_default(o):
