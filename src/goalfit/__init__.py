@@ -16,7 +16,7 @@ from .utils.lazy import lazy_attributes as _lazy_attributes
 
 _goals_all = _goals.__all__
 globals().update({name: getattr(_goals, name) for name in _goals_all if name not in _goals.LAZY})
-globals().update(_BUILDERS)  # each goal builder also computes its value on (y_true, y_pred), as fairlearn's
+globals().update(_BUILDERS)  # each goal builder also computes its metric on (y_true, y_pred): the score its name says
 
 __version__ = "0.2.0"
 

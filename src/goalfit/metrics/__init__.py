@@ -87,6 +87,6 @@ _LAZY = {"score": "evaluation", "evaluate_problem": "evaluation", "evaluate_comp
 __getattr__ = lazy_attributes(__name__, _LAZY)  # the evaluation loads pandas, the scorer scikit-learn
 
 
-__all__ = ["score", "evaluate_problem", "evaluate_compiled", "objective_entry", "add_intervals", "goal_scorer", "GoalScorer",
-           "plan_certification", "CertificationPlan",
+__all__ = ["score", "evaluate_problem", "evaluate_compiled", "objective_entry", "add_intervals", "goal_scorer",
+           "GoalScorer", "plan_certification", "CertificationPlan",
            "goal_or_value", *BUILDERS]
