@@ -1,9 +1,12 @@
 """``goalfit`` command line: ``demo``, ``fit SPEC.toml``, ``frontier SPEC.toml --bounds ...``, ``datasets``."""
 from __future__ import annotations
 
+import contextlib
 import sys
+import warnings
 from pathlib import Path
 
+import click
 import numpy as np
 import pandas as pd
 import typer
@@ -24,6 +27,46 @@ def _fail(message: str, code: int = 2):
     err.print("error:", style="red", end=" ")
     err.print(message, markup=False, highlight=False)
     raise typer.Exit(code)
+
+
+#: ``goalfit --debug``: show the traceback of an error instead of its one line.
+_DEBUG = {"on": False}
+
+
+@contextlib.contextmanager
+def _errors():
+    """One line per error, no traceback (unless ``goalfit --debug``): a bad spec or input exits 2,
+    a missing file 1, anything unexpected 1 with its type and the way to see the traceback; a
+    warning raised meanwhile prints as one ``warning:`` line."""
+    from ..estimators.models import DataWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.simplefilter("ignore", DataWarning)  # load_data prints them once, on the whole table
+        shown = set()
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            text = str(message).strip()
+            if text not in shown:
+                shown.add(text)
+                _warn(f"{text} ({category.__name__})")
+
+        warnings.showwarning = show
+        try:
+            yield
+        except SpecError as err:
+            if _DEBUG["on"]:
+                raise
+            _fail(str(err), 2)
+        except FileNotFoundError as err:
+            if _DEBUG["on"]:
+                raise
+            _fail(str(err), 1)
+        except Exception as err:
+            if _DEBUG["on"] or isinstance(err, (typer.Exit, click.exceptions.ClickException)):
+                raise
+            text = " ".join(str(err).split()) or "(no message)"
+            _fail(f"{type(err).__name__}: {text} (unexpected; rerun as goalfit --debug ... for the traceback)", 1)
 
 
 def load_data(spec: Spec):
@@ -68,12 +111,14 @@ def load_data(spec: Spec):
             out.append((X, np.asarray(y), S[spec.sensitive].reset_index(drop=True) if spec.sensitive else None))
         return out
     path = Path(spec.csv)
-    if not path.exists():
-        raise SpecError(f"csv file {path} does not exist")
-    frame = pd.read_csv(path)
+    frame = read_csv(path, encoding=spec.encoding, na_values=spec.na_values)
     for col in [spec.label] + spec.sensitive:
         if col not in frame.columns:
-            raise SpecError(f"unknown column {col!r} in {path}; columns: {list(frame.columns)}")
+            what = "label" if col == spec.label else "sensitive"
+            raise SpecError(f"[data] {what} = {col!r} is not a column of {path}; columns: {list(frame.columns)}")
+    if len(frame.columns) == 1:
+        raise SpecError(f"{path} has no feature column: only the label {spec.label!r}; a classifier needs "
+                        "at least one more column")
     for col in [spec.label] + spec.sensitive:  # before any fitting: one line, exit code 2
         missing = frame[col].isna().to_numpy()
         if missing.any():
@@ -81,15 +126,138 @@ def load_data(spec: Spec):
             raise SpecError(f"{path}: column {col!r} ({'label' if col == spec.label else 'sensitive feature'}) "
                             f"has {len(rows)} missing value(s), first at data row {int(rows[0]) + 1}; "
                             "drop or fill those rows")
-    y = frame[spec.label].to_numpy()
-    X = frame.drop(columns=[spec.label])
+    y = check_label(frame[spec.label].to_numpy(), spec, path)
+    X = _warn_about_columns(frame.drop(columns=[spec.label]))
     S = frame[spec.sensitive] if spec.sensitive else None
     parts = _split(X, y, S, spec, train_test_split)
     return [(X_, np.asarray(y_), S_) for X_, y_, S_ in parts]
 
 
+#: Missing-value markers of a CSV besides pandas' own ('', 'NA', 'N/A', 'NaN', 'nan', 'null', 'NULL',
+#: 'None', '#N/A', '-nan', ...): the UCI files' '?' (with or without a leading space).
+NA_MARKERS = ["?", " ?"]
+
+
+def read_csv(path: Path, *, encoding: str | None = None, na_values=()) -> pd.DataFrame:
+    """The CSV file of a spec, with pandas' missing-value markers, '?' and ``na_values`` read as missing.
+
+    Raises
+    ------
+    SpecError
+        A missing file, a folder, a binary or empty file, a file in another encoding, rows with
+        more fields than the header, a header without data rows (one line each, naming the file).
+    """
+    if not path.exists():
+        raise SpecError(f"[data] csv = {str(path)!r}: the file does not exist")
+    if path.is_dir():
+        raise SpecError(f"[data] csv = {str(path)!r} is a folder; give the CSV file inside it")
+    with open(path, "rb") as fh:
+        head = fh.read(65536)
+    if b"\x00" in head:
+        raise SpecError(f"{path} is a binary file (it holds NUL bytes), not a CSV text file; export the data as CSV")
+    if not head.strip():
+        raise SpecError(f"{path} is empty; a CSV needs a header row and data rows")
+    try:
+        frame = pd.read_csv(path, na_values=NA_MARKERS + list(na_values), encoding=encoding or "utf-8")
+    except UnicodeDecodeError as err:
+        bad = err.object[err.start:err.start + 1]
+        raise SpecError(f"{path} is not {encoding or 'UTF-8'} text (byte {bad!r} cannot be decoded); re-save it as "
+                        "UTF-8, or name its encoding: [data] encoding = \"latin-1\" (or \"cp1252\", ...)") from None
+    except pd.errors.EmptyDataError:
+        raise SpecError(f"{path} is empty; a CSV needs a header row and data rows") from None
+    except pd.errors.ParserError as err:
+        import re
+
+        text = str(err).strip()
+        m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", text)
+        where = (f"line {m.group(2)} has {m.group(3)} fields, the header has {m.group(1)}" if m
+                 else text.splitlines()[-1])
+        raise SpecError(f"{path} is not a regular CSV: {where}; give every row as many fields as the header "
+                        "(quote fields that hold commas)") from None
+    if len(frame) == 0:
+        raise SpecError(f"{path} has a header but no data rows")
+    return frame
+
+
+def check_label(y, spec: Spec, path):
+    """The label column, checked; with ``[data] pos_label``, encoded as 1 (that class) / 0.
+
+    The estimators take 1 / True as the positive class of 0/1, -1/1 and False/True labels and
+    ask other binary labels (``"no"``/``"yes"``) to name it in each goal that needs one; naming
+    it once in the spec encodes the column, and the line printed says so (the saved model then
+    predicts 1 / 0).
+
+    Raises
+    ------
+    SpecError
+        One class, ``pos_label`` not a class, ``pos_label`` with more than two classes.
+    """
+    classes = np.unique(y)
+    if len(classes) < 2:
+        raise SpecError(f"label column {spec.label!r} of {path} has one class ({classes.tolist()}); a classifier "
+                        "needs at least two")
+    if spec.pos_label is None:
+        return y
+    if spec.pos_label not in set(classes.tolist()):
+        raise SpecError(f"[data] pos_label = {spec.pos_label!r} is not a class of label column {spec.label!r}; "
+                        f"its classes: {classes.tolist()}")
+    if len(classes) != 2:
+        raise SpecError(f"[data] pos_label is for a binary label; column {spec.label!r} has {len(classes)} "
+                        "classes (name the class in each goal, e.g. recall(label=...))")
+    (negative,) = [c for c in classes.tolist() if c != spec.pos_label]
+    console.print(f"positive class: {spec.pos_label!r} of label {spec.label!r} ([data] pos_label), encoded as 1 "
+                  f"and {negative!r} as 0: the model predicts 1 / 0", markup=False, highlight=False, soft_wrap=True)
+    return (y == spec.pos_label).astype(int)
+
+
+def _ambiguous_label_hint(spec: Spec, y) -> str | None:
+    """The spec's fix when its binary label has no default positive class (not 0/1, -1/1,
+    False/True) and a goal needs one; None otherwise."""
+    from ..utils.validation import resolve_pos_label
+
+    classes = np.unique(y)
+    if spec.csv is None or spec.pos_label is not None or len(classes) != 2 or \
+            resolve_pos_label(classes, None) is not None:
+        return None
+    last = classes.tolist()[-1]
+    return (f"label {spec.label!r} has classes {classes.tolist()}, none of them the positive class by default, and "
+            f"a goal of the spec needs one: set [data] pos_label = {last!r} (or the other class), or name it in "
+            f"the goal (e.g. true_positive_rate(label={last!r}))")
+
+
+def _warn_about_columns(X):
+    """``X`` with its numbers stored as text read as numbers (the few other values missing,
+    :func:`goalfit.estimators.models.numeric_text_columns`), before the train/test split; one warning
+    line per such column and per column with very many categories for the rows
+    (:func:`~goalfit.estimators.models.many_category_columns`)."""
+    from ..estimators.models import many_category_columns, numeric_text_columns, read_as_numbers
+
+    numeric = numeric_text_columns(X)
+    for message in numeric.values():
+        _warn(f"{message}; they are read as missing (imputed). List them in [data] na_values = [...] to "
+              "silence this, or fix the column")
+    X = read_as_numbers(X, list(numeric))
+    for message in many_category_columns(X).values():
+        _warn(message)
+    return X
+
+
+def _warn(message: str) -> None:
+    console.print("[yellow]warning:[/yellow]", end=" ")
+    console.print(message, markup=False, highlight=False, soft_wrap=True)
+
+
 def _split(X, y, S, spec, train_test_split):
     idx = np.arange(len(y))
+    values, counts = np.unique(np.asarray(y), return_counts=True)
+    if counts.min() < 2:
+        raise SpecError(f"label {spec.label!r}: class {values[counts.argmin()].item()!r} has a single row; a "
+                        "stratified train/test split needs at least 2 rows per class: drop or merge that class")
+    n_test = int(np.ceil(spec.test_size * len(y)))
+    if min(n_test, len(y) - n_test) < len(values):
+        raise SpecError(f"[data] test_size = {spec.test_size} leaves {n_test} test and {len(y) - n_test} train rows "
+                        f"of {len(y)}: each split needs one row per class ({len(values)}); pick a test_size "
+                        "nearer 0.3")
     tr, te = train_test_split(idx, test_size=spec.test_size, random_state=spec.seed, stratify=np.asarray(y))
 
     def take(obj, rows):
@@ -113,8 +281,9 @@ def _base_model(spec: Spec, Xtr):
     if spec.prefit:
         try:
             return FrozenEstimator(joblib.load(spec.prefit))
-        except (OSError, ValueError, EOFError) as err:
-            raise SpecError(f"prefit = {spec.prefit!r}: cannot load it ({err})") from None
+        except Exception as err:  # noqa: BLE001 - joblib/pickle raise many kinds (zlib.error, UnpicklingError, ...)
+            raise SpecError(f"[model] prefit = {spec.prefit!r}: cannot load it as a joblib model "
+                            f"({type(err).__name__}: {err}); give a file written by joblib.dump") from None
     if spec.files:  # no preprocessing pipeline: the model must learn by partial_fit on numeric columns
         return MODELS[spec.estimator][0](spec.seed)
     return make_estimator(spec.estimator, random_state=spec.seed)
@@ -137,8 +306,18 @@ def check_output(out: Path | None, force: bool) -> None:
     if out.is_dir() and any(out.iterdir()) and not force:
         raise SpecError(f"--out {out} exists and is not empty; pass --force to overwrite its files")
     parent = out if out.exists() else next((p for p in out.parents if p.exists()), Path("."))
+    if not parent.is_dir():
+        raise SpecError(f"--out {out}: {parent} is a file, not a folder; give a folder path")
     if not os.access(parent, os.W_OK):
-        raise SpecError(f"--out {out}: {parent} is not writable")
+        raise SpecError(f"--out {out}: {parent} is not writable; give a folder you can write to")
+    import tempfile
+
+    try:  # os.access says yes to root on read-only file systems
+        with tempfile.TemporaryFile(dir=parent):
+            pass
+    except OSError as err:
+        raise SpecError(f"--out {out}: cannot write in {parent} ({err.strerror}); give a folder you can write "
+                        "to") from None
 
 
 def check_html(path: Path | None) -> None:
@@ -200,7 +379,8 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
     try:
         model.fit(Xtr, ytr, sensitive_features=Str)
     except ValueError as err:
-        raise SpecError(str(err)) from None
+        hint = _ambiguous_label_hint(spec, ytr) if "ambiguous" in str(err) else None
+        raise SpecError(hint or str(err)) from None
     model.set_params(verbose=0)
     extra = {"dataset": spec.dataset or spec.csv or spec.files, "estimator": spec.prefit or spec.estimator,
              "seed": spec.seed, "n_train": int(n_train or getattr(model, "n_outer_samples_", 0)),
@@ -254,8 +434,10 @@ def _version(value: bool):
 
 @app.callback()
 def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print goalfit's version and exit.")):
+                                       help="Print goalfit's version and exit."),
+          debug: bool = typer.Option(False, "--debug", help="Show the traceback of an error (one line without).")):
     """Train classifiers that meet real-world goals (fairness, coverage, churn, ...)."""
+    _DEBUG["on"] = debug
 
 
 @app.command()
@@ -281,7 +463,7 @@ def fit(spec: Path = typer.Argument(..., help="TOML problem specification."),
         html: Path = typer.Option(None, "--html", help="Also write the self-contained HTML audit report here "
                                   "(goals, group rates, ROC, trade-off frontier, sample-size plan, model card).")):
     """Fit the problem in SPEC and write model.joblib, report.json and plots to --out (and --html)."""
-    try:
+    with _errors():
         s = load_spec(spec)
         check_output(out, force)
         check_html(html)
@@ -299,10 +481,6 @@ def fit(spec: Path = typer.Argument(..., help="TOML problem specification."),
             raise SpecError("--scheduler is for specs that read files = \"glob\" with Dask")
         else:
             run_spec(s, out=out, html_path=html)
-    except SpecError as err:
-        _fail(str(err), 2)
-    except FileNotFoundError as err:
-        _fail(str(err), 1)
 
 
 def run_frontier(spec: Spec, bounds, *, constraint: int = 0, out: Path | None = None, quiet: bool = False):
@@ -366,10 +544,15 @@ def _parse_bounds(text: str):
     try:
         if ":" in text:
             a, b, k = text.split(":")
-            return np.linspace(float(a), float(b), int(k)).tolist()
-        return [float(v) for v in text.split(",") if v.strip()]
+            bounds = np.linspace(float(a), float(b), max(int(k), 0)).tolist()
+        else:
+            bounds = [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
         raise SpecError(f"--bounds {text!r}: give numbers separated by commas, or start:stop:count") from None
+    if not bounds:
+        raise SpecError(f"--bounds {text!r} gives no bound; give numbers separated by commas, or start:stop:count "
+                        "with count >= 1")
+    return bounds
 
 
 @app.command("frontier")
@@ -380,14 +563,10 @@ def frontier_cmd(spec: Path = typer.Argument(..., help="TOML problem specificati
                  force: bool = typer.Option(False, "--force", help="Overwrite the files of an existing --out folder.")):
     """Trade-off curve: refit the spec's goals for each bound on one fitted base model; write
     frontier.csv, frontier.json and frontier.png (objective vs the swept goal, train and test)."""
-    try:
+    with _errors():
         s = load_spec(spec)
         check_output(out, force)
         run_frontier(s, _parse_bounds(bounds), constraint=constraint, out=out)
-    except SpecError as err:
-        _fail(str(err), 2)
-    except FileNotFoundError as err:
-        _fail(str(err), 1)
 
 
 @app.command()

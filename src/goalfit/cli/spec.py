@@ -7,6 +7,12 @@ Example::
                                  # files = "data/part-*.parquet" (Parquet or CSV glob, read with Dask;
                                  # test_files = "..." optional; features = [...] optional)
     label = "income"             # label column (csv only)
+    pos_label = ">50K"           # optional: the positive class of a binary label (csv only; encoded as 1,
+                                 # the other class 0; needed for labels other than 0/1, -1/1, False/True
+                                 # by goals that mean "the positive class")
+    encoding = "latin-1"         # optional: the csv's text encoding (default UTF-8)
+    na_values = ["unknown"]      # optional: more missing-value markers of the csv (besides '', 'NA',
+                                 # 'NaN', 'null', 'None', 'N/A', '?', ...)
     sensitive = ["sex"]          # sensitive-feature columns (also kept as features)
     test_size = 0.3              # random stratified split; datasets with an official split use it
     seed = 0
@@ -43,11 +49,6 @@ from ..estimators.models import MODELS
 from ..goals import parse_constraint, parse_objective
 from ..methods import lookup
 from ..utils.deprecation import warn_deprecated
-
-
-class SpecError(ValueError):
-    """An invalid specification (reported by the CLI with exit code 2)."""
-
 from ..utils.lazy import load
 
 #: The estimator that runs each method family (the registry, :mod:`goalfit.methods`, knows only
@@ -78,6 +79,11 @@ def estimator_class(method: str):
     """
     return load(FAMILY_ESTIMATORS[lookup(method).family])
 
+
+class SpecError(ValueError):
+    """An invalid specification (reported by the CLI with exit code 2)."""
+
+
 @dataclass
 class Spec:
     dataset: str | None = None
@@ -87,6 +93,9 @@ class Spec:
     features: list | None = None
     prefit: str | None = None      # path of a fitted model (joblib)
     label: str | None = None
+    pos_label: object = None       # positive class of a binary label (csv)
+    encoding: str | None = None    # text encoding of the csv (None: UTF-8)
+    na_values: list = field(default_factory=list)  # more missing-value markers of the csv
     sensitive: list = field(default_factory=list)
     test_size: float = 0.3
     seed: int = 0
@@ -114,7 +123,8 @@ class Spec:
 
 
 _KNOWN = {
-    "data": {"dataset", "csv", "files", "test_files", "features", "label", "sensitive", "test_size", "seed", "params"},
+    "data": {"dataset", "csv", "files", "test_files", "features", "label", "pos_label", "encoding", "na_values",
+             "sensitive", "test_size", "seed", "params"},
     "model": {"estimator", "prefit"},
     "goals": {"objective", "constraints", "method", "method_params", "estimator_params", "cv", "confidence", "margin",
               "group_blind"},
@@ -129,6 +139,57 @@ def _unknown(names, known, what: str) -> str:
     else:
         hint = f"; did you mean {', '.join(f'{m!r} for {n!r}' for n, m in close.items())}?" if close else ""
     return f"unknown {what} {sorted(names)}{hint} known: {sorted(known)}"
+
+
+#: (section, key) -> the TOML type its value must have; cv / confidence / margin / group_blind are
+#: checked by the estimator (:func:`check_fit_options`).
+_TYPES = {
+    "data": {"dataset": "string", "csv": "string", "files": "string", "test_files": "string", "label": "string",
+             "encoding": "string", "na_values": "list of strings", "features": "list of strings", "sensitive": "list of strings",
+             "params": "table", "seed": "integer", "test_size": "number", "pos_label": "label"},
+    "model": {"estimator": "string", "prefit": "string"},
+    "goals": {"objective": "string", "constraints": "list of strings", "method": "string",
+              "method_params": "table", "estimator_params": "table"},
+}
+_EXAMPLE = {"dataset": '"adult"', "csv": '"data.csv"', "files": '"data/part-*.parquet"', "test_files": '"test-*.csv"',
+            "label": '"income"', "encoding": '"latin-1"', "na_values": '["?", "unknown"]', "features": '["age", "hours"]',
+            "sensitive": '["sex"]', "params": "{name = value}", "seed": "0", "test_size": "0.3",
+            "pos_label": '">50K"', "estimator": '"logistic_regression"', "prefit": '"model.joblib"',
+            "objective": '"error"', "constraints": '["demographic_parity_difference(\'sex\') <= 0.05"]',
+            "method": '"auto"', "method_params": "{max_iter = 500}", "estimator_params": "{max_iter = 10}"}
+_A = {"integer": "an integer", "label": "class label (a string, an integer or true/false)"}
+
+
+def _type_ok(value, kind: str) -> bool:
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "list of strings":  # a single string is accepted as a list of one
+        return isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
+    if kind == "table":
+        return isinstance(value, dict)
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, (str, int, bool))  # label
+
+
+def check_types(raw: dict, where: str = "spec") -> None:
+    """Refuse a key whose TOML value has the wrong type (``seed = "abc"``, ``csv = 5``), naming
+    the key, the value and the type it needs.
+
+    Raises
+    ------
+    SpecError
+        The first key of a wrong type.
+    """
+    for section, kinds in _TYPES.items():
+        body = raw.get(section, {})
+        for key, kind in kinds.items():
+            if key in body and not _type_ok(body[key], kind):
+                value = body[key]
+                raise SpecError(f"{where}: [{section}] {key} must be {_A.get(kind, 'a ' + kind)}, got {value!r} "
+                                f"({type(value).__name__}); e.g. {key} = {_EXAMPLE[key]}")
 
 
 def load_spec(path) -> Spec:
@@ -163,6 +224,7 @@ def spec_from_dict(raw: dict, where: str = "spec") -> Spec:
         unknown = set(body) - _KNOWN[section]
         if unknown:
             raise SpecError(f"{where}: {_unknown(unknown, _KNOWN[section], f'key(s) in [{section}]')}")
+    check_types(raw, where)
     data, model, goals = raw.get("data", {}), raw.get("model", {}), raw.get("goals", {})
     if sum(bool(data.get(k)) for k in ("dataset", "csv", "files")) != 1:
         raise SpecError(f"{where}: [data] needs exactly one of dataset = \"name\", csv = \"path\" or "
@@ -172,16 +234,41 @@ def spec_from_dict(raw: dict, where: str = "spec") -> Spec:
             raise SpecError(f"{where}: [data] {key} needs label = \"column\"")
     if (data.get("test_files") or data.get("features")) and not data.get("files"):
         raise SpecError(f"{where}: [data] test_files and features go with files = \"glob\"")
+    for key in ("pos_label", "encoding", "na_values"):
+        if key in data and not data.get("csv"):
+            raise SpecError(f"{where}: [data] {key} goes with csv = \"path\" (a dataset knows its own)")
+    if data.get("params") and not data.get("dataset"):
+        raise SpecError(f"{where}: [data] params are the options of a dataset's loader; they go with "
+                        "dataset = \"name\"")
+    if "encoding" in data:
+        import codecs
+
+        try:
+            codecs.lookup(data["encoding"])
+        except LookupError:
+            raise SpecError(f"{where}: [data] encoding = {data['encoding']!r} is not a known text encoding; "
+                            "e.g. \"utf-8\", \"latin-1\", \"cp1252\"") from None
     sensitive = data.get("sensitive", [])
     if isinstance(sensitive, str):
         sensitive = [sensitive]
+    twice = sorted({c for c in sensitive if sensitive.count(c) > 1})
+    if twice:
+        raise SpecError(f"{where}: [data] sensitive lists {twice} more than once")
+    if data.get("label") in sensitive:
+        raise SpecError(f"{where}: [data] sensitive column {data['label']!r} is the label column; "
+                        "name the sensitive feature(s), not the label")
     constraints = goals.get("constraints", [])
     if isinstance(constraints, str):
         constraints = [constraints]
+    if data.get("seed", 0) < 0:
+        raise SpecError(f"{where}: [data] seed must be >= 0, got {data['seed']}")
     test_size = data.get("test_size", 0.3)
     if not isinstance(test_size, (int, float)) or not 0 < test_size < 1:
         raise SpecError(f"{where}: test_size must be a number in (0, 1), got {test_size!r}")
     spec = Spec(dataset=data.get("dataset"), csv=data.get("csv"), label=data.get("label"),
+                pos_label=data.get("pos_label"), encoding=data.get("encoding"),
+                na_values=[data["na_values"]] if isinstance(data.get("na_values"), str) else
+                list(data.get("na_values", [])),
                 files=data.get("files"), test_files=data.get("test_files"),
                 features=None if data.get("features") is None else list(data["features"]),
                 prefit=model.get("prefit"),
