@@ -9,8 +9,19 @@ from goalfit.cli.app import app
 runner = CliRunner()
 
 
-def test_demo_meets_the_issue_targets(tmp_path, need_data):
-    need_data("adult")
+def _no_download(monkeypatch):
+    import goalfit.datasets._base as base
+
+    def refuse(url, dest, folder, spec):
+        raise AssertionError(f"tried to download {url}")
+    monkeypatch.setattr(base, "_download", refuse)
+
+
+def test_demo_meets_the_issue_targets(tmp_path, monkeypatch):
+    """On the Adult shipped inside the package: no GOALFIT_DATA, an empty cache, no network."""
+    monkeypatch.delenv("GOALFIT_DATA", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    _no_download(monkeypatch)
     out = tmp_path / "r.json"
     res = runner.invoke(app, ["demo", "--json", str(out)])
     assert res.exit_code == 0, res.output
@@ -23,6 +34,40 @@ def test_demo_meets_the_issue_targets(tmp_path, need_data):
     assert r["baseline"]["constraints"][0]["train"] > 0.1  # unconstrained LR is far from parity
     assert set(r["timing"]) == {"base_fit_seconds", "total_fit_seconds"}
     assert r["objective"]["name"] == "error"
+
+
+def test_demo_names_a_missing_goalfit_data_folder_in_one_line(tmp_path, monkeypatch):
+    missing = tmp_path / "x" / "y"
+    monkeypatch.setenv("GOALFIT_DATA", str(missing))
+    res = runner.invoke(app, ["demo"])
+    assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: GOALFIT_DATA={missing}: no such folder"), lines
+    assert "Traceback" not in res.output
+
+
+def test_fit_names_the_dataset_missing_from_goalfit_data(tmp_path, monkeypatch):
+    """The folder exists but holds no compas and the download fails: where it looked, why, the
+    instructions once, no "set GOALFIT_DATA" (it is set), exit 1 without a traceback."""
+    data = tmp_path / "data"
+    data.mkdir()
+    monkeypatch.setenv("GOALFIT_DATA", str(data))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("GOALFIT_DOWNLOAD_MIRROR", raising=False)
+    import goalfit.datasets._base as base
+
+    def offline(url, dest, folder, spec):
+        raise base.DatasetDownloadError(f"could not download {folder}/{spec.name} from {url}: offline")
+    monkeypatch.setattr(base, "_download", offline)
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[data]\ndataset = "compas"\nsensitive = ["race"]\n[goals]\nobjective = "error"\n')
+    res = runner.invoke(app, ["fit", str(spec), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
+    text = res.output.replace("\n", " ")
+    wanted = f"error: dataset 'compas' not found in GOALFIT_DATA={data} (looked for {data / 'compas'}"
+    assert res.output.startswith(wanted), res.output
+    assert text.count("To provide it:") == 1 and "offline" in text and "Traceback" not in text
+    assert "set the environment variable" not in text
 
 
 def _fit_german(tmp_path, goals: str):
