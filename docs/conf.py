@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
 from pathlib import Path
 
 import matplotlib
@@ -82,7 +83,8 @@ API_MODULES = {
 def _write_api_pages() -> None:
     """Write one page per module of :data:`API_MODULES`, an autosummary over its ``__all__``."""
     out = HERE / "api"
-    out.mkdir(exist_ok=True)
+    shutil.rmtree(out, ignore_errors=True)  # no stale stub of a name that left an __all__
+    out.mkdir()
     index = ["API reference", "=============", "",
              "Generated from each module's ``__all__``: every public name, with its docstring.", "",
              ".. toctree::", "   :maxdepth: 1", ""]
@@ -108,13 +110,9 @@ def _write_api_pages() -> None:
             page += [f"Also exported by ``{module}`` (the same objects, documented where listed first): "
                      + ", ".join(elsewhere) + "."]
         text = "\n".join(page) + "\n"
-        path = out / f"{module}.rst"
-        if not path.exists() or path.read_text() != text:
-            path.write_text(text)
+        (out / f"{module}.rst").write_text(text)
         index.append(f"   {module}")
-    text = "\n".join(index) + "\n"
-    if not (out / "index.rst").exists() or (out / "index.rst").read_text() != text:
-        (out / "index.rst").write_text(text)
+    (out / "index.rst").write_text("\n".join(index) + "\n")
 
 
 _write_api_pages()
