@@ -288,3 +288,8 @@ def test_report_json_is_written_for_a_good_csv(tmp_path):
     assert res.exit_code == 0 and "warning:" not in res.output and "positive class" not in res.output
     r = json.loads((tmp_path / "out" / "report.json").read_text())
     assert r["n_train"] == 84 and r["n_test"] == 36
+
+
+def test_frontier_with_string_labels_names_pos_label(tmp_path):
+    res = _run(tmp_path, SPEC + DP, "--bounds", "0.05,0.1", frame=_yes_no(), command="frontier")
+    _one_line_error(res, 2, "classes ['no', 'yes']", "[data] pos_label = 'yes'")

@@ -446,12 +446,10 @@ def demo(json: Path = typer.Option(None, "--json", help="Write report.json here.
          force: bool = typer.Option(False, "--force", help="Overwrite the files of an existing --out folder."),
          html: Path = typer.Option(None, "--html", help="Write the self-contained HTML audit report here.")):
     """Adult, logistic regression: minimize error s.t. demographic parity difference (sex) <= 0.01."""
-    try:
+    with _errors():
         check_output(out, force)
         check_html(html)
         run_spec(DEMO, out=out, json_path=json, html_path=html)
-    except (SpecError, FileNotFoundError) as err:
-        _fail(str(err), 2 if isinstance(err, SpecError) else 1)
 
 
 @app.command()
@@ -512,7 +510,8 @@ def run_frontier(spec: Spec, bounds, *, constraint: int = 0, out: Path | None = 
         f = frontier(est, Xtr, ytr, sensitive_features=Str, bounds=bounds, constraint=constraint,
                      X_val=Xte, y_val=yte, sensitive_features_val=Ste)
     except ValueError as err:
-        raise SpecError(str(err)) from None
+        hint = _ambiguous_label_hint(spec, ytr) if "ambiguous" in str(err) else None
+        raise SpecError(hint or str(err)) from None
     if not quiet:
         from rich.table import Table
 

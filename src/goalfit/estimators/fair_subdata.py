@@ -223,6 +223,7 @@ class FairSubdataClassifier(DeprecatedParams, GoalEstimator):
             self.estimator, self.objective = self.objective, "error"
         if "measure" not in given and "epsilon" not in given:
             return given
+        spelled = ", ".join(f"{k}=..." for k in ("measure", "epsilon") if k in given)
         measure, epsilon = given.pop("measure", "omr"), given.pop("epsilon", None)
         goals = {"omr": error_rate_difference, "fpr": false_positive_rate_difference,
                  "eo": equal_opportunity_difference, "dp": demographic_parity_difference}
@@ -242,7 +243,7 @@ class FairSubdataClassifier(DeprecatedParams, GoalEstimator):
         bound = 0.0 if epsilon is None else float(epsilon)
         use = f"constraints=[{goal.name} <= {bound:g}]" + (
             " with method_params={'form': 'penalty'} (the penalty rho F(z))" if epsilon is None else "")
-        warn_deprecated("FairSubdataClassifier(measure=..., epsilon=...)", use, stacklevel=5)
+        warn_deprecated(f"FairSubdataClassifier({spelled})", use, stacklevel=5)
         self.constraints = [goal <= bound]
         if epsilon is None:
             self.method_params = {**(self.method_params or {}), "form": "penalty"}
