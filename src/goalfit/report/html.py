@@ -25,7 +25,12 @@ import numpy as np
 from .names import display_name
 from .report import history_label, split_label
 
-__all__ = ["MODEL_CARD_FIELDS", "roc_data", "write_html"]
+__all__ = ["MODEL_CARD_FIELDS", "roc_data", "screenshot", "write_html"]
+
+#: Flags of a headless Chromium run that touches no network and no profile but a fresh one.
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--enable-logging=stderr", "--v=0")
 
 #: The model card's fields the user fills in (``to_html(model_card={...})``), in display order.
 MODEL_CARD_FIELDS = {
@@ -74,6 +79,7 @@ _PAGE = Template("""<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">
 <meta name="generator" content="goalfit $version">
 <title>$title</title>
 <style>$css</style>
@@ -570,3 +576,68 @@ def write_html(report, path, *, model_card: dict | None = None, frontier: bool |
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
     return path
+
+
+def find_chromium() -> str | None:
+    """The path of a Chromium or Chrome executable on ``PATH`` (``chromium``, ``chromium-browser``,
+    ``google-chrome``), or None."""
+    import shutil
+
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def screenshot(html_path, png_path, *, width: int = 1280, height: int = 3000, browser: str | None = None,
+               timeout: float = 120) -> list[str]:
+    """Render an HTML file in headless Chromium, save a PNG screenshot and return the console messages.
+
+    The report has no script, so any console message (an uncaught error, a resource the page's
+    Content-Security-Policy blocked) is a defect; the tests fail on any.
+
+    Parameters
+    ----------
+    html_path, png_path : str or Path
+        The page to open (``file://``) and the screenshot to write.
+    width, height : int, default 1280, 3000
+        The window size in CSS pixels (the screenshot's size).
+    browser : str, optional
+        The Chromium executable (default: :func:`find_chromium`).
+    timeout : float, default 120
+        Seconds before the browser is stopped.
+
+    Returns
+    -------
+    list of str
+        The browser's console lines (``...:CONSOLE...``), empty for a clean page.
+
+    Raises
+    ------
+    FileNotFoundError
+        No Chromium found (install Debian's ``chromium`` package), or the browser wrote no screenshot.
+    subprocess.TimeoutExpired
+        The browser ran longer than ``timeout``.
+
+    Examples
+    --------
+    >>> errors = screenshot("audit.html", "audit.png")  # doctest: +SKIP
+    """
+    import subprocess
+    import tempfile
+
+    browser = browser or find_chromium()
+    if browser is None:
+        raise FileNotFoundError("no chromium on PATH: install it (Debian: apt-get install chromium)")
+    html_path, png_path = Path(html_path).resolve(), Path(png_path).resolve()
+    png_path.parent.mkdir(parents=True, exist_ok=True)
+    if png_path.exists():
+        png_path.unlink()
+    with tempfile.TemporaryDirectory() as profile:
+        run = subprocess.run([browser, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--screenshot={png_path}",
+                              f"--window-size={width},{height}", html_path.as_uri()],
+                             capture_output=True, text=True, timeout=timeout, check=False)
+    if not png_path.exists():
+        raise FileNotFoundError(f"{browser} wrote no screenshot (exit code {run.returncode}): {run.stderr[-2000:]}")
+    return [line for line in run.stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
