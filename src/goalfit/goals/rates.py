@@ -71,6 +71,12 @@ def rate(*, y=None, pred=None, given_y=None, given_pred=None, correct=None, grou
     Returns
     -------
     Rate
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.rate(pred=1, given_y=0, group="a") <= 0.1
+    rate(pred=1, given_y=0, group='a') <= 0.1
     """
     event = []
     if y is not None:
@@ -107,20 +113,49 @@ def positive_prediction_rate(label=None, *, group=None, dataset=None) -> Rate:
 
     Linear in the confusion tensor (a column sum, Narasimhan et al. Ex. 6; Goh et al.'s
     coverage s_p(D)).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.positive_prediction_rate(group="a") <= 0.3
+    positive_prediction_rate(group='a') <= 0.3
+    >>> y_true, y_pred = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 0]
+    >>> gf.positive_prediction_rate(y_true, y_pred)
+    0.5
     """
     return Rate((Cond("pred", _labels(label)),), _group(group, dataset),
                 _name("positive_prediction_rate", label, group, dataset))
 
 
 def selection_rate(label=None, *, group=None, dataset=None) -> Rate:
-    """Alias of :func:`positive_prediction_rate` (fairlearn's name)."""
+    """Alias of :func:`positive_prediction_rate` (fairlearn's name).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.selection_rate(1, group="a")
+    selection_rate(1, group='a')
+    >>> y_true, y_pred = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 0]
+    >>> gf.selection_rate(y_true, y_pred)
+    0.5
+    """
     r = positive_prediction_rate(label, group=group, dataset=dataset)
     r.name = _name("selection_rate", label, group, dataset)
     return r
 
 
 def coverage(label=None, *, group=None, dataset=None) -> Rate:
-    """Coverage of a class: ``P(h(x) = label | group)`` (Narasimhan et al. Ex. 6; Goh et al. Table 2)."""
+    """Coverage of a class: ``P(h(x) = label | group)`` (Narasimhan et al. Ex. 6; Goh et al. Table 2).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.coverage(dataset="pool") <= 0.45
+    coverage(dataset='pool') <= 0.45
+    >>> y_true, y_pred = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 0]
+    >>> gf.coverage(y_true, y_pred)
+    0.5
+    """
     r = positive_prediction_rate(label, group=group, dataset=dataset)
     r.name = _name("coverage", label, group, dataset)
     return r
@@ -134,38 +169,97 @@ def prior(label=None, *, group=None, dataset=None) -> Rate:
     the class prior within ``eps`` is ``[coverage(k) <= prior(k) + eps, coverage(k) >= prior(k) -
     eps]`` (per group with ``group=``); :func:`~goalfit.goals.coverage_deviation` ``<= eps``
     bounds every class at once.
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.coverage(1) <= gf.prior(1) + 0.02
+    coverage(1) <= prior(1) + 0.02
+    >>> y_true, y_pred = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 0]
+    >>> gf.prior(y_true, y_pred)
+    0.5
     """
     return Rate((Cond("y", _labels(label)),), _group(group, dataset), _name("prior", label, group, dataset))
 
 
 def true_positive_rate(label=None, *, group=None, dataset=None) -> Rate:
-    """``P(h(x) = label | y = label, group)``: recall / TPR of a class (linear)."""
+    """``P(h(x) = label | y = label, group)``: recall / TPR of a class (linear).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.true_positive_rate(group="a") >= gf.true_positive_rate() - 0.05
+    true_positive_rate(group='a') >= true_positive_rate() - 0.05
+    >>> y_true, y_pred = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 0]
+    >>> round(gf.true_positive_rate(y_true, y_pred), 4)
+    0.6667
+    """
     return Rate((Cond("pred", _labels(label)),), _group(group, dataset) + (Cond("y", _labels(label)),),
                 _name("true_positive_rate", label, group, dataset))
 
 
 def recall(label=None, *, group=None, dataset=None) -> Rate:
-    """Alias of :func:`true_positive_rate`."""
+    """Alias of :func:`true_positive_rate`.
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.recall(1) >= 0.8
+    recall(1) >= 0.8
+    >>> y_true, y_pred = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 0]
+    >>> round(gf.recall(y_true, y_pred), 4)
+    0.6667
+    """
     r = true_positive_rate(label, group=group, dataset=dataset)
     r.name = _name("recall", label, group, dataset)
     return r
 
 
 def false_negative_rate(label=None, *, group=None, dataset=None) -> Rate:
-    """``P(h(x) != label | y = label, group)`` (linear)."""
+    """``P(h(x) != label | y = label, group)`` (linear).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.false_negative_rate(group="a") <= 0.2
+    false_negative_rate(group='a') <= 0.2
+    >>> y_true, y_pred = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 0]
+    >>> round(gf.false_negative_rate(y_true, y_pred), 4)
+    0.3333
+    """
     return Rate((Cond("pred", _labels(label), negate=True),), _group(group, dataset) + (Cond("y", _labels(label)),),
                 _name("false_negative_rate", label, group, dataset))
 
 
 def false_positive_rate(label=None, *, group=None, dataset=None) -> Rate:
-    """``P(h(x) = label | y != label, group)`` (linear)."""
+    """``P(h(x) = label | y != label, group)`` (linear).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.false_positive_rate(group="a") <= 0.1
+    false_positive_rate(group='a') <= 0.1
+    >>> y_true, y_pred = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 0]
+    >>> round(gf.false_positive_rate(y_true, y_pred), 4)
+    0.3333
+    """
     return Rate((Cond("pred", _labels(label)),),
                 _group(group, dataset) + (Cond("y", _labels(label), negate=True),),
                 _name("false_positive_rate", label, group, dataset))
 
 
 def true_negative_rate(label=None, *, group=None, dataset=None) -> Rate:
-    """``P(h(x) != label | y != label, group)`` (linear)."""
+    """``P(h(x) != label | y != label, group)`` (linear).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.true_negative_rate() >= 0.9
+    true_negative_rate() >= 0.9
+    >>> y_true, y_pred = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 0]
+    >>> round(gf.true_negative_rate(y_true, y_pred), 4)
+    0.6667
+    """
     return Rate((Cond("pred", _labels(label), negate=True),),
                 _group(group, dataset) + (Cond("y", _labels(label), negate=True),),
                 _name("true_negative_rate", label, group, dataset))
@@ -178,18 +272,47 @@ def precision(label=None, *, group=None, dataset=None) -> Rate:
     ``C_kk - tau * sum_i C_ik >= 0`` (Narasimhan et al. Ex. 5, with the erratum: the paper's
     formula enforces precision >= 1 - tau; here the bound is the precision itself). With no
     prediction of the class the value is taken as 0 (scikit-learn's ``zero_division=0``).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.precision(1) >= 0.8
+    precision(1) >= 0.8
+    >>> y_true, y_pred = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 0]
+    >>> round(gf.precision(y_true, y_pred), 4)
+    0.6667
     """
     return Rate((Cond("y", _labels(label)),), _group(group, dataset) + (Cond("pred", _labels(label)),),
                 _name("precision", label, group, dataset))
 
 
 def error_rate(*, group=None, dataset=None) -> Rate:
-    """``P(h(x) != y | group)``: 0-1 loss (linear)."""
+    """``P(h(x) != y | group)``: 0-1 loss (linear).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.error_rate(dataset="train")
+    error_rate(dataset='train')
+    >>> y_true, y_pred = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 0]
+    >>> round(gf.error_rate(y_true, y_pred), 4)
+    0.3333
+    """
     return Rate((Cond("correct", negate=True),), _group(group, dataset), _name("error_rate", None, group, dataset))
 
 
 def accuracy(*, group=None, dataset=None) -> Rate:
-    """``P(h(x) = y | group)`` (linear; higher is better)."""
+    """``P(h(x) = y | group)`` (linear; higher is better).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.accuracy(group="a") >= 0.7
+    accuracy(group='a') >= 0.7
+    >>> y_true, y_pred = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 0]
+    >>> round(gf.accuracy(y_true, y_pred), 4)
+    0.6667
+    """
     r = Rate((Cond("correct"),), _group(group, dataset), _name("accuracy", None, group, dataset))
     r.lower_is_better = False
     return r
@@ -203,6 +326,12 @@ def churn_rate(column: str = "baseline", *, group=None, dataset=None) -> Rate:
     (Goh et al., NIPS 2016, Table 2 "#Changes", with the extraction erratum corrected: the
     count is s_n on baseline-positive plus s_p on baseline-negative examples; labels play no
     role).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.churn_rate() <= 0.05
+    churn_rate(column='baseline') <= 0.05
     """
     return Rate((Cond("agree", column=column, negate=True),), _group(group, dataset),
                 _name("churn_rate", None, group, dataset, column=column))
