@@ -234,7 +234,7 @@ class MinRatio(BoundFunction):
         return bound * self.den - self.num, np.zeros(len(self.pairs))
 
 
-def _maker(kind, form, doc):
+def _maker(kind, form, doc, example_value):
     def make(sensitive: str | None = None, *, label=None, method: str = "between_groups") -> GroupDisparity:
         return GroupDisparity(kind, sensitive, label=label, method=method, form=form)
 
@@ -256,42 +256,52 @@ def _maker(kind, form, doc):
     -------
     GroupDisparity
         A symbolic goal; compare it with a number to make a constraint.
-    """
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.{name}("sex") {bound}
+    {name}('sex') {bound}
+    >>> y_true, y_pred = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 0]
+    >>> round(gf.{name}(y_true, y_pred, sensitive_features=["a", "a", "a", "b", "b", "b"]), 4)
+    {value}
+    """.replace("{name}", make.__name__).replace("{bound}", "<= 0.05" if form == "difference" else ">= 0.8").replace(
+        "{value}", str(example_value))
     return make
 
 
 demographic_parity_difference = _maker(
     "demographic_parity", "difference",
-    "Largest gap in ``P(h(x) = k | A = a)`` across groups (in [0, 1]; 0 is parity).")
+    "Largest gap in ``P(h(x) = k | A = a)`` across groups (in [0, 1]; 0 is parity).", 0.3333)
 demographic_parity_ratio = _maker(
     "demographic_parity", "ratio",
-    "Smallest ratio of ``P(h(x) = k | A = a)`` across groups (in [0, 1]; ``>= 0.8`` is the 80% rule).")
+    "Smallest ratio of ``P(h(x) = k | A = a)`` across groups (in [0, 1]; ``>= 0.8`` is the 80% rule).", 0.5)
 equal_opportunity_difference = _maker(
     "equal_opportunity", "difference",
-    "Largest gap in true positive rate ``P(h(x) = k | y = k, A = a)`` across groups.")
+    "Largest gap in true positive rate ``P(h(x) = k | y = k, A = a)`` across groups.", 0.5)
 equal_opportunity_ratio = _maker(
     "equal_opportunity", "ratio",
-    "Smallest ratio of true positive rates across groups.")
+    "Smallest ratio of true positive rates across groups.", 0.5)
 equalized_odds_difference = _maker(
     "equalized_odds", "difference",
-    "Largest gap in ``P(h(x) = j | y = i, A = a)`` across groups (binary: max of TPR and FPR gaps).")
+    "Largest gap in ``P(h(x) = j | y = i, A = a)`` across groups (binary: max of TPR and FPR gaps).", 0.5)
 equalized_odds_ratio = _maker(
     "equalized_odds", "ratio",
-    "Smallest ratio of ``P(h(x) = j | y = i, A = a)`` across groups (binary: min of TPR and FPR ratios).")
+    "Smallest ratio of ``P(h(x) = j | y = i, A = a)`` across groups (binary: min of TPR and FPR ratios).", 0.0)
 error_rate_difference = _maker(
     "error_rate", "difference",
     "Largest gap in error rate ``P(h(x) != y | A = a)`` across groups: the overall misclassification\n"
-    "    rate (OMR) disparity of Ye & Xie (arXiv 2012.12356, Def. 2, Eq. 11a); ``label`` is ignored.")
+    "    rate (OMR) disparity of Ye & Xie (arXiv 2012.12356, Def. 2, Eq. 11a); ``label`` is ignored.", 0.0)
 error_rate_ratio = _maker(
     "error_rate", "ratio",
-    "Smallest ratio of error rates ``P(h(x) != y | A = a)`` across groups; ``label`` is ignored.")
+    "Smallest ratio of error rates ``P(h(x) != y | A = a)`` across groups; ``label`` is ignored.", 1.0)
 false_positive_rate_difference = _maker(
     "false_positive_rate", "difference",
     "Largest gap in false positive rate ``P(h(x) = k | y != k, A = a)`` across groups (Ye & Xie\n"
-    "    Def. 3, Eq. 21a).")
+    "    Def. 3, Eq. 21a).", 0.5)
 false_positive_rate_ratio = _maker(
     "false_positive_rate", "ratio",
-    "Smallest ratio of false positive rates across groups.")
+    "Smallest ratio of false positive rates across groups.", 0.0)
 
 
 def overall_misclassification_rate_difference(sensitive: str | None = None, *,
@@ -307,6 +317,15 @@ def overall_misclassification_rate_difference(sensitive: str | None = None, *,
     Returns
     -------
     GroupDisparity
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.overall_misclassification_rate_difference("sex") <= 0.02
+    error_rate_difference('sex') <= 0.02
+    >>> y_true, y_pred = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 0]
+    >>> round(gf.overall_misclassification_rate_difference(y_true, y_pred, sensitive_features=["a", "a", "a", "b", "b", "b"]), 4)
+    0.0
     """
     return GroupDisparity("error_rate", sensitive, method=method, form="difference")
 
@@ -333,5 +352,14 @@ def average_odds_difference(sensitive: str | None = None, *, label=None,
     Returns
     -------
     GroupDisparity
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.average_odds_difference("sex") <= 0.05
+    average_odds_difference('sex') <= 0.05
+    >>> y_true, y_pred = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 0]
+    >>> round(gf.average_odds_difference(y_true, y_pred, sensitive_features=["a", "a", "a", "b", "b", "b"]), 4)
+    0.5
     """
     return GroupDisparity("average_odds", sensitive, label=label, method=method, form="difference")
