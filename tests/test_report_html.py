@@ -205,8 +205,8 @@ def test_cross_fitted_values_carry_one_label_in_table_text_and_plot(tmp_path):
     text = console.export_text()
     assert "train (in-sample)" in text and "train (cross-fitted)" in text
     fig = convergence_figure(d, history_label(d))
-    assert [ax.get_title() for ax in fig.axes] == ["objective (train (cross-fitted))",
-                                                   "max constraint violation (train (cross-fitted))"]
+    assert [ax.get_title() for ax in fig.axes] == ["objective, train (cross-fitted)",
+                                                   "max constraint violation, train (cross-fitted)"]
     html = report.to_html(tmp_path / "cf.html", frontier=False, plan=False).read_text()
     assert "train (cross-fitted)" in html and "train (in-sample)" in html
 

@@ -32,6 +32,11 @@ AMBIGUOUS_IN_GOALS = _Ambiguous(
 
 
 
+def _plain(value):
+    """A numpy scalar as the Python value it holds (for messages)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 @dataclass(frozen=True)
 class ConfusionSpace:
     """Classes and cells that stacked confusion tensors are indexed by.
@@ -142,16 +147,16 @@ class ConfusionSpace:
         """
         if self.n_classes != 2:
             raise ValueError(
-                f"this problem has {self.n_classes} classes: name the class (e.g. label=...)"
+                f"this problem has {self.n_classes} classes: name the class of a goal on 'the positive class' "
+                f"(e.g. label={_plain(self.classes[-1])!r}; classes {self.classes.tolist()}), or use a multiclass "
+                "goal (an objective such as 'macro_f1', 'micro_f1' or 'balanced_error')"
             )
         if self.pos_label is None:
             return 1
         if isinstance(self.pos_label, _Ambiguous):
             raise ValueError(
                 f"the positive class of labels {self.classes.tolist()} is ambiguous (only 0/1, -1/1 and "
-                f"False/True have a default): " + self.pos_label.how.format(pos=self.classes[1].item()
-                                                                              if hasattr(self.classes[1], "item")
-                                                                              else self.classes[1])
+                f"False/True have a default): " + self.pos_label.how.format(pos=_plain(self.classes[1]))
             )
         return self.class_code(self.pos_label)
 

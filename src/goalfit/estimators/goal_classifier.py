@@ -657,6 +657,12 @@ class PluginData(InMemoryData):
                                  f"got {P.shape}")
             if not np.isfinite(P).all() or (P < 0).any():
                 raise ValueError("precomputed probabilities contain NaN, infinite or negative values")
+            dev = np.abs(P.sum(axis=1) - 1)
+            if len(P) and dev.max() > 1e-3:
+                i = int(np.argmax(dev))
+                raise ValueError(f"precomputed probabilities must sum to 1 on each row (row {i} sums to "
+                                 f"{P[i].sum():.6g}): pass a model's predict_proba output, or scores turned into "
+                                 "probabilities (e.g. scipy.special.softmax(scores, axis=1))")
             est.estimator_ = None
             return data.with_scores(P), ProbabilityModel(None, np.arange(len(classes)))
         base = est._base()

@@ -202,6 +202,18 @@ def check_inputs(X, y=None, sensitive_features=None, sample_weight=None, suffix:
     named = {k: v for k, v in named.items() if v is not None}
     if not named:
         return
+    sf_name = "sensitive_features" + suffix
+    if isinstance(sensitive_features, str):
+        raise ValueError(f"{sf_name}={sensitive_features!r} is a string: pass the column's values (e.g. "
+                         f"X[{sensitive_features!r}], and drop it from X if the model must not read it); columns "
+                         "are not selected by name")
+    if isinstance(sensitive_features, dict):  # a dict of columns: each column's length
+        n = n_rows(X)
+        for key, column in sensitive_features.items():
+            m = n_rows(column) if np.ndim(column) else 1
+            if n is not None and m != n:
+                raise ValueError(f"X{suffix} has {n} rows but {sf_name}[{key!r}] has {m}")
+        named.pop(sf_name)
     check_consistent_rows(**named)
     check_aligned_indexes(**named)
 
@@ -287,6 +299,8 @@ def prepare(X, y, *, sensitive_features=None, sample_weight=None, datasets=None,
     n = n_rows(X)
     if n is None:
         n = _num_samples(X)  # array-likes without len (an __array__ object); raises for the rest
+    if n == 0:
+        raise ValueError(f"X{suffix} has 0 rows: {who} needs labelled rows")
     y = _labels(y, n, who, suffix)
     classes = _classes(y, classes)
     y_codes = compact_codes(_encode(y, classes, suffix), len(classes))

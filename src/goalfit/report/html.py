@@ -22,7 +22,7 @@ from string import Template
 
 import numpy as np
 
-from .names import display_name
+from .names import constraint_label, display_name
 from .report import history_label, split_label
 
 __all__ = ["MODEL_CARD_FIELDS", "roc_data", "screenshot", "write_html"]
@@ -70,7 +70,7 @@ p.note { color: #57606a; font-size: 0.9em; }
 dl.card { display: grid; grid-template-columns: 220px 1fr; gap: 4px 16px; }
 dl.card dt { font-weight: 600; }
 dl.card dd { margin: 0; white-space: pre-wrap; }
-dl.card dd.missing { color: #a40e26; font-style: italic; }
+dl.card dd.missing { color: #9a6700; font-style: italic; }
 footer { margin-top: 40px; color: #57606a; font-size: 0.85em; }
 """
 
@@ -125,7 +125,8 @@ def _cell(value, interval=None, ok=None) -> str:
 def _table(headers, rows, *, head_class=None) -> str:
     """An HTML table; ``headers`` are plain text (escaped), ``rows`` lists of ready ``<td>`` cells."""
     hc = head_class or [""] * len(headers)
-    head = "".join(f'<th class="{c}">{_e(h)}</th>' for h, c in zip(headers, hc))
+    # headers wrap at spaces only: a hyphen is non-breaking ("in-sample" never splits)
+    head = "".join(f'<th class="{c}">{_e(h).replace("-", "&#8209;")}</th>' for h, c in zip(headers, hc))
     body = "\n".join("<tr>" + "".join(r) + "</tr>" for r in rows)
     return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"
 
@@ -135,7 +136,7 @@ def _figure(fig, alt: str, caption: str = "") -> str:
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
+    fig.savefig(buf, format="png", dpi=120)
     plt.close(fig)
     data = base64.b64encode(buf.getvalue()).decode("ascii")
     cap = f"<figcaption>{_e(caption)}</figcaption>" if caption else ""
@@ -203,7 +204,7 @@ def _goals(d: dict) -> str:
         rows.append(row)
     for k, c in enumerate(d["constraints"]):
         msc = None if ms is None else ms["constraints"][k]
-        row = [f'<td class="goal">{_e(display_name(c["expression"]))}</td>',
+        row = [f'<td class="goal">{_e(constraint_label(c))}</td>',
                f'<td class="num">{_e(c["sense"])} {_e(format(c["bound"], "g"))}</td>']
         row += values(c, lambda s: s, lambda s: f"interval_{s}", lambda s: f"met_{s}",
                       ms_value=None if msc is None else msc["value"], ms_ok=None if msc is None else msc["met"])
@@ -499,7 +500,7 @@ def _card(report, card: dict, data_sets) -> str:
     method += f"; {d.get('n_members', '?')} member(s), {d.get('n_oracle_calls', '?')} oracle calls"
     items.append(("Method", method))
     goals = [f"minimize {d['objective'].get('loss_label', display_name(d['objective']['name']))}"]
-    goals += [f"{display_name(c['expression'])} {c['sense']} {c['bound']:g}" for c in d["constraints"]]
+    goals += [f"{constraint_label(c)} {c['sense']} {c['bound']:g}" for c in d["constraints"]]
     items.append(("Goals", "\n".join(goals)))
     rows = [f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in items]
     for key, label in MODEL_CARD_FIELDS.items():
@@ -566,7 +567,7 @@ def write_html(report, path, *, model_card: dict | None = None, frontier: bool |
     sections.append(_section("card", "Model card", _card(report, card, data_sets)))
     dataset = d.get("dataset")
     title = title or ("goalfit audit report" + (f": {dataset}" if dataset else ""))
-    goals = ", ".join(f"{display_name(c['expression'])} {c['sense']} {c['bound']:g}" for c in d["constraints"])
+    goals = ", ".join(f"{constraint_label(c)} {c['sense']} {c['bound']:g}" for c in d["constraints"])
     subtitle = (f"minimize {d['objective'].get('loss_label', display_name(d['objective']['name']))}"
                 + (f" subject to {goals}" if goals else ""))
     page = _PAGE.substitute(

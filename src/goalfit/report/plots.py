@@ -97,12 +97,12 @@ def convergence_figure(data: dict, split_label: str = "train"):
     ax[0].plot(it, [h["objective"] for h in hist], marker=".")
     ax[0].set_xlabel(xname)
     ax[0].set_ylabel(data.get("history_objective_name", data["objective"]["name"]))
-    ax[0].set_title(f"objective ({split_label})")
+    ax[0].set_title(f"objective, {split_label}")
     vkey = data.get("history_violation_key", "max_violation")
     ax[1].plot(it, [max(h[vkey], 1e-12) for h in hist], marker=".", color="C3")
     ax[1].set_yscale("log")
     ax[1].set_xlabel(xname)
-    ax[1].set_title(data.get("history_violation_name", f"max constraint violation ({split_label})"))
+    ax[1].set_title(data.get("history_violation_name", f"max constraint violation, {split_label}"))
     fig.tight_layout()
     return fig
 
@@ -121,7 +121,7 @@ def group_rates_figure(group_rates: dict):
         return None
     plt = _pyplot()
     cols = list(group_rates)
-    fig, axes = plt.subplots(1, len(cols), figsize=(5 * len(cols), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(cols), figsize=(6.4 * len(cols), 3.8), squeeze=False)
     for ax, col in zip(axes[0], cols):
         gr = group_rates[col]
         groups, names = gr["groups"], gr["rates"]
@@ -141,7 +141,7 @@ def group_rates_figure(group_rates: dict):
         ax.set_xticks(x + 0.4 - width / 2)
         ax.set_xticklabels([str(g) for g in groups], rotation=20)
         ax.set_title(f"rates by {col} ({gr['split']})")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # beside the bars
     fig.tight_layout()
     return fig
 
