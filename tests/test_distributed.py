@@ -309,3 +309,27 @@ def test_to_deterministic_after_a_dask_fit_says_why_it_cannot():
         sensitive_features=da.from_array(g, chunks=100))
     with pytest.raises(ValueError, match="Dask"):
         m.to_deterministic("hash")
+
+
+def test_distributed_fit_function():
+    """goalfit.distributed.fit (0.1's public function; it imported a deleted module in 0.2's first
+    drafts) fits a GoalClassifier on Dask input as its own fit does, and is in __all__."""
+    import goalfit.distributed as gd
+
+    assert {"fit", "predict", "predict_proba", "evaluate"} <= set(gd.__all__)
+    X, y, s = _data(n=1200, seed=3)
+    lr = LogisticRegression().fit(X, y)
+    Xd, yd, sd = _dask(X, y, s, chunk=400)
+    kw = dict(constraints=DP)
+    model = gf.GoalClassifier(FrozenEstimator(lr), **kw)
+    assert gd.fit(model, Xd, yd, sensitive_features=sd) is model
+    mem = gf.GoalClassifier(FrozenEstimator(lr), **kw).fit(X, y, sensitive_features=s)
+    assert model.statistics_["n_partitions"] == 3
+    np.testing.assert_allclose(model.result_.confusion, mem.result_.confusion, atol=1e-12)
+    ev = gd.evaluate(model, Xd, yd, sensitive_features=sd)
+    assert ev["constraints"][0]["value"] == pytest.approx(mem.evaluate(X, y, sensitive_features=s)["constraints"][0]
+                                                          ["value"], abs=1e-12)
+    np.testing.assert_allclose(gd.predict_proba(model, Xd, sensitive_features=sd).compute(),
+                               mem.predict_proba(X, sensitive_features=s), atol=1e-12)
+    with pytest.raises(TypeError, match="fits a GoalClassifier"):
+        gd.fit(gf.RampClassifier(), Xd, yd)
