@@ -75,6 +75,15 @@ def qmean():
 
     ``Problem("qmean")`` minimizes it and ``goalfit.qmean(y_true, y_pred)`` returns it
     (Narasimhan et al., Table 1).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.Problem("qmean", [gf.coverage(1) <= 0.3]).objective
+    qmean
+    >>> y_true, y_pred = [0, 0, 1, 1, 2, 2], [0, 1, 1, 1, 2, 0]
+    >>> round(gf.qmean(y_true, y_pred), 4)
+    0.4082
     """
     return QMeanLoss()
 
@@ -85,6 +94,13 @@ def minmax_recall():
     ``Problem("minmax_recall")`` minimizes ``max_k (1 - recall_k)`` (Narasimhan et al.'s min-max
     loss); called on labels, ``goalfit.minmax_recall(y_true, y_pred)`` returns
     ``min_k recall_k``.
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> y_true, y_pred = [0, 0, 1, 1, 2, 2], [0, 1, 1, 1, 2, 0]
+    >>> gf.minmax_recall(y_true, y_pred)
+    0.5
     """
     return MinMaxRecallLoss()
 
@@ -93,6 +109,13 @@ def balanced_error():
     """Balanced error ``1 - mean_k recall_k``, a loss in both uses (see :class:`BalancedErrorRate`).
 
     Called on labels it is ``1 - sklearn.metrics.balanced_accuracy_score(y_true, y_pred)``.
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> y_true, y_pred = [0, 0, 1, 1, 2, 2], [0, 1, 1, 1, 2, 0]
+    >>> round(gf.balanced_error(y_true, y_pred), 4)
+    0.3333
     """
     return BalancedErrorRate()
 
@@ -102,6 +125,15 @@ def fbeta(beta=1.0, label=None, *, group=None):
 
     Called on labels, ``goalfit.fbeta(y_true, y_pred, beta)`` returns scikit-learn's
     ``fbeta_score(y_true, y_pred, beta=beta)``.
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.fbeta(2.0) >= 0.6
+    F-beta(beta=2, label=None) >= 0.6
+    >>> y_true, y_pred = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 0]
+    >>> round(gf.fbeta(y_true, y_pred, 2.0), 4)
+    0.6667
     """
     return FBetaLoss(beta, label, group=group)
 
@@ -126,6 +158,13 @@ def micro_f1(default_class=None):
 
     Called on labels it is ``f1_score(y_true, y_pred, labels=[every class but the default],
     average="micro")``.
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> y_true, y_pred = [0, 0, 1, 1, 2, 2], [0, 1, 1, 1, 2, 0]
+    >>> round(gf.micro_f1(y_true, y_pred, 0), 4)
+    0.75
     """
     return MicroF1Loss(default_class)
 
@@ -134,6 +173,13 @@ def macro_f1():
     """Macro-F1; as a goal, its loss 1 - macro-F1 (see :class:`MacroF1Loss`).
 
     Called on labels it is ``f1_score(y_true, y_pred, average="macro")``.
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> y_true, y_pred = [0, 0, 1, 1, 2, 2], [0, 1, 1, 1, 2, 0]
+    >>> round(gf.macro_f1(y_true, y_pred), 4)
+    0.6556
     """
     return MacroF1Loss()
 
@@ -142,27 +188,69 @@ def macro_f1_over_groups(column=None, label=None):
     """F1 averaged over the groups of a column; as a goal, 1 minus it (see :class:`MacroF1OverGroupsLoss`).
 
     Called on labels (with ``sensitive_features``) it returns the average of the groups' F1.
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.macro_f1_over_groups("sex")
+    macro_f1_over_groups(column='sex')
+    >>> y_true, y_pred = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 0]
+    >>> round(gf.macro_f1_over_groups(y_true, y_pred, sensitive_features=["a", "a", "a", "b", "b", "b"]), 4)
+    0.6667
     """
     return MacroF1OverGroupsLoss(column, label)
 
 
 def kl_quantification():
-    """KL quantification loss, a loss in both uses (see :class:`KLQuantification`)."""
+    """KL quantification loss, a loss in both uses (see :class:`KLQuantification`).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> y_true, y_pred = [0, 0, 1, 1, 2, 2], [0, 1, 1, 1, 2, 0]
+    >>> round(gf.kl_quantification(y_true, y_pred), 4)
+    0.0959
+    """
     return KLQuantification()
 
 
 def coverage_deviation(target=None, *, group=None):
-    """Max-abs coverage deviation (see :class:`CoverageDeviation`)."""
+    """Max-abs coverage deviation (see :class:`CoverageDeviation`).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.coverage_deviation() <= 0.05
+    coverage_deviation <= 0.05
+    """
     return CoverageDeviation(target, group=group)
 
 
 def cost_sensitive_loss(cost_matrix):
-    """Linear cost-sensitive loss (see :class:`CostSensitiveLoss`)."""
+    """Linear cost-sensitive loss (see :class:`CostSensitiveLoss`).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.Problem(gf.cost_sensitive_loss([[0, 1], [5, 0]])).objective
+    cost_sensitive_loss
+    >>> y_true, y_pred = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 0]
+    >>> round(gf.cost_sensitive_loss(y_true, y_pred, [[0, 1], [5, 0]]), 4)
+    1.0
+    """
     return CostSensitiveLoss(cost_matrix)
 
 
 def error():
-    """0-1 loss, in both uses: called on labels, ``1 - accuracy_score`` (see :class:`ErrorRate`)."""
+    """0-1 loss, in both uses: called on labels, ``1 - accuracy_score`` (see :class:`ErrorRate`).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> y_true, y_pred = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 0]
+    >>> round(gf.error(y_true, y_pred), 4)
+    0.3333
+    """
     return ErrorRate()
 
 
