@@ -160,12 +160,28 @@ class ConfusionMetric(BlackBoxMetric):
 
 
 def gmean_loss() -> ConfusionMetric:
-    """``1 - sqrt(TPR * TNR)`` (Jiang et al. §6.1, §6.5; the core's :class:`GMeanLoss`)."""
+    """``1 - sqrt(TPR * TNR)`` (Jiang et al. §6.1, §6.5; the core's :class:`GMeanLoss`).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> metric = gf.gmean_loss()
+    >>> round(metric([0, 1, 1, 0, 1], [-1.0, 2.0, -0.5, -0.3, 0.8]), 4)
+    0.1835
+    """
     return ConfusionMetric(GMeanLoss(), "gmean_loss")
 
 
 def error_loss() -> ConfusionMetric:
-    """0-1 error ``P(h(x) != y)`` (Jiang et al. §6.4; the core's :class:`ErrorRate`)."""
+    """0-1 error ``P(h(x) != y)`` (Jiang et al. §6.4; the core's :class:`ErrorRate`).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> metric = gf.error_loss()
+    >>> round(metric([0, 1, 1, 0, 1], [-1.0, 2.0, -0.5, -0.3, 0.8]), 4)
+    0.2
+    """
     return ConfusionMetric(ErrorRate(), "error")
 
 
@@ -176,6 +192,13 @@ def macro_f1_over_groups_loss() -> ConfusionMetric:
     (the core's :class:`MacroF1OverGroupsLoss`, also a ``GoalClassifier`` objective; 0 when the
     group has neither a positive example nor a positive prediction). Needs ``groups``; without
     them it is ``1 - F1``.
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> metric = gf.macro_f1_over_groups_loss()
+    >>> round(metric([0, 1, 1, 0, 1, 0], [-1.0, 2.0, -0.5, 0.3, 0.8, -0.2], ["a", "a", "a", "b", "b", "b"]), 4)
+    0.3333
     """
     return ConfusionMetric(MacroF1OverGroupsLoss(), "macro_f1_over_groups_loss", uses_groups=True)
 
@@ -255,6 +278,13 @@ def goal_metric(goal) -> ConfusionMetric:
     ValueError
         For a constraint (``expr <= bound``): a metric is one expression to minimize; for a goal
         naming several slicing columns (a black-box metric takes one group array) or a dataset.
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> metric = gf.goal_metric(gf.hmean())
+    >>> round(metric([0, 1, 1, 0, 1], [-1.0, 2.0, -0.5, -0.3, 0.8]), 4)
+    0.2
     """
     from .expressions import Constraint, Expression
 
@@ -304,12 +334,28 @@ class _TopKMetric(BlackBoxMetric):
 
 
 def precision_at_k_loss(k: int) -> BlackBoxMetric:
-    """``1 - precision@K``: share of negatives among the K highest scores (Example 4)."""
+    """``1 - precision@K``: share of negatives among the K highest scores (Example 4).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> metric = gf.precision_at_k_loss(2)
+    >>> round(metric([0, 1, 1, 0, 1], [0.1, 0.9, 0.4, 0.3, 0.8]), 4)
+    0.0
+    """
     return _TopKMetric(k, name=f"precision_at_{k}_loss")
 
 
 def prbep_loss() -> BlackBoxMetric:
-    """``1 - PRBEP``: precision@K with K = number of positives (precision = recall there, §6.3)."""
+    """``1 - PRBEP``: precision@K with K = number of positives (precision = recall there, §6.3).
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> metric = gf.prbep_loss()
+    >>> round(metric([0, 1, 1, 0, 1], [0.1, 0.9, 0.4, 0.3, 0.8]), 4)
+    0.0
+    """
     return _TopKMetric(None, name="prbep_loss")
 
 
@@ -329,6 +375,13 @@ def as_blackbox_metric(metric) -> BlackBoxMetric:
     ------
     ValueError
         For an unknown name, a constraint or an object that is not callable.
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> metric = gf.as_blackbox_metric("gmean")
+    >>> round(metric([0, 1, 1, 0, 1], [-1.0, 2.0, -0.5, -0.3, 0.8]), 4)
+    0.1835
     """
     from .expressions import Constraint, Expression
 
