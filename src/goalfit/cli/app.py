@@ -6,7 +6,6 @@ import sys
 import warnings
 from pathlib import Path
 
-import click
 import numpy as np
 import pandas as pd
 import typer
@@ -63,7 +62,7 @@ def _errors():
                 raise
             _fail(str(err), 1)
         except Exception as err:
-            if _DEBUG["on"] or isinstance(err, (typer.Exit, click.exceptions.ClickException)):
+            if _DEBUG["on"] or isinstance(err, (typer.Exit, typer.Abort, typer.TyperException)):
                 raise
             text = " ".join(str(err).split()) or "(no message)"
             _fail(f"{type(err).__name__}: {text} (unexpected; rerun as goalfit --debug ... for the traceback)", 1)
