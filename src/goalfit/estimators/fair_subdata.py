@@ -11,14 +11,11 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..classifiers import LinearScorer, ScoreClassifier
-from ..confusion import confusion_tensor
-from ..fit import (GOAL_PARAMETERS, FitResult, GoalEstimator, Progress, UnsupportedGoal, as_seed,
-                   check_method_params, prepare, resolve_margins)
+from ..fit import GOAL_PARAMETERS, GoalEstimator, UnsupportedGoal, check_method_params, prepare
 from ..goals import ErrorRate, Problem, as_objective
 from ..methods.subdata.measure import SelectionMeasure
-from ..methods.subdata.method import (ESTIMATORS, SUBDATA_PARAMS, SubdataMethod, deployed_rule, make_learner,
-                                      subdata_params)
+from ..methods.subdata.method import (ESTIMATORS, SUBDATA_PARAMS, SSVMMethod, SubdataMethod, deployed_rule,
+                                      make_learner, subdata_params)
 from ..methods.subdata.wstep import LinearModel
 from ..utils.deprecation import DeprecatedParams, warn_deprecated
 
@@ -285,56 +282,43 @@ class FairSubdataClassifier(DeprecatedParams, GoalEstimator):
     def _estimator_name(self) -> str:
         return self.estimator if isinstance(self.estimator, str) else type(self.estimator).__name__
 
-    # ------------------------------------------------------------------ fit
-    def fit(self, X, y, *, sensitive_features=None, sample_weight=None):
-        """Train on ``(X, y)``.
+    # ------------------------------------------------------------------ the fit template's hooks
+    def _method(self):
+        return SubdataMethod(self.method)
 
-        Parameters
-        ----------
-        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
-            Numeric features (a sparse matrix is densified).
-        y : array-like of shape (n_samples,)
-        sensitive_features : optional
-            The slicing columns the goals name (one column, several as a DataFrame or dict).
-        sample_weight : array-like of shape (n_samples,), optional
+    def _settings(self):
+        return self._params()
 
-        Returns
-        -------
-        self
-        """
-        t0 = time.perf_counter()
-        self.check_params()
-        method = SubdataMethod(self.method)
-        params, opts, checked = self._params()
-        X = self._features(X, reset=True)
-        progress = Progress(self.verbose, who=type(self).__name__)
-        data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
-                       who="FairSubdataClassifier")
-        self.classes_ = data.classes
-        problem = self._goal_problem()
-        method.check(problem.compile(data.space))  # before any fitting
-        make_learner(self.estimator, float(self.alpha), data.n_classes, checked, exact=self.method != "irs")
-        margins = resolve_margins(self.margin, problem)
-        seed = as_seed(self.random_state)
+    def _safety_fraction(self, ctx) -> float:
+        return ctx.settings[1]["safety_fraction"]
 
-        def fit_candidate(constraints, d):
-            compiled = Problem(self.objective, constraints).compile(d.space)
-            run = dict(params, alpha=float(self.alpha), estimator=self.estimator, max_iter=self.max_iter,
-                       tol=self.tol, random_state=seed)
-            result = method.solve(d, compiled, run, progress)
-            result.certificates["warn_infeasible"] = False  # said below, with what the selection meets
-            return compiled, result, result.members[0]
+    def _fit_features(self, X):
+        return self._features(X, reset=True)
 
-        compiled, result, clf, margins, certification = self._fit_goals(fit_candidate, data, problem, margins,
-                                                                        opts["safety_fraction"])
-        self._adopt(result, clf, compiled, method=self.method, margins=margins, certification=certification, stacklevel=2)
+    def _before_solve(self, ctx) -> None:
+        """The learner for the number of classes (the threshold's range, an exact method's estimator)."""
+        make_learner(self.estimator, float(self.alpha), ctx.backend.data.n_classes, ctx.settings[2],
+                     exact=self.method != "irs")
+
+    def _run_params(self, ctx, data):
+        return data, dict(ctx.settings[0], alpha=float(self.alpha), estimator=self.estimator, max_iter=self.max_iter,
+                          tol=self.tol, random_state=ctx.seed)
+
+    def _classifier(self, ctx, result):
+        result.certificates["warn_infeasible"] = False  # said by _adopt_details, with what the selection meets
+        return result.members[0]
+
+    def _method_name(self, ctx, result) -> str:
+        return self.method
+
+    def _adopt_details(self, ctx, result, compiled, certification) -> None:
         cert = result.certificates
         if compiled.constraints and not self.feasible_:
             where = ("the selection meets them (F(z) = 0) but the model's training predictions do not"
                      if cert["selection_feasible"] else f"neither the selection (F(z) = {cert['fairness']:.4g}) nor "
                      "the model's training predictions meet them")
             warnings.warn(f"the goals are not met on the training data: {where} "
-                          f"({self.violation_summary(result.confusion)})", RuntimeWarning, stacklevel=2)
+                          f"({self.violation_summary(result.confusion)})", RuntimeWarning, stacklevel=4)
         self.model_ = cert["model"]
         self.selected_ = np.asarray(cert["selection"], dtype=bool)
         self.fairness_ = float(cert["fairness"])
@@ -346,9 +330,6 @@ class FairSubdataClassifier(DeprecatedParams, GoalEstimator):
             w, b = np.asarray(self.model_.w, float), np.atleast_1d(np.asarray(self.model_.b, float))
             self.coef_ = w.T.copy() if w.ndim == 2 else w[None, :].copy()
             self.intercept_ = b.copy()
-        self.fit_seconds_ = time.perf_counter() - t0
-        progress.done()
-        return self
 
     # ------------------------------------------------------------------ predict
     def decision_function(self, X):
@@ -483,23 +464,24 @@ class SpectralFairSVC(DeprecatedParams, GoalEstimator):
     def _check_predict_X(self, X):
         return validate_data(self, X, dtype=np.float64, reset=False)
 
-    def fit(self, X, y, *, sensitive_features=None):
-        """Fit on ``(X, y)`` (binary) with one sensitive column of two groups (none: the hinge SVM).
-
-        Returns
-        -------
-        self
-        """
-        from ..methods.subdata.ssvm import fit_ssvm
-
-        t0 = time.perf_counter()
-        self.check_params()
+    # ------------------------------------------------------------------ the fit template's hooks
+    def _check_method_params(self) -> None:
         if not isinstance(as_objective(self.objective), ErrorRate):
             raise UnsupportedGoal(f"SpectralFairSVC minimizes the (hinge surrogate of the) error; objective "
                                   f"{getattr(self.objective, 'name', self.objective)!r} is not supported")
-        X = validate_data(self, X, dtype=np.float64, reset=True)
-        data = prepare(X, y, sensitive_features=sensitive_features, who="SpectralFairSVC")
-        self.classes_ = data.classes
+
+    def _method(self):
+        return SSVMMethod()
+
+    def _settings(self):
+        return {"d": self.d, "mu": self.mu, "alpha": self.alpha, "max_iter": self.max_iter, "tol": self.tol}
+
+    def _fit_features(self, X):
+        return validate_data(self, X, dtype=np.float64, reset=True)
+
+    def _before_solve(self, ctx) -> None:
+        """Binary labels and one sensitive column of two groups (the paper's ``g = +-1``), or none."""
+        data = ctx.backend.data
         if data.n_classes != 2:
             raise ValueError(f"Only binary classification is supported by SpectralFairSVC; y has classes "
                              f"{self.classes_.tolist()}")
@@ -509,23 +491,11 @@ class SpectralFairSVC(DeprecatedParams, GoalEstimator):
                              f"{cells.shape[1]} column(s) and {len(cells)} group(s)")
         # without sensitive features (one group) the fairness constraints are vacuous: the hinge SVM
         self.groups_ = cells.iloc[:, 0].to_numpy() if data.encoder.columns_ else None
-        g = np.where(np.asarray(data.cells) == 1, 1, -1) if data.encoder.columns_ else None
-        yy = np.where(data.y_codes == 1, 1, -1)
-        m = fit_ssvm(X, yy, g, d=self.d, mu=self.mu, lam=self.alpha, max_iter=self.max_iter, tol=self.tol)
-        clf = ScoreClassifier(LinearScorer(m.w, m.b), self.classes_, 0.0)
-        compiled = self._goal_problem().compile(data.space)
-        pred = (X @ m.w + m.b > 0).astype(np.intp)
-        C = confusion_tensor(data.y_codes, pred, data.cells, 2, data.encoder.n_cells)
-        secs = time.perf_counter() - t0
-        history = [{"iteration": int(m.extra["n_iter"]), "objective": float(compiled.objective.value(C)),
-                    "max_violation": 0.0, "seconds": secs, "oracle_calls": int(m.extra["n_iter"])}]
-        result = FitResult.single(clf, C, "ssvm", history=history, n_oracle_calls=int(m.extra["n_iter"]),
-                                  message=f"DC loop: {m.extra['n_iter']} QCQPs, converged {m.extra['converged']}")
-        self._adopt(result, clf, compiled, method="ssvm")
-        self.coef_, self.intercept_ = m.w[None, :].copy(), np.array([m.b])
-        self.n_iter_, self.converged_ = m.extra["n_iter"], m.extra["converged"]
-        self.fit_seconds_ = time.perf_counter() - t0
-        return self
+
+    def _adopt_details(self, ctx, result, compiled, certification) -> None:
+        cert = result.certificates
+        self.coef_, self.intercept_ = np.asarray(cert["w"])[None, :].copy(), np.array([cert["b"]])
+        self.n_iter_, self.converged_ = cert["n_iter"], cert["converged"]
 
     def decision_function(self, X):
         """Scores ``X @ coef_[0] + intercept_[0]``, shape (n_samples,); > 0 predicts ``classes_[1]``."""

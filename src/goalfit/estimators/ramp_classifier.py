@@ -1,7 +1,6 @@
 """Linear classifiers trained under dataset constraints with the ramp loss (Goh et al., NIPS 2016)."""
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 import numpy as np
@@ -10,7 +9,7 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import check_array, check_is_fitted, check_random_state, validate_data
 
-from ..fit import GOAL_PARAMETERS, GoalEstimator, Progress, check_method_params, prepare, resolve_margins
+from ..fit import GOAL_PARAMETERS, GoalEstimator, check_method_params
 from ..methods.ramp.method import RAMP_PARAMS, RampMethod, ramp_params
 from ..utils.deprecation import DeprecatedParams, renamed_attribute, warn_deprecated
 
@@ -133,6 +132,19 @@ class RampClassifier(DeprecatedParams, GoalEstimator):
         empty slices, an unknown ``method_params`` key. Infeasible goals do not raise: the
         least-violating iterate is kept, ``feasible_`` is False and a RuntimeWarning names the
         worst goal.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import goalfit as gf
+    >>> rng = np.random.default_rng(0)
+    >>> X, s = rng.normal(size=(300, 3)), rng.choice(["a", "b"], 300)
+    >>> y = (X[:, 0] + 0.5 * (s == "b") + 0.5 * rng.normal(size=300) > 0).astype(int)
+    >>> model = gf.RampClassifier(constraints=[gf.demographic_parity_difference() <= 0.05], random_state=0)
+    >>> model = model.fit(X, y, sensitive_features=s)
+    >>> res = model.evaluate(X, y, sensitive_features=s)
+    >>> print(f"error {res['objective']['value']:.3f}, DP difference {res['constraints'][0]['value']:.3f}")
+    error 0.183, DP difference 0.044
     """
 
     _parameter_constraints = {
@@ -209,63 +221,48 @@ class RampClassifier(DeprecatedParams, GoalEstimator):
             return Z
         return check_array(Z, dtype=np.float64, ensure_min_samples=1)
 
-    # ------------------------------------------------------------------ fit
-    def fit(self, X, y, *, sensitive_features=None, sample_weight=None, datasets=None):
-        """Train on ``(X, y)`` (dataset ``"train"``) and the extra ``datasets``.
+    # ------------------------------------------------------------------ the fit template's hooks
+    _fit_inputs = ("datasets",)
 
-        Parameters
-        ----------
-        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Binary labels (the larger label is the positive class).
-        sensitive_features : optional
-            Slicing columns of the training data (groups; a deployed model's predictions).
-        sample_weight : array-like of shape (n_samples,), optional
-        datasets : dict of str -> Dataset or tuple, optional
-            Extra datasets the goals name with ``dataset=...`` (unlabelled pools, egregious
-            examples, ...); see :mod:`goalfit.confusion.datasets`.
+    def _method(self):
+        return RampMethod()
 
-        Returns
-        -------
-        self
-        """
-        t0 = time.perf_counter()
-        self.check_params()
-        method = RampMethod()
-        params, opts = self._params()
+    def _settings(self):
+        return self._params()
+
+    def _safety_fraction(self, ctx) -> float:
+        return ctx.settings[1]["safety_fraction"]
+
+    def _fit_features(self, X):
         if self.feature_map is None:
             validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=True)
         else:
             validate_data(self, X, skip_check_array=True, reset=True)
-        progress = Progress(self.verbose, who=type(self).__name__)
-        data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
-                       datasets=datasets, extra_columns=self._extra_columns(), who="RampClassifier")
-        self.classes_ = data.classes
-        problem = self._goal_problem()
-        method.check(problem.compile(data.space))  # before any fitting
-        margins = resolve_margins(self.margin, problem)
-        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        return X
 
-        def fit_candidate(constraints, d):
-            feature_map = None
-            if self.feature_map is not None:
-                feature_map = clone(self.feature_map)
-                if "random_state" in feature_map.get_params():
-                    feature_map.set_params(random_state=seed)
-                feature_map.fit(d.X)
-            rows = d.train_rows
-            n_train = d.weights().sum() if rows is None else d.weights()[rows].sum()
-            alpha = 1.0 / n_train if self.alpha is None else float(self.alpha)
-            compiled = type(problem)(self.objective, constraints).compile(d.space)
-            run = dict(params, alpha=alpha, max_iter=self.max_iter, tol=self.tol, fit_intercept=self.fit_intercept,
-                       random_state=seed, feature_map=feature_map)
-            result = method.solve(replace(d, X=self._features(d.X, feature_map)), compiled, run, progress)
-            self.feature_map_ = feature_map
-            return compiled, result, result.members[0]
+    def _fit_seed(self):
+        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
 
-        compiled, result, clf, margins, certification = self._fit_goals(fit_candidate, data, problem, margins,
-                                                                        opts["safety_fraction"])
-        self._adopt(result, clf, compiled, method="ramp", margins=margins, certification=certification, stacklevel=2)
+    def _run_params(self, ctx, d):
+        """The feature map fitted on the candidate's rows, ``alpha`` from their weight, the MM budget."""
+        feature_map = None
+        if self.feature_map is not None:
+            feature_map = clone(self.feature_map)
+            if "random_state" in feature_map.get_params():
+                feature_map.set_params(random_state=ctx.seed)
+            feature_map.fit(d.X)
+        rows = d.train_rows
+        n_train = d.weights().sum() if rows is None else d.weights()[rows].sum()
+        alpha = 1.0 / n_train if self.alpha is None else float(self.alpha)
+        run = dict(ctx.settings[0], alpha=alpha, max_iter=self.max_iter, tol=self.tol,
+                   fit_intercept=self.fit_intercept, random_state=ctx.seed, feature_map=feature_map)
+        self.feature_map_ = feature_map
+        return replace(d, X=self._features(d.X, feature_map)), run
+
+    def _method_name(self, ctx, result) -> str:
+        return "ramp"
+
+    def _adopt_details(self, ctx, result, compiled, certification) -> None:
         cert = result.certificates
         self.coef_, self.intercept_ = cert["coef"], cert["intercept"]
         self.threshold_ = cert["threshold"]
@@ -276,10 +273,7 @@ class RampClassifier(DeprecatedParams, GoalEstimator):
         self.alpha_ = cert["alpha"]
         self.program_ = cert["program"]
         self.n_iter_ = cert["n_iter"]
-        self.dataset_names_ = data.dataset_names
-        self.fit_seconds_ = time.perf_counter() - t0
-        progress.done()
-        return self
+        self.dataset_names_ = ctx.backend.data.dataset_names
 
     # ------------------------------------------------------------------ predict
     def decision_function(self, X):

@@ -31,7 +31,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..classifiers import ScoreClassifier
 from ..confusion import confusion_tensor
 from ..fit.data import check_inputs
-from ..fit import (GOAL_PARAMETERS, FitResult, GoalEstimator, Progress, UnsupportedGoal, as_seed, check_method_params,
+from ..fit import (GOAL_PARAMETERS, FitResult, GoalEstimator, UnsupportedGoal, check_method_params, fit_options,
                    prepare)
 from ..goals import FEASIBLE_TOL, Problem
 from ..goals.blackbox import group_columns, resolve_objective
@@ -83,23 +83,27 @@ class _ScoreEstimator(DeprecatedParams, GoalEstimator):
         data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight, who=who)
         self.classes_ = data.classes
         self.group_columns_ = list(data.encoder.columns_)
-        if data.n_classes != 2:
-            raise UnsupportedGoal(f"Only binary classification is supported by {who}; y has {data.n_classes} "
-                                  f"classes {data.classes.tolist()}")
+        self._check_binary(data)
         problem = self._goal_problem()
         compiled = problem.compile(data.space)
+        return data, problem, compiled, metric, self._selection(data, problem, X_val, y_val, sensitive_features_val)
+
+    def _check_binary(self, data) -> None:
+        if data.n_classes != 2:
+            raise UnsupportedGoal(f"Only binary classification is supported by {type(self).__name__}; y has "
+                                  f"{data.n_classes} classes {data.classes.tolist()}")
+
+    def _selection(self, data, problem, X_val, y_val, sensitive_features_val):
+        """The validation sample and the goals compiled on it, or None (the training sample selects)."""
         if (X_val is None) != (y_val is None):
             raise ValueError("pass both X_val and y_val, or neither")
-        selection = None
         if X_val is None:
             if sensitive_features_val is not None:
                 raise ValueError("sensitive_features_val given without X_val")
-        else:
-            Xv = self._check_predict_X(X_val)
-            dv = prepare(Xv, y_val, sensitive_features=sensitive_features_val, classes=data.classes, who=who,
-                         warn_groups=False, suffix="_val")
-            selection = (dv, problem.compile(dv.space))
-        return data, problem, compiled, metric, selection
+            return None
+        dv = prepare(self._check_predict_X(X_val), y_val, sensitive_features=sensitive_features_val,
+                     classes=data.classes, who=type(self).__name__, warn_groups=False, suffix="_val")
+        return dv, problem.compile(dv.space)
 
     def _check_predict_X(self, X):
         return validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
@@ -295,7 +299,8 @@ class AdaptiveSurrogateClassifier(_ScoreEstimator):
 
     def __init__(self, objective="gmean", constraints=(), *, estimator=None, surrogates="auto",
                  method="interpolation", method_params=None, alpha=None, max_iter=100, tol=PROJECTION_TOL,
-                 init="zeros", fit_intercept=True, random_state=None, verbose=0, **deprecated_params):
+                 init="zeros", fit_intercept=True, confidence=None, margin=None, random_state=None, verbose=0,
+                 **deprecated_params):
         self.objective = objective
         self.constraints = constraints
         self.estimator = estimator
@@ -307,6 +312,8 @@ class AdaptiveSurrogateClassifier(_ScoreEstimator):
         self.tol = tol
         self.init = init
         self.fit_intercept = fit_intercept
+        self.confidence = confidence
+        self.margin = margin
         self.random_state = random_state
         self.verbose = verbose
         self._fold_deprecated(deprecated_params)
@@ -320,42 +327,45 @@ class AdaptiveSurrogateClassifier(_ScoreEstimator):
             "projection_lr", "param_bound", "eval_every", "n_restarts", "restart_scale", "dtype", "chunk_elements")},
     }
 
+    # ------------------------------------------------------------------ the fit template's hooks
+    _fit_inputs = ("X_val", "y_val", "sensitive_features_val")
+
     def _check_method_params(self) -> None:
-        surrogate_params(SurrogateMethod(self.method).check_params(self.method_params))
+        self._settings()
 
-    def fit(self, X, y, *, sensitive_features=None, sample_weight=None, X_val=None, y_val=None,
-            sensitive_features_val=None):
-        """Run Algorithm 1 on ``(X, y)`` with the goals measured on ``(X_val, y_val)``.
+    def _method(self):
+        return SurrogateMethod(self.method)
 
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,), two classes
-        sensitive_features : array-like, Series, DataFrame or dict, optional
-            Slicing columns the goals (and explicit surrogates' groups) name.
-        sample_weight : array-like of shape (n_samples,), optional
-            Weights of the rates and of the surrogates' averages (not of a metric known only by
-            evaluation).
-        X_val, y_val : validation data, optional (default: the training sample)
-        sensitive_features_val : optional
-            The goals' slicing columns of the validation data.
+    def _settings(self):
+        params = dict(self.method_params or {})
+        opts = fit_options(params)
+        return surrogate_params(SurrogateMethod(self.method).check_params(params)), opts
 
-        Returns
-        -------
-        self
-        """
-        t0 = time.perf_counter()
-        data, problem, compiled, metric, selection = self._prepare_fit(
-            X, y, sensitive_features, sample_weight, X_val, y_val, sensitive_features_val)
-        method = SurrogateMethod(self.method)
-        params = surrogate_params(method.check_params(self.method_params))
-        method.check(compiled)
-        progress = Progress(self.verbose, who=type(self).__name__)
-        run = dict(params, alpha=self.alpha, max_iter=self.max_iter, tol=self.tol, fit_intercept=self.fit_intercept,
-                   random_state=as_seed(self.random_state), init=self.init, estimator=self.estimator,
-                   surrogates=self.surrogates, metric=metric, selection=selection)
-        result = method.solve(data, compiled, run, progress)
-        self._adopt(result, result.members[0], compiled, method=self.method, stacklevel=2)
+    def _safety_fraction(self, ctx) -> float:
+        return ctx.settings[1]["safety_fraction"]
+
+    def _fit_features(self, X):
+        return validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=True)
+
+    def _before_solve(self, ctx) -> None:
+        """Binary labels; the validation sample (``X_val, y_val``) that selects the iterate."""
+        data = ctx.backend.data
+        self.group_columns_ = list(data.encoder.columns_)
+        self._check_binary(data)
+        ctx.state["metric"] = resolve_objective(self.objective)[1]
+        ctx.state["selection"] = self._selection(data, ctx.problem, ctx.inputs["X_val"], ctx.inputs["y_val"],
+                                                 ctx.inputs["sensitive_features_val"])
+
+    def _run_params(self, ctx, data):
+        return data, dict(ctx.settings[0], alpha=self.alpha, max_iter=self.max_iter, tol=self.tol,
+                          fit_intercept=self.fit_intercept, random_state=ctx.seed, init=self.init,
+                          estimator=self.estimator, surrogates=self.surrogates, metric=ctx.state["metric"],
+                          selection=ctx.state["selection"])
+
+    def _method_name(self, ctx, result) -> str:
+        return self.method
+
+    def _adopt_details(self, ctx, result, compiled, certification) -> None:
         cert = result.certificates
         res_paths = cert["paths"]
         sel = cert["selection"]
@@ -376,9 +386,6 @@ class AdaptiveSurrogateClassifier(_ScoreEstimator):
         self.constraint_rows_ = list(cert["multipliers"])
         self.n_metric_calls_ = int(result.n_oracle_calls)
         self.n_iter_ = int(self.max_iter * len(res_paths))
-        self.fit_seconds_ = time.perf_counter() - t0
-        progress.done()
-        return self
 
     # ------------------------------------------------------------------ report
     def fit_baseline(self, X, y, *, sensitive_features=None, sample_weight=None, datasets=None):

@@ -42,9 +42,9 @@ from ..goals import FEASIBLE_TOL, Problem
 from ..goals.program import check_label_free
 from ..metrics import add_intervals, evaluate_compiled
 from ..metrics.intervals import GoalSample
-from ..utils.validation import check_confidence
+from ..utils.validation import check_confidence, check_fraction
 from .backends import InMemoryData, data_backend
-from .data import prepare
+from .data import check_inputs, prepare
 from .certification import certify
 from .method import Method
 from .problem import as_seed, check_tightenable, resolve_margins, tighten
@@ -65,6 +65,39 @@ GOAL_PARAMETERS = {
     "random_state": ["random_state"],
     "verbose": ["verbose"],
 }
+
+
+#: ``method_params`` keys that configure the template rather than a method, with their defaults.
+TEMPLATE_OPTIONS = {"safety_fraction": 0.4}
+
+
+def fit_options(params: dict) -> dict:
+    """Pop the template's own keys (:data:`TEMPLATE_OPTIONS`) from a ``method_params`` dict, validated.
+
+    Parameters
+    ----------
+    params : dict
+        A copy of ``method_params``; the template's keys are removed from it.
+
+    Returns
+    -------
+    dict
+        ``{"safety_fraction": float}``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``method_params['safety_fraction']`` not a float in (0, 1).
+
+    Examples
+    --------
+    >>> params = {"safety_fraction": 0.3, "step": 0.1}
+    >>> fit_options(params), params
+    ({'safety_fraction': 0.3}, {'step': 0.1})
+    """
+    opts = {k: params.pop(k, v) for k, v in TEMPLATE_OPTIONS.items()}
+    opts["safety_fraction"] = check_fraction(opts["safety_fraction"], "method_params['safety_fraction']")
+    return opts
 
 
 @dataclass
@@ -268,6 +301,10 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         """The training rows on ``backend`` (in memory: one :func:`goalfit.fit.prepare`)."""
         if backend is not InMemoryData:
             return backend(self, X, y, sensitive_features, sample_weight, ctx)
+        check_inputs(X, y, sensitive_features, sample_weight)  # before X becomes an array (its index)
+        if "X_val" in ctx.inputs:
+            check_inputs(ctx.inputs["X_val"], ctx.inputs.get("y_val"), ctx.inputs.get("sensitive_features_val"),
+                         suffix="_val")
         X = self._fit_features(X)
         return InMemoryData(prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
                                     datasets=ctx.inputs.get("datasets"), extra_columns=self._extra_columns(),
@@ -310,18 +347,19 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         Returns ``(compiled, result, classifier, margins, certification)`` for :meth:`_adopt`,
         ``certification`` the :class:`~goalfit.fit.Certification` or None.
         """
-        if self.confidence is not None and not problem.constraints:  # nothing to certify: hold out no rows
-            warnings.warn(f"confidence={self.confidence:g} is ignored: there are no constraints to certify, so the "
+        confidence = getattr(self, "confidence", None)
+        if confidence is not None and not problem.constraints:  # nothing to certify: hold out no rows
+            warnings.warn(f"confidence={confidence:g} is ignored: there are no constraints to certify, so the "
                           "fit uses every row (no safety part); drop confidence, or add constraints", UserWarning,
                           stacklevel=4)
-        if self.confidence is None or not problem.constraints:
+        if confidence is None or not problem.constraints:
             tight = tighten(problem, margins)
             if margins is not None and data is not None:  # margins that the goals' identities forbid
                 check_tightenable(problem.compile(data.space), type(problem)(problem.objective, tight).compile(data.space).b,
                                   margins)
             compiled, result, clf = fit_candidate(tight, data)
             return compiled, result, clf, margins, None
-        cert = certify(fit_candidate, data, problem, margins, self.confidence, safety_fraction,
+        cert = certify(fit_candidate, data, problem, margins, confidence, safety_fraction,
                        as_seed(self.random_state), stacklevel=5)
         return cert.compiled, cert.result, cert.classifier, cert.margins, cert
 

@@ -15,8 +15,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..classifiers import RandomizedClassifier
 from ..confusion import CellEncoder
-from ..fit import GOAL_PARAMETERS, GoalEstimator, Progress, check_method_params, prepare
-from ..fit.data import check_inputs
+from ..fit import GOAL_PARAMETERS, GoalEstimator, check_method_params, fit_options, prepare
 from ..utils.deprecation import DeprecatedParams, Renamed
 from .method import LAGRANGIAN_PARAMS, LagrangianMethod, lagrangian_params
 from .rates import RateProblem, margins
@@ -215,7 +214,7 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
 
     def __init__(self, estimator=None, *, objective="error", constraints=(), method="proxy_lagrangian",
                  method_params=None, hidden_layer_sizes=(), alpha=0.0, batch_size="auto", max_iter=20, tol=1e-3,
-                 device="cpu", random_state=None, verbose=0, **deprecated_params):
+                 device="cpu", confidence=None, margin=None, random_state=None, verbose=0, **deprecated_params):
         self.estimator = estimator
         self.objective = objective
         self.constraints = constraints
@@ -227,6 +226,8 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.device = device
+        self.confidence = confidence
+        self.margin = margin
         self.random_state = random_state
         self.verbose = verbose
         self._fold_deprecated(deprecated_params)
@@ -287,9 +288,11 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
         return self._features(X, reset=False)
 
     def _params(self):
+        """(method, method params, template options), validated."""
+        params = dict(self.method_params or {})
+        opts = fit_options(params)
         method = LagrangianMethod(self.method)
-        params = lagrangian_params(check_method_params(self.method_params, LAGRANGIAN_PARAMS, self.method, self))
-        return method, params
+        return method, lagrangian_params(check_method_params(params, LAGRANGIAN_PARAMS, self.method, self)), opts
 
     def _check_method_params(self) -> None:
         self._params()
@@ -300,84 +303,92 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
             return int(min(256, max(16, n // 20)))
         return int(self.batch_size)
 
-    def _run_params(self, params, module, device, validation=None, validation_problem=None, n=None):
+    def _train_params(self, params, module, device, validation=None, validation_problem=None, n=None):
         n = self.trainer_.data.y_np.shape[0] if n is None else n
         return dict(params, module=module, device=device, seed=self.seed_, batch_size=self._batch_size(n),
                     max_iter=self.max_iter, alpha=self.alpha, tol=self.tol, validation=validation,
                     validation_problem=validation_problem)
 
-    # ------------------------------------------------------------------ fitting
-    def fit(self, X, y, *, sensitive_features=None, sample_weight=None, X_val=None, y_val=None,
-            sensitive_features_val=None):
-        """Train on ``(X, y)``.
+    # ------------------------------------------------------------------ the fit template's hooks
+    _fit_inputs = ("X_val", "y_val", "sensitive_features_val")
 
-        Parameters
-        ----------
-        X : array-like, DataFrame or sparse matrix of shape (n_samples, ...)
-            Numeric features; any trailing shape the network accepts (e.g. images
-            (n_samples, 1, 8, 8) for a CNN).
-        y : array-like of shape (n_samples,)
-        sensitive_features : array-like, Series, DataFrame or dict, optional
-            Group columns the goals refer to; several columns give intersection cells, so
-            overlapping groups (``group={"sex": "Female"}``, ``group={"race": "Black"}``) are
-            unions of cells. Used by the loss only.
-        sample_weight : array-like of shape (n_samples,), optional
-        X_val, y_val, sensitive_features_val : optional
-            Validation sample for early stopping and ``shrink_on="validation"`` (its groups need
-            not be the training sample's).
-
-        Returns
-        -------
-        self
-        """
-        t_start = time.perf_counter()
-        self.check_params()
+    def _reset_fit(self) -> None:
         for k in ("classes_", "seed_", "trainer_", "_trainer_state"):
             self.__dict__.pop(k, None)
-        return self._fit(X, y, sensitive_features, sample_weight, X_val, y_val, sensitive_features_val, None,
-                         self.max_iter, t_start)
 
-    def _fit(self, X, y, sensitive_features, sample_weight, X_val, y_val, sensitive_features_val, classes, n_epochs,
-             t_start):
-        method, params = self._params()
-        device = self._device()
-        progress = Progress(self.verbose, who=type(self).__name__)
-        check_inputs(X, y, sensitive_features, sample_weight)  # before X becomes an array (its index)
-        check_inputs(X_val, y_val, sensitive_features_val, suffix="_val")
-        X = self._features(X, reset=True)
-        data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight, classes=classes,
-                       who="LagrangianClassifier")
+    def _method(self):
+        return LagrangianMethod(self.method)
+
+    def _settings(self):
+        return self._params()[1:]
+
+    def _safety_fraction(self, ctx) -> float:
+        return ctx.settings[1]["safety_fraction"]
+
+    def _fit_seed(self):
+        return self._seed()
+
+    def _fit_features(self, X):
+        return self._features(X, reset=True)
+
+    def _before_solve(self, ctx) -> None:
+        """At least two classes; the validation sample (early stopping, ``shrink_on="validation"``)."""
+        data, params = ctx.backend.data, ctx.settings[0]
         if len(data.classes) < 2:
             raise ValueError(f"classes {data.classes.tolist()}: need at least two")
-        self.classes_ = data.classes
-        problem = self._goal_problem()
-        compiled = problem.compile(data.space)
-        method.check(compiled)
-        validation = vproblem = None
+        ctx.state["device"] = self._device()
+        X_val, y_val = ctx.inputs["X_val"], ctx.inputs["y_val"]
+        ctx.state["validation"] = ctx.state["validation_problem"] = None
         if X_val is not None:
             if y_val is None:
                 raise ValueError("X_val was given without y_val")
             Xv = _as_array(X_val, "X_val")
-            vdata = prepare(Xv, y_val, sensitive_features=sensitive_features_val, classes=self.classes_,
+            vdata = prepare(Xv, y_val, sensitive_features=ctx.inputs["sensitive_features_val"], classes=self.classes_,
                             who="LagrangianClassifier (validation data)", warn_groups=False, suffix="_val")
-            validation, vproblem = (vdata, Xv), problem.compile(vdata.space)
+            ctx.state["validation"], ctx.state["validation_problem"] = (vdata, Xv), ctx.problem.compile(vdata.space)
         elif params["shrink_on"] == "validation" or params["n_iter_no_change"] is not None:
             raise ValueError("shrink_on='validation' and n_iter_no_change need X_val, y_val (and "
                              "sensitive_features_val when the goals use groups)")
         self.cell_encoder_ = data.encoder
-        self.seed_ = self._seed()
+
+    def _fit_candidate(self, ctx, constraints, data):
+        """Train a network on ``data`` (from a checkpoint when ``checkpoint_path`` holds one)."""
+        problem, method, params = ctx.problem, ctx.method, ctx.settings[0]
+        compiled = type(problem)(problem.objective, constraints).compile(data.space)
+        method.check(compiled)
+        self.seed_ = ctx.seed
+        X = data.X
         n_out = 1 if len(self.classes_) == 2 else len(self.classes_)
         module = self._build_module(X.shape[1] if X.ndim == 2 else None, n_out, self.seed_)
-        run = self._run_params(params, module, device, validation, vproblem, n=data.n_samples)
+        run = self._train_params(params, module, ctx.state["device"], ctx.state["validation"],
+                                 ctx.state["validation_problem"], n=data.n_samples)
         tr = method.trainer(data, compiled, run)
         path = params["checkpoint_path"]
         if path is not None and os.path.exists(path):
             tr.load_state_dict(torch.load(path, weights_only=False))
-        stopped = method.train(tr, n_epochs - tr.epoch, run, progress)
-        self._finish(method, tr, compiled, run, stopped)
-        self.fit_seconds_ = time.perf_counter() - t_start
-        progress.done()
-        return self
+        stopped = method.train(tr, ctx.options.get("n_epochs", self.max_iter) - tr.epoch, run, ctx.progress)
+        result = method.result(tr, compiled, run, stopped)
+        result.certificates["classifiers"] = clfs = self._classifiers(tr.predictor, tr.snapshots, result)
+        return compiled, result, clfs[params["prediction"]]
+
+    def _method_name(self, ctx, result) -> str:
+        return self.method
+
+    def _adopt_details(self, ctx, result, compiled, certification) -> None:
+        cert = result.certificates
+        self.trainer_ = tr = cert.pop("trainer")
+        self.module_ = tr.module
+        self.snapshots_ = tr.snapshots
+        self._template = tr.predictor.template
+        self.n_epochs_ = self.n_iter_ = tr.epoch
+        self.stopped_early_ = cert["stopped_early"]
+        self.multipliers_ = cert["multipliers"]
+        self.shrunk_index_, self.shrunk_weights_ = cert["shrunk_index"], cert["shrunk_weights"]
+        self.best_index_ = cert["best_index"]
+        clfs = cert.pop("classifiers")
+        self.stochastic_classifier_ = clfs["stochastic"]
+        self.best_iterate_classifier_ = clfs["best_iterate"]
+        self.last_classifier_ = clfs["last"]
 
     def partial_fit(self, X, y, *, classes=None, sensitive_features=None, sample_weight=None):
         """Train one epoch on ``(X, y)``, continuing from the current state.
@@ -408,19 +419,18 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
         """
         t_start = time.perf_counter()
         if not hasattr(self, "classes_") or not hasattr(self, "seed_"):
-            self.check_params()
             cls = None if classes is None else np.unique(np.asarray(classes))
-            return self._fit(X, y, sensitive_features, sample_weight, None, None, None, cls, 1, t_start)
+            return self._fit_template(X, y, sensitive_features, sample_weight, {}, classes=cls, n_epochs=1)
         if classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
             raise ValueError(f"classes={np.asarray(classes).tolist()} differ from the fitted classes "
                              f"{self.classes_.tolist()}")
-        method, params = self._params()
+        method, params, _ = self._params()
         device = self._device()
         X = self._features(X, reset=False)
         data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
                        classes=self.classes_, encoder=self.cell_encoder_, who="LagrangianClassifier")
         compiled = self._goal_problem().compile(data.space)
-        run = self._run_params(params, self.module_, device, n=data.n_samples)
+        run = self._train_params(params, self.module_, device, n=data.n_samples)
         if getattr(self, "trainer_", None) is None:  # unpickled: rebuild the trainer from its state
             tr = method.trainer(data, compiled, dict(run, module=copy.deepcopy(self._template)))
             tr.load_state_dict(self.__dict__.pop("_trainer_state"))
@@ -434,34 +444,23 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
         return self
 
     def _finish(self, method, tr, compiled, run, stopped):
+        """Adopt the trainer's state after an incremental step."""
         result = method.result(tr, compiled, run, stopped)
-        cert = result.certificates
-        self.trainer_ = cert.pop("trainer")
-        self.module_ = tr.module
-        self.snapshots_ = tr.snapshots
-        self._template = tr.predictor.template
-        self.n_epochs_ = self.n_iter_ = tr.epoch
-        self.stopped_early_ = cert["stopped_early"]
-        self.multipliers_ = cert["multipliers"]
-        self.shrunk_index_, self.shrunk_weights_ = cert["shrunk_index"], cert["shrunk_weights"]
-        self.best_index_ = cert["best_index"]
-        self._build_classifiers(tr.predictor)
-        self._adopt(result, self.classifier_, compiled, method=self.method, stacklevel=3)
+        result.certificates["classifiers"] = clfs = self._classifiers(tr.predictor, tr.snapshots, result)
+        self._adopt(result, clfs[self._params()[1]["prediction"]], compiled, method=self.method, stacklevel=3)
+        self._adopt_details(None, result, compiled, None)
 
-    def _build_classifiers(self, predictor):
-        snaps = self.snapshots_
+    def _classifiers(self, predictor, snaps, result) -> dict:
+        """The stochastic (shrunk), best-iterate and last-snapshot rules of a trained run."""
+        cert = result.certificates
         blind = CellEncoder().fit(None, 1)
 
         def mixture(idx, w):
             return RandomizedClassifier([NetworkMember(predictor, snaps[i].state) for i in idx], w, self.classes_,
                                         blind, None)
 
-        self.stochastic_classifier_ = mixture(self.shrunk_index_, self.shrunk_weights_)
-        self.best_iterate_classifier_ = mixture([self.best_index_], [1.0])
-        self.last_classifier_ = mixture([len(snaps) - 1], [1.0])
-        prediction = self._params()[1]["prediction"]
-        self.classifier_ = {"stochastic": self.stochastic_classifier_, "best_iterate": self.best_iterate_classifier_,
-                            "last": self.last_classifier_}[prediction]
+        return {"stochastic": mixture(cert["shrunk_index"], cert["shrunk_weights"]),
+                "best_iterate": mixture([cert["best_index"]], [1.0]), "last": mixture([len(snaps) - 1], [1.0])}
 
     # ------------------------------------------------------------------ predicting
     def decision_function(self, X) -> np.ndarray:

@@ -48,7 +48,7 @@ import numpy as np
 
 from ...classifiers import LinearScorer, ModelClassifier, ScoreClassifier
 from ...confusion import confusion_tensor
-from ...fit import SILENT, FitResult, Method, UnsupportedGoal
+from ...fit import SILENT, FitResult, Method, UnsupportedGoal, refuse_constraints, require_binary
 from ...goals import FEASIBLE_TOL
 from .irs import irs
 from .measure import FORMS, SelectionMeasure, check_selection_goals
@@ -454,3 +454,48 @@ class SubdataMethod(Method):
                 "message": f"{self.name}: status {r.status}, objective {r.objective:.6g}, dual bound {r.bound:.6g}, "
                            f"gap {r.gap:.3g}"}
         return model, r.z, tracker.rows, info
+
+
+class SSVMMethod(Method):
+    """The spectral fair SVM of Olfat & Aswani (2018) as a method: the SSVM baseline of Ye & Xie Table 6.
+
+    Binary labels, the error as the objective (the SVM minimizes its hinge surrogate), the groups
+    from one sensitive column of two values (none: the hinge SVM). ``params`` holds ``d``,
+    ``mu``, ``alpha`` (``lam`` of :func:`goalfit.methods.subdata.ssvm.fit_ssvm`), ``max_iter``
+    and ``tol``; the result's member is a :class:`~goalfit.classifiers.ScoreClassifier` over the
+    linear scores, its ``certificates`` hold ``w``, ``b``, ``n_iter`` and ``converged``.
+    """
+
+    name = "ssvm"
+    family = "subdata"
+
+    def __init__(self, name: str = "ssvm"):
+        self.name = name
+
+    def check(self, compiled) -> None:
+        """Binary labels, no rate constraints (its fairness is the moment bounds ``d`` and ``mu``)."""
+        require_binary(compiled, "ssvm")
+        refuse_constraints(compiled, "ssvm", "its fairness is the moment bounds d and mu")
+
+    def param_names(self) -> list[str]:
+        return ["d", "mu", "alpha", "max_iter", "tol"]
+
+    def solve(self, data, compiled, params: dict, progress=SILENT) -> FitResult:
+        from .ssvm import fit_ssvm
+
+        t0 = time.perf_counter()
+        X = data.X
+        g = np.where(np.asarray(data.cells) == 1, 1, -1) if data.encoder.columns_ else None
+        yy = np.where(data.y_codes == 1, 1, -1)
+        m = fit_ssvm(X, yy, g, d=params["d"], mu=params["mu"], lam=params["alpha"], max_iter=params["max_iter"],
+                     tol=params["tol"])
+        clf = ScoreClassifier(LinearScorer(m.w, m.b), data.classes, 0.0)
+        pred = (X @ m.w + m.b > 0).astype(np.intp)
+        C = confusion_tensor(data.y_codes, pred, data.cells, 2, data.encoder.n_cells)
+        n_iter = int(m.extra["n_iter"])
+        history = [{"iteration": n_iter, "objective": float(compiled.objective.value(C)), "max_violation": 0.0,
+                    "seconds": time.perf_counter() - t0, "oracle_calls": n_iter}]
+        return FitResult.single(clf, C, "ssvm", history=history, n_oracle_calls=n_iter,
+                                message=f"DC loop: {m.extra['n_iter']} QCQPs, converged {m.extra['converged']}",
+                                certificates={"w": m.w, "b": m.b, "n_iter": m.extra["n_iter"],
+                                              "converged": m.extra["converged"]})
