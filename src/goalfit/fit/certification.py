@@ -104,7 +104,8 @@ def safety_rows(problem, margins, candidate_sample, safety_sample, confidence, c
     list of dict
         One per constraint: ``name``, ``sense``, ``bound``, ``margin`` (tightening used for the
         candidate), ``candidate_value``, ``safety_value``, ``certified_bound`` (the one-sided confidence
-        bound on the safety part: what holds at ``confidence`` for this classifier),
+        bound on the safety part: what holds at ``confidence`` for this classifier; these numbers as
+        the constraint was written, F1's for ``f1() >= 0.7``),
         ``confidence``, ``passed``,
         and for failures ``needed_safety_size`` (safety-part size that would certify at the
         observed values; None when the value on the safety part breaks the bound) with
@@ -116,9 +117,10 @@ def safety_rows(problem, margins, candidate_sample, safety_sample, confidence, c
     for c, mg, (vc, _), (vs, bs) in zip(problem.constraints, margins, _bounds(problem, candidate_sample, level),
                                         _bounds(problem, safety_sample, level)):
         passed = bool(bs <= c.bound + 1e-12) if c.sense == "<=" else bool(bs >= c.bound - 1e-12)
-        row = {"name": c.name, "sense": c.sense, "bound": c.bound, "margin": float(mg),
-               "candidate_value": float(vc), "safety_value": float(vs),
-               "certified_bound": float(bs), "confidence": confidence, "passed": passed}
+        sense, bound = c.shown  # as written: F1 >= 0.7 reports F1 values (the test ran on 1 - F1)
+        row = {"name": c.name, "sense": sense, "bound": bound, "margin": float(mg),
+               "candidate_value": float(c.as_shown(vc)), "safety_value": float(c.as_shown(vs)),
+               "certified_bound": float(c.as_shown(bs)), "confidence": confidence, "passed": passed}
         if not passed:
             slack = (c.bound - vs) if c.sense == "<=" else (vs - c.bound)
             width = abs(bs - vs)

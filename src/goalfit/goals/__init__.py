@@ -141,7 +141,8 @@ def fbeta(beta=1.0, label=None, *, group=None):
 def f1(label=None, *, group=None):
     """F1 of a class; as a goal, its loss 1 - F1 (see :class:`FBetaLoss`).
 
-    ``Problem("f1")`` minimizes 1 - F1 and ``f1() <= 0.3`` asks F1 >= 0.7; called on labels,
+    ``Problem("f1")`` minimizes 1 - F1 and ``f1() >= 0.7`` asks F1 >= 0.7 (enforced as
+    1 - F1 <= 0.3; :func:`goalfit.goals.metrics.compare`); called on labels,
     ``goalfit.f1(y_true, y_pred)`` returns F1, equal to ``sklearn.metrics.f1_score``.
 
     Examples

@@ -386,18 +386,61 @@ class Constraint:
     ``expression <sense> bound`` with ``bound`` a number. Out-of-range bounds (a rate compared to
     1.5, a disparity bounded by -0.1) raise ``ValueError`` at construction.
 
+    A comparison on the score of a metric whose goal is ``1 - score`` (``f1() >= 0.7``, built
+    with ``score_label="F1"``; :func:`goalfit.goals.metrics.compare`) is stored in the form the
+    methods read, on the goal's own value: ``expression`` the loss ``1 - F1``, ``sense`` the
+    flipped sense, ``bound = 1 - 0.7``; ``score_label``, ``score_sense`` and ``score_bound`` keep
+    the comparison as written and ``name`` reads ``"F1 >= 0.7"``.
+
+    Parameters
+    ----------
+    lhs : Expression
+    sense : {"<=", ">="}
+    rhs : float or rate expression
+    score_label : str, optional
+        The score ``lhs`` is one minus (:func:`goalfit.goals.metrics.score_label`): ``rhs`` and
+        ``sense`` are then on that score (a number ``rhs`` in [0, 1]).
+
     Attributes
     ----------
     expression : Expression
     sense : str
     bound : float
+        ``expression <sense> bound`` is what the methods enforce (for a score: on ``1 - score``).
     name : str
-        The constraint as written, e.g. ``"demographic_parity_difference('sex') <= 0.01"``.
+        The constraint as written, e.g. ``"demographic_parity_difference('sex') <= 0.01"``,
+        ``"F1 >= 0.7"``.
+    score_label, score_sense, score_bound : str, str, float or None
+        For a comparison on a score (``"F1"``, ``">="``, ``0.7``); None otherwise.
+
+    Raises
+    ------
+    ValueError
+        An unknown sense, a bound outside the values the left-hand side can take, or a
+        non-finite bound.
+    TypeError
+        Two named metrics compared with each other, or a comparison with something that is not
+        a number or a rate expression.
+
+    Examples
+    --------
+    >>> from goalfit.goals import f1, true_positive_rate
+    >>> c = f1() >= 0.7
+    >>> c, c.expression.name, c.sense, round(c.bound, 12)
+    (F1 >= 0.7, 'f1', '<=', 0.3)
+    >>> true_positive_rate(group="F") >= 0.8
+    true_positive_rate(group='F') >= 0.8
     """
 
-    def __init__(self, lhs, sense: str, rhs):
+    def __init__(self, lhs, sense: str, rhs, *, score_label: str | None = None):
         if sense not in ("<=", ">="):
             raise ValueError(f"sense must be '<=' or '>=', got {sense!r}")
+        self.score_label = self.score_sense = self.score_bound = None
+        if score_label is not None:
+            if not (isinstance(lhs, Expression) and isinstance(rhs, Real)):
+                raise TypeError(f"a comparison on the score {score_label} bounds it by a number, got {rhs!r}")
+            self._init_score(lhs, sense, float(rhs), score_label)
+            return
         if isinstance(rhs, Real) and isinstance(lhs, Expression):
             expr, bound = lhs, float(rhs)
         elif isinstance(lhs, (Rate, LinearExpression)) and isinstance(rhs, (Rate, LinearExpression)):
@@ -417,23 +460,66 @@ class Constraint:
         self.bound = bound
         rhs_txt = rhs.name if isinstance(rhs, Expression) else f"{rhs:g}"
         self.name = f"{lhs.name} {sense} {rhs_txt}"
+        self._check_range(expr.name, sense, bound, expr.value_range)
+
+    def _init_score(self, expr, sense, score_bound, label):
+        """``1 - expr <sense> score_bound``, stored as ``expr <flipped sense> 1 - score_bound``."""
+        if not np.isfinite(score_bound):
+            raise ValueError(f"the bound of {label} must be finite, got {score_bound}")
+        self.name = f"{label} {sense} {score_bound:g}"
         lo, hi = expr.value_range
+        self._check_range(label, sense, score_bound, (1.0 - hi, 1.0 - lo))
+        self.expression = expr
+        self.sense = "<=" if sense == ">=" else ">="
+        self.bound = 1.0 - score_bound
+        self.score_label, self.score_sense, self.score_bound = label, sense, score_bound
+
+    def _check_range(self, what, sense, bound, value_range):
+        lo, hi = value_range
         tol = 1e-12
         if sense == "<=" and bound < lo - tol:
             raise ValueError(
-                f"bound out of range: {self.name} asks {expr.name} <= {bound:g}, but its values "
+                f"bound out of range: {self.name} asks {what} <= {bound:g}, but its values "
                 f"lie in [{lo:g}, {hi:g}]: no classifier can meet it"
             )
         if sense == ">=" and bound > hi + tol:
             raise ValueError(
-                f"bound out of range: {self.name} asks {expr.name} >= {bound:g}, but its values "
+                f"bound out of range: {self.name} asks {what} >= {bound:g}, but its values "
                 f"lie in [{lo:g}, {hi:g}]: no classifier can meet it"
             )
         if (sense == "<=" and bound > hi + tol) or (sense == ">=" and bound < lo - tol):
             raise ValueError(
-                f"bound out of range: {self.name} bounds {expr.name} by {bound:g}, outside its "
+                f"bound out of range: {self.name} bounds {what} by {bound:g}, outside its "
                 f"range [{lo:g}, {hi:g}] (a constraint that cannot bind is probably a typo)"
             )
+
+    @property
+    def text(self) -> str:
+        """The constraint as goal text that :func:`~goalfit.goals.parse_constraint` reads back:
+        ``name``, or for a score comparison its call (``"f1 >= 0.7"`` for ``F1 >= 0.7``)."""
+        if self.score_label is None:
+            return self.name
+        return f"{self.expression.name} {self.score_sense} {self.score_bound:g}"
+
+    @property
+    def shown(self) -> tuple:
+        """``(sense, bound)`` as the user wrote them: on the score for a score comparison
+        (``(">=", 0.7)`` for ``f1() >= 0.7``), else ``(sense, bound)``."""
+        return (self.sense, self.bound) if self.score_label is None else (self.score_sense, self.score_bound)
+
+    def as_shown(self, value):
+        """A value of ``expression`` (or an interval's end) in the units of :attr:`shown`:
+        ``1 - value`` for a score comparison, ``value`` otherwise (None stays None)."""
+        if value is None or self.score_label is None:
+            return value
+        return 1.0 - float(value)
+
+    def with_bound(self, bound: float) -> "Constraint":
+        """The same comparison with another bound, in the units of :attr:`shown` (a score's
+        bound for ``f1() >= 0.7``)."""
+        if self.score_label is not None:
+            return Constraint(self.expression, self.score_sense, bound, score_label=self.score_label)
+        return Constraint(self.expression, self.sense, bound)
 
     def __repr__(self) -> str:
         return self.name

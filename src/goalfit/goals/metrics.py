@@ -2,7 +2,8 @@
 
 A goal is what a method minimizes (or bounds from above), so a metric whose name is a score
 (F1, G-mean, H-mean, the worst-class recall) is the goal ``1 - score``: ``Problem("f1")``
-minimizes 1 - F1. Called on labels (``goalfit.f1(y_true, y_pred)``, :mod:`goalfit.metrics`) a
+minimizes 1 - F1. Compared with a number it bounds the score its name says (:func:`compare`:
+``f1() >= 0.7`` asks F1 >= 0.7, enforced as 1 - F1 <= 0.3). Called on labels (``goalfit.f1(y_true, y_pred)``, :mod:`goalfit.metrics`) a
 builder returns the score its name says, as scikit-learn does. :data:`SCORES` lists the
 metrics that are ``1 - score``; the others (error, balanced error, Q-mean loss, KL
 quantification, cost-sensitive loss, coverage deviation) are losses by definition and are the
@@ -21,10 +22,12 @@ with ``EPS = 1e-7`` (documented numerical floor, Narasimhan §10.2 note 3).
 from __future__ import annotations
 
 import re
+import warnings
+from numbers import Real
 
 import numpy as np
 
-from .expressions import Expression, LinearExpression
+from .expressions import Constraint, Expression, LinearExpression
 from .functions import FeatureFunction, LinearFunction, MaxOfLinear, RatioFunction
 from .rates import error_rate, false_negative_rate, positive_prediction_rate
 
@@ -34,7 +37,7 @@ __all__ = [
     "ErrorRate", "BalancedErrorRate", "CostSensitiveLoss", "FBetaLoss", "MicroF1Loss",
     "MacroF1Loss", "MacroF1OverGroupsLoss", "HMeanLoss", "GMeanLoss", "QMeanLoss", "MinMaxRecallLoss",
     "KLQuantification", "CoverageDeviation", "SCORES", "LOSSES", "score_label", "loss_label",
-    "score_from_loss",
+    "score_from_loss", "compare",
 ]
 
 #: Goals whose value is the loss ``1 - score``, by the head of their name (what the name says;
@@ -117,11 +120,74 @@ def score_from_loss(name: str, loss: float) -> float | None:
     return None if score_label(name) is None else 1.0 - float(loss)
 
 
+def compare(expr, sense: str, rhs, *, spelling: str = "gf.", stacklevel: int = 3) -> Constraint:
+    """The constraint ``expr <sense> rhs`` as it reads: on the score where ``expr`` is named by one.
+
+    A metric whose name is a score (:data:`SCORES`: ``f1``, ``gmean``, ``minmax_recall``, ...)
+    is the goal ``1 - score``; compared with a number it bounds the score its name says:
+    ``f1() >= 0.7`` asks F1 >= 0.7 and is enforced as ``1 - F1 <= 0.3`` (a bound from above
+    on a ratio or convex loss, the form the methods take). ``f1() <= 0.3`` keeps its goalfit
+    0.1 meaning for one release, ``1 - F1 <= 0.3`` (F1 >= 0.7, the same constraint as
+    ``f1() >= 0.7``), and warns; from 0.3 it will bound the score (F1 <= 0.3). Every other
+    expression (rates, disparities, losses such as ``error`` or ``qmean``) compares its own
+    value, as before.
+
+    Parameters
+    ----------
+    expr : Expression
+    sense : {"<=", ">="}
+    rhs : float or Expression
+    spelling : str, default "gf."
+        How the warning spells the call (``""`` for goal text such as a CLI spec).
+    stacklevel : int
+        Of the FutureWarning, counted from this function.
+
+    Returns
+    -------
+    Constraint
+        With ``name`` ``"F1 >= 0.7"`` and ``score_label`` / ``score_sense`` / ``score_bound``
+        for a score comparison.
+
+    Warns
+    -----
+    FutureWarning
+        For ``<=`` on a score-named metric (write ``>= 1 - bound``).
+
+    Examples
+    --------
+    >>> from goalfit.goals import gmean
+    >>> c = gmean() >= 0.6
+    >>> c.name, c.sense, round(c.bound, 12)
+    ('G-mean >= 0.6', '<=', 0.4)
+    """
+    label = score_label(expr.name) if isinstance(expr, _Named) and isinstance(rhs, Real) else None
+    if label is None:
+        return Constraint(expr, sense, rhs)
+    if sense == "<=":
+        b = float(rhs)
+        call = spelling + (expr.name if expr.name.endswith(")") else expr.name + "()")
+        warnings.warn(
+            f"{call} <= {b:g} bounds 1 - {label} ({label} >= {1.0 - b:g}); write {call} >= {1.0 - b:g}. "
+            f"A metric named by a score now compares the score; in goalfit 0.3 {call} <= {b:g} will "
+            f"mean {label} <= {b:g}", FutureWarning, stacklevel=stacklevel)
+        return Constraint(expr, ">=", 1.0 - b, score_label=label)
+    return Constraint(expr, sense, rhs, score_label=label)
+
+
 class _Named(Expression):
-    """A named metric that expands into rates when bound."""
+    """A named metric that expands into rates when bound.
+
+    Comparisons go through :func:`compare`: a metric named by a score (``f1() >= 0.7``)
+    bounds that score."""
 
     def __repr__(self):
         return self.name
+
+    def __le__(self, other):
+        return compare(self, "<=", other)
+
+    def __ge__(self, other):
+        return compare(self, ">=", other)
 
 
 class ErrorRate(_Named):
@@ -188,7 +254,7 @@ class FBetaLoss(_Named):
 
     A ratio of linear forms (Narasimhan Ex. 2), optimized by bisection. Value 1 when the class
     is neither present nor predicted (scikit-learn's zero_division=0 for the F-score). As a goal
-    it is this loss (``Problem("f1")`` minimizes 1 - F1; ``f1() <= 0.3`` asks F1 >= 0.7); the
+    it is this loss (``Problem("f1")`` minimizes 1 - F1; ``f1() >= 0.7`` asks F1 >= 0.7); the
     metric call ``goalfit.f1(y_true, y_pred)`` returns F_beta itself, equal to scikit-learn's
     ``fbeta_score(y_true, y_pred, beta=beta, pos_label=label)``.
 
@@ -326,6 +392,9 @@ class GMeanLoss(_RecallMetric):
 
     is_convex = True
     is_smooth = False
+    #: differentiable wherever its value is below this (every recall positive): a constraint
+    #: ``gmean() >= g`` with ``g > 0`` is a smooth convex bound for the plug-in methods
+    smooth_below = 1.0
     name = "gmean"
 
     def _psi_rows(self, R):

@@ -7,7 +7,12 @@ minus and one comparison ``<=`` / ``>=``. Examples::
     parse_constraint("demographic_parity_difference('sex') <= 0.01")
     parse_constraint("error_rate_difference('sex') <= 0.02")   # OMR parity (Ye & Xie Eq. 11a)
     parse_constraint("true_positive_rate(group='Female') >= true_positive_rate() - 0.05")
-    parse_objective("hmean")
+    parse_constraint("f1 >= 0.7")   # F1 >= 0.7, the same constraint as goalfit.f1() >= 0.7
+    parse_objective("hmean")         # minimizes 1 - H-mean
+
+A metric named by a score compares the score, as the builders do
+(:func:`goalfit.goals.metrics.compare`): ``"gmean() >= 0.6"`` asks G-mean >= 0.6; ``"f1 <= 0.3"``
+keeps its goalfit 0.1 meaning (1 - F1 <= 0.3) for one release with a FutureWarning.
 """
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ import ast
 import operator
 
 from .expressions import Constraint, Expression
+from .metrics import compare
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
@@ -78,7 +84,7 @@ def _eval(node, text, funcs):
         sense = "<=" if isinstance(node.ops[0], ast.LtE) else ">="
         if not isinstance(lhs, Expression):
             lhs, rhs, sense = rhs, lhs, ("<=" if sense == ">=" else ">=")
-        return Constraint(lhs, sense, rhs)
+        return compare(lhs, sense, rhs, spelling="", stacklevel=6)  # "f1 >= 0.7" bounds F1
     raise GoalSyntaxError(f"unsupported syntax in goal {text!r}: {ast.dump(node)[:60]}")
 
 

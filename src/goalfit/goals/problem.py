@@ -152,7 +152,9 @@ class Problem:
         (:data:`goalfit.goals.metrics.SCORES`). The same builders called on labels return the
         score (``goalfit.f1(y_true, y_pred)`` is F1).
     constraints : sequence of Constraint
-        E.g. ``[demographic_parity_difference("sex") <= 0.01, precision(1) >= 0.8]``.
+        E.g. ``[demographic_parity_difference("sex") <= 0.01, precision(1) >= 0.8]``. A
+        metric named by a score bounds that score: ``gmean() >= 0.6`` asks G-mean >= 0.6
+        (enforced as 1 - G-mean <= 0.4, :func:`goalfit.goals.metrics.compare`).
 
     Raises
     ------
@@ -199,7 +201,9 @@ class Problem:
             f = c.expression.bind(space)
             rows = f.constraint_rows(c.sense, c.bound)
             if rows is None:
-                if not (f.kind in ("linear", "convex") and c.sense == "<=" and f.smooth):
+                # smooth, or smooth on its sublevel set (gmean() >= 0.6: every recall positive)
+                smooth = f.smooth or c.bound < getattr(c.expression, "smooth_below", -np.inf)
+                if not (f.kind in ("linear", "convex") and c.sense == "<=" and smooth):
                     raise ValueError(
                         f"constraint {c.name!r} is neither polyhedral nor a smooth convex "
                         "function bounded above; the plug-in methods cannot handle it"

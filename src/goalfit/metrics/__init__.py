@@ -79,7 +79,7 @@ globals().update(BUILDERS)
 
 #: Loaded on first use: name -> module of this package.
 _LAZY = {"score": "evaluation", "evaluate_problem": "evaluation", "evaluate_compiled": "evaluation",
-         "objective_entry": "evaluation",
+         "objective_entry": "evaluation", "constraint_entry": "evaluation",
          "add_intervals": "evaluation", "goal_scorer": "scorer", "GoalScorer": "scorer",
          "plan_certification": "planning", "CertificationPlan": "planning"}
 
@@ -87,6 +87,7 @@ _LAZY = {"score": "evaluation", "evaluate_problem": "evaluation", "evaluate_comp
 __getattr__ = lazy_attributes(__name__, _LAZY)  # the evaluation loads pandas, the scorer scikit-learn
 
 
-__all__ = ["score", "evaluate_problem", "evaluate_compiled", "objective_entry", "add_intervals", "goal_scorer",
+__all__ = ["score", "evaluate_problem", "evaluate_compiled", "objective_entry", "constraint_entry", "add_intervals",
+           "goal_scorer",
            "GoalScorer", "plan_certification", "CertificationPlan",
            "goal_or_value", *BUILDERS]

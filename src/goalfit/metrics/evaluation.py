@@ -115,10 +115,13 @@ def evaluate_problem(problem: Problem, y_true, y_pred, *, sensitive_features=Non
     Returns
     -------
     dict: ``objective`` (:func:`objective_entry`: ``name``, ``value`` = ``loss`` the minimized
-    value, ``score`` or None, ``loss_label``, ``score_label``), ``constraints`` [{name, value,
-    bound, sense, violation, met}], ``accuracy``. With ``confidence``: ``objective["interval"]``
+    value, ``score`` or None, ``loss_label``, ``score_label``), ``constraints``
+    (:func:`constraint_entry`: {name, expression, label, value, bound, sense, loss, score,
+    violation, met}, ``value`` / ``sense`` / ``bound`` as the constraint was written: F1 0.73
+    ``>=`` 0.7 for ``f1() >= 0.7``), ``accuracy``. With ``confidence``: ``objective["interval"]``
     (of the loss; ``objective["score_interval"]`` where a score exists), each constraint's
-    ``interval`` ([low, high]), ``interval_method`` and ``met_with_confidence`` (the whole
+    ``interval`` ([low, high], in the units of its ``value``; ``loss_interval`` beside it for a
+    score), ``interval_method`` and ``met_with_confidence`` (the whole
     interval on the right side of the bound: the data show the goal holds at that level, one
     sided at ``(1 + confidence) / 2``), and ``accuracy_interval``.
     """
@@ -151,7 +154,9 @@ def add_intervals(out: dict, problem: Problem, sample, confidence: float, *, met
         out["objective"]["score_interval"] = [1.0 - iv.high, 1.0 - iv.low]
     for c, row in zip(problem.constraints, out["constraints"]):
         iv = goal_interval(c.expression, sample, confidence, **kw)
-        row["interval"] = iv.as_list()
+        row["interval"] = sorted([c.as_shown(iv.low), c.as_shown(iv.high)])  # F1's for F1 >= 0.7
+        if c.score_label is not None:
+            row["loss_interval"] = iv.as_list()
         row["interval_method"] = iv.method
         row["met_with_confidence"] = bool(iv.high <= c.bound + 1e-12 if c.sense == "<=" else iv.low >= c.bound - 1e-12)
     if accuracy:
@@ -197,14 +202,47 @@ def objective_entry(name: str, loss: float, *, named: bool = True) -> dict:
             "loss_label": loss_label(name), "score_label": score_label(name)}
 
 
+def constraint_entry(constraint, loss: float) -> dict:
+    """An evaluation's entry for one constraint, in the units it was written in.
+
+    Parameters
+    ----------
+    constraint : Constraint
+    loss : float
+        The value of ``constraint.expression`` (for ``f1() >= 0.7`` the goal 1 - F1).
+
+    Returns
+    -------
+    dict
+        ``name`` (``"F1 >= 0.7"``), ``expression`` (the goal's name, ``"f1"``), ``label`` (what
+        ``value`` and ``bound`` measure: ``"F1"``; ``"1 - G-mean"`` style names for a loss,
+        the expression otherwise), ``value``, ``sense`` and ``bound`` as written (F1 0.73, ``">="``,
+        0.7), ``loss`` (the goal's value the methods bound: 1 - F1), ``score`` (F1, or None
+        for a constraint not on a score), ``violation`` (the same number in both units) and
+        ``met``.
+
+    Examples
+    --------
+    >>> from goalfit.goals import f1
+    >>> e = constraint_entry(f1() >= 0.7, 0.27)
+    >>> e["label"], round(e["value"], 12), e["sense"], e["bound"], e["met"]
+    ('F1', 0.73, '>=', 0.7, True)
+    """
+    from ..goals.metrics import loss_label
+
+    loss = float(loss)
+    viol = constraint.violation(loss)
+    sense, bound = constraint.shown
+    score = constraint.as_shown(loss) if constraint.score_label is not None else None
+    return {"name": constraint.name, "expression": constraint.expression.name,
+            "label": constraint.score_label or loss_label(constraint.expression.name),
+            "value": constraint.as_shown(loss), "bound": bound, "sense": sense, "loss": loss, "score": score,
+            "violation": viol, "met": viol <= FEASIBLE_TOL}
+
+
 def evaluate_compiled(problem: Problem, cp, C) -> dict:
     """:func:`evaluate_problem` from a problem already bound to a space and a tensor ``C``."""
-    cons = []
-    for c in cp.constraints:
-        v = c.value(C)
-        viol = c.violation(C)
-        cons.append({"name": c.name, "expression": c.constraint.expression.name, "value": v, "bound": c.bound, "sense": c.sense,
-                     "violation": viol, "met": viol <= FEASIBLE_TOL})
+    cons = [constraint_entry(c.constraint, c.value(C)) for c in cp.constraints]
     return {
         "objective": objective_entry(problem.objective.name, cp.objective.value(C)),
         "constraints": cons,

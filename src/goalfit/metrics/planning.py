@@ -48,7 +48,8 @@ class CertificationPlan:
     Attributes
     ----------
     constraints : list of dict
-        Per constraint: ``name``, ``sense``, ``bound``, ``value`` (on the planning sample),
+        Per constraint: ``name``, ``sense``, ``bound``, ``value`` (on the planning sample; all
+        three as the constraint was written: F1, ``>=``, 0.7 for ``f1() >= 0.7``),
         ``sd_per_row`` (the standard deviation of the binding piece's estimate on one row:
         ``sd / sqrt(N)`` on ``N`` rows), ``safety_rows_needed`` and ``train_rows_needed``
         (``inf`` when the value is on the wrong side of the bound, or on it: no amount of data
@@ -258,8 +259,9 @@ def plan_from_sample(problem, sample: GoalSample, classes, *, confidence=0.95, p
         where, count = smallest_slice(c.expression, sample, labels)
         share = count / sample.n
         binding = int(np.argmax(v0)) if how == "max" else int(np.argmin(v0))
-        rows.append({"name": c.name, "sense": c.sense, "bound": c.bound,
-                     "value": combine(v0, how),
+        sense, bound = c.shown  # as written: F1 and 0.7 for f1() >= 0.7
+        rows.append({"name": c.name, "sense": sense, "bound": bound,
+                     "value": c.as_shown(combine(v0, how)),
                      "sd_per_row": float(sd[cols][binding]), "safety_rows_needed": n_s,
                      "train_rows_needed": n_s / safety_fraction, "power_at_n_train": float(at_n[k].mean()),
                      "smallest_slice": where, "smallest_slice_share": share,

@@ -21,9 +21,16 @@ class GoalScorer:
 
     Greater is better (scikit-learn's convention):
 
-    * every constraint holds on the fold: ``-objective`` (objectives are losses);
+    * every constraint holds on the fold: ``-objective``, minus the minimized loss (objectives
+      are losses). For an objective named by a score this is ``score - 1``: with
+      ``objective="f1"`` a fold with F1 = 0.8 scores ``-(1 - 0.8) = -0.2``, and
+      ``GridSearchCV.best_score_ + 1`` is the mean F1 of the best candidate. It ranks
+      candidates as F1 itself would; it is kept as ``-loss`` (not F1) so that every objective,
+      a loss such as ``"error"`` included, is scored on one scale and scores printed by earlier
+      versions do not change;
     * otherwise: ``-VIOLATION_PENALTY * (1 + max_violation) - objective``, below every
-      feasible score, and lower the larger the violation.
+      feasible score, and lower the larger the violation (``max_violation`` in the units of
+      the goals: a constraint ``f1() >= 0.7`` met at F1 = 0.65 violates by 0.05).
 
     Parameters
     ----------
@@ -81,6 +88,8 @@ class GoalScorer:
         return final, objective, constraints
 
     def __call__(self, estimator, X, y, *, sensitive_features=None, sample_weight=None) -> float:
+        """Minus the objective's loss on ``(X, y)`` where the constraints hold, else below
+        ``-VIOLATION_PENALTY`` (see the class docstring); greater is better."""
         from ..goals import Problem
         from . import evaluate_problem
 
@@ -117,5 +126,18 @@ class GoalScorer:
 
 
 def goal_scorer(objective=None, constraints=None, *, confidence=None, tolerance=0.0) -> GoalScorer:
-    """A :class:`GoalScorer` for ``GridSearchCV`` / ``cross_val_score`` (see its docstring)."""
+    """A :class:`GoalScorer` for ``GridSearchCV`` / ``cross_val_score`` (see its docstring).
+
+    Greater is better: a candidate meeting its constraints scores minus its objective's loss
+    (``-(1 - F1)`` for ``objective="f1"``, ``-error`` for ``"error"``); one breaking them scores
+    below ``-VIOLATION_PENALTY``.
+
+    Examples
+    --------
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> import goalfit as gf
+    >>> search = GridSearchCV(gf.GoalClassifier(objective="f1"),
+    ...                       {"constraints": [[gf.gmean() >= 0.6], [gf.gmean() >= 0.7]]},
+    ...                       scoring=gf.metrics.goal_scorer())
+    """
     return GoalScorer(objective, constraints, confidence=confidence, tolerance=tolerance)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..goals.metrics import loss_label, score_label
 
-__all__ = ["display_name", "score_label"]
+__all__ = ["display_name", "constraint_label", "score_label"]
 
 
 def display_name(name: str) -> str:
@@ -20,3 +20,10 @@ def display_name(name: str) -> str:
     disparities keep their full name (``"demographic_parity_difference('sex')"``).
     """
     return loss_label(name)
+
+
+def constraint_label(entry: dict) -> str:
+    """What a constraint row's value and bound measure: its ``label`` (``"F1"`` for
+    ``f1() >= 0.7``, whose row holds F1 and the bound 0.7; :func:`goalfit.metrics.constraint_entry`),
+    else (a report read from older JSON) :func:`display_name` of its expression."""
+    return entry.get("label") or display_name(entry["expression"])

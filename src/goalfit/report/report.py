@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..fit.backends import data_backend
 from ..goals import FEASIBLE_TOL, Problem, per_group_rates
 from ..metrics import evaluate_problem
-from .names import display_name
+from .names import constraint_label, display_name
 
 
 def _fmt(value, interval=None) -> str:
@@ -108,7 +108,9 @@ def _section(evals: dict) -> dict:
             if "accuracy_interval" in evals[s]:
                 out["metrics"][s]["accuracy_interval"] = evals[s]["accuracy_interval"]
     for k, c in enumerate(first["constraints"]):
-        row = {"name": c["name"], "expression": c["expression"], "sense": c["sense"], "bound": c["bound"]}
+        # value, sense and bound as the constraint was written (F1 >= 0.7: F1's values), named by label
+        row = {"name": c["name"], "expression": c["expression"], "label": constraint_label(c),
+               "sense": c["sense"], "bound": c["bound"]}
         for s in splits:
             row[s] = evals[s]["constraints"][k]["value"]
             row[f"violation_{s}"] = evals[s]["constraints"][k]["violation"]
@@ -131,8 +133,9 @@ class Report:
         JSON-ready content: ``objective`` {name, loss_label, score_label, train, test,
         score_train, score_test}: ``train`` / ``test`` hold the minimized value (``1 - F1``,
         labelled ``loss_label``), ``score_*`` the score (F1, ``score_label``) where the
-        objective is ``1 - score`` (``score_interval_*`` with intervals); ``constraints`` [{name, sense,
-        bound, train, test, violation_*, met_*}], ``metrics`` {train, test: {accuracy}},
+        objective is ``1 - score`` (``score_interval_*`` with intervals); ``constraints`` [{name, label,
+        sense, bound, train, test, violation_*, met_*}] as each was written (``gmean() >= 0.6``:
+        label ``"G-mean"``, sense ``">="``, bound 0.6, the G-mean in ``train`` / ``test``), ``metrics`` {train, test: {accuracy}},
         ``baseline`` (same fields, for the estimator's baseline named ``baseline_name``),
         ``timing`` {base_fit_seconds, total_fit_seconds, base_label (what base_fit_seconds timed, when
         not the base model)}, ``method``, ``n_oracle_calls``, ``n_members``,
@@ -192,7 +195,7 @@ class Report:
                 ok = "[green]✓[/green]" if c[f"met_{s}"] else "[red]✗[/red]"
                 cells += row(f"{_fmt(c[s], c.get(f'interval_{s}'))} {ok}",
                              cb and f"{cb[s]:.4f} {'✓' if cb[f'met_{s}'] else '✗'}")
-            t.add_row(GoalName(display_name(c["expression"])), f"{c['sense']} {c['bound']:g}", *cells)
+            t.add_row(GoalName(constraint_label(c)), f"{c['sense']} {c['bound']:g}", *cells)
         t.add_row("accuracy", "", *sum([row(_fmt(d['metrics'][s]['accuracy'], d['metrics'][s].get("accuracy_interval")),
                                             b and f"{b['metrics'][s]['accuracy']:.4f}") for s in splits], []))
         GoalName.fit_table(t, console)
@@ -211,7 +214,7 @@ class Report:
         console.print(line)
         ms = d.get("method_sample")
         if ms is not None:  # the values the method saw, under the label its history plot carries
-            vals = [f"{display_name(c['expression'])} {c['value']:.4f} {'✓' if c['met'] else '✗'}"
+            vals = [f"{constraint_label(c)} {c['value']:.4f} {'✓' if c['met'] else '✗'}"
                     for c in ms["constraints"]]
             console.print(f"{ms['label']} (the sample the method ran on; its history): "
                           f"{obj.get('loss_label', display_name(obj['name']))} {ms['objective']:.4f}"
@@ -405,7 +408,8 @@ def _method_sample(data, model):
     problem = model._goal_problem()
     ev = evaluate_compiled(problem, problem.compile(model.problem_.space), model.result_.confusion)
     return {"label": label, "objective": ev["objective"]["value"],
-            "constraints": [{"expression": c["expression"], "value": c["value"], "met": bool(c["met"])}
+            "constraints": [{"expression": c["expression"], "label": c["label"], "value": c["value"],
+                             "met": bool(c["met"])}
                             for c in ev["constraints"]]}
 
 

@@ -20,7 +20,7 @@ from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
 
 from ..fit import Progress, as_seed
-from ..goals import FEASIBLE_TOL, Constraint, Problem
+from ..goals import FEASIBLE_TOL, Problem
 from ..metrics import evaluate_compiled
 from ..utils.validation import check_consistent_rows
 
@@ -166,9 +166,10 @@ def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constrain
     y : array-like of shape (n_samples,)
     sensitive_features : optional
     bounds : array-like of float, optional
-        Values for ``estimator.constraints[constraint].bound`` (the number the expression is
-        compared with, rates moved to the left). The estimator's own bound is added when absent
-        and becomes the chosen point.
+        Bounds for ``estimator.constraints[constraint]``, as it is written (the number the
+        expression is compared with, rates moved to the left; the score for a metric named by
+        one: ``[0.5, 0.6, 0.7]`` sweeps ``gmean() >= 0.6``). The estimator's own bound is added
+        when absent and becomes the chosen point.
     constraint : int, default 0
         Which constraint ``bounds`` sweeps.
     goal_sets : list of lists of Constraint, optional
@@ -222,13 +223,13 @@ def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constrain
         if not -len(constraints) <= constraint < len(constraints):
             raise ValueError(f"constraint={constraint} but the estimator has {len(constraints)} constraint(s)")
         swept_c = constraints[constraint]
-        own = float(swept_c.bound)
-        grid = np.unique(np.append(np.asarray(bounds, dtype=float), own))
-        grid = grid[::-1] if swept_c.sense == "<=" else grid  # loose to tight
+        sense, own = swept_c.shown  # as written: the score's bound for gmean() >= 0.6
+        grid = np.unique(np.append(np.asarray(bounds, dtype=float), float(own)))
+        grid = grid[::-1] if sense == "<=" else grid  # loose to tight
         sets = []
         for b in grid:
             cons = list(constraints)
-            cons[constraint] = Constraint(swept_c.expression, swept_c.sense, float(b))
+            cons[constraint] = swept_c.with_bound(float(b))
             sets.append(cons)
         chosen = int(np.flatnonzero(grid == own)[0])
         swept = swept_c.expression.name

@@ -384,7 +384,7 @@ def check_selection_goals(compiled, method: str) -> None:
     if is_f1_objective(compiled):
         if compiled.constraints:
             raise UnsupportedGoal(f"method {method!r}: the f1 objective (GSVM-F1, Ye & Xie Eq. 35, Alg. 6) takes no "
-                                  "constraints; state the F1 goal as a constraint f1() <= bound instead")
+                                  "constraints; state the F1 goal as a constraint f1() >= the F1 you need instead")
         return
     if obj.kind != "linear":
         raise UnsupportedGoal(f"method {method!r} needs a linear objective (an error rate, a weighted sum of "
