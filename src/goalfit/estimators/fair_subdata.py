@@ -159,6 +159,19 @@ class FairSubdataClassifier(DeprecatedParams, GoalEstimator):
     ``feasible_`` and ``max_violation_`` are those of the predictions (a RuntimeWarning says when
     they miss a goal), ``fairness_`` that of the selection. :meth:`evaluate` reports
     prediction-based values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import goalfit as gf
+    >>> rng = np.random.default_rng(0)
+    >>> X, s = rng.normal(size=(300, 3)), rng.choice(["a", "b"], 300)
+    >>> y = (X[:, 0] + 0.5 * (s == "b") + 0.5 * rng.normal(size=300) > 0).astype(int)
+    >>> model = gf.FairSubdataClassifier(constraints=[gf.demographic_parity_difference() <= 0.05], random_state=0)
+    >>> model = model.fit(X, y, sensitive_features=s)
+    >>> res = model.evaluate(X, y, sensitive_features=s)
+    >>> print(f"error {res['objective']['value']:.3f}, DP difference {res['constraints'][0]['value']:.3f}")
+    error 0.160, DP difference 0.048
     """
 
     _parameter_constraints = {
@@ -435,6 +448,17 @@ class SpectralFairSVC(DeprecatedParams, GoalEstimator):
     ValueError
         At fit: another objective, more than two classes, a sensitive feature without exactly
         two groups (or several columns), NaN features, mismatched rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import goalfit as gf
+    >>> rng = np.random.default_rng(0)
+    >>> X, s = rng.normal(size=(300, 3)), rng.choice(["a", "b"], 300)
+    >>> y = (X[:, 0] + 0.5 * (s == "b") + 0.5 * rng.normal(size=300) > 0).astype(int)
+    >>> model = gf.SpectralFairSVC(d=0.05).fit(X, y, sensitive_features=s)
+    >>> print(f"error {model.evaluate(X, y)['objective']['value']:.3f}")
+    error 0.403
     """
 
     _parameter_constraints = {

@@ -180,6 +180,19 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
     -----
     Group-dependent goals make the classifier depend on the group: pass the same
     ``sensitive_features`` columns to :meth:`predict`, or fit with ``group_blind=True``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import goalfit as gf
+    >>> rng = np.random.default_rng(0)
+    >>> X, s = rng.normal(size=(300, 3)), rng.choice(["a", "b"], 300)
+    >>> y = (X[:, 0] + 0.5 * (s == "b") + 0.5 * rng.normal(size=300) > 0).astype(int)
+    >>> model = gf.GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.05], random_state=0)
+    >>> model = model.fit(X, y, sensitive_features=s)
+    >>> res = model.evaluate(X, y, sensitive_features=s)
+    >>> print(f"error {res['objective']['value']:.3f}, DP difference {res['constraints'][0]['value']:.3f}")
+    error 0.140, DP difference 0.050
     """
 
     _parameter_constraints = {

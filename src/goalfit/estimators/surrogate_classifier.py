@@ -285,6 +285,17 @@ class AdaptiveSurrogateClassifier(_ScoreEstimator):
     -----
     Standardize the features: sigma is one scale for every parameter. An ill-conditioned H
     raises an ``IllConditionedWarning`` and is recorded in ``condition_numbers_``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import goalfit as gf
+    >>> rng = np.random.default_rng(0)
+    >>> X, s = rng.normal(size=(300, 3)), rng.choice(["a", "b"], 300)
+    >>> y = (X[:, 0] + 0.5 * (s == "b") + 0.5 * rng.normal(size=300) > 0).astype(int)
+    >>> model = gf.AdaptiveSurrogateClassifier("gmean", max_iter=10, random_state=0).fit(X, y)
+    >>> print(f"G-mean loss {model.evaluate(X, y)['objective']['value']:.3f}")
+    G-mean loss 0.165
     """
 
     _parameter_constraints = {
@@ -443,6 +454,17 @@ class BlackBoxPostShiftClassifier(_ScoreEstimator):
     ValueError
         At fit: non-binary labels, a constraint without polyhedral form, an unknown
         ``method_params`` key, mismatched lengths.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import goalfit as gf
+    >>> rng = np.random.default_rng(0)
+    >>> X, s = rng.normal(size=(300, 3)), rng.choice(["a", "b"], 300)
+    >>> y = (X[:, 0] + 0.5 * (s == "b") + 0.5 * rng.normal(size=300) > 0).astype(int)
+    >>> model = gf.BlackBoxPostShiftClassifier("gmean").fit(X[:200], y[:200], X_val=X[200:], y_val=y[200:])
+    >>> print(f"G-mean loss {model.evaluate(X, y)['objective']['value']:.3f}")
+    G-mean loss 0.142
     """
 
     _parameter_constraints = {
@@ -538,6 +560,17 @@ class RelaxedFMClassifier(_ScoreEstimator):
     classes_, coef_, intercept_, theta_, validation_metric_, metric_path_ (list of (iteration,
     value)), n_iter_ (L-BFGS-B iterations, at least 1), fit_seconds_, and the result protocol of
     :class:`goalfit.fit.GoalEstimator`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import goalfit as gf
+    >>> rng = np.random.default_rng(0)
+    >>> X, s = rng.normal(size=(300, 3)), rng.choice(["a", "b"], 300)
+    >>> y = (X[:, 0] + 0.5 * (s == "b") + 0.5 * rng.normal(size=300) > 0).astype(int)
+    >>> model = gf.RelaxedFMClassifier().fit(X[:200], y[:200], X_val=X[200:], y_val=y[200:])
+    >>> model.predict(X[:5])
+    array([1, 1, 1, 0, 0])
     """
 
     _parameter_constraints = {

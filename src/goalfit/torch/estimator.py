@@ -200,6 +200,20 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
         weights, goals the core rejects (unknown groups, empty slices), constraints without a
         linear-row form, a network whose output does not fit the problem, ``device="cuda"``
         without a GPU, an unknown ``method_params`` key.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import goalfit as gf
+    >>> from goalfit.torch import LagrangianClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X, s = rng.normal(size=(300, 3)), rng.choice(["a", "b"], 300)
+    >>> y = (X[:, 0] + 0.5 * (s == "b") + 0.5 * rng.normal(size=300) > 0).astype(int)
+    >>> model = LagrangianClassifier(constraints=[gf.demographic_parity_difference() <= 0.05], max_iter=5, random_state=0)
+    >>> model = model.fit(X, y, sensitive_features=s)
+    >>> res = model.evaluate(X, y, sensitive_features=s)
+    >>> print(f"error {res['objective']['value']:.3f}, DP difference {res['constraints'][0]['value']:.3f}")
+    error 0.294, DP difference 0.050
     """
 
     _parameter_constraints = {
