@@ -88,14 +88,14 @@ def _write_api_pages() -> None:
     index = ["API reference", "=============", "",
              "Generated from each module's ``__all__``: every public name, with its docstring.", "",
              ".. toctree::", "   :maxdepth: 1", ""]
-    seen: dict[int, str] = {}  # id(object) -> the name it is documented under (once: no duplicate targets)
+    seen: dict = {}  # id(object) -> the name it is documented under (once: no duplicate targets)
     for module, blurb in API_MODULES.items():
         mod = importlib.import_module(module)
         names = list(dict.fromkeys(n for n in mod.__all__ if not n.startswith("_")))
         own, elsewhere = [], []
         for name in names:
             obj = getattr(mod, name)
-            key = id(obj) if callable(obj) else id((module, name))
+            key = id(obj) if callable(obj) else f"{module}.{name}"  # data: one entry per module
             if key in seen:
                 elsewhere.append(f":obj:`{name} <{seen[key]}>`")
             else:
