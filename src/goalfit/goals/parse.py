@@ -114,7 +114,16 @@ def parse_goal(text: str):
 
 
 def parse_constraint(text: str) -> Constraint:
-    """Parse ``"<expression> <= number"`` (or ``>=``) into a :class:`Constraint`."""
+    """Parse ``"<expression> <= number"`` (or ``>=``) into a :class:`Constraint`.
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.parse_constraint("demographic_parity_difference('sex') <= 0.01")
+    demographic_parity_difference('sex') <= 0.01
+    >>> gf.parse_constraint("true_positive_rate(group='F') >= true_positive_rate() - 0.05")
+    true_positive_rate(group='F') >= true_positive_rate() - 0.05
+    """
     out = parse_goal(text)
     if not isinstance(out, Constraint):
         raise GoalSyntaxError(f"{text!r} is not a constraint: compare it with '<=' or '>='")
@@ -122,7 +131,16 @@ def parse_constraint(text: str) -> Constraint:
 
 
 def parse_objective(text: str) -> Expression:
-    """Parse an objective: a name such as ``"hmean"`` or an expression such as ``"error_rate()"``."""
+    """Parse an objective: a name such as ``"hmean"`` or an expression such as ``"error_rate()"``.
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.parse_objective("hmean")
+    hmean
+    >>> gf.parse_objective("error_rate() + 0.5 * false_positive_rate()")
+    error_rate() + 0.5 * false_positive_rate()
+    """
     from .problem import OBJECTIVES, as_objective
 
     key = text.strip().lower().replace("-", "_")

@@ -47,6 +47,14 @@ def as_objective(objective) -> Expression:
         For an unknown name (the message lists the known ones).
     TypeError
         For anything that is neither a name nor a goal expression.
+
+    Examples
+    --------
+    >>> import goalfit as gf
+    >>> gf.as_objective("gmean")
+    gmean
+    >>> gf.as_objective(gf.error_rate(group="a"))
+    error_rate(group='a')
     """
     if isinstance(objective, Expression):
         return objective
