@@ -16,7 +16,7 @@ import matplotlib
 matplotlib.use("Agg")
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core per example: the gallery's timings are per core
 
-import goalfit  # noqa: E402
+import goalfit
 
 HERE = Path(__file__).parent
 project = "goalfit"

@@ -25,7 +25,7 @@ X_tr, X_te, y_tr, y_te, s_tr, s_te = train_test_split(X, d.target, s, test_size=
 X_tr, X_va, y_tr, y_va, s_tr, s_va = train_test_split(X_tr, y_tr, s_tr, test_size=0.3, stratify=y_tr,
                                                       random_state=0)
 metric = gf.macro_f1_over_groups_loss()  # a black-box loss: 1 - macro-F over the groups
-val = dict(X_val=X_va, y_val=y_va, sensitive_features_val=s_va)
+val = {"X_val": X_va, "y_val": y_va, "sensitive_features_val": s_va}
 
 # %%
 post = gf.BlackBoxPostShiftClassifier("macro_f1_over_groups").fit(X_tr, y_tr, sensitive_features=s_tr, **val)

@@ -13,7 +13,6 @@ synchronous scheduler; ``benchmarks/scale_dask.py`` runs a cluster on 10^7 rows.
 # %%
 import dask
 import dask.array as da
-import numpy as np
 from sklearn.linear_model import SGDClassifier
 from sklearn.model_selection import train_test_split
 
