@@ -1,0 +1,97 @@
+"""The one fit template: every family runs GoalEstimator.fit, so confidence= and margin= reach all five."""
+import warnings
+
+import numpy as np
+import pytest
+
+import goalfit as gf
+from goalfit.fit import GoalEstimator, as_seed, split_rows
+
+N_ROWS = 600
+
+
+def _problem(seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(N_ROWS, 4))
+    g = rng.integers(0, 2, N_ROWS)
+    y = (X[:, 0] + 0.8 * g + 0.5 * rng.normal(size=N_ROWS) > 0.3).astype(int)
+    return X, y, g
+
+
+def _family(name, **kw):
+    """One estimator of each family, on a budget of a few iterations."""
+    dp = [gf.demographic_parity_difference() <= 0.15]
+    if name == "plugin":
+        return gf.GoalClassifier(constraints=dp, random_state=0, **kw)
+    if name == "ramp":
+        return gf.RampClassifier(constraints=dp, max_iter=3, random_state=0, **kw)
+    if name == "subdata":
+        return gf.FairSubdataClassifier(constraints=dp, max_iter=5, random_state=0, **kw)
+    if name == "surrogate":
+        return gf.AdaptiveSurrogateClassifier("error", constraints=dp, max_iter=10, random_state=0, **kw)
+    torch = pytest.importorskip("goalfit.torch")
+    return torch.LagrangianClassifier(constraints=dp, max_iter=5, batch_size=100, random_state=0, **kw)
+
+
+FAMILIES = ["plugin", "ramp", "subdata", "surrogate", "lagrangian"]
+
+
+def _dp_on(est, X, g):
+    """Demographic parity difference of the deployed rule's expected predictions, computed by hand."""
+    p1 = est.predict_proba(X, sensitive_features=g)[:, 1]
+    return abs(p1[g == 0].mean() - p1[g == 1].mean())
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_confidence_certifies_the_goal_in_every_family(family):
+    X, y, g = _problem()
+    est = _family(family, confidence=0.9)
+    assert "fit" not in type(est).__dict__  # the template's fit, not the family's own
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a safety test that no candidate passes says so
+        est.fit(X, y, sensitive_features=g)
+    assert isinstance(est, GoalEstimator)
+    (row,) = est.certification_
+    assert est.certified_ is row["passed"] is True  # 600 rows leave room to certify DP <= 0.15 in every family
+    assert est.score(X, y, sensitive_features=g) > 0.6  # and not by a constant rule (majority: 0.525)
+    assert len(est.safety_path_) >= 1 and est.margins_ is not None and est.margins_[0] >= 0
+    # the safety rows, split as the template splits them: stratified by (group, class), seeded by random_state
+    _, safe = split_rows(g * 2 + y, 0.4, as_seed(0))
+    value = _dp_on(est, X[safe], g[safe])
+    assert row["safety_value"] == pytest.approx(value, abs=1e-9)
+    # the one-sided upper bound holds above the value measured on the safety rows, and decides the test
+    assert row["certified_bound"] >= value - 1e-12
+    assert row["passed"] == (row["certified_bound"] <= 0.15 + 1e-12)
+    assert row["confidence"] == 0.9
+    # evaluate carries the same certified bound
+    (c,) = est.evaluate(X, y, sensitive_features=g)["constraints"]
+    assert c["certified_bound"] == pytest.approx(row["certified_bound"])
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_margin_tightens_the_goal_in_every_family(family):
+    X, y, g = _problem()
+    est = _family(family, margin=0.03)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        est.fit(X, y, sensitive_features=g)
+    assert est.margins_ == [0.03]
+    assert est.problem_.constraints[0].bound == pytest.approx(0.12)
+    assert est.certified_ is None and est.certification_ is None
+
+
+def test_the_template_refuses_a_keyword_the_family_does_not_take():
+    X, y, g = _problem()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'X_val'.*datasets"):
+        gf.RampClassifier(max_iter=1).fit(X, y, X_val=X)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'datasets'"):
+        gf.GoalClassifier().fit(X, y, datasets={})
+
+
+@pytest.mark.parametrize("family", ["ramp", "subdata", "surrogate"])
+def test_families_that_need_rows_in_memory_refuse_dask_by_name(family):
+    da = pytest.importorskip("dask.array")
+    X, y, g = _problem()
+    est = _family(family)
+    with pytest.raises(ValueError, match=f"{type(est).__name__} cannot read a Dask collection.*compute"):
+        est.fit(da.from_array(X, chunks=100), y, sensitive_features=g)
