@@ -49,11 +49,11 @@ __all__ = [
     "DatasetChecksumError",
     "DatasetDownloadError",
     "DatasetNotFoundError",
+    "bundled_file",
+    "check_data_env",
     "dataset_status",
     "fetch_file",
     "get_data_home",
-    "bundled_file",
-    "check_data_env",
     "locate_file",
 ]
 

@@ -21,9 +21,21 @@ _WHERE = {
     "select_ramp_params": "selection",
 }
 
-__all__ = ["GoalClassifier", "RampClassifier", "FairSubdataClassifier", "SpectralFairSVC",
-           "AdaptiveSurrogateClassifier", "BlackBoxPostShiftClassifier", "RelaxedFMClassifier", "FoldAverage",
-           "TableEncoder", "default_grid", "make_estimator", "select_method_params", "select_ramp_params"]
+__all__ = [
+    "AdaptiveSurrogateClassifier",
+    "BlackBoxPostShiftClassifier",
+    "FairSubdataClassifier",
+    "FoldAverage",
+    "GoalClassifier",
+    "RampClassifier",
+    "RelaxedFMClassifier",
+    "SpectralFairSVC",
+    "TableEncoder",
+    "default_grid",
+    "make_estimator",
+    "select_method_params",
+    "select_ramp_params",
+]
 
 __getattr__ = lazy_attributes(__name__, _WHERE)
 
