@@ -385,11 +385,15 @@ def _frontier(report, frontier, frontier_bounds, data_sets) -> str:
     cheap = hasattr(model, "with_goals")
     if frontier is None and not cheap:
         return _note("Not computed: this estimator would be refitted at every bound; pass frontier=True to compute it.")
-    template = copy.copy(model)  # fitted: the sweep reuses its base model
-    params = {"confidence": None}
-    if "cv" in model.get_params(deep=False):
-        params["cv"] = "auto"  # the lent base model is frozen: no cross-fitting of it
-    template.set_params(**params)
+    if getattr(model, "group_blind", False):  # its joint model cannot be lent frozen: one refit of the base model
+        from sklearn.base import clone
+
+        template, where = clone(model).set_params(confidence=None), "on the base model refitted once"
+    else:  # fitted: the sweep reuses its base model
+        params = {"confidence": None}
+        if "cv" in model.get_params(deep=False):
+            params["cv"] = "auto"  # the lent base model is frozen: no cross-fitting of it
+        template, where = copy.copy(model).set_params(**params), "on the fitted base model"
     Xtr, ytr, sftr, _ = data_sets["train"]
     val = data_sets.get("test")
     bounds = _default_bounds(d) if frontier_bounds is None else np.asarray(frontier_bounds, dtype=float)
@@ -416,7 +420,7 @@ def _frontier(report, frontier, frontier_bounds, data_sets) -> str:
         if i == f.chosen:
             row[0] = row[0].replace('class="num"', 'class="num" style="font-weight:700"')
         rows.append(row)
-    caption = (f"Each point re-solves the goals at one bound of {f.swept} on the fitted base model "
+    caption = (f"Each point re-solves the goals at one bound of {f.swept} {where} "
                f"({f.total_seconds:.2f} s in all). Bands and error bars: {conf:.0%} confidence intervals of the test "
                "values. Circled: the deployed bound (fitted here without certification).")
     return _figure(fig, "trade-off frontier with uncertainty bands", caption) + _table(

@@ -144,13 +144,15 @@ class Report:
         classifier's randomization (exact, no sampling noise).
     group_rates : dict
         Per-group rates for the plots.
+    source : dict or None
+        The fitted model, the data and the baseline rule the report was built from
+        (:func:`build_report` sets it; :meth:`to_html` reads it for the ROC curves, the frontier
+        and the plan). Not part of the JSON.
     """
 
     data: dict
     group_rates: dict = field(default_factory=dict)
-    #: the fitted model and the data the report was built from (what :meth:`to_html` needs for the
-    #: ROC curves, the frontier and the plan); None for a report rebuilt from its JSON
-    source: dict | None = field(default=None, repr=False, compare=False)
+    source: dict | None = field(default=None, repr=False, compare=False)  # None: rebuilt from its JSON
 
     def to_json(self, path=None, indent: int = 2) -> str:
         text = json.dumps(self.data, indent=indent, default=_json_default)
