@@ -368,8 +368,12 @@ def test_cli_spec_method_params_of_01():
         model = build_estimator(spec_from_dict(raw))
     assert (model.alpha, model.max_iter, model.method_params) == (0.01, 3, {"init": "unconstrained"})
     raw["goals"]["method"], raw["goals"]["method_params"] = "subdata", {"lam": 0.1, "rho": 2.0}
-    with pytest.warns(FutureWarning, match=r"lam=\.\.\.\) is deprecated.*use alpha="):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         model = build_estimator(spec_from_dict(raw))
+    messages = {str(w.message) for w in caught if issubclass(w.category, FutureWarning)}
+    assert any("method_params keys ['lam']" in m for m in messages)
+    assert any("FairSubdataClassifier(lam=...) is deprecated" in m and "use alpha=" in m for m in messages)
     assert (model.alpha, model.method_params) == (0.1, {"rho": 2.0})
     raw["goals"]["method"], raw["goals"]["method_params"] = "frank_wolfe", {"max_iter": 50}
     with warnings.catch_warnings():
