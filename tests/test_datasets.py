@@ -256,6 +256,20 @@ def test_shipped_adult_is_checksummed(isolated, monkeypatch, tmp_path):
         load_adult(download=False)
 
 
+def test_shipped_files_are_package_data():
+    """A non-editable install carries the shipped files: pyproject's package-data matches each."""
+    import fnmatch
+    import tomllib
+
+    patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["goalfit"]
+    shipped = sorted(p.name for p in _base.BUNDLED_DIR.iterdir() if p.is_file())
+    assert shipped == ["SOURCE.md", "adult.data.gz", "adult.test.gz"]
+    for name in shipped:
+        assert any(fnmatch.fnmatch(f"datasets/data/{name}", pat) for pat in patterns), name
+    assert sum((_base.BUNDLED_DIR / n).stat().st_size for n in shipped) < 2_000_000
+    assert "CC BY 4.0" in (_base.BUNDLED_DIR / "SOURCE.md").read_text()
+
+
 def test_missing_goalfit_data_folder_is_named_in_one_line(isolated, monkeypatch, tmp_path):
     missing = tmp_path / "x" / "y"
     monkeypatch.setenv("GOALFIT_DATA", str(missing))
