@@ -96,7 +96,7 @@ def test_every_01_keyword_still_accepted(name, kw, default):
     """Each 0.1 constructor keyword (at its 0.1 default) constructs without TypeError; one that is
     no parameter any more warns FutureWarning once, naming its new spelling and the removal."""
     cls = _cls(name)
-    model, caught = _build(cls, **{kw: default})
+    _, caught = _build(cls, **{kw: default})
     if kw in cls().get_params(deep=False):
         assert caught == []
         return
@@ -331,13 +331,13 @@ def test_moved_module_unknown_name():
 
 
 def test_report_builders_of_01():
-    import goalfit.report as report
+    from goalfit import report
 
+    built = report.build_ramp_report
+    assert built.__wrapped__ is report.build_report
+    X, y, s = _data()
+    model = gf.RampClassifier(constraints=DP01, max_iter=2, random_state=0).fit(X, y, sensitive_features=s)
     with pytest.warns(FutureWarning, match=r"build_ramp_report is deprecated.*goalfit\.report\.build_report"):
-        built = report.build_ramp_report
-        assert built.__wrapped__ is report.build_report
-        X, y, s = _data()
-        model = gf.RampClassifier(constraints=DP01, max_iter=2, random_state=0).fit(X, y, sensitive_features=s)
         old = built(model, X, y, sensitive_features_train=s, confidence=None)
     new = report.build_report(model, X, y, sensitive_features_train=s, confidence=None)
     assert old.data["objective"] == new.data["objective"]
