@@ -283,6 +283,8 @@ def test_missing_goalfit_data_folder_is_named_in_one_line(isolated, monkeypatch,
     monkeypatch.setenv("GOALFIT_DATA", str(afile))
     with pytest.raises(DatasetNotFoundError, match=r"^GOALFIT_DATA=.*file\.txt: not a folder"):
         load_wine(download=False)
+    if SHARED is not None:  # a data_home holding the file is read whatever GOALFIT_DATA says
+        assert len(load_wine(data_home=SHARED, download=False)) == 178
 
 
 def test_dataset_missing_from_goalfit_data_names_the_folder_once(isolated, monkeypatch):

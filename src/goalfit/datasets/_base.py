@@ -380,15 +380,17 @@ def fetch_file(
     Raises
     ------
     DatasetNotFoundError
-        The file is missing and ``download=False``, or it has no public URL and
-        no mirror is set.
+        A folder named in ``$GOALFIT_DATA`` does not exist (unless ``data_home``
+        holds the file); the file is missing and ``download=False``; or it has no
+        public URL and no mirror is set.
     DatasetDownloadError
         The download failed (from the original URL and from every mirror).
     DatasetChecksumError
         A local or downloaded file does not match the registered size/sha256.
     """
     spec = _spec(folder, name)
-    check_data_env()
+    if data_home is None or not (Path(data_home).expanduser() / folder / name).is_file():
+        check_data_env()  # a GOALFIT_DATA that names no folder is an error, not a folder passed over
     path = locate_file(folder, name, data_home)
     if path is not None:
         _check_local(path, folder, spec)
