@@ -36,7 +36,7 @@ class Progress:
         self._last = -float("inf")
         self._phase = ""
         self._phase_start = self.start
-        self._total = None
+        self._total: int | None = None
         self._unit = "iteration"
 
     @property

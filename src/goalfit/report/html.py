@@ -324,8 +324,9 @@ def roc_data(model, classifiers: dict, X, y, sensitive_features, split: str) -> 
     out = {}
     for col in frame.columns:
         values = frame[col].to_numpy()
-        groups = [g for g in dict.fromkeys(values.tolist())]
-        curves, points = {}, {who: {} for who in dists}
+        groups = list(dict.fromkeys(values.tolist()))
+        curves: dict = {}
+        points: dict = {who: {} for who in dists}
         for g in groups:
             m = values == g
             if pos[m].all() or not pos[m].any():  # one class only: no curve
@@ -390,7 +391,7 @@ def _frontier(report, frontier, frontier_bounds, data_sets) -> str:
 
         template, where = clone(model).set_params(confidence=None), "on the base model refitted once"
     else:  # fitted: the sweep reuses its base model
-        params = {"confidence": None}
+        params: dict = {"confidence": None}
         if "cv" in model.get_params(deep=False):
             params["cv"] = "auto"  # the lent base model is frozen: no cross-fitting of it
         template, where = copy.copy(model).set_params(**params), "on the fitted base model"
