@@ -432,6 +432,11 @@ class Constraint:
     true_positive_rate(group='F') >= 0.8
     """
 
+    #: class defaults: a constraint pickled before these attributes existed reads as not on a score
+    score_label: str | None = None
+    score_sense: str | None = None
+    score_bound: float | None = None
+
     def __init__(self, lhs, sense: str, rhs, *, score_label: str | None = None):
         if sense not in ("<=", ">="):
             raise ValueError(f"sense must be '<=' or '>=', got {sense!r}")
