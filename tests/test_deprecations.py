@@ -379,3 +379,36 @@ def test_cli_spec_method_params_of_01():
     with warnings.catch_warnings():
         warnings.simplefilter("error", FutureWarning)  # the plug-in methods' knobs are unchanged
         assert build_estimator(spec_from_dict(raw)).method_params == {"max_iter": 50}
+
+
+def test_fair_subdata_fitted_attributes_of_01():
+    """0.1's README: ``(sub.measure_, sub.epsilon_) == ("omr", 0.02)`` after a fit with that goal."""
+    X, y, s = _data()
+    sub = gf.FairSubdataClassifier(estimator="logistic", max_iter=5,
+                                   constraints=[gf.error_rate_difference() <= 0.02]).fit(X, y, sensitive_features=s)
+    with pytest.warns(FutureWarning, match=r"measure_ is deprecated"):
+        assert sub.measure_ == "omr"
+    with pytest.warns(FutureWarning, match=r"epsilon_ is deprecated.*constraints\[0\]\.bound"):
+        assert sub.epsilon_ == 0.02
+    with pytest.warns(FutureWarning, match=r"sensitive_column_ is deprecated"):
+        assert sub.sensitive_column_ is None
+    with pytest.warns(FutureWarning, match=r"train_fairness_ is deprecated.*evaluate"):
+        gap = sub.train_fairness_
+    assert gap == pytest.approx(sub.evaluate(X, y, sensitive_features=s)["constraints"][0]["value"], abs=1e-12)
+    with pytest.raises(AttributeError):
+        gf.FairSubdataClassifier().measure_  # noqa: B018 (unfitted)
+    two = gf.FairSubdataClassifier(max_iter=2, constraints=[gf.error_rate_difference() <= 0.1, gf.coverage() >= 0.2])
+    two.fit(X, y, sensitive_features=s)
+    with pytest.raises(AttributeError, match="none or several"):
+        two.epsilon_  # noqa: B018
+
+
+def test_surrogate_metric_attribute_of_01():
+    X, y, s = _data()
+    model = gf.AdaptiveSurrogateClassifier("hmean", max_iter=2, method_params={"n_perturbations": 10},
+                                           random_state=0).fit(X, y)
+    with pytest.warns(FutureWarning, match=r"metric_ is deprecated.*as_blackbox_metric"):
+        metric = model.metric_
+    pred = (model.predict(X) == model.classes_[1]).astype(int)
+    # the H-mean loss of the deployed (deterministic) rule's predictions, as evaluate measures it
+    assert metric(y, pred) == pytest.approx(model.evaluate(X, y)["objective"]["value"], abs=1e-12)

@@ -207,6 +207,57 @@ class FairSubdataClassifier(DeprecatedParams, GoalEstimator):
         "measure": None, "epsilon": None,  # together: _translate_deprecated
     }
 
+    def _legacy_goal(self, attribute: str):
+        """0.1's ``(measure, epsilon, sensitive column, constraint index)`` of the fitted goals, for
+        the deprecated ``measure_``, ``epsilon_``, ``sensitive_column_`` and ``train_fairness_``."""
+        check_is_fitted(self, "classifier_")
+        kinds = {"error_rate": "omr", "false_positive_rate": "fpr", "equal_opportunity": "eo",
+                 "demographic_parity": "dp"}
+        constraints = list(self.constraints or ())
+        if not constraints:
+            return ("f1" if "f1" in str(getattr(self.objective, "name", self.objective)) else "omr"), None, None, None
+        found = [(j, c) for j, c in enumerate(constraints)
+                 if getattr(c.expression, "kind", None) in kinds and getattr(c.expression, "form", None) == "difference"
+                 and c.sense == "<="]
+        if len(constraints) > 1 or not found:
+            raise AttributeError(f"FairSubdataClassifier.{attribute} (0.1) describes one '<disparity>_difference() "
+                                 "<= epsilon' constraint; these goals have none or several: read constraints, "
+                                 "problem_ and evaluate(...)['constraints']")
+        j, c = found[0]
+        return kinds[c.expression.kind], float(c.bound), c.expression.sensitive, j
+
+    def _legacy_attribute(self, attribute: str, value, new: str):
+        warn_deprecated(f"FairSubdataClassifier.{attribute}", new, stacklevel=4)
+        return value
+
+    @property
+    def measure_(self):
+        """Deprecated (removed in 0.3): the Ye & Xie measure name of the constraint (0.1)."""
+        return self._legacy_attribute("measure_", self._legacy_goal("measure_")[0], "the constraints parameter")
+
+    @property
+    def epsilon_(self):
+        """Deprecated (removed in 0.3): the constraint's bound (0.1)."""
+        return self._legacy_attribute("epsilon_", self._legacy_goal("epsilon_")[1],
+                                      "constraints[0].bound (problem_ holds the tightened goals)")
+
+    @property
+    def sensitive_column_(self):
+        """Deprecated (removed in 0.3): the constraint's sensitive column (0.1)."""
+        return self._legacy_attribute("sensitive_column_", self._legacy_goal("sensitive_column_")[2],
+                                      "constraints[0].expression.sensitive")
+
+    @property
+    def train_fairness_(self):
+        """Deprecated (removed in 0.3): the constraint's value for the deployed rule on the training
+        data (0.1)."""
+        j = self._legacy_goal("train_fairness_")[3]
+        if j is None:
+            raise AttributeError("FairSubdataClassifier.train_fairness_ needs a fairness constraint")
+        value = float(self.problem_.constraints[j].value(self.result_.confusion))
+        return self._legacy_attribute("train_fairness_", value,
+                                      "evaluate(X, y, sensitive_features=...)['constraints'][0]['value']")
+
     def _translate_deprecated(self, given: dict, *, in_init: bool) -> dict:
         """The 0.1 spellings that need more than a rename, each with a FutureWarning.
 

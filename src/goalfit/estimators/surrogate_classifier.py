@@ -338,6 +338,19 @@ class AdaptiveSurrogateClassifier(_ScoreEstimator):
             "projection_lr", "param_bound", "eval_every", "n_restarts", "restart_scale", "dtype", "chunk_elements")},
     }
 
+    @property
+    def metric_(self):
+        """Deprecated (removed in 0.3): the objective as a :class:`~goalfit.goals.BlackBoxMetric`
+        ``metric(y_true, y_pred, groups) -> loss`` (0.1's fitted attribute)."""
+        from ..goals.blackbox import as_blackbox_metric
+        from ..utils.deprecation import warn_deprecated
+
+        check_is_fitted(self, "classifier_")
+        warn_deprecated("AdaptiveSurrogateClassifier.metric_",
+                        "goalfit.goals.as_blackbox_metric(goal) (a goal name: goalfit.goals.as_objective(name))")
+        goal, metric = resolve_objective(self.objective)
+        return metric if metric is not None else as_blackbox_metric(goal)
+
     # ------------------------------------------------------------------ the fit template's hooks
     _fit_inputs = ("X_val", "y_val", "sensitive_features_val")
 
