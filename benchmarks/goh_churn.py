@@ -275,7 +275,7 @@ def main(argv=None):
             sec = time.perf_counter() - t0
             run = {"seed": seed, "target": target, "lambda": lam_ramp, "lambda_baseline": lam,
                    "lambda_candidates": cands, "lambda_selection_seconds": sec_sel, "recall_deployed": recall_dep,
-                   "feasible": bool(model.result_.certificates["randomized"]["feasible"]), "seconds": sec, "baseline_seconds": sec_base,
+                   "feasible": bool(model.result_.details.randomized.feasible), "seconds": sec, "baseline_seconds": sec_base,
                    "mm_iterations": len(model.history_) - 1,
                    "feasibility_iterations": sum(h["phase"] == "feasibility" for h in model.history_),
                    "svm_solves": sum(h["n_inner"] for h in model.history_)}

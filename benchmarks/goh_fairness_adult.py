@@ -213,7 +213,7 @@ def main(argv=None):
         cov_det, cov_rnd = float((f > 0).mean()), float(gf.methods.ramp.ramp(f).mean())
         err = float(np.mean((f > 0).astype(int) != yt))
         extra.append(f"coverage(pool) {sense} {bound}: pool coverage det {cov_det:.4f} rnd {cov_rnd:.4f}, "
-                     f"test error {err:.4f}, feasible {m.result_.certificates['randomized']['feasible']} ({sec:.0f} s)")
+                     f"test error {err:.4f}, feasible {m.result_.details.randomized.feasible} ({sec:.0f} s)")
         rows += [row("coverage", f"goalfit ramp MM, coverage {sense} {bound}", "coverage_det", "pool", cov_det, sec),
                  row("coverage", f"goalfit ramp MM, coverage {sense} {bound}", "coverage_rnd", "pool", cov_rnd, sec),
                  row("coverage", f"goalfit ramp MM, coverage {sense} {bound}", "error", "test", err, sec)]
@@ -233,7 +233,7 @@ def main(argv=None):
         phase1 = sum(h["phase"] == "feasibility" for h in m.history_)
         extra.append(f"egregious (200 random test positives the SVM rejects), TPR(E) >= {k}: TPR on E det "
                      f"{tpr_e_det:.3f} rnd {tpr_e_rnd:.3f} (SVM 0.000); error on the other test rows {err_rest:.4f} "
-                     f"(SVM {svm_err_rest:.4f}); feasibility-phase steps {phase1}; feasible {m.result_.certificates['randomized']['feasible']} ({sec:.0f} s)")
+                     f"(SVM {svm_err_rest:.4f}); feasibility-phase steps {phase1}; feasible {m.result_.details.randomized.feasible} ({sec:.0f} s)")
         name = f"goalfit ramp MM, TPR(E) >= {k}"
         rows += [row("egregious", name, "tpr_egregious_det", "egregious", tpr_e_det, sec),
                  row("egregious", name, "tpr_egregious_rnd", "egregious", tpr_e_rnd, sec),

@@ -102,8 +102,8 @@ def run_one(data, alpha, init, seed):
     tr_acc, tr_viol = measured(A, ytr, gtr)
     te_acc, te_viol = measured(B, yte, gte)
     return {"alpha": alpha, "alpha_used": float(getattr(m, "alpha_", np.nan)), "init": init, "seed": seed,
-            "train_acc": tr_acc, "train_viol": tr_viol, "train_viol_randomized": float(m.result_.certificates["randomized"]["max_violation"]),
-            "test_acc": te_acc, "test_viol": te_viol, "feasible": bool(m.result_.certificates["randomized"]["feasible"]), "seconds": sec,
+            "train_acc": tr_acc, "train_viol": tr_viol, "train_viol_randomized": float(m.result_.details.randomized.max_violation),
+            "test_acc": te_acc, "test_viol": te_viol, "feasible": bool(m.result_.details.randomized.feasible), "seconds": sec,
             "mm_iterations": int(m.n_iter_)}
 
 

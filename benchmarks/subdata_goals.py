@@ -89,9 +89,9 @@ def run_split(X_all, y_all, sex_all, seed, n_train, n_test, variants, with_ramp)
                 warnings.simplefilter("ignore", RuntimeWarning)  # a goal the training predictions miss
                 model.fit(*parts["train"], sensitive_features=S["train"])
             secs = time.perf_counter() - t0
-            cert = model.result_.certificates
+            cert = model.result_.details
             extra = {"fairness_z_train": model.fairness_, "n_selected": int(model.selected_.sum()),
-                     "zstep": cert["zstep_solvers"], "zstep_exact": cert["zstep_exact"], "n_iter": model.n_iter_}
+                     "zstep": cert.zstep_solvers, "zstep_exact": cert.zstep_exact, "n_iter": model.n_iter_}
             for split in ("train", "test"):
                 out.append((exp, name, split, *evaluate(model, None, *parts[split], S[split]), secs, extra))
             if not base_done:

@@ -190,10 +190,10 @@ def test_ramp_reports_what_the_deployed_predict_violates():
     det = m.evaluate(X, Y, sensitive_features=G)
     worst = max(c["violation"] for c in det["constraints"])
     assert m.max_violation_ == pytest.approx(worst)  # the deployed predict's violation
-    rand = m.result_.certificates["randomized"]
-    assert worst > rand["max_violation"] + 0.1  # the randomized rule's violation understates predict's
+    rand = m.result_.details.randomized
+    assert worst > rand.max_violation + 0.1  # the randomized rule's violation understates predict's
     msg = str(rec[0].message)
-    assert f"{worst:.4g}" in msg and "randomized" in msg and f"{rand['max_violation']:.4g}" in msg
+    assert f"{worst:.4g}" in msg and "randomized" in msg and f"{rand.max_violation:.4g}" in msg
     from goalfit.report import build_report
 
     rep = build_report(m, X, Y, sensitive_features_train=G)

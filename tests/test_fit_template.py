@@ -95,3 +95,21 @@ def test_families_that_need_rows_in_memory_refuse_dask_by_name(family):
     est = _family(family)
     with pytest.raises(ValueError, match=f"{type(est).__name__} cannot read a Dask collection.*compute"):
         est.fit(da.from_array(X, chunks=100), y, sensitive_features=g)
+
+
+def test_typed_details_and_the_read_only_certificates_view():
+    from goalfit.methods.ramp.method import RampDetails, RandomizedRule
+
+    X, y, g = _problem()
+    m = gf.RampClassifier(constraints=[gf.demographic_parity_difference() <= 0.15], max_iter=2,
+                          random_state=0).fit(X, y, sensitive_features=g)
+    d = m.result_.details
+    assert isinstance(d, RampDetails) and isinstance(d.randomized, RandomizedRule)
+    assert m.threshold_ == d.threshold and m.n_iter_ == d.n_iter and list(d.multipliers) == m.constraint_rows_
+    # the 0.1 mapping reads the same objects, nested dataclasses included, and cannot be written
+    assert m.result_.certificates["randomized"]["feasible"] == d.randomized.feasible
+    assert m.result_.certificates["coef"] is d.coef and set(m.result_.certificates) >= {"threshold", "program"}
+    with pytest.raises(TypeError):
+        m.result_.certificates["threshold"] = 0.0
+    with pytest.raises(KeyError):
+        m.result_.certificates["warn_infeasible"]

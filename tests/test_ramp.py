@@ -337,10 +337,10 @@ def test_infeasible_goals_report_the_least_violation():
         m = gf.RampClassifier("error", cons, alpha=1e-3, max_iter=5).fit(X, y)
     assert not m.feasible_
     # any classifier violates one of the two by at least 0.2 on average; the reported violation is real
-    rand = m.result_.certificates["randomized"]
+    rand = m.result_.details.randomized
     p = m.randomized_classifier_.positive_probability(X).mean()
-    assert not rand["feasible"] and rand["max_violation"] == pytest.approx(max(0.7 - p, p - 0.3), abs=1e-9)
-    assert m.max_violation_ >= 0.2 - 1e-9 and rand["max_violation"] >= 0.2 - 1e-9
+    assert not rand.feasible and rand.max_violation == pytest.approx(max(0.7 - p, p - 0.3), abs=1e-9)
+    assert m.max_violation_ >= 0.2 - 1e-9 and rand.max_violation >= 0.2 - 1e-9
 
 
 def test_goals_on_unlabelled_data_need_labels_error():

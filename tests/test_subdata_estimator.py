@@ -58,7 +58,7 @@ def test_fit_predict_protocol_clone_and_pickle():
     assert clf.feasible_ == (gap <= 0.05 + 1e-7) and clf.feasible_  # the goal holds on the training data
     # the selection meets the goal exactly (the structured z-step)
     assert clf.fairness_ == pytest.approx(0.0, abs=1e-12)
-    assert clf.result_.certificates["zstep_solvers"] == ["structured"] and clf.result_.certificates["zstep_exact"]
+    assert clf.result_.details.zstep_solvers == ["structured"] and clf.result_.details.zstep_exact
 
 
 @pytest.mark.parametrize("goal,bound_of", [
@@ -133,7 +133,7 @@ def test_estimators_objectives_and_goals_fit(kw):
         from sklearn.metrics import f1_score
 
         assert ev["objective"]["value"] == pytest.approx(1 - f1_score(y, pred))
-        assert clf.result_.certificates["zstep_solvers"] == ["alg6"]
+        assert clf.result_.details.zstep_solvers == ["alg6"]
 
 
 def test_multiclass_gmsvmf():
@@ -148,7 +148,7 @@ def test_multiclass_gmsvmf():
     assert clf.coef_.shape == (3, 2) and clf.intercept_.shape == (3,)
     assert clf.decision_function(X).shape == (90, 3)
     assert clf.score(X, y) > 0.8 and clf.fairness_ == pytest.approx(0.0, abs=1e-12)
-    assert clf.result_.certificates["zstep_solvers"] == ["alg3+structured"]
+    assert clf.result_.details.zstep_solvers == ["alg3+structured"]
     np.testing.assert_array_equal(clf.predict(X), clf.classes_[np.argmax(clf.decision_function(X), axis=1)])
     with pytest.raises(UnsupportedGoal, match="depend only on whether"):
         FairSubdataClassifier(constraints=[gf.demographic_parity_difference() <= 0.1]).fit(X, y, sensitive_features=g)

@@ -94,11 +94,11 @@ def test_macro_f_with_validation_set_and_restarts():
     # the slices of macro-F over groups: positives and negatives of each group (K = 4)
     assert est.surrogate_names_ == ["hinge_pos[sensitive_feature='F']", "hinge_neg[sensitive_feature='F']",
                                     "hinge_pos[sensitive_feature='M']", "hinge_neg[sensitive_feature='M']"]
-    assert len(est.result_.certificates["paths"]) == 2 and {h["restart"] for h in est.history_} == {0, 1}
+    assert len(est.result_.details.paths) == 2 and {h["restart"] for h in est.history_} == {0, 1}
     assert est.validation_metric_ == pytest.approx(_loss(est, X[va], y[va], sensitive_features=g[va]))
-    paths = est.result_.certificates["paths"]
+    paths = est.result_.details.paths
     assert est.validation_metric_ == pytest.approx(min(p.best_metric for p in paths))
-    assert est.result_.certificates["selection"]["sample"] == "validation"
+    assert est.result_.details.selection.sample == "validation"
     assert set(est.predict(X[va])) <= {"yes", "no"}
     ps = gf.BlackBoxPostShiftClassifier("macro_f1_over_groups").fit(
         X[tr], y[tr], sensitive_features=g[tr], X_val=X[va], y_val=y[va], sensitive_features_val=g[va])

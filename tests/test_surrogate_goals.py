@@ -1,6 +1,7 @@
 """The surrogate family on the goal pipeline: slices read from the compiled goals' features,
 rate constraints through multipliers, the post-shift baseline feasible first, the method
 registry and the result protocol, against brute force and goalfit.metrics."""
+import dataclasses
 import warnings
 
 import numpy as np
@@ -176,7 +177,7 @@ def test_constrained_fit_meets_dp_on_train_near_the_plugin(seed):
     assert m.constraint_rows_ == ["demographic_parity_difference('sex') <= 0.05 [0]",
                                   "demographic_parity_difference('sex') <= 0.05 [1]"]
     assert max(max(h["multipliers"]) for h in m.history_) > 0  # the multipliers moved
-    sel = m.result_.certificates["selection"]
+    sel = dataclasses.asdict(m.result_.details.selection)
     assert sel == {"sample": "training", "restart": 0, "iteration": m.best_iteration_,
                    "objective": pytest.approx(ev["objective"]["value"]), "max_violation": 0.0, "feasible": True}
 

@@ -84,11 +84,11 @@ def test_fair_subdata_takes_goal_expressions():
         assert ev["constraints"][0]["value"] == pytest.approx(
             gm.score(goal.expression, Y, pred, sensitive_features=pd.DataFrame({"sex": SEX})))
         assert a.feasible_ and a.fairness_ == pytest.approx(0.0, abs=1e-12)
-        assert a.result_.certificates["zstep_solvers"] == ["structured"]
+        assert a.result_.details.zstep_solvers == ["structured"]
     # race has three groups: pairwise rows, the exact MILP z-step
     c = gf.FairSubdataClassifier(constraints=[gf.demographic_parity_difference("race") <= 0.05], **kw).fit(
         X, Y, sensitive_features=S)
-    assert c.result_.certificates["zstep_solvers"] == ["milp"] and c.result_.certificates["zstep_exact"]
+    assert c.result_.details.zstep_solvers == ["milp"] and c.result_.details.zstep_exact
     assert gm.demographic_parity_difference(Y, c.predict(X), sensitive_features=RACE) <= 0.05 + 1e-9
     with pytest.raises(TypeError):
         gf.FairSubdataClassifier(measure="omr")

@@ -369,27 +369,27 @@ class FairSubdataClassifier(DeprecatedParams, GoalEstimator):
                           tol=self.tol, random_state=ctx.seed)
 
     def _classifier(self, ctx, result):
-        result.certificates["warn_infeasible"] = False  # said by _adopt_details, with what the selection meets
+        result.warn_infeasible = False  # said by _adopt_details, with what the selection meets
         return result.members[0]
 
     def _method_name(self, ctx, result) -> str:
         return self.method
 
     def _adopt_details(self, ctx, result, compiled, certification) -> None:
-        cert = result.certificates
+        d = result.details
         if compiled.constraints and not self.feasible_:
             where = ("the selection meets them (F(z) = 0) but the model's training predictions do not"
-                     if cert["selection_feasible"] else f"neither the selection (F(z) = {cert['fairness']:.4g}) nor "
+                     if d.selection_feasible else f"neither the selection (F(z) = {d.fairness:.4g}) nor "
                      "the model's training predictions meet them")
             warnings.warn(f"the goals are not met on the training data: {where} "
                           f"({self.violation_summary(result.confusion)})", RuntimeWarning, stacklevel=4)
-        self.model_ = cert["model"]
-        self.selected_ = np.asarray(cert["selection"], dtype=bool)
-        self.fairness_ = float(cert["fairness"])
-        self.objective_ = float(cert["irs_objective"])
-        self.n_iter_, self.converged_, self.stop_reason_ = cert["n_iter"], cert["converged"], cert["stop_reason"]
-        self.mip_ = cert["mip"]
-        self.threshold_ = float(cert["threshold"])
+        self.model_ = d.model
+        self.selected_ = np.asarray(d.selection, dtype=bool)
+        self.fairness_ = float(d.fairness)
+        self.objective_ = float(d.irs_objective)
+        self.n_iter_, self.converged_, self.stop_reason_ = d.n_iter, d.converged, d.stop_reason
+        self.mip_ = d.mip
+        self.threshold_ = float(d.threshold)
         if isinstance(self.model_, LinearModel):
             w, b = np.asarray(self.model_.w, float), np.atleast_1d(np.asarray(self.model_.b, float))
             self.coef_ = w.T.copy() if w.ndim == 2 else w[None, :].copy()
@@ -427,7 +427,7 @@ class FairSubdataClassifier(DeprecatedParams, GoalEstimator):
         X = self._check_predict_X(X)
         data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
                        classes=self.classes_, who=type(self).__name__, warn_groups=False)
-        learner = copy.deepcopy(self.result_.certificates["learner"])
+        learner = copy.deepcopy(self.result_.details.learner)
         compiled = Problem(self.objective).compile(data.space)
         meas = SelectionMeasure.from_compiled(compiled, data.y_codes, data.cells, data.sample_weight)
         K, n = data.n_classes, data.n_samples
@@ -439,7 +439,7 @@ class FairSubdataClassifier(DeprecatedParams, GoalEstimator):
         return "unconstrained", deployed_rule(learner, model, self.classes_), time.perf_counter() - t0
 
     def report_fields(self) -> dict:
-        cert = self.result_.certificates
+        d = self.result_.details
         return {
             "method": f"fair subdata selection ({self.method_}, {self._estimator_name()}, Ye & Xie 2020)",
             "n_members": 1,
@@ -450,9 +450,9 @@ class FairSubdataClassifier(DeprecatedParams, GoalEstimator):
                      "step 1)"),
             "selection": {"fairness_z_train": self.fairness_, "n_selected": int(self.selected_.sum()),
                           "n_train": int(len(self.selected_)), "objective_train": self.objective_,
-                          "constraint_values_z": cert["selection_values"], "form": cert["form"], "rho": cert["rho"],
-                          "t": cert["t"], "n_iter": int(self.n_iter_), "stop_reason": self.stop_reason_,
-                          "zstep_exact": cert["zstep_exact"], "zstep_solvers": cert["zstep_solvers"]},
+                          "constraint_values_z": d.selection_values, "form": d.form, "rho": d.rho,
+                          "t": d.t, "n_iter": int(self.n_iter_), "stop_reason": self.stop_reason_,
+                          "zstep_exact": d.zstep_exact, "zstep_solvers": d.zstep_solvers},
             "history_objective_name": "objective of the training predictions",
             "history_violation_name": "max violation of the training predictions",
         }
@@ -568,9 +568,9 @@ class SpectralFairSVC(DeprecatedParams, GoalEstimator):
         self.groups_ = cells.iloc[:, 0].to_numpy() if data.encoder.columns_ else None
 
     def _adopt_details(self, ctx, result, compiled, certification) -> None:
-        cert = result.certificates
-        self.coef_, self.intercept_ = np.asarray(cert["w"])[None, :].copy(), np.array([cert["b"]])
-        self.n_iter_, self.converged_ = cert["n_iter"], cert["converged"]
+        d = result.details
+        self.coef_, self.intercept_ = np.asarray(d.w)[None, :].copy(), np.array([d.b])
+        self.n_iter_, self.converged_ = d.n_iter, d.converged
 
     def decision_function(self, X):
         """Scores ``X @ coef_[0] + intercept_[0]``, shape (n_samples,); > 0 predicts ``classes_[1]``."""

@@ -263,16 +263,16 @@ class RampClassifier(DeprecatedParams, GoalEstimator):
         return "ramp"
 
     def _adopt_details(self, ctx, result, compiled, certification) -> None:
-        cert = result.certificates
-        self.coef_, self.intercept_ = cert["coef"], cert["intercept"]
-        self.threshold_ = cert["threshold"]
-        self.randomized_classifier_ = cert["randomized"]["classifier"]
-        self.multipliers_ = np.asarray(list(cert["multipliers"].values()), dtype=float)
-        self.constraint_rows_ = list(cert["multipliers"])
-        self.objective_ = cert["ramp_objective"]
-        self.alpha_ = cert["alpha"]
-        self.program_ = cert["program"]
-        self.n_iter_ = cert["n_iter"]
+        d = result.details
+        self.coef_, self.intercept_ = d.coef, d.intercept
+        self.threshold_ = d.threshold
+        self.randomized_classifier_ = d.randomized.classifier
+        self.multipliers_ = np.asarray(list(d.multipliers.values()), dtype=float)
+        self.constraint_rows_ = list(d.multipliers)
+        self.objective_ = d.ramp_objective
+        self.alpha_ = d.alpha
+        self.program_ = d.program
+        self.n_iter_ = d.n_iter
         self.dataset_names_ = ctx.backend.data.dataset_names
 
     # ------------------------------------------------------------------ predict

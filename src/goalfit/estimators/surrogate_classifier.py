@@ -390,24 +390,24 @@ class AdaptiveSurrogateClassifier(_ScoreEstimator):
         return self.method
 
     def _adopt_details(self, ctx, result, compiled, certification) -> None:
-        cert = result.certificates
-        res_paths = cert["paths"]
-        sel = cert["selection"]
-        path = res_paths[sel["restart"]]
-        self.theta_ = cert["theta"]
+        d = result.details
+        res_paths = d.paths
+        sel = d.selection
+        path = res_paths[sel.restart]
+        self.theta_ = d.theta
         if self.estimator is None:
-            self.coef_, self.intercept_ = cert["coef"], cert["intercept"]
+            self.coef_, self.intercept_ = d.coef, d.intercept
         else:
-            self.module_ = cert["module"]
-        self.surrogates_ = cert["surrogates"]
+            self.module_ = d.module
+        self.surrogates_ = d.surrogates
         self.surrogate_names_ = [s["name"] for s in self.surrogates_]
         self.surrogate_path_, self.target_path_, self.gradient_path_ = path.surrogates, path.targets, path.gradients
         self.condition_numbers_, self.residuals_ = path.condition_numbers, path.residuals
         self.metric_path_ = np.column_stack([path.metric_iterations, path.metric_values])
-        self.best_iteration_, self.best_restart_ = sel["iteration"], sel["restart"]
-        self.validation_metric_, self.selection_max_violation_ = sel["objective"], sel["max_violation"]
-        self.multipliers_ = np.asarray(list(cert["multipliers"].values()), dtype=float)
-        self.constraint_rows_ = list(cert["multipliers"])
+        self.best_iteration_, self.best_restart_ = sel.iteration, sel.restart
+        self.validation_metric_, self.selection_max_violation_ = sel.objective, sel.max_violation
+        self.multipliers_ = np.asarray(list(d.multipliers.values()), dtype=float)
+        self.constraint_rows_ = list(d.multipliers)
         self.n_metric_calls_ = int(result.n_oracle_calls)
         self.n_iter_ = int(self.max_iter * len(res_paths))
 
@@ -428,7 +428,7 @@ class AdaptiveSurrogateClassifier(_ScoreEstimator):
                 "multipliers": dict(zip(self.constraint_rows_, self.multipliers_.tolist())),
                 "surrogates": self.surrogate_names_,
                 "timing": {"total_fit_seconds": self.fit_seconds_},
-                "history_objective_name": f"{self.result_.certificates['objective_name']} (assessed iterates)",
+                "history_objective_name": f"{self.result_.details.objective_name} (assessed iterates)",
                 "note": ("values of the deterministic rule f(x) > 0 (predict); the objective is a loss (lower is "
                          "better); post-shift = logistic regression with one threshold chosen for the same goals, "
                          "feasible first (Jiang et al.'s required baseline)")}
@@ -528,8 +528,8 @@ class BlackBoxPostShiftClassifier(_ScoreEstimator):
             history=[{"iteration": 0, "objective": float(obj), "max_violation": float(viol), "seconds": 0.0}],
             n_oracle_calls=int(grid_size) + 1, feasible=bool(compiled.max_violation(C) <= FEASIBLE_TOL),
             message=f"threshold {t:.4g}, the best of at most {int(grid_size) + 1} candidates on the {sample} sample",
-            certificates={"threshold": t, "selection": {"sample": sample, "objective": obj, "max_violation": viol},
-                          "warn_infeasible": selection is None})
+            certificates={"threshold": t, "selection": {"sample": sample, "objective": obj, "max_violation": viol}},
+            warn_infeasible=selection is None)
         self._adopt(result, clf, compiled, method="post_shift", stacklevel=2)
         self.threshold_, self.validation_metric_, self.selection_max_violation_ = t, obj, viol
         self.fit_seconds_ = time.perf_counter() - t0

@@ -29,9 +29,9 @@ from .method import (Method, UnsupportedGoal, check_method_params, keyword_names
                      require_binary, require_linear)
 from .problem import as_seed, check_tightenable, resolve_margins, tighten
 from .progress import SILENT, Progress
-from .result import FitResult
+from .result import DetailsView, FitResult
 
-__all__ = ["DataBackend", "FitContext", "TEMPLATE_OPTIONS", "fit_options", "InMemoryData", "data_backend", "is_dask_collection", "MARGIN_GRID", "Certification", "certify", "goal_sample", "predicted_widths", "safety_rows", "split_rows",
+__all__ = ["DetailsView", "DataBackend", "FitContext", "TEMPLATE_OPTIONS", "fit_options", "InMemoryData", "data_backend", "is_dask_collection", "MARGIN_GRID", "Certification", "certify", "goal_sample", "predicted_widths", "safety_rows", "split_rows",
            "FitResult", "GOAL_PARAMETERS", "GoalEstimator", "MANY_GROUPS", "Method", "PreparedData", "Progress", "SILENT",
            "UnsupportedGoal", "as_seed", "check_tightenable", "check_goals_label_free", "check_method_params", "keyword_names",
            "prepare", "refuse_constraints", "require_binary", "require_linear", "resolve_margins", "tighten",

@@ -385,8 +385,8 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         C = result.confusion
         self.max_violation_ = float(compiled.max_violation(C))
         self.feasible_ = self.max_violation_ <= FEASIBLE_TOL
-        if compiled.constraints and not self.feasible_ and result.certificates.get("warn_infeasible", True):
-            note = result.certificates.get("infeasible_note")
+        if compiled.constraints and not self.feasible_ and result.warn_infeasible:
+            note = result.infeasible_note
             warnings.warn("the goals cannot all be met on the training data: returning the least-violating "
                           f"classifier ({self.violation_summary(C)})" + (f"; {note}" if note else ""),
                           RuntimeWarning, stacklevel=stacklevel + 1)

@@ -1,7 +1,8 @@
-"""The one result type every method returns (:class:`FitResult`)."""
+"""The one result type every method returns (:class:`FitResult`), and its typed family details."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, is_dataclass
 
 import numpy as np
 
@@ -40,9 +41,21 @@ class FitResult:
         at most :data:`goalfit.goals.FEASIBLE_TOL`).
     message : str
         Why the method stopped.
-    certificates : dict
-        Family-specific guarantees and diagnostics: a certified gap or dual bound, Lagrange
-        multipliers, the selection's fairness, the randomized rule's values, ...
+    certificates : Mapping
+        Family-specific guarantees and diagnostics by name (a certified gap or dual bound of the
+        plug-in methods, ...). For a family with typed ``details`` it is a read-only view of
+        them (:class:`DetailsView`), kept for one release: read ``details`` instead.
+    details : dataclass or None
+        The family's typed details (:class:`goalfit.methods.ramp.method.RampDetails`,
+        :class:`goalfit.methods.subdata.method.SubdataDetails`,
+        :class:`goalfit.methods.surrogate.method.SurrogateDetails`,
+        :class:`goalfit.torch.method.LagrangianDetails`, ...): what the family's estimator
+        reads back (coefficients, multipliers, the selection, the trainer, ...).
+    warn_infeasible : bool
+        Whether the estimator warns when the returned rule breaks a constraint on the training
+        sample (False when the family says it itself, with its own diagnosis).
+    infeasible_note : str or None
+        Appended to that warning (e.g. what a relaxation's randomized rule achieves).
     """
 
     members: list
@@ -53,7 +66,14 @@ class FitResult:
     n_oracle_calls: int = 0
     feasible: bool = True
     message: str = ""
-    certificates: dict = field(default_factory=dict)
+    certificates: Mapping = field(default_factory=dict)
+    details: object = None
+    warn_infeasible: bool = True
+    infeasible_note: str | None = None
+
+    def __post_init__(self):
+        if self.details is not None and not self.certificates:
+            self.certificates = DetailsView(self.details)
 
     @property
     def confusion(self) -> np.ndarray:
@@ -76,3 +96,40 @@ class FitResult:
         """
         C = np.asarray(confusion, dtype=float)
         return cls([member], np.ones(1), C[None], method, **fields)
+
+
+class DetailsView(Mapping):
+    """A read-only mapping over a family's typed details (``result.certificates`` of 0.1, by name).
+
+    ``view[name]`` is ``getattr(details, name)``; a nested dataclass is viewed the same way, so
+    ``result.certificates["randomized"]["feasible"]`` still reads
+    ``result.details.randomized.feasible``.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class D:
+    ...     n_iter: int
+    >>> DetailsView(D(3))["n_iter"]
+    3
+    """
+
+    def __init__(self, details):
+        self._details = details
+        self._names = [f.name for f in fields(details)]
+
+    def __getitem__(self, name):
+        if name not in self._names:
+            raise KeyError(name)
+        value = getattr(self._details, name)
+        return DetailsView(value) if is_dataclass(value) and not isinstance(value, type) else value
+
+    def __iter__(self):
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __repr__(self) -> str:
+        return f"DetailsView({self._details!r})"

@@ -382,24 +382,25 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
             tr.load_state_dict(torch.load(path, weights_only=False))
         stopped = method.train(tr, ctx.options.get("n_epochs", self.max_iter) - tr.epoch, run, ctx.progress)
         result = method.result(tr, compiled, run, stopped)
-        result.certificates["classifiers"] = clfs = self._classifiers(tr.predictor, tr.snapshots, result)
+        result.details.classifiers = clfs = self._classifiers(tr.predictor, tr.snapshots, result)
         return compiled, result, clfs[params["prediction"]]
 
     def _method_name(self, ctx, result) -> str:
         return self.method
 
     def _adopt_details(self, ctx, result, compiled, certification) -> None:
-        cert = result.certificates
-        self.trainer_ = tr = cert.pop("trainer")
+        d = result.details
+        self.trainer_ = tr = d.trainer
+        d.trainer = None  # the estimator keeps it (pickled as its state), the result does not
         self.module_ = tr.module
         self.snapshots_ = tr.snapshots
         self._template = tr.predictor.template
         self.n_epochs_ = self.n_iter_ = tr.epoch
-        self.stopped_early_ = cert["stopped_early"]
-        self.multipliers_ = cert["multipliers"]
-        self.shrunk_index_, self.shrunk_weights_ = cert["shrunk_index"], cert["shrunk_weights"]
-        self.best_index_ = cert["best_index"]
-        clfs = cert.pop("classifiers")
+        self.stopped_early_ = d.stopped_early
+        self.multipliers_ = d.multipliers
+        self.shrunk_index_, self.shrunk_weights_ = d.shrunk_index, d.shrunk_weights
+        self.best_index_ = d.best_index
+        clfs, d.classifiers = d.classifiers, None
         self.stochastic_classifier_ = clfs["stochastic"]
         self.best_iterate_classifier_ = clfs["best_iterate"]
         self.last_classifier_ = clfs["last"]
@@ -460,21 +461,21 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
     def _finish(self, method, tr, compiled, run, stopped):
         """Adopt the trainer's state after an incremental step."""
         result = method.result(tr, compiled, run, stopped)
-        result.certificates["classifiers"] = clfs = self._classifiers(tr.predictor, tr.snapshots, result)
+        result.details.classifiers = clfs = self._classifiers(tr.predictor, tr.snapshots, result)
         self._adopt(result, clfs[self._params()[1]["prediction"]], compiled, method=self.method, stacklevel=3)
         self._adopt_details(None, result, compiled, None)
 
     def _classifiers(self, predictor, snaps, result) -> dict:
         """The stochastic (shrunk), best-iterate and last-snapshot rules of a trained run."""
-        cert = result.certificates
+        d = result.details
         blind = CellEncoder().fit(None, 1)
 
         def mixture(idx, w):
             return RandomizedClassifier([NetworkMember(predictor, snaps[i].state) for i in idx], w, self.classes_,
                                         blind, None)
 
-        return {"stochastic": mixture(cert["shrunk_index"], cert["shrunk_weights"]),
-                "best_iterate": mixture([cert["best_index"]], [1.0]), "last": mixture([len(snaps) - 1], [1.0])}
+        return {"stochastic": mixture(d.shrunk_index, d.shrunk_weights),
+                "best_iterate": mixture([d.best_index], [1.0]), "last": mixture([len(snaps) - 1], [1.0])}
 
     # ------------------------------------------------------------------ predicting
     def decision_function(self, X) -> np.ndarray:

@@ -1,6 +1,8 @@
 """The Lagrangian family as a method on the compiled problem (:class:`LagrangianMethod`)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 
@@ -61,6 +63,40 @@ def lagrangian_params(params) -> dict:
     return out
 
 
+@dataclass
+class LagrangianDetails:
+    """What :class:`LagrangianMethod` returns beside the deployed rule (``FitResult.details``).
+
+    Attributes
+    ----------
+    trainer : Trainer or None
+        The trainer (for ``partial_fit``; the estimator keeps it as ``trainer_`` and clears it here).
+    shrunk_index, shrunk_weights : ndarray
+        The snapshots of the shrunk mixture (Cotter et al.'s LP, at most m + 1) and their weights.
+    best_index : int
+        TFCO's best (rank-based) deterministic snapshot.
+    shrunk_feasible : bool
+    shrunk_max_violation : float
+    multipliers : ndarray of shape (n_constraints,)
+    stopped_early : bool
+    chosen_on : str
+        ``"train"`` or ``"validation"``: where the mixture was shrunk.
+    classifiers : dict or None
+        The estimator's stochastic, best-iterate and last-snapshot rules (set by the estimator).
+    """
+
+    trainer: object
+    shrunk_index: np.ndarray
+    shrunk_weights: np.ndarray
+    best_index: int
+    shrunk_feasible: bool
+    shrunk_max_violation: float
+    multipliers: np.ndarray
+    stopped_early: bool
+    chosen_on: str
+    classifiers: dict | None = None
+
+
 class LagrangianMethod(Method):
     """Rate-constrained training of a network: the Lagrangian or the proxy-Lagrangian game.
 
@@ -74,7 +110,7 @@ class LagrangianMethod(Method):
     ``batch_size``, ``max_iter`` (epochs), ``alpha`` (weight decay), ``tol``, ``validation``
     (``(PreparedData, X)`` or None) and the keys of :data:`LAGRANGIAN_PARAMS`. The result's
     members are the shrunk mixture's snapshots (``prediction="stochastic"``), TFCO's best
-    iterate or the last snapshot; ``certificates`` hold the trainer (for ``partial_fit``), every
+    iterate or the last snapshot; ``details`` (:class:`LagrangianDetails`) hold the trainer (for ``partial_fit``), every
     snapshot's index choices and the multipliers.
     """
 
@@ -178,10 +214,10 @@ class LagrangianMethod(Method):
                          bool(compiled.max_violation(np.tensordot(choice[1], Cs[choice[0]], axes=1)) <= FEASIBLE_TOL),
                          f"{tr.epoch} epochs, {len(snaps)} snapshots; {p['prediction']} prediction"
                          + (" (stopped early)" if stopped_early else ""),
-                         {"trainer": tr, "shrunk_index": index, "shrunk_weights": weights, "best_index": int(best),
-                          "shrunk_feasible": bool(feasible_choice), "shrunk_max_violation": float(viol),
-                          "multipliers": tr.multipliers.current().cpu().numpy().astype(float),
-                          "stopped_early": bool(stopped_early), "chosen_on": p["shrink_on"]})
+                         details=LagrangianDetails(
+                             tr, index, weights, int(best), bool(feasible_choice), float(viol),
+                             tr.multipliers.current().cpu().numpy().astype(float), bool(stopped_early),
+                             p["shrink_on"]))
 
     def solve(self, data, compiled, params: dict, progress=SILENT) -> FitResult:
         tr = self.trainer(data, compiled, params)

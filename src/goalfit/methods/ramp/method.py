@@ -1,6 +1,8 @@
 """Goh et al.'s ramp method as a method on the compiled problem (:class:`RampMethod`)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ...classifiers import LinearScorer, ScoreClassifier
@@ -65,6 +67,61 @@ def ramp_params(params: dict) -> dict:
     return out
 
 
+@dataclass
+class RandomizedRule:
+    """The ramp-randomized rule (Goh et al. Eq. 3) whose expected rates the relaxation bounds.
+
+    Attributes
+    ----------
+    classifier : ScoreClassifier
+        Predicts positive with probability ``sigma(f(x))``.
+    confusion : ndarray of shape (n_cells, 2, 2)
+        Its expected confusion tensor on the training sample.
+    feasible : bool
+    max_violation : float
+        Its largest constraint violation on the training sample (rate units).
+    """
+
+    classifier: object
+    confusion: np.ndarray
+    feasible: bool
+    max_violation: float
+
+
+@dataclass
+class RampDetails:
+    """What :class:`RampMethod` returns beside the deployed rule (``FitResult.details``).
+
+    Attributes
+    ----------
+    randomized : RandomizedRule
+    multipliers : dict of str to float
+        The last Lagrange multiplier of each constraint row (Alg. 2), by row name.
+    ramp_objective : float
+        The relaxed (ramp) objective of the last MM iterate.
+    threshold : float
+        The deployed rule is ``f(x) > threshold``.
+    coef : ndarray of shape (n_features,)
+    intercept : float
+    alpha : float
+        The l2 weight used (``1 / W`` by default).
+    program : goalfit.goals.RateProgram
+        The compiled rate program (rows, datasets).
+    n_iter : int
+        MM iterations.
+    """
+
+    randomized: RandomizedRule
+    multipliers: dict
+    ramp_objective: float
+    threshold: float
+    coef: np.ndarray
+    intercept: float
+    alpha: float
+    program: object
+    n_iter: int
+
+
 class RampMethod(Method):
     """Linear classifiers under dataset constraints with the ramp loss (Goh et al., NIPS 2016).
 
@@ -81,7 +138,7 @@ class RampMethod(Method):
     The result's single member is the deterministic rule ``f(x) > t`` (``decision_threshold``:
     ``"fit"`` picks the exact best ``t`` on the training datasets for Problem 1 itself, among the
     thresholds meeting every goal, else the least violating; a number fixes it, 0 being the
-    paper's rule); ``certificates["randomized"]`` holds the ramp-randomized rule (Eq. 3) that the
+    paper's rule); ``details.randomized`` (:class:`RampDetails`) holds the ramp-randomized rule (Eq. 3) that the
     relaxation bounds: its classifier, confusion tensor, feasibility and max violation.
     """
 
@@ -145,11 +202,10 @@ class RampMethod(Method):
             feasible=bool(compiled.max_violation(C_det) <= FEASIBLE_TOL),
             message=f"{max(len(res.history) - 1, 1)} MM iterations, {n_inner} weighted-SVM solves; threshold "
                     f"f(x) > {threshold:.4g}",
-            certificates={"randomized": {"classifier": randomized, "confusion": C_ramp, "feasible": bool(res.feasible),
-                                         "max_violation": float(res.max_violation)},
-                          "multipliers": dict(zip(program.row_names, np.asarray(res.multipliers).tolist())),
-                          "ramp_objective": float(res.objective), "threshold": float(threshold),
-                          "coef": res.coef, "intercept": float(res.intercept), "alpha": lam, "program": program,
-                          "n_iter": max(len(res.history) - 1, 1),
-                          "infeasible_note": (f"the ramp-randomized rule (randomized_classifier_), which the "
-                                              f"relaxation bounds, has max violation {res.max_violation:.4g}")})
+            details=RampDetails(
+                randomized=RandomizedRule(randomized, C_ramp, bool(res.feasible), float(res.max_violation)),
+                multipliers=dict(zip(program.row_names, np.asarray(res.multipliers).tolist())),
+                ramp_objective=float(res.objective), threshold=float(threshold), coef=res.coef,
+                intercept=float(res.intercept), alpha=lam, program=program, n_iter=max(len(res.history) - 1, 1)),
+            infeasible_note=(f"the ramp-randomized rule (randomized_classifier_), which the relaxation bounds, has "
+                             f"max violation {res.max_violation:.4g}"))

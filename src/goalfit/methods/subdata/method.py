@@ -43,6 +43,7 @@ finite; Prop. 10 bounds its gap).
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -287,6 +288,79 @@ class _Tracker:
         self.progress.update(row["iteration"], objective=obj, max_violation=viol, restart=row["restart"])
 
 
+@dataclass
+class SubdataDetails:
+    """What :class:`SubdataMethod` returns beside the deployed rule (``FitResult.details``).
+
+    Attributes
+    ----------
+    selection : ndarray of bool, shape (n_samples,)
+        The selection ``z`` (True: the example counts as right).
+    fairness : float
+        ``F(z)``, the selection's total violation of the constraints.
+    n_selected : int
+    selection_values : list of float
+        Each constraint's value if the predictions were the selection's.
+    selection_feasible : bool
+        Whether the selection meets every constraint.
+    model, learner
+        The fitted model and the learner that fitted it (its step, for the report's baseline).
+    threshold : float
+        The deployed rule thresholds the model's scores here.
+    t, rho, alpha : float
+        The margin threshold, the fairness weight and the l2 weight used.
+    form : str
+        ``"constraint"`` or ``"penalty"`` (the goals as hard constraints or as ``rho F(z)``).
+    iterate : str
+        Which IRS iterate was returned (``"goals"`` or ``"objective"``).
+    irs_objective : float
+        ``H`` of the returned iterate (Eq. 1).
+    n_iter : int
+    converged : bool
+    stop_reason : str
+    mip : MIPResult or None
+        The exact methods' solver result.
+    zstep_exact : bool
+        Whether every z-step was solved to optimality.
+    zstep_solvers : list of str
+    coef, intercept : ndarray or None
+        For linear models, ``w`` and ``b``.
+    """
+
+    selection: np.ndarray
+    fairness: float
+    n_selected: int
+    selection_values: list
+    selection_feasible: bool
+    model: object
+    learner: object
+    threshold: float
+    t: float
+    rho: float
+    form: str
+    alpha: float
+    iterate: str
+    irs_objective: float
+    n_iter: int
+    converged: bool
+    stop_reason: str
+    mip: object
+    zstep_exact: bool
+    zstep_solvers: list
+    coef: np.ndarray | None = None
+    intercept: np.ndarray | float | None = None
+
+
+@dataclass
+class SSVMDetails:
+    """What :class:`SSVMMethod` returns beside the deployed rule: ``w``, ``b``, DC iterations, convergence."""
+
+    w: np.ndarray
+    b: float
+    n_iter: int
+    converged: bool
+
+
 class SubdataMethod(Method):
     """Exact fairness by unbiased subdata selection (Ye & Xie, arXiv 2012.12356), for linear goals.
 
@@ -316,7 +390,7 @@ class SubdataMethod(Method):
     ``degree`` (``kernel_svm``).
 
     The result's single member is the deterministic rule of the returned model (``f(x) >
-    threshold``; the argmax for multiclass). ``certificates`` hold the selection (``selection``, ``fairness``
+    threshold``; the argmax for multiclass). ``details`` (:class:`SubdataDetails`) hold the selection (``selection``, ``fairness``
     = ``F(z)``, ``n_selected``, ``selection_values``: each constraint's value if the
     predictions were the selection's), ``irs_objective`` (``H``), ``zstep_exact``,
     ``zstep_solvers``, ``n_iter``, ``converged``, ``stop_reason``, ``mip`` (a
@@ -383,7 +457,7 @@ class SubdataMethod(Method):
         n_calls = sum(1 for h in history if h.get("iteration", 1) > 0)
         return FitResult.single(classifier, C, self.name, history=history, n_oracle_calls=n_calls,
                                 feasible=bool(compiled.max_violation(C) <= FEASIBLE_TOL), message=message,
-                                certificates=cert)
+                                details=SubdataDetails(**cert))
 
     def _run(self, learner, X, yy, meas, t, data, compiled, p, params, progress):
         """``(model, z, history, info)`` of the chosen method."""
@@ -463,7 +537,7 @@ class SSVMMethod(Method):
     from one sensitive column of two values (none: the hinge SVM). ``params`` holds ``d``,
     ``mu``, ``alpha`` (``lam`` of :func:`goalfit.methods.subdata.ssvm.fit_ssvm`), ``max_iter``
     and ``tol``; the result's member is a :class:`~goalfit.classifiers.ScoreClassifier` over the
-    linear scores, its ``certificates`` hold ``w``, ``b``, ``n_iter`` and ``converged``.
+    linear scores, its ``details`` (:class:`SSVMDetails`) ``w``, ``b``, ``n_iter`` and ``converged``.
     """
 
     name = "ssvm"
@@ -497,5 +571,4 @@ class SSVMMethod(Method):
                     "seconds": time.perf_counter() - t0, "oracle_calls": n_iter}]
         return FitResult.single(clf, C, "ssvm", history=history, n_oracle_calls=n_iter,
                                 message=f"DC loop: {m.extra['n_iter']} QCQPs, converged {m.extra['converged']}",
-                                certificates={"w": m.w, "b": m.b, "n_iter": m.extra["n_iter"],
-                                              "converged": m.extra["converged"]})
+                                details=SSVMDetails(m.w, float(m.b), n_iter, bool(m.extra["converged"])))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import numbers
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -122,6 +123,53 @@ def row_names(compiled) -> list[str]:
     return names
 
 
+@dataclass
+class Selection:
+    """The iterate :class:`SurrogateMethod` returned: where it was chosen and its values there."""
+
+    sample: str
+    """``"training"`` or ``"validation"``."""
+    restart: int
+    iteration: int
+    objective: float
+    max_violation: float
+    feasible: bool
+
+
+@dataclass
+class SurrogateDetails:
+    """What :class:`SurrogateMethod` returns beside the deployed rule (``FitResult.details``).
+
+    Attributes
+    ----------
+    multipliers : dict of str to float
+        The last multiplier of each constraint row.
+    selection : Selection
+    surrogates : list of dict
+        The surrogate table (name, loss, slice) of the run.
+    paths : list
+        One path per restart (surrogate, target and gradient paths, condition numbers, metric
+        values).
+    theta : ndarray
+        The selected parameters.
+    coef, intercept : ndarray or None
+        For the linear model.
+    module : torch.nn.Module or None
+        For a PyTorch model.
+    objective_name : str
+    """
+
+    multipliers: dict
+    selection: Selection
+    surrogates: list
+    paths: list
+    theta: np.ndarray
+    coef: np.ndarray | None
+    intercept: float | None
+    module: object
+    objective_name: str
+
+
 class SurrogateMethod(Method):
     """Black-box goals by adaptively combining surrogates (Jiang et al., ICML 2020, Alg. 1).
 
@@ -152,7 +200,7 @@ class SurrogateMethod(Method):
     training sample; ``history`` has one row per assessed iterate (``iteration``, ``restart``,
     ``objective`` and ``max_violation`` on the training sample, ``selection_objective`` and
     ``selection_max_violation`` on the selection sample, ``multipliers``, ``oracle_calls``
-    (models evaluated on the selection sample so far), ``seconds``); ``certificates`` hold the
+    (models evaluated on the selection sample so far), ``seconds``); ``details`` (:class:`SurrogateDetails`) hold the
     multipliers of the selected run's last step, the selection (sample, restart, iteration,
     values, feasibility), the surrogates' slices and every run's path.
     """
@@ -279,14 +327,12 @@ class SurrogateMethod(Method):
         message = (f"{n_restarts} run(s) of {T} steps, K = {len(surrogates)} surrogates, {n_calls} models evaluated; "
                    f"selected run {res.best_restart} iteration {path.best_iteration} on the {sample} sample: objective "
                    f"{res.metric:.4g}, max violation {res.violation:.3g}")
-        certificates = {
-            "multipliers": dict(zip(names, path.multipliers[-1].tolist())),
-            "selection": {"sample": sample, "restart": int(res.best_restart), "iteration": int(path.best_iteration),
-                          "objective": float(res.metric), "max_violation": float(res.violation),
-                          "feasible": bool(feasible_sel)},
-            "surrogates": table, "paths": res.paths, "theta": theta, "coef": coef, "intercept": intercept,
-            "module": fitted, "objective_name": sel_goals.name, "warn_infeasible": same,
-        }
+        details = SurrogateDetails(
+            multipliers=dict(zip(names, path.multipliers[-1].tolist())),
+            selection=Selection(sample, int(res.best_restart), int(path.best_iteration), float(res.metric),
+                                float(res.violation), bool(feasible_sel)),
+            surrogates=table, paths=res.paths, theta=theta, coef=coef, intercept=intercept, module=fitted,
+            objective_name=sel_goals.name)
         return FitResult.single(classifier, C, self.name, history=history, n_oracle_calls=n_calls,
                                 feasible=bool(compiled.max_violation(C) <= FEASIBLE_TOL), message=message,
-                                certificates=certificates)
+                                details=details, warn_infeasible=same)
