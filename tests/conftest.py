@@ -1,6 +1,14 @@
 import os
 from pathlib import Path
 
+# One thread per BLAS / OpenMP / torch pool, set before numpy, scipy or torch load (this conftest is
+# imported before any test module; subprocesses such as the CLI tests inherit it). The tests' problems
+# are small: a second thread only synchronizes, and on a busy 2-core machine the waiting threads spin,
+# e.g. a 3000-step full-batch torch fit of 300 rows took 112 CPU s with torch's default threads and 6 s
+# with one. Set one of these variables to override it.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 import pytest
 
 _DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data"
