@@ -11,25 +11,26 @@ from .names import unknown_column
 
 
 class _Ambiguous:
-    """Marker: the positive class of a binary problem must be named; ``how`` says where."""
+    """Marker: the positive class of a binary problem is not told by its labels; ``how`` says
+    how to name it. ``assume_last``: take the last label with a warning instead of refusing."""
 
-    def __init__(self, how: str = "pass pos_label=... (scikit-learn's convention)"):
-        self.how = how
+    def __init__(self, how: str = "pass pos_label=... (scikit-learn's convention)", assume_last: bool = False):
+        self.how, self.assume_last = how, assume_last
 
     def __repr__(self):
         return "AMBIGUOUS"
 
 
-#: The metric functions' marker: name the positive class with ``pos_label=``.
+#: The metric functions' marker: refuse, asking for ``pos_label=``.
 AMBIGUOUS = _Ambiguous()
 
-#: The estimators' marker: goals that mean "the positive class" name it with ``label=``.
+#: The estimators' marker: a goal that means "the positive class" takes the last label in sorted
+#: order (scikit-learn's estimators' ``classes_[1]``) with a warning asking for ``label=`` in the
+#: goal (a refusal would break scikit-learn's checks, which fit on string labels).
 AMBIGUOUS_IN_GOALS = _Ambiguous(
-    "name it in each goal that needs it, e.g. gf.true_positive_rate(label={pos!r}), "
+    "name it in each goal that needs it to be sure, e.g. gf.true_positive_rate(label={pos!r}), "
     "gf.demographic_parity_difference(label={pos!r}), gf.f1(label={pos!r}); or encode y as 0/1 "
-    "(an objective string such as 'f1' needs 0/1, -1/1 or False/True labels)")
-
-
+    "(an objective string such as 'f1' needs 0/1, -1/1 or False/True labels)", assume_last=True)
 
 
 def _plain(value):
@@ -62,8 +63,9 @@ class ConfusionSpace:
         ``demographic_parity_difference(...)`` and ``f1()`` refer to without ``label=``).
         None: the larger label (scikit-learn's order; the estimators' convention).
         :data:`AMBIGUOUS`: refuse to guess (:mod:`goalfit.metrics` with labels such as
-        "bad"/"good" and no ``pos_label=``); :data:`AMBIGUOUS_IN_GOALS`: the same for the
-        estimators (:func:`goalfit.fit.prepare`), whose goals name the class with ``label=``.
+        "bad"/"good" and no ``pos_label=``); :data:`AMBIGUOUS_IN_GOALS`: the estimators'
+        (:func:`goalfit.fit.prepare`): the last label, with a warning asking for ``label=`` in
+        the goals.
     """
 
     classes: np.ndarray
@@ -144,6 +146,12 @@ class ConfusionSpace:
         ValueError
             For multiclass problems, where the class must be named, and for binary labels
             whose positive class is ambiguous (``pos_label`` is :data:`AMBIGUOUS`).
+
+        Warns
+        -----
+        UserWarning
+            With :data:`AMBIGUOUS_IN_GOALS` (the estimators, labels such as "no"/"yes"): the
+            last label is taken, and the warning says how to name it.
         """
         if self.n_classes != 2:
             raise ValueError(
@@ -154,10 +162,17 @@ class ConfusionSpace:
         if self.pos_label is None:
             return 1
         if isinstance(self.pos_label, _Ambiguous):
-            raise ValueError(
-                f"the positive class of labels {self.classes.tolist()} is ambiguous (only 0/1, -1/1 and "
-                f"False/True have a default): " + self.pos_label.how.format(pos=_plain(self.classes[1]))
-            )
+            pos = _plain(self.classes[1])
+            text = (f"the positive class of labels {self.classes.tolist()} is ambiguous (only 0/1, -1/1 and "
+                    f"False/True have a default)")
+            if not self.pos_label.assume_last:
+                raise ValueError(f"{text}: " + self.pos_label.how.format(pos=pos))
+            import warnings
+
+            warnings.warn(f"{text}: a goal on 'the positive class' takes {pos!r}, the last label in sorted order "
+                          "(the metric functions refuse to guess without pos_label=); "
+                          + self.pos_label.how.format(pos=pos), UserWarning, stacklevel=2)
+            return 1
         return self.class_code(self.pos_label)
 
     def cell_mask(self, group) -> np.ndarray:

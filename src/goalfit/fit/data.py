@@ -141,11 +141,12 @@ def _space(y_codes, cells, labelled, classes, encoder, sample_weight) -> Confusi
 
 
 def _positive(space: ConfusionSpace) -> ConfusionSpace:
-    """The space, told to refuse guessing the positive class of binary labels other than 0/1,
-    -1/1 and False/True (as the metric functions do without ``pos_label``): a goal that means
-    "the positive class" (``true_positive_rate()``, ``demographic_parity_difference()``,
-    ``f1()``) then raises, asking for ``label=`` in the goal; goals that need no positive class
-    (error, error-rate parity, a goal naming its class) are unaffected."""
+    """The space, told that binary labels other than 0/1, -1/1 and False/True do not say which
+    class is positive (the metric functions refuse them without ``pos_label``): a goal that
+    means "the positive class" (``true_positive_rate()``, ``demographic_parity_difference()``,
+    ``f1()``) takes the last label in sorted order with a UserWarning asking for ``label=`` in
+    the goal; goals that need no positive class (error, error-rate parity, a goal naming its
+    class) are unaffected."""
     if space.n_classes == 2 and resolve_pos_label(space.classes, None) is None:
         return replace(space, pos_label=AMBIGUOUS_IN_GOALS)
     return space
