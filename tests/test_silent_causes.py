@@ -232,7 +232,7 @@ BAD = [  # (name, fit call on a family's constructor, error, words)
     ("zero rows", lambda f: f().fit(X[:0], Y[:0]), ValueError, "0 (rows|sample)"),
     ("ragged dict of groups", lambda f: f(constraints=[DP]).fit(X, Y, sensitive_features={"g": G, "h": G[:-1]}),
      ValueError, r"sensitive_features\['h'\] has 299"),
-    ("groups as a column name", lambda f: f(constraints=[DP]).fit(X, Y, sensitive_features="g"), ValueError,
+    ("groups as a column name", lambda f: f(constraints=[DP]).fit(X, Y, sensitive_features="g"), TypeError,
      "is a string"),
     ("zero weight on a named group", lambda f: f(constraints=[DP]).fit(
         X, Y, sensitive_features=G, sample_weight=(G == "A").astype(float)), ValueError, "no examples"),

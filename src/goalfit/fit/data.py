@@ -205,7 +205,7 @@ def check_inputs(X, y=None, sensitive_features=None, sample_weight=None, suffix:
         return
     sf_name = "sensitive_features" + suffix
     if isinstance(sensitive_features, str):
-        raise ValueError(f"{sf_name}={sensitive_features!r} is a string: pass the column's values (e.g. "
+        raise TypeError(f"{sf_name}={sensitive_features!r} is a string: pass the column's values (e.g. "
                          f"X[{sensitive_features!r}], and drop it from X if the model must not read it); columns "
                          "are not selected by name")
     if isinstance(sensitive_features, dict):  # a dict of columns: each column's length

@@ -225,9 +225,8 @@ def check_count(value, what: str, minimum: int = 1) -> int:
 
     if isinstance(value, bool) or not isinstance(value, (Integral, Real)):
         raise TypeError(f"{what} must be an integer >= {minimum}, got {value!r}")
-    if not isinstance(value, Integral):
-        if not (np.isfinite(value) and float(value).is_integer()):
-            raise TypeError(f"{what} must be an integer >= {minimum}, got {value!r}")
+    if not isinstance(value, Integral) and not (np.isfinite(value) and float(value).is_integer()):
+        raise TypeError(f"{what} must be an integer >= {minimum}, got {value!r}")
     if int(value) < minimum:
         raise ValueError(f"{what} must be an integer >= {minimum}, got {value!r}")
     return int(value)
@@ -253,7 +252,7 @@ def check_aligned_indexes(**arrays) -> None:
     for (ref_name, ref), (name, index) in zip(indexed[:1] * len(indexed), indexed[1:]):
         if len(index) != len(ref) or index.equals(ref):
             continue
-        i = next((k for k, (a, b) in enumerate(zip(ref, index)) if not (a == b or a != a and b != b)), 0)
+        i = next((k for k, (a, b) in enumerate(zip(ref, index)) if not (a == b or pd.isna(a) and pd.isna(b))), 0)
         raise ValueError(
             f"the indexes of {ref_name} and {name} differ (row {i}: {ref_name} index {ref[i]!r}, {name} index "
             f"{index[i]!r}); rows are matched by position, which would pair different examples: pass "

@@ -181,9 +181,9 @@ def compare_constants(problem, oracle, result, *, tol: float = 1e-4):
     best = None
     for j, (member, C) in enumerate(evaluated):
         v = float(f.value(C))
-        if problem.max_violation(C) <= FEASIBLE_TOL and np.isfinite(v) and v < value - tol:
-            if best is None or v < best[2]:
-                best = (member, C, v, j)
+        feasible_better = problem.max_violation(C) <= FEASIBLE_TOL and np.isfinite(v) and v < value - tol
+        if feasible_better and (best is None or v < best[2]):
+            best = (member, C, v, j)
     if best is None:
         return result
     member, C, v, j = best
