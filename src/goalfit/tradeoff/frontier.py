@@ -298,6 +298,7 @@ def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constrain
         models.append(m)
         progress.update(i + 1, objective=row["objective_train"], max_violation=row["max_violation_train"],
                         bound=float(grid[i]), force=True)
+    progress.done(f"{len(sets)} points")  # the sweep's own duration, then the total
     objective_name = Problem(estimator.objective, []).objective.name
     base = getattr(first, "estimator_", None)
     return Frontier(pd.DataFrame(rows), models, chosen, objective_name, swept, base,
