@@ -412,3 +412,49 @@ def test_surrogate_metric_attribute_of_01():
     pred = (model.predict(X) == model.classes_[1]).astype(int)
     # the H-mean loss of the deployed (deterministic) rule's predictions, as evaluate measures it
     assert metric(y, pred) == pytest.approx(model.evaluate(X, y)["objective"]["value"], abs=1e-12)
+
+
+#: A self-contained example of goalfit 0.1's README, verbatim (a script written against 0.1).
+README_01_EXAMPLE = """
+import numpy as np
+import pandas as pd
+import goalfit as gf
+
+rng = np.random.default_rng(0)
+X = rng.normal(size=(600, 3))
+S = pd.DataFrame({"sex": rng.choice(["Female", "Male"], 600), "race": rng.choice(["a", "b"], 600)})
+y = (X[:, 0] + 0.5 * (S["sex"] == "Male") + rng.logistic(size=600) > 0).astype(int)
+
+# fairness goals users asked for: average odds, coverage equal to the class prior (no priors by hand),
+# and overlapping groups (a group={...} dict names cells of some columns only: all Females, any race)
+m = gf.GoalClassifier(constraints=[
+    gf.average_odds_difference("sex") <= 0.02,
+    gf.coverage(1) <= gf.prior(1) + 0.01, gf.coverage(1) >= gf.prior(1) - 0.01,
+    gf.true_positive_rate(group={"sex": "Female"}) >= 0.6,
+]).fit(X, y, sensitive_features=S)
+assert all(c["met"] for c in m.evaluate(X, y, sensitive_features=S)["constraints"])
+
+# Ye & Xie's fair subdata selection with the same goal expressions (measure= strings stay as shorthand)
+sub = gf.FairSubdataClassifier("logistic", t=np.log(0.5), max_iter=10,
+                               constraints=[gf.error_rate_difference("sex") <= 0.02])
+sub.fit(X, y, sensitive_features=S)                 # the goal's column is picked from the frame
+assert (sub.measure_, sub.epsilon_) == ("omr", 0.02)
+
+# Jiang et al.'s adaptive surrogates take a known-form goal as the black-box metric
+bb = gf.AdaptiveSurrogateClassifier(gf.macro_f1_over_groups("sex"), n_iter=5, n_perturbations=30,
+                                    random_state=0).fit(X, y, sensitive_features=S["sex"])
+loss = bb.evaluate(X, y, sensitive_features=S["sex"])["objective"]["value"]   # 1 - macro-F1 over groups
+print(round(loss, 3), gf.metrics.average_odds_difference(y, m.predict(X, sensitive_features=S, random_state=0),
+                                                         sensitive_features=S["sex"]))
+"""
+
+
+def test_01_readme_example_still_runs():
+    namespace = {}
+    with warnings.catch_warnings(record=True) as caught:  # also the fit's own warnings (small slices)
+        warnings.simplefilter("always")
+        exec(compile(README_01_EXAMPLE, "goalfit-0.1-README", "exec"), namespace)  # noqa: S102
+    spelled = {str(w.message).split(" is deprecated")[0] for w in caught if issubclass(w.category, FutureWarning)}
+    assert {"FairSubdataClassifier(t=...)", "FairSubdataClassifier.measure_", "FairSubdataClassifier.epsilon_",
+            "AdaptiveSurrogateClassifier(n_iter=...)"} <= spelled
+    assert 0 < namespace["loss"] < 1
