@@ -37,14 +37,18 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build", "examples/README.txt", "**/GALLERY_HEADER.rst"]
 templates_path = ["_templates"]
 html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 html_theme = "pydata_sphinx_theme"
 html_title = f"goalfit {release}"
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
     "header_links_before_dropdown": 6,
+    # the user guide's tables and the gallery's code need the width; the API pages keep their TOC
+    "secondary_sidebar_items": {"user_guide/*": [], "auto_examples/*": []},
 }
 html_sidebars = {"index": []}
+html_show_sourcelink = False
 
 myst_enable_extensions = ["colon_fence", "dollarmath"]
 myst_heading_anchors = 3

@@ -22,12 +22,13 @@ X_tr, X_va, y_tr, y_va, s_tr, s_va = train_test_split(X, y, sex, train_size=6000
                                                       stratify=y, random_state=0)
 
 # %%
-model = gf.GoalClassifier(constraints=[gf.demographic_parity_difference("sex") <= 0.05], random_state=0)
+goal = gf.demographic_parity_difference("sex") <= 0.05  # the swept constraint
+model = gf.GoalClassifier(constraints=[goal], random_state=0)
 f = gf.frontier(model, X_tr, y_tr, sensitive_features=s_tr, bounds=np.linspace(0, 0.2, 11),
                 X_val=X_va, y_val=y_va, sensitive_features_val=s_va)
 print(f.table[["bound", "objective_train", "objective_val"]].round(4).to_string(index=False))
 
 # %%
-fig, ax = plt.subplots(figsize=(5.5, 3.5))
+fig, ax = plt.subplots(figsize=(7, 4.2))
 f.plot(ax=ax)
 fig.tight_layout()
