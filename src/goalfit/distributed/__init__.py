@@ -17,10 +17,10 @@ every method) reads only sufficient statistics of them:
 * **multiclass** problems: the probabilities stay on the workers (persisted) and every oracle
   call is one map-reduce of the confusion tensors of the plug-in rule.
 
-Base models: a prefit scikit-learn model (``prefit=True``; applied per partition), an
-incremental learner trained with ``partial_fit`` over the partitions (e.g.
-``SGDClassifier(loss="log_loss")``), or ``estimator="precomputed"`` (``X`` holds the
-probabilities). dask-ml is not a dependency (see the README section "Beyond one machine").
+Base models: a fitted scikit-learn model wrapped in :class:`sklearn.frozen.FrozenEstimator`
+(applied per partition), an incremental learner trained with ``partial_fit`` over the
+partitions (e.g. ``SGDClassifier(loss="log_loss")``), or ``estimator="precomputed"`` (``X``
+holds the probabilities). dask-ml is not a dependency (see the README section "Beyond one machine").
 
 Options are Dask config keys (``dask.config.set`` or :func:`options`): ``goalfit.statistics``
 (``"auto"``, ``"exact"``, ``"histogram"``), ``goalfit.n_bins`` (a power of two),
