@@ -278,7 +278,11 @@ class RampClassifier(DeprecatedParams, GoalEstimator):
     # ------------------------------------------------------------------ predict
     def decision_function(self, X):
         """Scores of the deployed rule ``f(x) - threshold_``, shape (n_samples,): positive where
-        :meth:`predict` gives ``classes_[1]``."""
+        :meth:`predict` gives ``classes_[1]``.
+
+        Changed in 0.2: goalfit 0.1 returned the unshifted ``f(x) = <coef_, Phi(x)> + intercept_``
+        (add ``threshold_`` for it).
+        """
         check_is_fitted(self, "classifier_")
         return self.classifier_.decision_function(self._check_predict_X(X))
 
