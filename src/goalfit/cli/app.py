@@ -81,10 +81,12 @@ def load_data(spec: Spec):
     if spec.files:  # Dask DataFrames (goalfit.distributed)
         from ..distributed.io import read_table
 
-        kw = dict(label=spec.label, sensitive=spec.sensitive, features=spec.features)
+        assert spec.label is not None  # spec_from_dict requires a label with files = "glob"
+        label, sensitive, features = spec.label, spec.sensitive, spec.features
         try:
-            train = read_table(spec.files, **kw)
-            test = read_table(spec.test_files, **kw) if spec.test_files else (None, None, None)
+            train = read_table(spec.files, label=label, sensitive=sensitive, features=features)
+            test = (read_table(spec.test_files, label=label, sensitive=sensitive, features=features)
+                    if spec.test_files else (None, None, None))
         except ValueError as err:
             raise SpecError(str(err)) from None
         return [train, test]
@@ -109,6 +111,7 @@ def load_data(spec: Spec):
                                 f"known: {list(S.columns)}")
             out.append((X, np.asarray(y), S[spec.sensitive].reset_index(drop=True) if spec.sensitive else None))
         return out
+    assert spec.csv is not None  # spec_from_dict requires exactly one of dataset, csv, files
     path = Path(spec.csv)
     frame = read_csv(path, encoding=spec.encoding, na_values=spec.na_values)
     for col in [spec.label] + spec.sensitive:
@@ -382,7 +385,7 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
         raise SpecError(hint or str(err)) from None
     model.set_params(verbose=0)
     extra = {"dataset": spec.dataset or spec.csv or spec.files, "estimator": spec.prefit or spec.estimator,
-             "seed": spec.seed, "n_train": int(n_train or getattr(model, "n_outer_samples_", 0)),
+             "seed": spec.seed, "n_train": int(n_train) if n_train else int(getattr(model, "n_outer_samples_", 0)),
              "n_test": None if yte is None or spec.files else int(len(yte))}
     if hasattr(model, "statistics_"):
         extra["dask_statistics"] = model.statistics_

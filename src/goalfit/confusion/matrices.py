@@ -56,7 +56,7 @@ def confusion_tensor(y_codes, pred, cell_ids, n_classes: int, n_cells: int, samp
         row *= n_classes
         row += int_codes(pred)
         flat = np.bincount(row, weights=w, minlength=n_cells * n_classes * n_classes)
-        out = flat.reshape(n_cells, n_classes, n_classes)
+        out: np.ndarray = flat.reshape(n_cells, n_classes, n_classes)
     else:
         if pred.shape != (n, n_classes):
             raise ValueError(f"predicted distributions must have shape ({n}, {n_classes}), got {pred.shape}")

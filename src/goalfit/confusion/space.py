@@ -239,7 +239,7 @@ class ConfusionSpace:
         column = str(column)
         if column not in self.cells.columns:
             raise ValueError(unknown_column(column, self.cells.columns))
-        seen = []
+        seen: list = []
         for v in self.cells[column]:
             if not any(_same(v, s) for s in seen):
                 seen.append(v)

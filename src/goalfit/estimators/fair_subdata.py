@@ -11,18 +11,18 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..fit import GOAL_PARAMETERS, GoalEstimator, UnsupportedGoal, check_method_params, prepare
+from ..fit import GOAL_PARAMETERS, TEMPLATE_OPTIONS, GoalEstimator, UnsupportedGoal, prepare
 from ..goals import ErrorRate, Problem, as_objective
 from ..methods.subdata.measure import SelectionMeasure
-from ..methods.subdata.method import (ESTIMATORS, SUBDATA_PARAMS, SSVMMethod, SubdataMethod, deployed_rule,
-                                      make_learner, subdata_params)
+from ..methods.subdata.method import (ESTIMATORS, SSVMMethod, SubdataMethod, SubdataSettings,
+                                      deployed_rule, make_learner)
 from ..methods.subdata.wstep import LinearModel
 from ..utils.deprecation import DeprecatedParams, warn_deprecated
 
 __all__ = ["FairSubdataClassifier", "SpectralFairSVC"]
 
 #: ``method_params`` keys of the fit (not of the subdata method) and their defaults.
-FIT_OPTIONS = {"safety_fraction": 0.4}
+FIT_OPTIONS = TEMPLATE_OPTIONS
 
 
 class FairSubdataClassifier(DeprecatedParams, GoalEstimator):
@@ -311,8 +311,8 @@ class FairSubdataClassifier(DeprecatedParams, GoalEstimator):
         return given
 
     # ------------------------------------------------------------------ parameters
-    def _params(self):
-        """(subdata method params, fit options), validated without data.
+    def _settings(self):
+        """The subdata method's validated settings (``method_params``), without data.
 
         Raises
         ------
@@ -320,18 +320,9 @@ class FairSubdataClassifier(DeprecatedParams, GoalEstimator):
             An unknown key (with the closest one), a value outside its range, a threshold
             ``t`` the estimator cannot use.
         """
-        params = check_method_params(self.method_params, sorted(SUBDATA_PARAMS) + list(FIT_OPTIONS), self.method,
-                                     self)
-        opts = {k: params.pop(k, v) for k, v in FIT_OPTIONS.items()}
-        checked = subdata_params(params)
-        sf = opts["safety_fraction"]
-        if isinstance(sf, bool) or not isinstance(sf, (int, float)) or not 0 < sf < 1:
-            raise ValueError(f"method_params['safety_fraction'] must be a float in (0, 1), got {sf!r}")
-        make_learner(self.estimator, float(self.alpha), 2, checked)  # the threshold's range
-        return params, opts, checked
-
-    def _check_method_params(self) -> None:
-        self._params()
+        settings = SubdataSettings.from_params(self.method_params, self.method, self)
+        make_learner(self.estimator, float(self.alpha), 2, settings.params())  # the threshold's range
+        return settings
 
     # ------------------------------------------------------------------ data
     def _features(self, X, reset: bool):
@@ -350,22 +341,16 @@ class FairSubdataClassifier(DeprecatedParams, GoalEstimator):
     def _method(self):
         return SubdataMethod(self.method)
 
-    def _settings(self):
-        return self._params()
-
-    def _safety_fraction(self, ctx) -> float:
-        return ctx.settings[1]["safety_fraction"]
-
     def _fit_features(self, X):
         return self._features(X, reset=True)
 
     def _before_solve(self, ctx) -> None:
         """The learner for the number of classes (the threshold's range, an exact method's estimator)."""
-        make_learner(self.estimator, float(self.alpha), ctx.backend.data.n_classes, ctx.settings[2],
+        make_learner(self.estimator, float(self.alpha), ctx.backend.data.n_classes, ctx.settings.params(),
                      exact=self.method != "irs")
 
     def _run_params(self, ctx, data):
-        return data, dict(ctx.settings[0], alpha=float(self.alpha), estimator=self.estimator, max_iter=self.max_iter,
+        return data, dict(ctx.settings.params(), alpha=float(self.alpha), estimator=self.estimator, max_iter=self.max_iter,
                           tol=self.tol, random_state=ctx.seed)
 
     def _classifier(self, ctx, result):

@@ -335,6 +335,9 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
         kind = PluginData if backend is InMemoryData else backend
         return kind(self, X, y, sensitive_features, sample_weight, ctx.settings[1], ctx.progress)
 
+    def _fit_seed(self):
+        return None  # the folds, splits and the safety test draw from random_state where they are made
+
     def _before_solve(self, ctx) -> None:
         self.base_fit_seconds_ = 0.0
 

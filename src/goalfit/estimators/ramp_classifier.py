@@ -9,12 +9,12 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import check_array, check_is_fitted, check_random_state, validate_data
 
-from ..fit import GOAL_PARAMETERS, GoalEstimator, check_method_params
-from ..methods.ramp.method import RAMP_PARAMS, RampMethod, ramp_params
+from ..fit import GOAL_PARAMETERS, TEMPLATE_OPTIONS, GoalEstimator
+from ..methods.ramp.method import RAMP_PARAMS, RampMethod, RampSettings
 from ..utils.deprecation import DeprecatedParams, renamed_attribute, warn_deprecated
 
 #: ``method_params`` keys of the fit (not of the ramp method) and their defaults.
-FIT_OPTIONS = {"safety_fraction": 0.4}
+FIT_OPTIONS = TEMPLATE_OPTIONS
 
 
 class RampClassifier(DeprecatedParams, GoalEstimator):
@@ -183,19 +183,6 @@ class RampClassifier(DeprecatedParams, GoalEstimator):
              "result_.certificates['randomized']['max_violation'])")
 
     # ------------------------------------------------------------------ parameters
-    def _params(self):
-        """(ramp method params, fit options), validated."""
-        params = check_method_params(self.method_params, list(RAMP_PARAMS) + list(FIT_OPTIONS), "ramp", self)
-        opts = {k: params.pop(k, v) for k, v in FIT_OPTIONS.items()}
-        ramp_params(params)
-        sf = opts["safety_fraction"]
-        if isinstance(sf, bool) or not isinstance(sf, (int, float)) or not 0 < sf < 1:
-            raise ValueError(f"method_params['safety_fraction'] must be a float in (0, 1), got {sf!r}")
-        return params, opts
-
-    def _check_method_params(self) -> None:
-        self._params()
-
     # ------------------------------------------------------------------ data
     def _extra_columns(self):
         if self.deployed_model is None:
@@ -228,10 +215,7 @@ class RampClassifier(DeprecatedParams, GoalEstimator):
         return RampMethod()
 
     def _settings(self):
-        return self._params()
-
-    def _safety_fraction(self, ctx) -> float:
-        return ctx.settings[1]["safety_fraction"]
+        return RampSettings.from_params(self.method_params, "ramp", self)
 
     def _fit_features(self, X):
         if self.feature_map is None:
@@ -254,7 +238,7 @@ class RampClassifier(DeprecatedParams, GoalEstimator):
         rows = d.train_rows
         n_train = d.weights().sum() if rows is None else d.weights()[rows].sum()
         alpha = 1.0 / n_train if self.alpha is None else float(self.alpha)
-        run = dict(ctx.settings[0], alpha=alpha, max_iter=self.max_iter, tol=self.tol,
+        run = dict(ctx.settings.params(), alpha=alpha, max_iter=self.max_iter, tol=self.tol,
                    fit_intercept=self.fit_intercept, random_state=ctx.seed, feature_map=feature_map)
         self.feature_map_ = feature_map
         return replace(d, X=self._features(d.X, feature_map)), run

@@ -31,12 +31,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..classifiers import ScoreClassifier
 from ..confusion import confusion_tensor
 from ..fit.data import check_inputs
-from ..fit import (GOAL_PARAMETERS, FitResult, GoalEstimator, UnsupportedGoal, check_method_params, fit_options,
-                   prepare)
+from ..fit import GOAL_PARAMETERS, FitResult, GoalEstimator, UnsupportedGoal, check_method_params, prepare
 from ..goals import FEASIBLE_TOL, Problem
 from ..goals.blackbox import group_columns, resolve_objective
 from ..methods.surrogate.baselines import best_threshold, relaxed_macro_f1
-from ..methods.surrogate.method import SurrogateMethod, linear_start, surrogate_params
+from ..methods.surrogate.method import SurrogateMethod, SurrogateSettings, linear_start
 from ..methods.surrogate.models import LinearScorer
 from ..methods.surrogate.problem import BlackBoxProblem, SampleGoals, metric_groups
 from ..methods.surrogate.slices import build_surrogates
@@ -354,19 +353,11 @@ class AdaptiveSurrogateClassifier(_ScoreEstimator):
     # ------------------------------------------------------------------ the fit template's hooks
     _fit_inputs = ("X_val", "y_val", "sensitive_features_val")
 
-    def _check_method_params(self) -> None:
-        self._settings()
-
     def _method(self):
         return SurrogateMethod(self.method)
 
     def _settings(self):
-        params = dict(self.method_params or {})
-        opts = fit_options(params)
-        return surrogate_params(SurrogateMethod(self.method).check_params(params)), opts
-
-    def _safety_fraction(self, ctx) -> float:
-        return ctx.settings[1]["safety_fraction"]
+        return SurrogateSettings.from_params(self.method_params, self.method, self)
 
     def _fit_features(self, X):
         return validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=True)
@@ -381,7 +372,7 @@ class AdaptiveSurrogateClassifier(_ScoreEstimator):
                                                  ctx.inputs["sensitive_features_val"])
 
     def _run_params(self, ctx, data):
-        return data, dict(ctx.settings[0], alpha=self.alpha, max_iter=self.max_iter, tol=self.tol,
+        return data, dict(ctx.settings.params(), alpha=self.alpha, max_iter=self.max_iter, tol=self.tol,
                           fit_intercept=self.fit_intercept, random_state=ctx.seed, init=self.init,
                           estimator=self.estimator, surrogates=self.surrogates, metric=ctx.state["metric"],
                           selection=ctx.state["selection"])

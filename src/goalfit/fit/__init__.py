@@ -23,15 +23,14 @@ One goal pipeline::
 from .certification import MARGIN_GRID, Certification, certify, goal_sample, predicted_widths, safety_rows, split_rows
 from .backends import DataBackend, InMemoryData, data_backend, is_dask_collection
 from .data import MANY_GROUPS, PreparedData, prepare, warn_many_groups
-from .estimator import (GOAL_PARAMETERS, TEMPLATE_OPTIONS, FitContext, GoalEstimator, check_goals_label_free,
-                        fit_options)
-from .method import (Method, UnsupportedGoal, check_method_params, keyword_names, refuse_constraints,
+from .estimator import GOAL_PARAMETERS, FitContext, GoalEstimator, check_goals_label_free
+from .method import (TEMPLATE_OPTIONS, Method, MethodSettings, UnsupportedGoal, fit_options, settings_dataclass, check_method_params, keyword_names, refuse_constraints,
                      require_binary, require_linear)
 from .problem import as_seed, check_tightenable, resolve_margins, tighten
 from .progress import SILENT, Progress
 from .result import DetailsView, FitResult
 
-__all__ = ["DetailsView", "DataBackend", "FitContext", "TEMPLATE_OPTIONS", "fit_options", "InMemoryData", "data_backend", "is_dask_collection", "MARGIN_GRID", "Certification", "certify", "goal_sample", "predicted_widths", "safety_rows", "split_rows",
+__all__ = ["MethodSettings", "settings_dataclass", "DetailsView", "DataBackend", "FitContext", "TEMPLATE_OPTIONS", "fit_options", "InMemoryData", "data_backend", "is_dask_collection", "MARGIN_GRID", "Certification", "certify", "goal_sample", "predicted_widths", "safety_rows", "split_rows",
            "FitResult", "GOAL_PARAMETERS", "GoalEstimator", "MANY_GROUPS", "Method", "PreparedData", "Progress", "SILENT",
            "UnsupportedGoal", "as_seed", "check_tightenable", "check_goals_label_free", "check_method_params", "keyword_names",
            "prepare", "refuse_constraints", "require_binary", "require_linear", "resolve_margins", "tighten",

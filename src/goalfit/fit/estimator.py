@@ -42,11 +42,11 @@ from ..goals import FEASIBLE_TOL, Problem
 from ..goals.program import check_label_free
 from ..metrics import add_intervals, evaluate_compiled
 from ..metrics.intervals import GoalSample
-from ..utils.validation import check_confidence, check_fraction
+from ..utils.validation import check_confidence
 from .backends import InMemoryData, data_backend
 from .data import check_inputs, prepare
 from .certification import certify
-from .method import Method
+from .method import Method, MethodSettings, fit_options  # noqa: F401 (fit_options: re-exported)
 from .problem import as_seed, check_tightenable, resolve_margins, tighten
 from .progress import Progress
 
@@ -65,39 +65,6 @@ GOAL_PARAMETERS = {
     "random_state": ["random_state"],
     "verbose": ["verbose"],
 }
-
-
-#: ``method_params`` keys that configure the template rather than a method, with their defaults.
-TEMPLATE_OPTIONS = {"safety_fraction": 0.4}
-
-
-def fit_options(params: dict) -> dict:
-    """Pop the template's own keys (:data:`TEMPLATE_OPTIONS`) from a ``method_params`` dict, validated.
-
-    Parameters
-    ----------
-    params : dict
-        A copy of ``method_params``; the template's keys are removed from it.
-
-    Returns
-    -------
-    dict
-        ``{"safety_fraction": float}``.
-
-    Raises
-    ------
-    TypeError, ValueError
-        ``method_params['safety_fraction']`` not a float in (0, 1).
-
-    Examples
-    --------
-    >>> params = {"safety_fraction": 0.3, "step": 0.1}
-    >>> fit_options(params), params
-    ({'safety_fraction': 0.3}, {'step': 0.1})
-    """
-    opts = {k: params.pop(k, v) for k, v in TEMPLATE_OPTIONS.items()}
-    opts["safety_fraction"] = check_fraction(opts["safety_fraction"], "method_params['safety_fraction']")
-    return opts
 
 
 @dataclass
@@ -191,7 +158,9 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         self._check_method_params()
 
     def _check_method_params(self) -> None:
-        """Family-specific checks of ``method_params`` (and option combinations)."""
+        """Family-specific checks of ``method_params`` (and option combinations); by default, build
+        the settings (:meth:`_settings` validates every key)."""
+        self._settings()
 
     # ------------------------------------------------------------------ goals
     def _goal_problem(self) -> Problem:
@@ -323,8 +292,9 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         return compiled, result, self._classifier(ctx, result)
 
     def _run_params(self, ctx, data):
-        """``(data, params)`` for ``method.solve`` on one candidate's rows."""
-        return data, ctx.settings
+        """``(data, params)`` for ``method.solve`` on one candidate's rows (default: the settings' values)."""
+        settings = ctx.settings
+        return data, settings.params() if isinstance(settings, MethodSettings) else settings
 
     def _classifier(self, ctx, result):
         """The deployed rule of a :class:`~goalfit.fit.FitResult` (default: its one member)."""

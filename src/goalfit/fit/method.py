@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import difflib
 import inspect
+from dataclasses import dataclass, field, fields, make_dataclass
 
 from ..goals.problem import CompiledProblem
+from ..utils.validation import check_fraction
 
 
 class UnsupportedGoal(ValueError):
@@ -113,6 +115,118 @@ def keyword_names(func, exclude=()) -> list[str]:
     return [p.name for p in sig.parameters.values()
             if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is not p.empty
             and p.name not in exclude]
+
+
+#: ``method_params`` keys that configure the template rather than a method, with their defaults.
+TEMPLATE_OPTIONS = {"safety_fraction": 0.4}
+
+
+def fit_options(params: dict) -> dict:
+    """Pop the template's own keys (:data:`TEMPLATE_OPTIONS`) from a ``method_params`` dict, validated.
+
+    Parameters
+    ----------
+    params : dict
+        A copy of ``method_params``; the template's keys are removed from it.
+
+    Returns
+    -------
+    dict
+        ``{"safety_fraction": float}``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``method_params['safety_fraction']`` not a float in (0, 1).
+
+    Examples
+    --------
+    >>> params = {"safety_fraction": 0.3, "step": 0.1}
+    >>> fit_options(params), params
+    ({'safety_fraction': 0.3}, {'step': 0.1})
+    """
+    opts = {k: params.pop(k, v) for k, v in TEMPLATE_OPTIONS.items()}
+    opts["safety_fraction"] = check_fraction(opts["safety_fraction"], "method_params['safety_fraction']")
+    return opts
+
+
+@dataclass(frozen=True)
+class MethodSettings:
+    """Base of a method's settings: ``method_params`` validated once, then read by attribute.
+
+    A family declares its settings with :func:`settings_dataclass` (one field per
+    ``method_params`` key, its default and the family's value check); the estimator builds them
+    once per fit with :meth:`from_params` and hands :meth:`params` to ``Method.solve``. Every
+    settings class also holds the template's own key, ``safety_fraction``.
+
+    Attributes
+    ----------
+    safety_fraction : float
+        The share of rows ``confidence=`` holds out for the safety test.
+    """
+
+    safety_fraction: float = TEMPLATE_OPTIONS["safety_fraction"]
+
+    @staticmethod
+    def check_values(params: dict) -> dict:
+        """The family's value check: ``params`` with defaults, each value checked (override)."""
+        return dict(params)
+
+    @classmethod
+    def from_params(cls, method_params, method: str, owner=None):
+        """The settings of ``method_params`` (None: the defaults), validated.
+
+        Raises
+        ------
+        TypeError
+            ``method_params`` not a dict.
+        ValueError
+            An unknown key (with the closest known one, or the constructor parameter it
+            belongs to), a value outside its set or range: each naming the ``method_params``
+            key.
+        """
+        names = [f.name for f in fields(cls) if f.name != "safety_fraction"]
+        params = check_method_params(method_params, names + list(TEMPLATE_OPTIONS), method, owner)
+        opts = fit_options(params)
+        checked = cls.check_values(params)
+        return cls(**{k: checked[k] for k in names if k in checked}, **opts)
+
+    def params(self) -> dict:
+        """The method's values by ``method_params`` key (what ``Method.solve`` reads)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "safety_fraction"}
+
+
+def settings_dataclass(name: str, defaults: dict, check, doc: str) -> type:
+    """Declare a family's settings dataclass: one frozen field per key of ``defaults``.
+
+    Parameters
+    ----------
+    name : str
+        The class name (``"RampSettings"``).
+    defaults : dict
+        ``method_params`` key -> default value.
+    check : callable
+        ``check(params) -> dict``: the keys given with the defaults added, each value checked
+        (raises ValueError naming the key).
+    doc : str
+        The class docstring.
+
+    Returns
+    -------
+    type
+        A frozen dataclass deriving from :class:`MethodSettings`.
+
+    Examples
+    --------
+    >>> S = settings_dataclass("S", {"step": 0.1}, lambda p: {"step": 0.1, **p}, "Demo.")
+    >>> S.from_params({"step": 0.5}, "demo").step
+    0.5
+    """
+    return make_dataclass(name, [(k, object, field(default=v)) for k, v in defaults.items()],
+                          bases=(MethodSettings,), frozen=True,
+                          namespace={"check_values": staticmethod(check), "__doc__": doc})
+
+
 
 
 class Method:

@@ -310,7 +310,7 @@ class LinearExpression(Expression):
         )
 
     @property
-    def name(self) -> str:
+    def name(self) -> str:  # type: ignore[override]  # computed from the terms; other expressions store theirs
         parts = []
         for c, r in self.terms:
             sign = "-" if c < 0 else "+"
@@ -523,6 +523,7 @@ class Constraint:
         """The same comparison with another bound, in the units of :attr:`shown` (a score's
         bound for ``f1() >= 0.7``)."""
         if self.score_label is not None:
+            assert self.score_sense is not None  # set together with score_label
             return Constraint(self.expression, self.score_sense, bound, score_label=self.score_label)
         return Constraint(self.expression, self.sense, bound)
 

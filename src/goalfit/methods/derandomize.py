@@ -253,7 +253,7 @@ def _directions(problem, n_angles: int, n_random: int, random_state):
     d0 = flat(coef)
     n0 = np.linalg.norm(d0)
     d0 = d0 / n0 if n0 > 1e-12 else d0
-    basis = []
+    basis: list[np.ndarray] = []
     for r in range(len(A)):  # Gram-Schmidt: a row and its negation (|a - b| <= eps) give one axis
         v = flat(A[r])
         for u in ([d0] if n0 > 1e-12 else []) + basis:

@@ -363,9 +363,9 @@ def goal_interval(expression, sample: GoalSample, confidence: float = 0.95, *, m
                 reps.append(combine(*_pieces(sample.bound(expression, Cb), Cb)))
             except ValueError:  # a replicate with an empty slice
                 continue
-        reps = np.asarray(reps, dtype=float)
-        low = float(np.quantile(reps, a_low)) if a_low > 0 else -np.inf
-        high = float(np.quantile(reps, 1 - a_high)) if a_high > 0 else np.inf
+        replicates = np.asarray(reps, dtype=float)
+        low = float(np.quantile(replicates, a_low)) if a_low > 0 else -np.inf
+        high = float(np.quantile(replicates, 1 - a_high)) if a_high > 0 else np.inf
         return Interval(value, max(low, lo_r), min(high, hi_r), confidence, "bootstrap")
     v0, how, se = _delta_se(sample, expression)
     m = len(v0)

@@ -28,6 +28,7 @@ of certifying one of them is at least the plan's for its most conservative candi
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -77,7 +78,8 @@ class CertificationPlan:
     power: float
     safety_fraction: float
     n_train: int
-    _simulate: object = field(default=None, repr=False)
+    # n_safety -> (n_constraints, n_simulations) bool, whether each constraint passed
+    _simulate: Callable[[float], np.ndarray] | None = field(default=None, repr=False)
 
     def power_at(self, n_train) -> float:
         """Predicted probability that every constraint passes with ``n_train`` training rows.
@@ -88,6 +90,8 @@ class CertificationPlan:
             ``n_train`` not a positive integer.
         """
         n_train = check_count(n_train, "n_train")
+        if self._simulate is None:
+            raise ValueError("this plan holds no simulator: build it with plan_certification")
         return float(self._simulate(max(1.0, n_train * self.safety_fraction)).all(axis=0).mean())
 
     def __str__(self) -> str:
@@ -273,9 +277,10 @@ def plan_from_sample(problem, sample: GoalSample, classes, *, confidence=0.95, p
         sizes = np.unique(np.geomspace(100, max(top, 1000), 40).astype(np.int64))
     import pandas as pd
 
-    curve = {"n_train": np.asarray(sizes, dtype=np.int64)}
-    curve["n_safety"] = np.maximum(1, np.round(curve["n_train"] * safety_fraction)).astype(np.int64)
-    sims = [simulate(float(n)) for n in curve["n_safety"]]
+    n_trains = np.asarray(sizes, dtype=np.int64)
+    n_safety = np.maximum(1, np.round(n_trains * safety_fraction)).astype(np.int64)
+    curve: dict[str, object] = {"n_train": n_trains, "n_safety": n_safety}
+    sims = [simulate(float(n)) for n in n_safety]
     for k, r in enumerate(rows):
         curve[f"power[{r['name']}]"] = [float(s[k].mean()) for s in sims]
     curve["power"] = [float(s.all(axis=0).mean()) for s in sims]

@@ -6,6 +6,7 @@ import platform
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -88,7 +89,7 @@ def _section(evals: dict) -> dict:
     """Merge {split: evaluation} into the report's per-field layout."""
     splits = list(evals)
     first = evals[splits[0]]
-    out = {
+    out: dict[str, Any] = {
         "objective": {"name": first["objective"]["name"],
                       # what the split columns hold (the minimized value) and the score beside it
                       "loss_label": first["objective"].get("loss_label", display_name(first["objective"]["name"])),

@@ -15,9 +15,9 @@ from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..classifiers import RandomizedClassifier
 from ..confusion import CellEncoder
-from ..fit import GOAL_PARAMETERS, GoalEstimator, check_method_params, fit_options, prepare
+from ..fit import GOAL_PARAMETERS, GoalEstimator, prepare
 from ..utils.deprecation import DeprecatedParams, Renamed
-from .method import LAGRANGIAN_PARAMS, LagrangianMethod, lagrangian_params
+from .method import LAGRANGIAN_PARAMS, LagrangianMethod, LagrangianSettings
 from .rates import RateProblem, margins
 from .train import FORMULATIONS, NetworkMember, NetworkPredictor, TrainData
 
@@ -302,11 +302,8 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
         return self._features(X, reset=False)
 
     def _params(self):
-        """(method, method params, template options), validated."""
-        params = dict(self.method_params or {})
-        opts = fit_options(params)
-        method = LagrangianMethod(self.method)
-        return method, lagrangian_params(check_method_params(params, LAGRANGIAN_PARAMS, self.method, self)), opts
+        """(method, validated :class:`~goalfit.torch.method.LagrangianSettings`)."""
+        return LagrangianMethod(self.method), LagrangianSettings.from_params(self.method_params, self.method, self)
 
     def _check_method_params(self) -> None:
         self._params()
@@ -334,10 +331,7 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
         return LagrangianMethod(self.method)
 
     def _settings(self):
-        return self._params()[1:]
-
-    def _safety_fraction(self, ctx) -> float:
-        return ctx.settings[1]["safety_fraction"]
+        return self._params()[1]
 
     def _fit_seed(self):
         return self._seed()
@@ -347,7 +341,7 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
 
     def _before_solve(self, ctx) -> None:
         """At least two classes; the validation sample (early stopping, ``shrink_on="validation"``)."""
-        data, params = ctx.backend.data, ctx.settings[0]
+        data, params = ctx.backend.data, ctx.settings.params()
         if len(data.classes) < 2:
             raise ValueError(f"classes {data.classes.tolist()}: need at least two")
         ctx.state["device"] = self._device()
@@ -367,7 +361,7 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
 
     def _fit_candidate(self, ctx, constraints, data):
         """Train a network on ``data`` (from a checkpoint when ``checkpoint_path`` holds one)."""
-        problem, method, params = ctx.problem, ctx.method, ctx.settings[0]
+        problem, method, params = ctx.problem, ctx.method, ctx.settings.params()
         compiled = type(problem)(problem.objective, constraints).compile(data.space)
         method.check(compiled)
         self.seed_ = ctx.seed
@@ -439,7 +433,8 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
         if classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
             raise ValueError(f"classes={np.asarray(classes).tolist()} differ from the fitted classes "
                              f"{self.classes_.tolist()}")
-        method, params, _ = self._params()
+        method, settings = self._params()
+        params = settings.params()
         device = self._device()
         X = self._features(X, reset=False)
         data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
@@ -462,7 +457,7 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
         """Adopt the trainer's state after an incremental step."""
         result = method.result(tr, compiled, run, stopped)
         result.details.classifiers = clfs = self._classifiers(tr.predictor, tr.snapshots, result)
-        self._adopt(result, clfs[self._params()[1]["prediction"]], compiled, method=self.method, stacklevel=3)
+        self._adopt(result, clfs[self._params()[1].prediction], compiled, method=self.method, stacklevel=3)
         self._adopt_details(None, result, compiled, None)
 
     def _classifiers(self, predictor, snaps, result) -> dict:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..fit import SILENT, FitResult, Method, UnsupportedGoal
+from ..fit import SILENT, FitResult, Method, UnsupportedGoal, settings_dataclass
 from ..goals import FEASIBLE_TOL
 from .candidates import best_iterate, shrink
 from .rates import RateProblem
@@ -61,6 +61,12 @@ def lagrangian_params(params) -> dict:
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, np.number)) or not v >= 0):
             raise ValueError(f"method_params[{key!r}] must be a non-negative number, got {v!r}")
     return out
+
+
+#: The settings of the Lagrangian methods (:data:`LAGRANGIAN_PARAMS`): one field per ``method_params`` key, checked by :func:`lagrangian_params`.
+LagrangianSettings = settings_dataclass("LagrangianSettings", LAGRANGIAN_PARAMS, lagrangian_params,
+                           "Validated ``method_params`` of the Lagrangian methods (and ``safety_fraction``); "
+                           "built once per fit by ``LagrangianSettings.from_params``.")
 
 
 @dataclass

@@ -231,15 +231,15 @@ class RateProblem:
         if K:
             forms[1: 1 + K], offset[1: 1 + K] = np.asarray(problem.A, float), np.asarray(problem.b, float)
         if m:
+            assert self.features is not None  # slacks are the features' values
             forms[1 + K: 1 + K + m], forms[1 + K + m:] = self.features.U, -np.asarray(self.features.U)
         self.forms, self.offset = tt(forms), tt(offset)
         self.n_forms = 1 + self.n_rows
         #: ``table[s, j]``: the forms' coefficients of the confusion entry (slice s, predicted class j)
         self.table = self.forms.T.reshape(self.n_cells * self.n_classes, self.n_classes, self.n_forms).contiguous()
         self._slice_table = self.table.reshape(self.n_cells * self.n_classes, -1)
-        f64 = dict(dtype=torch.float64, device=self.device)
-        self._entry_table64 = torch.as_tensor(forms.T, **f64).contiguous()
-        self._neg_offset64 = -torch.as_tensor(offset, **f64)
+        self._entry_table64 = torch.as_tensor(forms.T, dtype=torch.float64, device=self.device).contiguous()
+        self._neg_offset64 = -torch.as_tensor(offset, dtype=torch.float64, device=self.device)
         self._sign = torch.tensor([-1.0, 1.0], dtype=dtype, device=self.device)
         self._one = torch.ones((), dtype=dtype, device=self.device)
         self._zero = torch.zeros((), dtype=dtype, device=self.device)
@@ -408,6 +408,8 @@ class RateProblem:
         """All rows that carry a multiplier, shape (n_rows,)."""
         if self.n_slacks == 0:
             return self.constraint_rows(C)
+        if xi is None:
+            raise ValueError("xi is None, but this problem has slacks: pass them (initial_slacks gives a start)")
         return torch.cat([self.constraint_rows(C), self.slack_rows(C, xi)])
 
     def objective(self, C: torch.Tensor, xi: torch.Tensor | None) -> torch.Tensor:
@@ -420,6 +422,7 @@ class RateProblem:
         """Slacks at the features of a confusion tensor (the initial model's), clipped to their range."""
         if self.n_slacks == 0:
             return torch.zeros(0, dtype=self.dtype, device=self.device)
+        assert self.features is not None  # slacks are the features' values
         z = torch.as_tensor(self.features.U @ np.asarray(C01).ravel(), dtype=self.dtype, device=self.device)
         return torch.maximum(torch.minimum(z, self.slack_high), self.slack_low)
 

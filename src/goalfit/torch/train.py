@@ -61,9 +61,9 @@ class TrainData:
     X: torch.Tensor
     y: torch.Tensor
     cells: torch.Tensor
-    weight: np.ndarray | None = None
-    y_np: np.ndarray = field(default=None, repr=False)
-    cells_np: np.ndarray = field(default=None, repr=False)
+    weight: np.ndarray | None
+    y_np: np.ndarray = field(repr=False)
+    cells_np: np.ndarray = field(repr=False)
     n_cells: int = 1
 
     def slice_ids(self, n_classes: int) -> torch.Tensor:
@@ -196,6 +196,7 @@ class Trainer:
         if rates.n_slacks:
             groups.append({"params": [self.xi], "weight_decay": 0.0})
         self.optimizer = make_optimizer(optimizer, groups, learning_rate)
+        self.multipliers: LagrangeMultipliers | ProxyLagrangeMultipliers
         if formulation == "lagrangian":
             self.multipliers = LagrangeMultipliers(rates.n_rows, multiplier_optimizer, multiplier_learning_rate,
                                                    multiplier_bound, self.device, rates.dtype)
@@ -304,7 +305,7 @@ class Trainer:
         objs = []
         t_train, snap_seconds = time.perf_counter(), 0.0
         c_train, snap_cpu = time.process_time(), 0.0
-        for b, (idx, P, t01, (ids, wb)) in enumerate(self._batches(*self.batches.epoch_arrays())):
+        for b, (idx, P, (table01, base01), (ids, wb)) in enumerate(self._batches(*self.batches.epoch_arrays())):
             logits = module(X.index_select(0, idx))
             lam = mult.full()
             opt.zero_grad(set_to_none=True)
@@ -323,7 +324,7 @@ class Trainer:
                 sv = rates.slack_vector(xi)  # the proxy rows read the slacks of this forward pass
             loss.backward()
             opt.step()
-            z01 = rates.forms_01(logits, *t01, out=z01_rows[b])
+            z01 = rates.forms_01(logits, table01, base01, out=z01_rows[b])
             if reads_01:  # the 0-1 rows read the slacks after the step
                 mult.step(z01[1:] - rates.slack_vector(xi) if slacks else g01[b])
             else:
@@ -358,7 +359,7 @@ class Trainer:
                "objective": float(cp.objective.value(last.confusion)),
                "max_violation": float(cp.max_violation(last.confusion)),
                "constraints": [float(c.value(last.confusion)) for c in cp.constraints],
-               "multipliers": last.multipliers.tolist()}
+               "multipliers": [] if last.multipliers is None else last.multipliers.tolist()}
         if not slacks:
             row["batch_objective_01"] = stats[1]
         if last.confusion_val is not None:

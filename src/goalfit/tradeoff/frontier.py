@@ -252,7 +252,7 @@ def frontier(estimator, X, y, *, sensitive_features=None, bounds=None, constrain
     if lent is not None and "estimator" in params and not isinstance(params["estimator"], str):
         template.set_params(estimator=FrozenEstimator(lent))  # a fitted template lends its base model
     rows, models = [], []
-    pool = ([], [])
+    pool: tuple[list, list] = ([], [])  # (members, confusions) of the fitted points
     val = None
     progress = Progress(verbose, who="frontier")
     progress.phase(f"sweeping {swept}", len(sets), unit="point")

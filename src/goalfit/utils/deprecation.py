@@ -31,6 +31,7 @@ import functools
 import importlib
 import inspect
 import warnings
+from typing import TYPE_CHECKING
 
 #: The release in which the old spellings kept by this module are removed.
 REMOVED_IN = "0.3"
@@ -90,6 +91,9 @@ class DeprecatedParams:
     """
 
     _deprecated_params: dict = {}
+
+    if TYPE_CHECKING:  # the estimator's scikit-learn base class (BaseEstimator) provides it
+        def get_params(self, deep: bool = True) -> dict: ...
 
     def __init_subclass__(cls, **kwargs):
         """Hide ``**deprecated_params`` from ``inspect.signature(cls)``: the old keywords are not

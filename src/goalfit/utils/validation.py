@@ -30,7 +30,7 @@ def n_rows(obj) -> int | None:
         return None
 
 
-def check_consistent_rows(**arrays) -> int:
+def check_consistent_rows(**arrays) -> int | None:
     """Check that every given (non-None) argument has the same number of rows.
 
     Parameters
@@ -41,8 +41,8 @@ def check_consistent_rows(**arrays) -> int:
 
     Returns
     -------
-    int
-        The common number of rows.
+    int or None
+        The common number of rows (None when the first argument's rows cannot be counted).
 
     Raises
     ------
@@ -225,11 +225,16 @@ def check_count(value, what: str, minimum: int = 1) -> int:
 
     if isinstance(value, bool) or not isinstance(value, (Integral, Real)):
         raise TypeError(f"{what} must be an integer >= {minimum}, got {value!r}")
-    if not isinstance(value, Integral) and not (np.isfinite(value) and float(value).is_integer()):
-        raise TypeError(f"{what} must be an integer >= {minimum}, got {value!r}")
-    if int(value) < minimum:
+    if isinstance(value, Integral):
+        count = int(value)
+    else:
+        as_float = float(value)
+        if not (np.isfinite(as_float) and as_float.is_integer()):
+            raise TypeError(f"{what} must be an integer >= {minimum}, got {value!r}")
+        count = int(as_float)
+    if count < minimum:
         raise ValueError(f"{what} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    return count
 
 
 def check_aligned_indexes(**arrays) -> None:

@@ -12,22 +12,35 @@ certificate):
 =========================================  ==========================  ===========================
 objective                                  no constraints              constraints
 =========================================  ==========================  ===========================
-linear (error, cost-sensitive, balanced)   one oracle call             column generation
+linear (error, cost-sensitive, balanced)   one oracle call             binary: column generation;
+                                                                       multiclass: SplitFW (Alg. 5)
 ratio of linear (F-beta, micro-F1)         bisection (Alg. 4)          ConBisection (Alg. 8)
-convex, representation dim <= 6            ellipsoid (Alg. 3)          ConEllipsoid (Alg. 7)
+convex, representation dim <= 6            ellipsoid (Alg. 3)          see the rows below
 convex, smooth (H-mean, Q-mean)            Frank-Wolfe (Alg. 1)        SplitFW (Alg. 5)*
-convex, non-smooth (G-mean, min-max)       GDA (Alg. 2)                ConGDA (Alg. 6)
+convex, non-smooth (G-mean)                GDA (Alg. 2)                SplitFW (Alg. 5)*
+convex, piecewise linear (min-max recall)  GDA (Alg. 2)                ConGDA (Alg. 6)
 =========================================  ==========================  ===========================
 
-(*) SplitFW for polyhedral constraints (coverage, fairness, precision), ConGDA when a
-constraint is smooth convex but not polyhedral (KL quantification). SplitFW is preferred to
-ConGDA here because it has no step sizes to tune: with its App. B.1 settings it reached a lower
-training H-mean than ConGDA at any of the paper's step sizes on Abalone and PageBlocks with a
-coverage constraint (measured; §8.6 favours ConGDA *after* tuning, which
-:func:`goalfit.estimators.select_method_params` provides). The ellipsoid threshold counts the
-dimension ``r + K`` the cuts live in (e.g. G-mean with a between-groups equal-opportunity
-constraint on two groups: 3 + 2 = 5; with ``method="to_overall"``: 3 + 4 = 7, so ConGDA).
+(*) For polyhedral constraints (coverage, fairness, precision, ratios such as the 80% rule).
+A constraint that is smooth convex but not polyhedral (KL quantification) gets the constrained
+ellipsoid when the cuts' dimension ``r + K`` is at most 6, ConGDA otherwise (e.g. G-mean with
+a between-groups equal-opportunity constraint on two groups: 3 + 2 = 5; with
+``method="to_overall"``: 3 + 4 = 7).
+
+The constrained column is the rule "the fastest method whose objective, on the training rows
+and on held-out rows, is within 1e-3 of the best method's", read by class of goal (objective
+kind x constraint kind x binary / multiclass) from ``benchmarks/atlas.py`` (its results, and
+which cells it covers, are in ``benchmarks/README.md``): SplitFW has no step sizes to tune and
+reaches the best objective on smooth and non-smooth convex objectives in a few fully-corrective
+iterations where the constrained ellipsoid needs hundreds of cuts; on a piecewise-linear
+objective Frank-Wolfe's linearization stalls at a vertex and ConGDA gets there first; with
+several classes, column generation's pricing is exact for the model's probabilities but not for
+the sample, and SplitFW's fully-corrective steps on the sample reach the best objective on
+held-out rows as well. ConGDA after tuning (:func:`goalfit.estimators.select_method_params`)
+can do better than with its defaults, as §8.6 of the paper reports.
 """
+from collections.abc import Callable
+
 from .bisection import bisection, con_bisection
 from .column_generation import column_generation, min_max_violation
 from .ellipsoid import con_ellipsoid, ellipsoid, jle_update
@@ -38,7 +51,7 @@ from .oracle import PluginOracle, RefitOracle, ThresholdOracle
 from ._common import FitResult, prune
 from .repair import applies, compare_constants, repair_infeasible
 
-METHODS = {
+METHODS: dict[str, Callable[..., FitResult]] = {
     "column_generation": column_generation,
     "frank_wolfe": frank_wolfe,
     "split_frank_wolfe": split_frank_wolfe,
@@ -54,7 +67,25 @@ ELLIPSOID_MAX_DIM = 6
 
 
 def choose_method(problem) -> str:
-    """The method ``"auto"`` resolves to for a compiled problem (see module docstring).
+    """The method ``"auto"`` resolves to for a compiled problem (the module docstring's table).
+
+    By class of goal (objective kind x constraint kind x binary / multiclass); "polyhedral":
+    coverage, fairness, precision and ratio constraints; "dim": the ellipsoid's dimension:
+
+    =========================  ======================  ========================  ====================
+    objective                  constraints             binary                    multiclass
+    =========================  ======================  ========================  ====================
+    linear                     none                    column_generation         column_generation
+    linear                     polyhedral              column_generation         split_frank_wolfe
+    any                        smooth, not polyhedral  con_gda (linear); con_ellipsoid if dim <= 6,
+                                                       else con_gda (convex)
+    ratio of linear            none / polyhedral       bisection / con_bisection (both)
+    convex smooth              none                    frank_wolfe               ellipsoid if dim <= 6,
+                                                                                 else frank_wolfe
+    convex non-smooth          none                    ellipsoid if dim <= 6, else gda (both)
+    convex, not piecewise lin. polyhedral              split_frank_wolfe         split_frank_wolfe
+    convex piecewise linear    polyhedral              con_gda                   con_gda
+    =========================  ======================  ========================  ====================
 
     Raises
     ------
@@ -65,15 +96,24 @@ def choose_method(problem) -> str:
     """
     kind = problem.objective.kind
     constrained = bool(problem.constraints)
+    binary = problem.space.n_classes == 2
     if kind == "linear":
         if problem.nonlinear:
             return "con_gda"
+        if constrained and not binary:  # column generation's pricing is exact for the model, not the sample
+            return "split_frank_wolfe"
         return "column_generation"
     if kind == "ratio":
         return "con_bisection" if constrained else "bisection"
     if kind == "convex":
-        if problem.space.n_classes == 2 and problem.objective.smooth and not problem.nonlinear:
+        if binary and problem.objective.smooth and not problem.nonlinear:
             return "split_frank_wolfe" if constrained else "frank_wolfe"  # the exact binary program
+        if constrained and not problem.nonlinear:
+            # measured (benchmarks/atlas.py): SplitFW reaches the best objective on train and
+            # held-out rows at a fraction of the constrained ellipsoid's / ConGDA's time, except on
+            # a piecewise-linear objective (min-max recall), where Frank-Wolfe's linearization
+            # stalls at a vertex and ConGDA's subgradient steps are the fastest that get there
+            return "con_gda" if _piecewise_linear(problem.objective) else "split_frank_wolfe"
         dim = _ellipsoid_dim(problem)
         if dim is not None and 2 <= dim <= ELLIPSOID_MAX_DIM:
             return "con_ellipsoid" if constrained else "ellipsoid"
@@ -96,6 +136,13 @@ def choose_method(problem) -> str:
         + (" and has constraints" if constrained else " nor smooth") + ": no plug-in method has a "
         "guarantee for it; pass method='frank_wolfe' to run Frank-Wolfe as a heuristic"
     )
+
+
+def _piecewise_linear(objective) -> bool:
+    """Whether a compiled convex objective is a max of linear forms (min-max recall)."""
+    from ...goals.functions import MaxOfLinear
+
+    return isinstance(objective, MaxOfLinear)
 
 
 def _ellipsoid_dim(problem):

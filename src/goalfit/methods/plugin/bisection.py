@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 
@@ -41,7 +42,7 @@ def bisection(problem, oracle, *, max_iter: int = 40, tol: float = 1e-9, bounds=
     rec = Recorder(problem, oracle, 1, callback)
     num, den = problem.objective.num, problem.objective.den
     lo, hi = map(float, bounds)
-    best = None
+    best: tuple | None = None  # (member, confusion, value)
     t = 0
     for t in range(1, max_iter + 1):
         gamma = 0.5 * (lo + hi)
@@ -53,9 +54,12 @@ def bisection(problem, oracle, *, max_iter: int = 40, tol: float = 1e-9, bounds=
             hi = gamma
         else:
             lo = gamma
+        assert best is not None  # set at the first iteration
         rec(t, best[1])
         if hi - lo <= tol:
             break
+    if best is None:
+        raise ValueError(f"max_iter must be >= 1, got {max_iter}")
     return FitResult([best[0]], np.ones(1), best[1][None], "bisection", rec.rows, oracle.n_calls,
                         True, f"bracket [{lo:.6g}, {hi:.6g}] after {t} iterations")
 
@@ -93,12 +97,13 @@ def con_bisection(problem, oracle, *, max_iter: int = 30, tol: float = 1e-6, bou
         raise ValueError("con_bisection needs a ratio-of-linear objective")
     if inner == "auto":
         inner = "con_gda" if problem.nonlinear else "column_generation"
-    run = {"column_generation": column_generation, "con_gda": con_gda}[inner]
+    runs: dict[str, Callable[..., FitResult]] = {"column_generation": column_generation, "con_gda": con_gda}
+    run = runs[inner]
     rec = Recorder(problem, oracle, 1, callback)
     num, den = problem.objective.num, problem.objective.den
     lo, hi = map(float, bounds)
-    best = None  # (value, violation, result)
-    fallback = None
+    best: tuple | None = None  # (value, violation, result)
+    fallback: tuple | None = None
     t = 0
     for t in range(1, max_iter + 1):
         gamma = 0.5 * (lo + hi)
@@ -116,10 +121,14 @@ def con_bisection(problem, oracle, *, max_iter: int = 30, tol: float = 1e-6, bou
             hi = gamma
         else:
             lo = gamma
-        rec(t, (best or fallback)[2].confusion)
+        chosen = best or fallback
+        assert chosen is not None  # one of them is set at each iteration
+        rec(t, chosen[2].confusion)
         if hi - lo <= tol:
             break
     chosen = best or fallback
+    if chosen is None:
+        raise ValueError(f"max_iter must be >= 1, got {max_iter}")
     res = chosen[2]
     return FitResult(res.members, res.weights, res.confusions, "con_bisection", rec.rows, oracle.n_calls,
                         best is not None, f"bracket [{lo:.6g}, {hi:.6g}] after {t} steps ({inner} inside)")

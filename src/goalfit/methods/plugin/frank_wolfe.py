@@ -224,7 +224,9 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
     R = norm.to_rates(C0)
     F = lp.solve(np.zeros(space.shape))
     lam = np.zeros(space.shape)
-    members, Cs, steps = [], [], []
+    members: list = []
+    Cs: list = []
+    steps: list = []
     stop = GapStop(problem, oracle, tol, check_every)
     msg = f"{max_iter} iterations"
     for t in range(1, max_iter + 1):
@@ -246,8 +248,8 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
             if why:
                 msg = why
                 break
-    members, Cs, weights = stop.pool(members, Cs, frank_wolfe_weights(steps))
-    members, Cs, w, feasible = final_mixture(problem, members, Cs, weights, prune_output)
-    rec(t, np.tensordot(w, Cs, axes=1), force=True)
+    members, pooled, weights = stop.pool(members, Cs, frank_wolfe_weights(steps))
+    members, confusions, w, feasible = final_mixture(problem, members, pooled, weights, prune_output)
+    rec(t, np.tensordot(w, confusions, axes=1), force=True)
     msg += "" if feasible else "; no mixture of the iterates meets the constraints (least violation returned)"
-    return FitResult(members, w, Cs, "split_frank_wolfe", rec.rows, oracle.n_calls, feasible, msg)
+    return FitResult(members, w, confusions, "split_frank_wolfe", rec.rows, oracle.n_calls, feasible, msg)

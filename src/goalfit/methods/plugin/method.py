@@ -41,8 +41,8 @@ def make_oracle(data, kind: str = "plugin", *, group_blind: bool = False):
         raise ValueError(f"oracle must be 'plugin' or 'threshold' here, got {kind!r}")
     space = data.space
     if group_blind:
-        cls = GroupBlindThresholdOracle if kind == "threshold" else GroupBlindOracle
-        return cls(data.scores.reshape(-1, space.n_cells, space.n_classes), data.y_codes, data.cells, space,
+        blind: type[GroupBlindOracle] = GroupBlindThresholdOracle if kind == "threshold" else GroupBlindOracle
+        return blind(data.scores.reshape(-1, space.n_cells, space.n_classes), data.y_codes, data.cells, space,
                    data.sample_weight)
     cls = ThresholdOracle if kind == "threshold" else PluginOracle
     return cls(data.scores, data.y_codes, data.cells, space, data.sample_weight)

@@ -86,7 +86,7 @@ class FeatureSpace:
         self.lo = (Bt.min(axis=3) * space.row_mass[None]).sum(axis=(1, 2))
         self.hi = (Bt.max(axis=3) * space.row_mass[None]).sum(axis=(1, 2))
         del mass
-        self._xi = None
+        self._xi: np.ndarray | None = None  # the last answer of argmin_xi (its next warm start)
 
     # -- maps ---------------------------------------------------------------------------
     def xi(self, C) -> np.ndarray:
@@ -144,8 +144,9 @@ class FeatureSpace:
             res = linprog(c, A_ub=A_ub, b_ub=-Pc, bounds=list(zip(self.lo, self.hi)) + [(None, None)],
                           method="highs")
             if res.status == 0:
-                self._xi = res.x[:-1]
-                return self._xi
+                xi: np.ndarray = res.x[:-1]
+                self._xi = xi
+                return xi
         # psi may be non-differentiable on the box's faces (H-mean and G-mean where a recall is
         # 0): L-BFGS-B warm started at such a kink can stop there far from the minimum, so it
         # also starts from the box's center and the better answer is kept
@@ -165,12 +166,9 @@ class FeatureSpace:
                 return 1e10, np.nan_to_num(grad)
             return val, grad
 
-        best = None
-        for x0 in starts:
-            res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=list(zip(self.lo, self.hi)),
-                           options={"maxiter": 500, "ftol": 1e-12, "gtol": 1e-9})
-            if best is None or res.fun < best.fun:
-                best = res
+        results = [minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=list(zip(self.lo, self.hi)),
+                            options={"maxiter": 500, "ftol": 1e-12, "gtol": 1e-9}) for x0 in starts]
+        best = min(results, key=lambda r: r.fun)  # the first of equals, as before
         # polish the free coordinates with those on a face held there: a kink on the face (a
         # recall of 0 for H-mean) misleads L-BFGS-B's model of the others
         gap = 1e-9 * (self.hi - self.lo)
@@ -182,5 +180,6 @@ class FeatureSpace:
                            options={"maxiter": 500, "ftol": 1e-12, "gtol": 1e-9})
             if res.fun < best.fun:
                 best = res
-        self._xi = best.x
-        return self._xi
+        xi = best.x
+        self._xi = xi
+        return xi

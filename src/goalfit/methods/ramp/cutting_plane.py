@@ -311,7 +311,7 @@ def solve_problem3(majorizer, coef0, intercept0, *, chooser="auto", tol=1e-4, ma
     v = np.zeros(m) if v0 is None else np.clip(np.asarray(v0, dtype=float).reshape(m), 0.0, v_max)
     warm = bool(v.any())
     lo, hi = None, None  # bisection bracket: multipliers evaluated with G > 0 / G <= 0
-    moved = []  # bisection: which end each step moved
+    moved: list[str] = []  # bisection: which end each step moved
     gap = np.inf
     trace = []
     n_inner = 0

@@ -58,7 +58,7 @@ import scipy.sparse as sp
 
 from ...utils.extras import optional_import
 
-_KERNELS = {}
+_KERNELS: dict = {}
 # the most passes' worth of coordinate visits between duality-gap checks (each check is one
 # sequential pass over the rows, about a third of an epoch's cost); fewer near the end of a solve
 # (see _dcd_epochs). Replaying the 46 solves of speed.py's two fits: 5, 8, 12 and 16 cost 721-724,

@@ -7,7 +7,7 @@ import numpy as np
 
 from ...classifiers import LinearScorer, ScoreClassifier
 from ...confusion import confusion_tensor
-from ...fit import SILENT, FitResult, Method, require_binary, require_linear
+from ...fit import SILENT, FitResult, Method, require_binary, require_linear, settings_dataclass
 from ...goals import FEASIBLE_TOL, compile_rate_program
 from .cutting_plane import CHOOSERS
 from .mm import majorization_minimization
@@ -65,6 +65,12 @@ def ramp_params(params: dict) -> dict:
                               or not np.isfinite(v)):
             raise ValueError(f"method_params[{key!r}] must be a finite non-negative number, got {v!r}")
     return out
+
+
+#: The settings of the ramp method (:data:`RAMP_PARAMS`): one field per ``method_params`` key, checked by :func:`ramp_params`.
+RampSettings = settings_dataclass("RampSettings", RAMP_PARAMS, ramp_params,
+                           "Validated ``method_params`` of the ramp method (and ``safety_fraction``); "
+                           "built once per fit by ``RampSettings.from_params``.")
 
 
 @dataclass

@@ -163,7 +163,7 @@ def majorization_minimization(program, X, lam, *, coef0=None, intercept0=0.0, ma
     solver_params = dict(solver_params or {})
     coef = np.zeros(X.shape[1]) if coef0 is None else np.asarray(coef0, dtype=float)
     intercept = float(intercept0)
-    history = []
+    history: list = []
     t0 = time.perf_counter()
     obj, rows = ramp_values(program, X, coef, intercept, lam)
 

@@ -224,7 +224,7 @@ class SelectionMeasure:
             return None
         absa = np.abs(a)
         nz = absa > tol
-        mags = []
+        mags: list[float] = []
         block = np.full(self.n, -1)
         for v in np.unique(absa[nz]):
             if mags and v - mags[-1] <= tol:

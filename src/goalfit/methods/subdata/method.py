@@ -49,7 +49,7 @@ import numpy as np
 
 from ...classifiers import LinearScorer, ModelClassifier, ScoreClassifier
 from ...confusion import confusion_tensor
-from ...fit import SILENT, FitResult, Method, UnsupportedGoal, refuse_constraints, require_binary
+from ...fit import SILENT, FitResult, Method, UnsupportedGoal, refuse_constraints, require_binary, settings_dataclass
 from ...goals import FEASIBLE_TOL
 from .irs import irs
 from .measure import FORMS, SelectionMeasure, check_selection_goals
@@ -124,6 +124,12 @@ def subdata_params(params: dict) -> dict:
     if not isinstance(out["warm_start"], (bool, np.bool_)):
         raise ValueError(f"method_params['warm_start'] must be True or False, got {out['warm_start']!r}")
     return out
+
+
+#: The settings of the subdata methods (:data:`SUBDATA_PARAMS`): one field per ``method_params`` key, checked by :func:`subdata_params`.
+SubdataSettings = settings_dataclass("SubdataSettings", SUBDATA_PARAMS, subdata_params,
+                           "Validated ``method_params`` of the subdata methods (and ``safety_fraction``); "
+                           "built once per fit by ``SubdataSettings.from_params``.")
 
 
 def make_learner(estimator, alpha: float, n_classes: int, params: dict, *, exact: bool = False):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -291,8 +292,8 @@ def solve_gsvmf(X, y, g=None, *, measure="omr", lam: float = 1.0, t: float = 1.0
             m.addConsIndicator(s[i] - u[i] >= 0, z[i])
     m.addCons(theta >= sum(wj * wj for wj in w))
     pen, pen_vars = 0, []
-    if f1:
-        yf = meas.f1_labels
+    yf = meas.f1_labels
+    if yf is not None:  # f1
         A = n + sum(z[i] for i in range(n) if yf[i] == 1) - sum(z[i] for i in range(n) if yf[i] == -1)
         miss = sum(1 - z[i] for i in range(n))
         m.addCons(phi * A >= miss)
@@ -596,7 +597,7 @@ def bruteforce_gsvmf(X, y, g=None, *, learner, measure="omr", t: float = 1.0, rh
         raise ValueError("brute force needs a binary learner whose w-step minimises the objective")
     meas = _as_measure(measure, y, g, rho, epsilon)
     t0 = time.perf_counter()
-    best = (np.inf, None, None)
+    best: tuple[float, Any, np.ndarray | None] = (np.inf, None, None)  # (H, model, selection)
     for bits in itertools.product((0.0, 1.0), repeat=n):
         zv = np.array(bits)
         if not meas.feasible(zv, tol=1e-12 if meas.named is not None else None):
@@ -610,9 +611,9 @@ def bruteforce_gsvmf(X, y, g=None, *, learner, measure="omr", t: float = 1.0, rh
         H = meas.costs(u, t, learner.kind) @ zv + learner.regularizer(model) + meas.rho * F
         if H < best[0]:
             best = (float(H), model, zv)
-    H, model, zv = best
+    H, model, z_best = best
     secs = time.perf_counter() - t0
-    if model is None:
+    if model is None or z_best is None:
         return MIPResult(np.full(X.shape[1], np.nan), np.nan, np.full(n, np.nan), np.inf, np.inf, np.inf,
                          "infeasible", secs)
-    return MIPResult(model.w, model.b, zv, H, H, 0.0, "enumerated", secs, meas.fairness(zv))
+    return MIPResult(model.w, model.b, z_best, H, H, 0.0, "enumerated", secs, meas.fairness(z_best))

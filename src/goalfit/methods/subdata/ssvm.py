@@ -104,7 +104,7 @@ def fit_ssvm(X, y, g, *, d: float = 0.1, mu: float = 0.01, lam: float = 0.01, ma
         if w.value is None:
             raise RuntimeError(f"SSVM QCQP failed ({prob.status})")
         wn = np.asarray(w.value, float).copy()
-        change = np.linalg.norm(wn - wk) / max(np.linalg.norm(wk), 1e-12)
+        change = np.linalg.norm(wn - wk) / max(float(np.linalg.norm(wk)), 1e-12)
         wk = wn
         if change < tol:
             converged = True

@@ -206,10 +206,11 @@ class LogisticStep:
         if len(np.unique(y[sel])) < 2:
             raise DegenerateSelection("logistic regression needs both classes among the selected points")
         C = np.inf if self.lam == 0 else 1.0 / (2 * self.lam * len(y))
-        prev = getattr(self._lr, "coef_", None)
-        if prev is None or prev.shape[1] != X.shape[1]:
-            self._lr = LogisticRegression(C=C, tol=1e-9, max_iter=10000, warm_start=True)
-        lr = self._lr.set_params(C=C).fit(X[sel], y[sel], sample_weight=sw[sel])
+        lr = self._lr
+        prev = getattr(lr, "coef_", None)
+        if lr is None or prev is None or prev.shape[1] != X.shape[1]:
+            lr = self._lr = LogisticRegression(C=C, tol=1e-9, max_iter=10000, warm_start=True)
+        lr = lr.set_params(C=C).fit(X[sel], y[sel], sample_weight=sw[sel])
         return LinearModel(lr.coef_[0].copy(), float(lr.intercept_[0]))
 
     @staticmethod

@@ -11,7 +11,7 @@ import numpy as np
 from ...classifiers import LinearScorer as DeployedLinearScorer
 from ...classifiers import ScoreClassifier
 from ...confusion import confusion_tensor
-from ...fit import SILENT, FitResult, Method, UnsupportedGoal, require_binary
+from ...fit import SILENT, FitResult, Method, UnsupportedGoal, require_binary, settings_dataclass
 from ...goals import FEASIBLE_TOL
 from .gradients import ESTIMATORS, make_gradient_estimator
 from .models import LinearScorer, ModuleScorer, TorchScorer
@@ -84,6 +84,12 @@ def surrogate_params(params: dict) -> dict:
     if out["gradient_params"] is not None and not isinstance(out["gradient_params"], dict):
         raise ValueError(f"method_params['gradient_params'] must be a dict, got {out['gradient_params']!r}")
     return out
+
+
+#: The settings of the surrogate methods (:data:`SURROGATE_PARAMS`): one field per ``method_params`` key, checked by :func:`surrogate_params`.
+SurrogateSettings = settings_dataclass("SurrogateSettings", SURROGATE_PARAMS, surrogate_params,
+                           "Validated ``method_params`` of the surrogate methods (and ``safety_fraction``); "
+                           "built once per fit by ``SurrogateSettings.from_params``.")
 
 
 def linear_start(init, X, y_codes, fit_intercept, sample_weight=None) -> np.ndarray:

@@ -13,7 +13,7 @@ one model, scores of many perturbed models at once (an ``(m, n)`` matrix), and t
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -178,8 +178,9 @@ class LinearScorer:
         if not (isinstance(batch_sparse, str) and batch_sparse == "auto") and batch_sparse not in (True, False):
             raise ValueError(f"batch_sparse must be 'auto', True or False, got {batch_sparse!r}")
         self.batch_sparse = batch_sparse
-        self._mats = {}
-        self._residual = None  # the batch operator (see batch_operator), built once
+        self._mats: dict = {}
+        # the batch operator (see batch_operator), built once; False: decided, none (one dense GEMM)
+        self._residual: BatchOperator | Literal[False] | None = None
 
     def with_data(self, X) -> "LinearScorer":
         """The same model family on other data (e.g. the validation set)."""

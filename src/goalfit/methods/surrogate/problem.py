@@ -18,6 +18,8 @@ import numpy as np
 
 from ...confusion import BatchConfusion
 from ...goals import FEASIBLE_TOL
+from ...goals.blackbox import BlackBoxMetric
+from .models import LinearScorer, TorchScorer
 from .surrogates import DEFAULT_CHUNK_ELEMENTS, SurrogateSet, values_of_models
 
 __all__ = ["BlackBoxProblem", "SampleGoals", "Assessment", "metric_groups"]
@@ -53,13 +55,14 @@ class Assessment:
         The largest constraint violation in each goal's units (0 when all are met).
     rows : ndarray of shape (R,)
         The constraint rows ``A vec(C) - b`` (positive entries are violated rows).
-    confusion : ndarray of shape (n_cells, 2, 2)
+    confusion : ndarray of shape (n_cells, 2, 2), or None
+        None for a bare metric (known by evaluation only, no confusion matrix).
     """
 
     objective: float
     max_violation: float
     rows: np.ndarray
-    confusion: np.ndarray
+    confusion: np.ndarray | None
 
     @property
     def feasible(self) -> bool:
@@ -177,10 +180,10 @@ class BlackBoxProblem:
         Scores held at once when evaluating many models.
     """
 
-    scorer: object
+    scorer: LinearScorer | TorchScorer
     surrogates: SurrogateSet
-    metric: object
-    val_scorer: object
+    metric: SampleGoals | BlackBoxMetric
+    val_scorer: LinearScorer | TorchScorer
     y_val: np.ndarray | None = None
     groups_val: np.ndarray | None = None
     same_sample: bool = False

@@ -95,7 +95,7 @@ def goal_slices(w, row_mass, *, rtol: float = 1e-9) -> list[tuple[tuple, int]]:
         return []
     out = []
     for i in (1, 0):
-        groups = {}
+        groups: dict = {}
         for c in range(w.shape[1]):
             col = w[:, c, i] / scale
             if row_mass[c, i] <= 0 or np.abs(col).max() <= rtol:
@@ -196,7 +196,7 @@ def build_surrogates(spec, data, compiled, *, goal_objective: bool = True):
                 continue
             add(SliceSurrogate, (loss,), describe_cells(cells, data.space), cells, label)
 
-    taken = []
+    taken: list[tuple] = []  # (cells, label or None) of the slices given
     if isinstance(spec, (str, PointwiseLoss)):
         loss = get_loss("hinge" if isinstance(spec, str) and spec == "auto" else spec)
         derived(loss, error_mass_weights(compiled, objective=goal_objective, overall=not goal_objective))

@@ -93,8 +93,8 @@ class SPGDPath:
     best_theta: np.ndarray
     n_metric_calls: int
     seconds: float
-    violations: np.ndarray = None
-    multipliers: np.ndarray = None
+    violations: np.ndarray | None = None
+    multipliers: np.ndarray | None = None
     best_violation: float = 0.0
     best_key: tuple = (0.0, np.inf)
 
