@@ -182,6 +182,7 @@ def test_text_report_never_breaks_a_word(fitted):
     assert 76 in wrapped and 160 not in wrapped  # wrapped between its parts when narrow, whole when it fits
 
 
+@pytest.mark.filterwarnings("ignore:.*smallest slice")  # a small synthetic sample, on purpose
 def test_cross_fitted_values_carry_one_label_in_table_text_and_plot(tmp_path):
     from rich.console import Console
 
