@@ -113,3 +113,28 @@ def test_typed_details_and_the_read_only_certificates_view():
         m.result_.certificates["threshold"] = 0.0
     with pytest.raises(KeyError):
         m.result_.certificates["warn_infeasible"]
+
+
+def test_settings_dataclasses_validate_method_params_once_by_key():
+    import dataclasses
+
+    from goalfit.fit import MethodSettings
+    from goalfit.methods.ramp.method import RAMP_PARAMS, RampSettings
+    from goalfit.methods.surrogate.method import SurrogateSettings
+
+    s = RampSettings.from_params({"inner_solver": "liblinear", "safety_fraction": 0.3}, "ramp")
+    assert isinstance(s, MethodSettings) and s.inner_solver == "liblinear" and s.safety_fraction == 0.3
+    assert s.params() == dict(RAMP_PARAMS, inner_solver="liblinear")  # every key, defaults filled, no template key
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.inner_solver = "dcd"
+    with pytest.raises(ValueError, match=r"method_params\['chooser'\]"):
+        RampSettings.from_params({"chooser": "newton"}, "ramp")
+    with pytest.raises(ValueError, match="did you mean 'n_perturbations'"):
+        SurrogateSettings.from_params({"n_perturbation": 3}, "interpolation")
+    with pytest.raises(ValueError, match="safety_fraction"):
+        SurrogateSettings.from_params({"safety_fraction": 1.5}, "interpolation")
+    # the estimators build them at check_params, before reading any data
+    with pytest.raises(ValueError, match="did you mean 'max_multiplier'"):
+        gf.RampClassifier(method_params={"max_multipler": 1.0}).check_params()
+    m = gf.RampClassifier(max_iter=1, method_params={"safety_fraction": 0.3})
+    assert m._settings().safety_fraction == 0.3
