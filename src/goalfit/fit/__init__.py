@@ -29,8 +29,9 @@ from .method import (TEMPLATE_OPTIONS, Method, MethodSettings, UnsupportedGoal, 
 from .problem import as_seed, check_tightenable, resolve_margins, tighten
 from .progress import SILENT, Progress
 from .result import DetailsView, FitResult
+from .slices import SmallSliceWarning, check_slice_sizes
 
-__all__ = ["MethodSettings", "settings_dataclass", "DetailsView", "DataBackend", "FitContext", "TEMPLATE_OPTIONS", "fit_options", "InMemoryData", "data_backend", "is_dask_collection", "MARGIN_GRID", "Certification", "certify", "goal_sample", "predicted_widths", "safety_rows", "split_rows",
+__all__ = ["SmallSliceWarning", "check_slice_sizes", "MethodSettings", "settings_dataclass", "DetailsView", "DataBackend", "FitContext", "TEMPLATE_OPTIONS", "fit_options", "InMemoryData", "data_backend", "is_dask_collection", "MARGIN_GRID", "Certification", "certify", "goal_sample", "predicted_widths", "safety_rows", "split_rows",
            "FitResult", "GOAL_PARAMETERS", "GoalEstimator", "MANY_GROUPS", "Method", "PreparedData", "Progress", "SILENT",
            "UnsupportedGoal", "as_seed", "check_tightenable", "check_goals_label_free", "check_method_params", "keyword_names",
            "prepare", "refuse_constraints", "require_binary", "require_linear", "resolve_margins", "tighten",

@@ -49,6 +49,7 @@ from .certification import certify
 from .method import Method, MethodSettings, fit_options  # noqa: F401 (fit_options: re-exported)
 from .problem import as_seed, check_tightenable, resolve_margins, tighten
 from .progress import Progress
+from .slices import check_slice_sizes
 
 
 #: The parameters every goal-taking estimator shares, in scikit-learn's validation table form
@@ -237,6 +238,7 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
             self._safety_fraction(ctx))
         self._adopt(result, clf, compiled, method=self._method_name(ctx, result), margins=margins,
                     certification=certification, stacklevel=3)
+        self.small_slices_ = check_slice_sizes(problem, result.confusion, data, stacklevel=3)
         self._adopt_details(ctx, result, compiled, certification)
         self.fit_seconds_ = time.perf_counter() - t_start
         ctx.progress.done()

@@ -214,14 +214,17 @@ def _plain(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def smallest_slice(expression, sample: GoalSample, classes) -> tuple[str, int]:
+def smallest_slice(expression, sample: GoalSample, classes, *, counts=None) -> tuple[str, int]:
     """``(description, count)`` of the smallest (cell, true class) row of ``sample`` whose
     examples move ``expression``'s value (e.g. ``"sex='Female', y=1"``): the slice whose size
-    limits a bound's width. ``("the whole sample", n)`` when every row moves it."""
+    limits a bound's width. ``("the whole sample", n)`` when every row moves it. ``counts``
+    (shape ``(n_cells, n_classes)``): the rows of each (cell, class), when ``sample`` holds
+    weighted stand-ins for them (:func:`goalfit.fit.slices.check_slice_sizes`)."""
     _, _, J = jacobian(sample, expression)
     moved = np.abs(J).sum(axis=(0, 3)) > 1e-9  # (n_cells, K)
-    counts = np.zeros(moved.shape)
-    np.add.at(counts, (sample.cells, sample.y), 1)
+    if counts is None:
+        counts = np.zeros(moved.shape)
+        np.add.at(counts, (sample.cells, sample.y), 1)
     counts = np.where(moved & (counts > 0), counts, np.inf)
     if not np.isfinite(counts).any():
         return "the whole sample", sample.n

@@ -229,6 +229,8 @@ class Report:
                 console.print(f"  {display_name(c['name'].split(' ' + c['sense'])[0])} {c['sense']} "
                               f"{c['certified_bound']:.4f} holds at {d['confidence_fit']:.0%} "
                               f"(asked {c['bound']:g}) {mark}")
+        for line in d.get("small_slices", []):  # goalfit.fit.slices: a bound the slice cannot carry
+            console.print(f"[yellow]slice too small for its bound:[/yellow] {line}", highlight=False)
         console.print("[dim]" + d.get("note", "values are expectations over the randomized classifier; "
                       "baseline = unconstrained plug-in argmax on the same base model") + "[/dim]")
         if d.get("confidence") is not None:
@@ -494,6 +496,7 @@ def build_report(model, X_train, y_train, *, sensitive_features_train=None, X_te
     data["confidence"] = confidence
     data.update(fields)
     _certification_fields(data, model)
+    data["small_slices"] = [c["line"] for c in (getattr(model, "small_slices_", None) or [])]
     _common(data, model.history_, extra)
     data["method_sample"] = _method_sample(data, model)
     split = "test" if X_test is not None else "train"
