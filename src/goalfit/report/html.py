@@ -236,6 +236,7 @@ def _goals(d: dict) -> str:
                      f"confidence {d['confidence_fit']:g}; the safety test {verdict} for the asked bounds.")
     if b is not None:
         notes.append(f"{bname}: " + d.get("note", "the unconstrained plug-in argmax on the same base model."))
+    notes += [f"Slice too small for its bound: {line}" for line in d.get("small_slices", [])]
     return _table(headers, rows, head_class=head_class) + "".join(_note(n) for n in notes)
 
 
