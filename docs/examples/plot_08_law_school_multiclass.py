@@ -46,7 +46,7 @@ print(f"DP difference: train {dp_tr:.4f}, test {dp_te['value']:.4f} "
 # %%
 # Expected rate of the top tertile per group, on the test half.
 groups = r_te["race"].value_counts().index
-fig, ax = plt.subplots(figsize=(6, 3))
+fig, ax = plt.subplots(figsize=(7, 3))
 for k, (name, model) in enumerate([("unconstrained", plain), ("DP <= 0.02", fair)]):
     p = model.predict_proba(X_te, sensitive_features=r_te)[:, 2]
     ax.bar(np.arange(len(groups)) + 0.4 * k, [p[(r_te["race"] == g).to_numpy()].mean() for g in groups],
@@ -54,5 +54,5 @@ for k, (name, model) in enumerate([("unconstrained", plain), ("DP <= 0.02", fair
 ax.set_xticks(np.arange(len(groups)) + 0.2, groups, rotation=30, ha="right")
 ax.set_ylabel("P(top tertile)")
 ax.set_title("law school: top-tertile rate by race (test)")
-ax.legend()
+ax.legend(loc="upper left", bbox_to_anchor=(1, 1), fontsize=8)
 fig.tight_layout()

@@ -13,6 +13,8 @@ synchronous scheduler; ``benchmarks/scale_dask.py`` runs a cluster on 10^7 rows.
 # %%
 import dask
 import dask.array as da
+import matplotlib.pyplot as plt
+import numpy as np
 from sklearn.linear_model import SGDClassifier
 from sklearn.model_selection import train_test_split
 
@@ -39,3 +41,18 @@ with dask.config.set(scheduler="synchronous"):
     test = model.evaluate(X_te, y_te, sensitive_features=s_te)
 print(f"method {model.method_}: test error {test['objective']['value']:.4f}, "
       f"test DP difference {test['constraints'][0]['value']:.4f}")
+
+# %%
+# The selection rate per group on the test rows: the base model alone (its argmax) and the
+# expected rate of the classifier that meets the goal.
+p_fair = model.predict_proba(X_te, sensitive_features=s_te)[:, 1]
+p_base = model.estimator_.predict_proba(X_te)[:, 1] > 0.5  # the fitted base model alone
+groups = np.unique(s_te)
+fig, ax = plt.subplots(figsize=(5, 3))
+ax.bar(np.arange(len(groups)) - 0.2, [p_base[s_te == g].mean() for g in groups], width=0.4, label="SGD alone")
+ax.bar(np.arange(len(groups)) + 0.2, [p_fair[s_te == g].mean() for g in groups], width=0.4, label="DP <= 0.02")
+ax.set_xticks(np.arange(len(groups)), groups)
+ax.set_ylabel("P(predict >50K)")
+ax.set_title("Adult, fitted on a Dask array: selection rate by sex")
+ax.legend()
+fig.tight_layout()
