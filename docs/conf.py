@@ -11,10 +11,18 @@ import os
 import shutil
 from pathlib import Path
 
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core per example: the gallery's timings are per core
+
 import matplotlib
 
 matplotlib.use("Agg")
-os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core per example: the gallery's timings are per core
+# Sphinx reads this file from docs/ and the gallery runs each example from docs/examples/: a
+# relative GOALFIT_DATA (the README's ../shared/data) is made absolute against the folder the build
+# was started from, as the tests' conftest does.
+if os.environ.get("GOALFIT_DATA"):
+    _start = Path(os.environ.get("PWD") or Path(__file__).resolve().parents[1])
+    os.environ["GOALFIT_DATA"] = os.pathsep.join(
+        str((_start / p).resolve()) for p in os.environ["GOALFIT_DATA"].split(os.pathsep) if p)
 
 import goalfit
 
