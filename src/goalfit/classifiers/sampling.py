@@ -3,9 +3,8 @@
 Drawing one member per example independently (:meth:`RandomizedClassifier.predict`'s default)
 adds binomial noise to every rate: on a group of ``n_g`` examples a class share moves by about
 ``sqrt(sum_i q_ik (1 - q_ik)) / n_g`` around the randomized classifier's expected share, which
-on small groups exceeds the disparity the goals allow (``benchmarks/derandomization.py``: law
-school, groups of ~30 test rows, a demographic parity of 0.21 for independently sampled labels
-against 0.13 for the expected classifier, 0.14 with this sampling).
+on small groups exceeds the disparity the goals allow (the measurements on law school's small
+groups are in benchmarks/README.md, section "derandomization.py").
 
 :func:`stratified_choice` draws the labels of a whole batch at once by *sequential systematic
 sampling* within each stratum (a group of the goals): the rows are put in a random order; for

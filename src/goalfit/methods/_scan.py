@@ -51,8 +51,7 @@ def hull_candidates(x, y) -> np.ndarray:
     the points reaches its minimum over all of them at one of these: the per-cell ROC hulls of
     :mod:`~goalfit.methods.plugin.binary_hull` and the threshold oracle's candidate cuts. A chain
     whose non-vertices must go one per pass (a smooth convex arc ending in a long straight run)
-    is the slow case, O(m^2): 2 s for 40,000 points, where the ROC chains of 10^6 rows take about
-    0.1 s.
+    is the slow case, O(m^2) (see benchmarks/README.md, section "Measurements behind the library's choices").
 
     Parameters
     ----------

@@ -12,8 +12,8 @@ randomized classifier was fitted on (so both see the same confusion tensors as t
   It returns the rule of this family with the lowest training objective among those meeting
   every constraint on the sample; when none does, the one with the smallest largest
   violation, and among those the lowest objective. (A mixed-integer formulation on HiGHS, one
-  binary per (cell, threshold), found no feasible point in 60 s on Adult's 32k rows: the
-  fairness band acts like an equality; the enumeration takes seconds.)
+  binary per (cell, threshold), found no feasible point in its time limit on Adult: the
+  fairness band acts like an equality; see benchmarks/README.md, section "Measurements behind the library's choices".)
 * :func:`best_candidate_rule` — every other case (multiclass, group-blind rules, nonlinear
   goals): a documented heuristic. The candidates are the mixture's members and the plug-in
   rules of the convex combinations ``(1 - s) L_a / |L_a| + s L_b / |L_b|`` of every pair of
@@ -29,9 +29,8 @@ randomized classifier was fitted on (so both see the same confusion tensors as t
   ``d`` on a grid of directions of the span of the objective's and the constraints' costs
   (the Lagrangian plug-in rules, Narasimhan et al. §7), each with its exact best threshold.
   For equalized odds between two groups this is a grid over both true-class conditions (the
-  TPR and the FPR multiplier). Measured on Adult (``benchmarks/group_blind.py``): on a split
-  where the pairwise candidates only met equalized odds <= 0.01 on train with a near-constant
-  rule (test accuracy 0.763), it finds a feasible rule at 0.827.
+  TPR and the FPR multiplier); it finds feasible rules where the pairwise candidates only meet
+  the goals with a near-constant rule (see benchmarks/README.md, section "Measurements behind the library's choices").
 """
 from __future__ import annotations
 

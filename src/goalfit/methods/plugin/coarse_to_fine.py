@@ -39,9 +39,8 @@ AUTO_SUBSAMPLE = (10_000, 50_000)
 def auto_subsample(n: int) -> int:
     """The coarse run's rows for a sample of ``n`` rows: ``n // 10`` clipped to :data:`AUTO_SUBSAMPLE`.
 
-    On the 5-class, 3-group H-mean + demographic-parity problem of ``benchmarks/speed.py`` at
-    10^5 rows (10,000 rows coarse) the polished objective was within 8e-4 of 2000 iterations on
-    the full sample; the coarse iterations cost a tenth of full ones.
+    The coarse iterations cost a tenth of full ones (the polished objective's distance to a
+    full-sample run: see benchmarks/README.md, section "Measurements behind the library's choices").
     """
     lo, hi = AUTO_SUBSAMPLE
     return int(min(max(n // 10, lo), hi))

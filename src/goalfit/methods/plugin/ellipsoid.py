@@ -130,7 +130,8 @@ def con_ellipsoid(problem, oracle, *, max_iter: int = 1000, radius: float = np.s
 
 def _one_blas_thread():
     """The cuts solve hundreds of tiny L-BFGS-B subproblems; multithreaded BLAS only adds
-    overhead there, and 30x more when its threads compete with another busy process."""
+    overhead there, much more when its threads compete with another busy process
+    (see benchmarks/README.md, section "Measurements behind the library's choices")."""
     from threadpoolctl import threadpool_limits
 
     return threadpool_limits(limits=1, user_api="blas")

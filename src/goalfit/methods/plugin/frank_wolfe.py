@@ -166,14 +166,8 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
         50,000 (:func:`~goalfit.methods.plugin.coarse_to_fine.auto_subsample`: from 40,000
         rows on). ``None``: always the full sample.
     coarse_iter : "auto" or int, default "auto"
-        Iterations of the coarse run. ``"auto"``: ``min(max_iter, 1000)``. On the 5-class,
-        3-group H-mean + demographic-parity problem at 10^5 rows (``benchmarks/
-        multiclass_defaults.py``, 8 seeds) 1000 coarse iterations and the polish from 60 of
-        their members ended 0.0007 above 2000 iterations on all rows on training (at most
-        0.0009) and 0.0004 on held-out rows, against 0.0005 and 0.0001 for 2000 coarse
-        iterations, in 60% of their time. A smaller budget is kept whole: on the 4-class
-        problem of ``tests/test_coarse_to_fine.py`` (3 seeds) 300 coarse iterations instead of
-        600 ended 0.0005-0.0021 above 600 full-sample iterations, against 0.0002-0.0011.
+        Iterations of the coarse run. ``"auto"``: ``min(max_iter, 1000)`` (a smaller budget is
+        kept whole; the measurements behind both choices: see benchmarks/README.md, section "Measurements behind the library's choices").
     random_state : int, Generator or None, default 0
         Seeds the subsample.
 

@@ -128,7 +128,8 @@ def _kelley(F0, G, v_max):
 
 
 def _kelley_1d(F0, g, v_max):
-    """:func:`_kelley` for one multiplier, in closed form (HiGHS took ~2 ms a call, ~5% of a fit).
+    """:func:`_kelley` for one multiplier, in closed form (an LP per call cost a noticeable share
+    of a fit; see benchmarks/README.md, section "Measurements behind the library's choices").
 
     The cut model ``min_t F0_t + g_t v`` is concave and piecewise linear, so its maximum over
     ``[0, v_max]`` is at an end or where two cuts cross: the smallest maximizing candidate.

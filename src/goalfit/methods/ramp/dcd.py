@@ -46,7 +46,7 @@ values into its new boxes (zero for rows not stored). Any start is feasible, so 
 change the path, never the answer (up to ``tol``).
 
 The kernels are compiled by numba on first use (``cache=True``: compiled once per
-installation, then loaded from the cache, ~0.1-0.5 s per process); any ``X`` is converted once
+installation, then loaded from the cache once per process; see benchmarks/README.md, section "Measurements behind the library's choices"); any ``X`` is converted once
 to CSR per :class:`DualState`.
 """
 from __future__ import annotations
@@ -184,8 +184,8 @@ def _dcd_epochs(indptr, indices, data, rows, a, c, qdiag, beta, v, lam, s2, b_c,
     of coordinate visits were made since the last check (each check is one pass over the data),
     or sooner near the end: when the gap fell since the previous check, the next one comes when
     that rate of decay (linear convergence) would bring it to ``tol``, with 25% to spare, and at
-    least a pass later (replaying speed.py's 46 solves: 7-11% fewer passes than checking every
-    ``check_every``, whose checks overshot ``tol`` by up to ``check_every`` passes).
+    least a pass later (fewer passes than checking every ``check_every``, whose checks overshot
+    ``tol`` by up to ``check_every`` passes; see benchmarks/README.md, section "Measurements behind the library's choices").
 
     Certificate (our additions to Hsieh et al.): the primal value of the last iterate
     ``(v / lam, b)`` jumps from epoch to epoch by several times the gap the dual has closed
@@ -194,8 +194,8 @@ def _dcd_epochs(indptr, indices, data, rows, a, c, qdiag, beta, v, lam, s2, b_c,
     visits: a dual-averaging primal candidate, as for SDCA), and the gap is the best primal value
     seen in the solve minus the best dual value (both valid bounds). A check that fails also
     re-centres the intercept's proximal term (``b_c <- b``: a method-of-multipliers step; before,
-    only once the projected gradients met ``eps``). With checks every 8 passes instead of 4, these
-    took 12-16% fewer visits and half the checks on speed.py's fits (seeds 0-2).
+    only once the projected gradients met ``eps``). With these, checks every 8 passes instead of
+    4 (see benchmarks/README.md, section "Measurements behind the library's choices").
 
     ``ones``: every entry of ``X`` is 1 (binary features): visits do not read ``data``.
 
@@ -213,8 +213,7 @@ def _dcd_epochs(indptr, indices, data, rows, a, c, qdiag, beta, v, lam, s2, b_c,
     (the hardware prefetcher streams them, the block's random visits then hit the cache). When at
     most ``small`` coordinates are active they form one block: a fully random order, as
     LIBLINEAR's (Hsieh et al. §3.1). A fully random order over every row made each visit a cache
-    miss: a dot-product pass over a9a in random order cost 7x one in storage order, blocks of 64
-    rows 1.2x. Shrunk coordinates leave the active list at the end of the epoch (a stable
+    miss (see benchmarks/README.md, section "Measurements behind the library's choices"). Shrunk coordinates leave the active list at the end of the epoch (a stable
     compaction keeps it sorted). The random draws are xorshift64 (Marsaglia 2003) from ``seed``,
     mapped to ``[0, m)`` by Lemire's multiply-shift (2019) instead of a 64-bit division.
     """
@@ -463,7 +462,7 @@ class DualState:
         The row of ``X`` stored at each position; ``position`` is its inverse.
     ones : bool
         Whether every stored entry is 1 (binary or one-hot features, as a9a): the kernel then
-        does not read the values (replaying speed.py's a9a solves: 20% less time a visit).
+        does not read the values (see benchmarks/README.md, section "Measurements behind the library's choices").
     beta : ndarray of shape (n,)
         The dual variable of each row from the last solve (``alpha_+ - alpha_-`` of its two
         hinge entries); zero for rows absent from it.

@@ -75,9 +75,9 @@ class LinearSVMStep(_CachedQP):
       compiled once per data set with the selection as a parameter; the reference in tests and
       the only backend for ``lam = 0``.
 
-    ``"auto"`` (default) takes the exact QP up to ``exact_max_rows`` rows (2,000: there it costs
-    0.02-0.3 s and exact comparisons such as Ye & Xie's Table 4 need it) and liblinear above
-    (0.01-0.1 s at 10,000 rows where the QP takes seconds). The IRS keeps its best iterate, so
+    ``"auto"`` (default) takes the exact QP up to ``exact_max_rows`` rows (2,000: exact
+    comparisons such as Ye & Xie's Table 4 need it) and liblinear above, where the QP is much
+    slower (see benchmarks/README.md, section "Measurements behind the library's choices"). The IRS keeps its best iterate, so
     an inexact w-step cannot make its result worse than a previous iterate.
 
     Parameters

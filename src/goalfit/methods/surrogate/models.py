@@ -26,7 +26,7 @@ __all__ = ["LinearScorer", "TorchScorer", "ModuleScorer", "import_torch", "colum
 #: Cost of one non-zero of a CSR product with many vectors, in entries of a dense GEMM (the
 #: estimate behind ``batch_sparse="auto"`` and :data:`DENSE_COLUMN_DENSITY`): scipy's
 #: ``csr_matvecs`` does less work per row than OpenBLAS ``sgemm`` on one-hot data but more per
-#: entry; measured ratios on one-hot Adult lie between 3 and 5 (benchmarks/README.md, speed.py).
+#: entry (measured ratios: see benchmarks/README.md, section "Measurements behind the library's choices").
 #: 3 is the value the published benchmark fits used; any value in that range picks the residual
 #: form for one-hot data.
 SPARSE_COST = 3.0
@@ -152,8 +152,7 @@ class LinearScorer:
         :data:`DENSE_COLUMN_DENSITY` non-zeros (a dense block, which also carries each model's
         offset ``c . w + b`` in a column of ones), and compute ``R_s W_s^T`` (scipy) plus
         ``[R_d, 1] [W_d, offsets]^T`` accumulated in place by BLAS ``gemm``: work proportional to
-        the non-zeros (5 sparse and 7 dense of 109 columns per row on one-hot Adult: 9x fewer
-        multiply-adds than the GEMM, 3.2x faster with one BLAS thread). ``False``: one dense GEMM with ``[X, 1]``. ``"auto"``: the
+        the non-zeros (see benchmarks/README.md, section "Measurements behind the library's choices"). ``False``: one dense GEMM with ``[X, 1]``. ``"auto"``: the
         residual form when its estimated cost, ``SPARSE_COST`` x sparse non-zeros + n x dense
         columns, is at most half of the GEMM's ``n (p + 1)``. Both are the same sums in exact
         arithmetic; in ``batch_dtype`` they differ by rounding only (R is formed in float64 and

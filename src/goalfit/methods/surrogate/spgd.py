@@ -43,10 +43,8 @@ from .projection import Projector
 __all__ = ["SPGDPath", "SPGDResult", "surrogate_pgd", "PROJECTION_TOL"]
 
 #: Default step-size stopping tolerance of the projection (``Projector(rtol=...)``): L-BFGS-B
-#: stops once an iteration gains less than 1e-5 of the squared surrogate-space step. Measured
-#: on Adult (speed.py case, seeds 0-2): 12-15 objective evaluations per projection instead of
-#: about 117 for the 100-iteration cap, validation G-mean loss 0.1853 / 0.1870 / 0.1877 vs
-#: 0.1850 / 0.1870 / 0.1871; 1e-4 already gave 0.1854 / 0.1881 / 0.1893 and 1e-3 0.186-0.195.
+#: stops once an iteration gains less than 1e-5 of the squared surrogate-space step (the
+#: measurements behind the value: see benchmarks/README.md, section "Measurements behind the library's choices").
 PROJECTION_TOL = 1e-5
 
 
