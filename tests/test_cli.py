@@ -205,7 +205,7 @@ def test_fit_spec_with_the_subdata_method(tmp_path, need_data):
     for goals, message in [
         ('objective = "hmean"\nmethod = "subdata"\n', "linear objective"),
         ('method = "subdata"\nmethod_params = {rhoo = 1.0}\n', "did you mean 'rho'"),
-        ('method = "subdata"\nestimator_params = {lam = 0.1}\n', "does not take ['lam']"),
+        ('method = "subdata"\nestimator_params = {lamda = 0.1}\n', "does not take ['lamda']"),
     ]:
         bad = tmp_path / "bad.toml"
         bad.write_text(f'[data]\ndataset = "german"\nsensitive = ["sex"]\n[goals]\n{goals}')
