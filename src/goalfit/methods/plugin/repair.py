@@ -59,6 +59,26 @@ def constant_costs(space) -> list[np.ndarray]:
     return out
 
 
+def constant_confusions(space) -> list[np.ndarray]:
+    """The confusion tensor of each constant classifier, without an oracle call.
+
+    Parameters
+    ----------
+    space : ConfusionSpace
+
+    Returns
+    -------
+    list of ndarray of shape ``space.shape``, one per class ``j``
+        ``C[c, i, j] = row_mass[c, i]`` (every example predicted ``j``), zero elsewhere.
+    """
+    out = []
+    for j in range(space.n_classes):
+        C = np.zeros(space.shape)
+        C[:, :, j] = space.row_mass
+        out.append(C)
+    return out
+
+
 def applies(problem, oracle, result) -> bool:
     """Whether :func:`repair_infeasible` runs.
 
@@ -148,8 +168,9 @@ def compare_constants(problem, oracle, result, *, tol: float = 1e-4):
     ----------
     problem : CompiledProblem
     oracle : linear minimization oracle
-        ``n_classes`` calls for the constants (any oracle but the refit one, whose members are
-        refitted models).
+        Any but the refit one (whose members are refitted models); called for the constants
+        (``n_classes`` calls) only when one of them beats the result (their confusion tensors
+        come from the space's row masses, :func:`constant_confusions`).
     result : FitResult
         A method's result.
     tol : float, default 1e-4
@@ -173,20 +194,22 @@ def compare_constants(problem, oracle, result, *, tol: float = 1e-4):
     """
     if not result.feasible or isinstance(oracle, RefitOracle):
         return result
-    calls0 = oracle.n_calls
-    evaluated = [oracle(L) for L in constant_costs(problem.space)]
-    result.n_oracle_calls += oracle.n_calls - calls0
     f = problem.objective
     value = float(f.value(result.confusion))
     best = None
-    for j, (member, C) in enumerate(evaluated):
+    for j, C in enumerate(constant_confusions(problem.space)):  # no oracle call unless one beats the result
         v = float(f.value(C))
         feasible_better = problem.max_violation(C) <= FEASIBLE_TOL and np.isfinite(v) and v < value - tol
-        if feasible_better and (best is None or v < best[2]):
-            best = (member, C, v, j)
+        if feasible_better and (best is None or v < best[1]):
+            best = (j, v)
     if best is None:
         return result
-    member, C, v, j = best
+    calls0 = oracle.n_calls
+    evaluated = [oracle(L) for L in constant_costs(problem.space)]
+    result.n_oracle_calls += oracle.n_calls - calls0
+    j = best[0]
+    member, C = evaluated[j]
+    v = float(f.value(C))
     mixture = None
     if not problem.nonlinear:
         members = list(result.members) + [m for m, _ in evaluated]
