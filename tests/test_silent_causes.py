@@ -195,6 +195,13 @@ def test_validation_arguments_are_named_in_their_errors():
     with pytest.raises(ValueError, match=r"y_val"):
         gf.AdaptiveSurrogateClassifier(max_iter=2, random_state=0).fit(X, Y, X_val=X,
                                                                        y_val=np.where(Y == 1, 7, 0))
+    pytest.importorskip("torch")
+    from goalfit.torch import LagrangianClassifier
+
+    with pytest.raises(ValueError, match=r"X_val has 300 rows but y_val has 299"):
+        LagrangianClassifier(max_iter=1, random_state=0).fit(X, Y, X_val=X, y_val=Y[:-1])
+    with pytest.raises(ValueError, match=r"y_val: labels \[7\]"):
+        LagrangianClassifier(max_iter=1, random_state=0).fit(X, Y, X_val=X, y_val=np.where(Y == 1, 7, 0))
 
 
 # ----------------------------------------------------------------------------- more bad inputs
