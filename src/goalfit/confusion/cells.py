@@ -128,6 +128,7 @@ class CellEncoder:
             else:
                 key *= len(values)
                 key += codes
+        assert key is not None  # _numpy_columns returns at least one column
         total = self._n_keys
         if total <= 2**20:
             present = np.flatnonzero(np.bincount(key, minlength=total))

@@ -245,7 +245,7 @@ def group_columns(goal):
         parts = [group_columns(r) for _, r in goal.terms]
         return any(u for u, _ in parts), set().union(*(c for _, c in parts))
     if isinstance(goal, Rate):
-        uses, cols = False, set()
+        uses, cols = False, set[str]()
         for c in goal.event + goal.given:
             if c.what == "group":
                 named = _slice_columns(c.group)

@@ -339,6 +339,7 @@ class LinearExpression(Expression):
     def __mul__(self, c):
         if not isinstance(c, Real):
             raise TypeError("rate expressions can only be multiplied by numbers")
+        c = float(c)
         return LinearExpression(tuple((a * c, r) for a, r in self.terms), self.const * c)
 
     __rmul__ = __mul__

@@ -91,7 +91,7 @@ class GroupDisparity(Expression):
             ks = [space.classes[space.default_positive()]]
         else:
             ks = list(space.classes)
-        fam = []
+        fam: list[tuple[tuple[Cond, ...], tuple[Cond, ...]]] = []  # (event, given) of each rate
         if self.kind == "demographic_parity":
             fam = [((Cond("pred", (k,)),), ()) for k in ks]
         elif self.kind == "equal_opportunity":

@@ -598,7 +598,7 @@ class CoverageDeviation(_Named):
     def __init__(self, target=None, *, group=None):
         self.target = None if target is None else np.asarray(target, dtype=float)
         self.group = group
-        args = [] if target is None else [f"target={self.target.tolist()}"]
+        args = [] if self.target is None else [f"target={self.target.tolist()}"]
         if group is not None:
             args.append(f"group={group!r}")
         self.name = "coverage_deviation" + (f"({', '.join(args)})" if args else "")
@@ -610,6 +610,7 @@ class CoverageDeviation(_Named):
         pieces = []
         for k, c in enumerate(space.classes):
             cov = positive_prediction_rate(c, group=self.group).bind(space)
+            assert isinstance(cov, LinearFunction)  # a prediction rate is linear in the confusion
             pieces.append(LinearFunction(cov.coef, cov.const - target[k]))
             pieces.append(LinearFunction(-cov.coef, target[k] - cov.const))
         return MaxOfLinear(pieces, self.name)

@@ -31,7 +31,7 @@ def _labels(label):
 
 
 def _group(group, dataset=None):
-    conds = () if group is None else (Cond("group", group=_freeze(group)),)
+    conds: tuple[Cond, ...] = () if group is None else (Cond("group", group=_freeze(group)),)
     if dataset is not None:
         conds += (Cond("group", group=_freeze({DATASET_COLUMN: str(dataset)})),)
     return conds

@@ -50,9 +50,9 @@ def goal_or_value(builder):
     def dual(*args, **kwargs):
         if not _on_labels(args, kwargs):
             return builder(*args, **kwargs)
-        args = list(args)
-        y_true = kwargs.pop("y_true") if "y_true" in kwargs else args.pop(0)
-        y_pred = kwargs.pop("y_pred") if "y_pred" in kwargs else args.pop(0)
+        rest = list(args)
+        y_true = kwargs.pop("y_true") if "y_true" in kwargs else rest.pop(0)
+        y_pred = kwargs.pop("y_pred") if "y_pred" in kwargs else rest.pop(0)
         sf = kwargs.pop("sensitive_features", None)
         sw = kwargs.pop("sample_weight", None)
         pos_label = kwargs.pop("pos_label", None)
@@ -60,7 +60,7 @@ def goal_or_value(builder):
             raise ValueError("agg: only 'worst_case' (fairlearn's default) is computed")
         from .evaluation import score
 
-        goal = builder(*args, **kwargs)
+        goal = builder(*rest, **kwargs)
         value = score(goal, y_true, y_pred, sensitive_features=sf, sample_weight=sw, pos_label=pos_label)
         as_score = _goals.metrics.score_from_loss(goal.name, value)  # F1 where the goal is 1 - F1
         return value if as_score is None else as_score

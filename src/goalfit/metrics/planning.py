@@ -30,9 +30,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import stats
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from ..goals import Problem
 from ..utils.validation import check_confidence, check_count, check_fraction
@@ -73,7 +77,7 @@ class CertificationPlan:
     safety_rows_needed: float
     train_rows_needed: float
     power_at_n_train: float
-    curve: object
+    curve: pd.DataFrame
     confidence: float
     power: float
     safety_fraction: float

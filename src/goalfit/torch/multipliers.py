@@ -154,10 +154,10 @@ class ProxyLagrangeMultipliers:
         k = self.m + 1
         M = np.full((k, k), 0.5 / max(self.m, 1))
         M[0] = 0.5 if self.m else 1.0
-        f64 = dict(dtype=torch.float64, device=self.device)
-        self._shift = torch.ones((k, k), **f64) - torch.eye(k, **f64)
-        self._ones = torch.ones(k, **f64)
-        self.M = torch.empty((k, k), **f64)
+        f64, dev = torch.float64, self.device
+        self._shift = torch.ones((k, k), dtype=f64, device=dev) - torch.eye(k, dtype=f64, device=dev)
+        self._ones = torch.ones(k, dtype=f64, device=dev)
+        self.M = torch.empty((k, k), dtype=f64, device=dev)
         if self.host:  # numpy views of the buffers, and scratch space
             from scipy.linalg.lapack import dgesv
 

@@ -156,7 +156,7 @@ class DeprecatedParams:
         """scikit-learn's ``set_params``; an old keyword warns and sets its new spelling."""
         old = {k: params.pop(k) for k in list(params) if k in type(self)._deprecated_params}
         if params:
-            super().set_params(**params)
+            super().set_params(**params)  # type: ignore[misc]  # a mixin: BaseEstimator follows it in the MRO
         self._fold_deprecated(old, in_init=False)
         return self
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils import _safe_indexing
+from sklearn.utils import _safe_indexing  # public despite the underscore: in sklearn.utils.__all__ and the API reference
 
 from ...classifiers.members import (ConstantMember, FittedMember, PluginRule, ThresholdRule,
                                     binary_margin, plugin_codes_block)

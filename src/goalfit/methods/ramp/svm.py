@@ -183,5 +183,5 @@ def _solve_cvxpy(Xs, y, omega, lam, fit_intercept):
     obj = cp.sum(cp.multiply(omega, cp.pos(0.5 - cp.multiply(y, f)))) + lam / 2 * cp.sum_squares(w)
     prob = cp.Problem(cp.Minimize(obj))
     prob.solve(solver=cp.CLARABEL)
-    return SVMSolution(np.asarray(w.value).ravel(), float(b.value) if fit_intercept else 0.0,
+    return SVMSolution(np.asarray(w.value).ravel(), 0.0 if isinstance(b, float) else float(b.value),
                        float(prob.value))
