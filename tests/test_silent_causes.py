@@ -122,6 +122,12 @@ def test_lagrangian_warns_when_float32_loses_the_features():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         LagrangianClassifier(max_iter=1, random_state=0).fit(X, Y)  # ordinary float64 features: no warning
+        # a float64 network reads the features in float64 (it crashed on float32 inputs): nothing is lost
+        import torch
+
+        m = LagrangianClassifier(torch.nn.Linear(3, 1).double(), max_iter=2, random_state=0).fit(Xbig, Y)
+    assert next(m.module_.parameters()).dtype == torch.float64
+    np.testing.assert_allclose(m.predict_proba(Xbig).sum(axis=1), 1.0)
 
 
 # ----------------------------------------------------------------------------- 6. pandas indexes

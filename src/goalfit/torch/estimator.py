@@ -52,8 +52,9 @@ def make_mlp(n_features: int, n_outputs: int, hidden_layer_sizes=()) -> torch.nn
 CAST_TOLERANCE = 1e-3
 
 
-def _as_array(X, what: str = "X") -> np.ndarray:
-    """Features as a float32 array (DataFrames and sparse matrices included).
+def _as_array(X, what: str = "X", dtype=np.float32) -> np.ndarray:
+    """Features as a float32 array (``dtype``: float64 for a float64 network; DataFrames and
+    sparse matrices included).
 
     Warns
     -----
@@ -71,13 +72,14 @@ def _as_array(X, what: str = "X") -> np.ndarray:
         X = X.toarray()
     try:
         wide = check_array(X, dtype=None, allow_nd=True, ensure_all_finite=True)
-        out = check_array(wide, dtype=np.float32, allow_nd=True, ensure_all_finite=True)
+        out = check_array(wide, dtype=dtype, allow_nd=True, ensure_all_finite=True)
     except ValueError as err:
         if "could not convert" in str(err) or "convert string" in str(err):
             raise ValueError(f"{what} must be numeric (encode categorical columns first, e.g. with "
                              f"goalfit.make_estimator's TableEncoder or a ColumnTransformer): {err}") from None
         raise
-    if wide.dtype != np.float32 and wide.dtype.kind in "fiu" and wide.dtype.itemsize >= 4 and len(out) > 1:
+    if (out.dtype == np.float32 and wide.dtype != np.float32 and wide.dtype.kind in "fiu" and wide.dtype.itemsize >= 4
+            and len(out) > 1):
         _warn_lossy_cast(wide, out, what)
     return out
 
@@ -117,6 +119,8 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
         deep-copied at fit time (its weights are the initialization); a callable
         ``(n_features, n_outputs) -> Module``. Binary problems need an output of shape (B,),
         (B, 1) or (B, 2) (margin ``f``, class 1 iff ``f > 0``), multiclass ones (B, n_classes).
+        Features are cast to float32 (a warning names a column that loses its variation:
+        standardize it), to float64 for a module with float64 parameters (``module.double()``).
     objective : str or goal expression, default "error"
         Linear objectives are estimated directly; others through slack variables (Narasimhan,
         Cotter & Gupta, NeurIPS 2019).
@@ -286,9 +290,19 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
             raise ValueError(f"device={self.device!r}, but the MPS backend is not available: use device='cpu'")
         return device
 
+    def _feature_dtype(self):
+        """float64 when ``estimator`` is a module with float64 parameters (``module.double()``),
+        else float32."""
+        if isinstance(self.estimator, torch.nn.Module):
+            dtype = next((p.dtype for p in self.estimator.parameters() if p.is_floating_point()), None)
+            if dtype == torch.float64:
+                return np.float64
+        return np.float32
+
     def _features(self, X, reset: bool):
-        """Features as float32 with the fitted trailing shape (``reset``: record it)."""
-        X = _as_array(X)
+        """Features as float32 (float64 for a float64 ``estimator`` module) with the fitted trailing
+        shape (``reset``: record it)."""
+        X = _as_array(X, dtype=self._feature_dtype())
         if reset:
             self.n_features_in_ = int(np.prod(X.shape[1:]))
             self.input_shape_ = tuple(X.shape[1:])
@@ -350,7 +364,7 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
         if X_val is not None:
             if y_val is None:
                 raise ValueError("X_val was given without y_val")
-            Xv = _as_array(X_val, "X_val")
+            Xv = _as_array(X_val, "X_val", dtype=self._feature_dtype())
             vdata = prepare(Xv, y_val, sensitive_features=ctx.inputs["sensitive_features_val"], classes=self.classes_,
                             who="LagrangianClassifier (validation data)", warn_groups=False, suffix="_val")
             ctx.state["validation"], ctx.state["validation_problem"] = (vdata, Xv), ctx.problem.compile(vdata.space)

@@ -79,6 +79,15 @@ class TrainData:
                    torch.as_tensor(cells, device=device), prepared.sample_weight, y, cells, prepared.encoder.n_cells)
 
 
+def forward(module: torch.nn.Module, X: torch.Tensor) -> torch.Tensor:
+    """``module(X)`` with ``X`` in the module's floating type (float64 for a ``module.double()``
+    network, whose features then keep their precision) and the output in float32, the rates'
+    type (the cast is differentiable)."""
+    dtype = next((p.dtype for p in module.parameters() if p.is_floating_point()), torch.float32)
+    out = module(X if X.dtype == dtype else X.to(dtype))
+    return out if out.dtype == torch.float32 else out.float()
+
+
 def state_to_cpu(module: torch.nn.Module) -> dict:
     """A detached CPU copy of a module's ``state_dict``."""
     return {k: v.detach().to("cpu", copy=True) for k, v in module.state_dict().items()}
@@ -115,11 +124,13 @@ class NetworkPredictor:
     def module_logits(self, module, X) -> torch.Tensor:
         """Output of ``module`` (in evaluation mode) for every row of ``X``, on the CPU."""
         module.eval()
-        X = torch.as_tensor(X, dtype=torch.float32)
+        X = torch.as_tensor(X)
+        if not X.is_floating_point():
+            X = X.float()
         out = []
         with torch.no_grad():
             for s in range(0, len(X), self.batch_size):
-                out.append(module(X[s: s + self.batch_size].to(self.device)).to("cpu"))
+                out.append(forward(module, X[s: s + self.batch_size].to(self.device)).to("cpu"))
         return torch.cat(out) if out else torch.zeros((0, 1))
 
     def predict_codes(self, state, X) -> np.ndarray:
@@ -306,7 +317,7 @@ class Trainer:
         t_train, snap_seconds = time.perf_counter(), 0.0
         c_train, snap_cpu = time.process_time(), 0.0
         for b, (idx, P, (table01, base01), (ids, wb)) in enumerate(self._batches(*self.batches.epoch_arrays())):
-            logits = module(X.index_select(0, idx))
+            logits = forward(module, X.index_select(0, idx))
             lam = mult.full()
             opt.zero_grad(set_to_none=True)
             if ce:
