@@ -195,8 +195,10 @@ def test_bad_input():
         FairSubdataClassifier(objective=gf.f1(), constraints=[gf.coverage() >= 0.2]).fit(X, y, sensitive_features=g)
     with pytest.raises(ValueError, match="unknown sensitive feature 'race'"):
         FairSubdataClassifier(constraints=[gf.error_rate_difference("race") <= 0.1]).fit(X, y, sensitive_features=g)
-    with pytest.raises(TypeError):
-        FairSubdataClassifier(measure="omr")  # the goals are objects now: constraints=[...]
+    with pytest.warns(FutureWarning, match=r"use constraints=\[error_rate_difference\(\) <= 0\]"):
+        FairSubdataClassifier(measure="omr")  # 0.1's spelling (the goals are objects now: constraints=[...])
+    with pytest.raises(TypeError, match="unexpected keyword argument 'measures'"):
+        FairSubdataClassifier(measures="omr")
     # goals no selection can meet: the least-violating selection, a warning, feasible_ False
     with pytest.warns(RuntimeWarning, match="not met on the training data"):
         clf = FairSubdataClassifier(constraints=[gf.coverage() >= 0.9, gf.coverage() <= 0.1]).fit(X, y)
