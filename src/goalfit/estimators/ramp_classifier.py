@@ -180,7 +180,7 @@ class RampClassifier(DeprecatedParams, GoalEstimator):
     max_violation_deterministic_ = renamed_attribute(
         "max_violation_deterministic_", "max_violation_",
         note=" (since 0.2 the deployed deterministic rule's; the ramp-randomized rule's is "
-             "result_.certificates['randomized']['max_violation'])")
+             "result_.details.randomized.max_violation)")
 
     # ------------------------------------------------------------------ parameters
     # ------------------------------------------------------------------ data
