@@ -217,9 +217,9 @@ class ProxyLagrangeMultipliers:
             M /= M.sum(axis=0)
             np.maximum(M, self._FLOOR, out=M)
         else:
-            M = self.M
-            M[1:].mul_(torch.outer(rows_01.to(torch.float64), self._lam64).mul_(self.lr).exp_())
-            M.div_(M.sum(dim=0)).clamp_(min=self._FLOOR)
+            Mt = self.M
+            Mt[1:].mul_(torch.outer(rows_01.to(torch.float64), self._lam64).mul_(self.lr).exp_())
+            Mt.div_(Mt.sum(dim=0)).clamp_(min=self._FLOOR)
         self._set(self._stationary())
 
     def current(self) -> torch.Tensor:

@@ -149,6 +149,7 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0):
     M = None if coefs is None else coefs @ confusions.reshape(T, -1).T  # (pieces, T)
 
     def epigraph(limit):
+        assert M is not None  # called for an objective with linear pieces only
         P = M.shape[0]
         c = np.zeros(T + 1)
         c[-1] = 1.0

@@ -26,6 +26,8 @@ an oracle.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from sklearn.base import clone
 from sklearn.utils import _safe_indexing  # public despite the underscore: in sklearn.utils.__all__ and the API reference
@@ -92,7 +94,6 @@ class PluginOracle:
     def _prepare_multiclass(self):
         """Per-cell contiguous probability blocks, label offsets and work buffers (once)."""
         n = self.space.n_classes
-        unweighted = self.w is None
         order = np.argsort(self.cells, kind="stable")
         bounds = np.searchsorted(self.cells[order], np.arange(self.space.n_cells + 1))
         self._blocks = []
@@ -101,7 +102,7 @@ class PluginOracle:
             m = idx.size
             PT = np.ascontiguousarray(self.proba[idx].T)
             ybase = self.y[idx].astype(np.intp) * n  # code of (true i, predicted j) is i * n + j
-            w = None if unweighted else np.ascontiguousarray(self.w[idx])
+            w = None if self.w is None else np.ascontiguousarray(self.w[idx])
             self._blocks.append((PT, ybase, w, np.empty_like(PT), np.empty(m, dtype=np.intp), np.empty(m),
                                  np.empty(m, dtype=bool)))
 
@@ -132,24 +133,25 @@ class PluginOracle:
         the peak is about 1 byte per row (a cell mask; one more for the labels as int8 unless
         given so) plus ``max_c (12 * rows before c + 26 * rows of c)``.
         """
-        unweighted = self.w is None
         n_rows = len(self.y)
         single = self.space.n_cells == 1
         y_all = self.y.astype(np.int8, copy=False)  # binary codes: 1-byte gathers
         count = np.int32 if n_rows < 2**31 - 1 else np.int64
-        self._sorted = [None] * self.space.n_cells
+        # (eta_1 sorted, cum0, cum1) of each cell, filled below (largest cell first)
+        self._sorted: list[Any] = [None] * self.space.n_cells
         # largest cell first (by its mass: the order changes nothing but the peak)
         for c in np.argsort(-self.space.row_mass.sum(axis=1), kind="stable"):
             if single:
                 eta, y, w = self.proba[:, 1], y_all, self.w
             else:
                 idx = np.flatnonzero(self.cells == c)  # faster gathers than by the boolean mask
-                eta, y, w = self.proba[idx, 1], y_all[idx], None if unweighted else self.w[idx]
+                eta, y, w = self.proba[idx, 1], y_all[idx], None if self.w is None else self.w[idx]
                 del idx  # before the sort: one cell's index array and order never coexist
             local = np.argsort(eta)  # positions in the cell by increasing eta_1
             eta = eta[local]
             y = y[local]
-            if unweighted:  # the zeros' counts follow from the ones'
+            cum0: np.ndarray | _ZerosBefore
+            if w is None:  # unweighted: the zeros' counts follow from the ones'
                 del local
                 cum1 = np.empty(len(y) + 1, dtype=count)
                 cum1[0] = 0
@@ -393,7 +395,7 @@ class RefitOracle:
             # degenerate: one class is best for every weighted example
             const = int(target[keep][0]) if keep.any() else int(np.argmin(cost.sum(axis=(0, 1))))
             pred = np.full(len(self.y), const, dtype=np.intp)
-            member = ConstantMember(const)
+            member: ConstantMember | FittedMember = ConstantMember(const)
         else:
             rows = np.flatnonzero(keep)
             fit_weighted(model, self.X if len(rows) == len(keep) else _safe_indexing(self.X, rows), target[keep],

@@ -47,7 +47,11 @@ class _CachedQP:
     def __init__(self, lam: float, solver: str):
         _check_lam(lam)
         self.lam, self.solver = float(lam), solver
-        self._cache = None
+        self._cache: tuple | None = None  # (data key, *what _build returns)
+
+    def _build(self, X, y) -> tuple:  # pragma: no cover - abstract
+        """The compiled problem of data ``(X, y)``: its cvxpy objects, as a tuple."""
+        raise NotImplementedError
 
     def _problem(self, X, y):
         key = (id(X), id(y), X.shape)

@@ -250,16 +250,18 @@ class Projector:
             else:
                 self._opt = torch.optim.LBFGS([self._param], lr=self.learning_rate, max_iter=self.max_iter,
                                               line_search_fn="strong_wolfe")
+        param, opt = self._param, self._opt
+        assert opt is not None  # made with the parameter
         with torch.no_grad():  # warm start from the current iterate; Adagrad state persists
-            self._param.copy_(ts._tensor(theta0))
+            param.copy_(ts._tensor(theta0))
         mask = ts._tensor(self._mask) if self.alpha > 0 else None
 
         def objective():
-            self._opt.zero_grad()
-            excess = torch.clamp(self.surrogates.torch_values(ts.torch_scores(self._param)) - tgt, min=0.0)
+            opt.zero_grad()
+            excess = torch.clamp(self.surrogates.torch_values(ts.torch_scores(param)) - tgt, min=0.0)
             loss = (excess ** 2).sum()
-            if self.alpha > 0:
-                wm = self._param * mask
+            if mask is not None:  # alpha > 0
+                wm = param * mask
                 loss = loss + 0.5 * self.alpha * (wm ** 2).sum()
             loss.backward()
             return loss
@@ -269,21 +271,21 @@ class Projector:
             for _ in range(self.max_iter):
                 if float(objective().detach()) <= self.tol:
                     break
-                self._opt.step()
+                opt.step()
                 self._clamp()
                 n_iter += 1
         else:
             if float(objective().detach()) > self.tol:
                 # torch keeps a running total of L-BFGS iterations in the optimizer state,
                 # which persists across calls: count this call's iterations only
-                before = int(self._opt.state[self._param].get("n_iter", 0))
-                self._opt.step(objective)
+                before = int(opt.state[param].get("n_iter", 0))
+                opt.step(objective)
                 self._clamp()
-                n_iter = int(self._opt.state[self._param].get("n_iter", 0)) - before
-        return self._param.detach().cpu().numpy().copy(), n_iter
+                n_iter = int(opt.state[param].get("n_iter", 0)) - before
+        return param.detach().cpu().numpy().copy(), n_iter
 
     def _clamp(self):
-        if self.param_bound is not None:
+        if self.param_bound is not None and self._param is not None:
             import torch
 
             with torch.no_grad():

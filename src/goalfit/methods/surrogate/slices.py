@@ -185,7 +185,7 @@ def build_surrogates(spec, data, compiled, *, goal_objective: bool = True):
     def add(surrogate_cls, args, name, cells, label=None):
         if name is not None and name not in masks:
             masks[name] = np.isin(cells_of, np.asarray(cells, dtype=np.intp))
-        specs.append(surrogate_cls(*args, name) if surrogate_cls is QuantilePrecisionSurrogate
+        specs.append(QuantilePrecisionSurrogate(args[0], name) if surrogate_cls is QuantilePrecisionSurrogate
                      else SliceSurrogate(args[0], label, name))
 
     def derived(loss, w):

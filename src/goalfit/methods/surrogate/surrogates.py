@@ -341,7 +341,8 @@ class SurrogateSet:
         if not self.surrogates:
             raise ValueError("need at least one surrogate")
         group_masks = {} if group_masks is None else dict(group_masks)
-        self.index, self.pos_neg = [], []
+        self.index: list[np.ndarray] = []
+        self.pos_neg: list = []  # (pos, neg) rows of a quantile surrogate, None for a slice
         for s in self.surrogates:
             mask = np.ones(self.n, dtype=bool)
             if s.group is not None:
@@ -379,7 +380,7 @@ class SurrogateSet:
         (len(cols), len(ks)) averaging matrix over the columns ``cols`` the slices cover (None
         for all) and ``y`` their labels, so that each loss is evaluated once per example even
         when slices overlap and all surrogates of a block are one matrix product."""
-        by_loss = {}
+        by_loss: dict = {}
         for k, loss in enumerate(self.losses):
             if loss is not None:
                 by_loss.setdefault((type(loss), loss.name), (loss, []))[1].append(k)
@@ -510,6 +511,7 @@ class SurrogateSet:
         vals = []
         for sur, ti, wt, pn, loss in zip(self.surrogates, index, weights, pos_neg, self.losses):
             if loss is None:
+                assert pn is not None  # a quantile surrogate: its (pos, neg) rows
                 vals.append(sur.torch_value(s, *pn))
             else:
                 vals.append(loss.torch_value(y[ti] * s[ti]) @ wt)
