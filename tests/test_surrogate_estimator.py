@@ -170,7 +170,7 @@ def test_bad_input():
         est.fit(X, np.arange(len(X)) % 3)
     with pytest.raises(ValueError, match="X has 900 rows but y has 899"):
         est.fit(X, y[:-1])
-    with pytest.raises(ValueError, match="X has 10 rows but y has 9"):
+    with pytest.raises(ValueError, match="X_val has 10 rows but y_val has 9"):
         est.fit(X, y, X_val=X[:10], y_val=y[:9])
     with pytest.raises(ValueError, match="both X_val and y_val"):
         est.fit(X, y, X_val=X)
