@@ -141,6 +141,10 @@ def test_pandas_inputs_whose_indexes_disagree_are_refused():
     m = gf.GoalClassifier().fit(Xd, pd.Series(Y))  # aligned: fine
     with pytest.raises(ValueError, match=r"indexes.*X.*y"):
         m.evaluate(Xd, ys)
+    g = gf.GoalClassifier(constraints=[DP]).fit(Xd, Y, sensitive_features=pd.Series(G))
+    for call in (g.predict, g.predict_proba):
+        with pytest.raises(ValueError, match=r"indexes of X and sensitive_features differ"):
+            call(Xd, sensitive_features=pd.Series(G, index=Xd.index[::-1]))
     with pytest.raises(ValueError, match=r"X_val.*y_val"):
         gf.AdaptiveSurrogateClassifier(max_iter=2, random_state=0).fit(X, Y, X_val=Xd, y_val=ys)
 

@@ -392,6 +392,7 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
 
     def _predict_rows(self, X, *, sensitive_features=None, random_state=None, stratified=None):
         """:meth:`predict` on rows in memory."""
+        check_inputs(X, sensitive_features=sensitive_features)  # rows and pandas indexes agree
         X = self._check_predict_X(X)
         rs = getattr(self, "random_state", None) if random_state is None else random_state
         if stratified is None:
@@ -424,6 +425,7 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
             default ``classifier_``.
         """
         check_is_fitted(self, "classifier_")
+        check_inputs(X, sensitive_features=sensitive_features)  # rows and pandas indexes agree
         clf = self.classifier_ if classifier is None else classifier
         return np.asarray(clf.predict_proba(self._check_predict_X(X), sensitive_features=sensitive_features))
 
