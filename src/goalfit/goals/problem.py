@@ -8,12 +8,16 @@ the compiled form, so every method consumes the same goals.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .expressions import Constraint, Expression
 from .functions import BoundFunction
 from . import metrics as _m
+
+if TYPE_CHECKING:
+    from ..confusion import ConfusionSpace
 
 #: Largest violation (rate units) at which a constraint counts as met, everywhere goalfit says
 #: "met" or "feasible": the methods' ``FitResult.feasible`` and ``GoalClassifier.feasible_``,
@@ -119,7 +123,7 @@ class CompiledProblem:
         Constraints without a polyhedral form (convex smooth ones such as KL quantification).
     """
 
-    space: object
+    space: ConfusionSpace
     objective: BoundFunction
     constraints: list = field(default_factory=list)
     A: np.ndarray | None = None
