@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +32,8 @@ class IRSResult:
 
     Attributes
     ----------
-    model : the learner's fitted model
+    model : LinearModel or a fitted scikit-learn estimator
+        The learner's fitted model (an :class:`EstimatorStep` fits its scikit-learn estimator).
     z : ndarray of shape (n,) (or (n, K) for multiclass), 0/1
         The selection paired with ``model`` (the z-step output the model was trained on).
     objective : float
@@ -52,7 +54,7 @@ class IRSResult:
         :func:`irs_path`, everything run for that rho (the cold and the warm-started run).
     """
 
-    model: object
+    model: Any  # LinearModel, or an estimator of scikit-learn (untyped)
     z: np.ndarray
     objective: float
     fairness: float

@@ -62,7 +62,7 @@ class MIPResult:
     """
 
     w: np.ndarray
-    b: object
+    b: np.ndarray | float
     z: np.ndarray
     objective: float
     bound: float
