@@ -331,7 +331,7 @@ def test_auto_follows_section_8_6():
     P, y, cells, space = calibrated(0)
     cases = [("hmean", [], "frank_wolfe"), ("hmean", [gf.coverage(1) <= 0.3], "split_frank_wolfe"),
              ("qmean", [gf.coverage(1) <= 0.3], "split_frank_wolfe"),
-             ("gmean", [], "ellipsoid"), ("minmax_recall", [gf.coverage(1) <= 0.3], "con_ellipsoid"),
+             ("gmean", [], "ellipsoid"), ("minmax_recall", [gf.coverage(1) <= 0.3], "con_gda"),
              ("error", [], "column_generation"), ("error", [gf.kl_quantification() <= 0.01], "con_gda"),
              ("f1", [], "bisection"), ("f1", [gf.coverage(1) <= 0.3], "con_bisection")]
     for obj, cons, method in cases:

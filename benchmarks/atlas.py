@@ -1,0 +1,449 @@
+#!/usr/bin/env python
+"""An atlas of the goal space: ``method="auto"`` against every plug-in method, cell by cell.
+
+A *cell* is one goal shape on one data set: an objective (every named objective of
+:data:`goalfit.OBJECTIVES` but the group-wise macro-F1) x a constraint family (none, demographic
+parity, equal opportunity, equalized odds, FPR parity, the 80% ratio, coverage, precision >= p)
+x the number of classes (binary, 3-5) x the number of groups (2, 5) x the number of training
+rows (10^4, 10^5, 10^6). Data: synthetic (``speed.synthetic``: Gaussian classes shifted per
+group; the probability model is a logistic regression on the features, which do not include
+the group: calibrated over all rows but not within a group, since the group's shift moves its
+intercept -- the usual case of a model that does not see the group; ``--temperature T`` divides
+its logits by ``T`` to miscalibrate it overall as well) and real data sets (``--real``: Adult by sex, COMPAS by race, bank marketing by age < 25;
+binary; half of the rows to train on, half held out).
+
+In each cell one probability model is fitted once (a logistic regression on the training rows)
+and every method runs on its probabilities (``GoalClassifier("precomputed", method=...)``), so
+the comparison is the methods'. Each method's CPU seconds (one BLAS thread) are divided by the
+CPU seconds of one ``LogisticRegression`` fit on the same rows in the same process (the fastest
+of three fits, timed right before the cell's methods). Recorded per method: the ratio, the
+objective and the worst constraint violation on the training rows and on as many held-out rows
+(exact expectations over a randomized classifier, :func:`goalfit.metrics.evaluate_problem`),
+whether it finished (no error and within ``--limit`` seconds of wall clock) and its stopping
+message; a method that refuses the goal (``UnsupportedGoal``) is recorded as refused.
+
+Per cell, the *near-best* methods are the finished ones that meet the constraints on the
+training rows (violation <= 1e-3) and whose objective is within 1e-3 of the best such method's
+both on the training rows and on the held-out rows; auto's *time ratio* is its seconds over the
+fastest near-best method's, its *gap* the larger of its two objective gaps. ``auto`` is scored
+as the method :func:`goalfit.methods.plugin.choose_method` picks *now* (the measured run of that
+method in the same cell), beside the run of ``auto`` as it was when the cell ran
+(``auto_at_run``), so the rule can be re-scored with ``--replot`` without re-running anything.
+
+Usage::
+
+    python benchmarks/atlas.py --quick          # 10^4 rows, binary and 4 classes, 2 groups, 4 objectives x 3 families: ~3 min
+    python benchmarks/atlas.py --sizes 10000 100000 --objectives gmean minmax_recall --constraints dp
+    python benchmarks/atlas.py --resume         # skip the cells already in the JSON
+    python benchmarks/atlas.py --replot         # re-score the JSON with the current rule; PNG + worst cells
+
+Writes ``benchmarks/results/atlas.json`` (the Benchmarks rows of ``DESIGN.md``, one per cell,
+method, split and metric; the per-cell records under ``details``) and ``atlas.png`` (auto's time
+ratio and objective gap per cell). The whole grid (up to 10^6 rows) takes hours on one core;
+benchmarks/README.md says which part was run.
+"""
+from __future__ import annotations
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_v] = "1"
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import signal  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _common import machine_record, versions, write_results  # noqa: E402
+from speed import lr, synthetic  # noqa: E402
+
+import goalfit as gf  # noqa: E402
+from goalfit.methods.plugin import METHODS, choose_method  # noqa: E402
+from goalfit.metrics import evaluate_problem  # noqa: E402
+
+OUT = HERE / "results" / "atlas.json"
+PNG = HERE / "results" / "atlas.png"
+OBJECTIVES = ["error", "balanced_error", "hmean", "gmean", "qmean", "f1", "micro_f1", "macro_f1",
+              "minmax_recall", "kl_quantification"]
+FAMILIES = ["none", "dp", "eopp", "eodds", "fpr", "ratio80", "coverage", "precision"]
+#: near-best: within this much of the best objective (train and held-out), violation at most this
+TOL = 1e-3
+
+
+# ============================================================================ goals
+
+
+def constraints(family, y, P, n_classes):
+    """The constraint list of ``family`` on training labels ``y`` and probabilities ``P``.
+
+    Coverage and precision bounds are set from the data so that they bind: coverage of the last
+    class at most 3/4 of its base rate; its precision at least the argmax rule's plus 0.05.
+    """
+    k = n_classes - 1
+    if family == "none":
+        return []
+    if family == "dp":
+        return [gf.demographic_parity_difference("group") <= 0.02]
+    if family == "eopp":
+        return [gf.equal_opportunity_difference("group") <= 0.02]
+    if family == "eodds":
+        return [gf.equalized_odds_difference("group") <= 0.03]
+    if family == "fpr":
+        return [gf.false_positive_rate_difference("group") <= 0.02]
+    if family == "ratio80":
+        return [gf.demographic_parity_ratio("group") >= 0.8]
+    if family == "coverage":
+        return [gf.coverage(k) <= round(0.75 * float(np.mean(y == k)), 4)]
+    if family == "precision":
+        pred = P.argmax(1) == k
+        prec = float(np.mean(y[pred] == k)) if pred.any() else 0.5
+        return [gf.precision(k) >= round(min(0.95, prec + 0.05), 4)]
+    raise ValueError(f"unknown constraint family {family!r}; known: {FAMILIES}")
+
+
+# ============================================================================ data
+
+
+def synthetic_cell(n, n_classes, n_groups, seed, temperature):
+    """(P, y, g) for the training and the held-out rows, and the LR reference seconds."""
+    X, y, g = synthetic(2 * n, n_classes, n_groups, seed=seed)
+    return _model(X[:n], y[:n], g[:n], X[n:], y[n:], g[n:], temperature)
+
+
+def real_cell(name, temperature, seed):
+    """Adult (sex), COMPAS (race: African-American vs the rest), bank marketing (age < 25 vs the rest)."""
+    from goalfit.datasets import load_dataset
+
+    d = load_dataset(name)
+    col = {"adult": "sex", "compas": "race", "bank_marketing": "age_group"}[name]
+    s = np.asarray(d.sensitive_features[col]).astype(str)
+    if name == "compas":
+        s = np.where(s == "African-American", "african_american", "other")
+    if name == "bank_marketing":
+        s = np.where(np.char.find(s.astype(str), "25_to") >= 0, "25_and_over", s)
+        s = np.where(s == "25_and_over", s, np.where(np.char.find(s, "60") >= 0, "25_and_over", "under_25"))
+    pre = gf.make_estimator("logistic_regression")[:-1]
+    X = pre.fit_transform(d.data)
+    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, float)
+    y = np.asarray(d.target).astype(int)
+    idx = np.random.default_rng(seed).permutation(len(y))
+    a, b = idx[: len(y) // 2], idx[len(y) // 2:]
+    return _model(X[a], y[a], s[a], X[b], y[b], s[b], temperature)
+
+
+def _model(Xa, ya, ga, Xb, yb, gb, temperature):
+    """Fit the cell's probability model once; time one LR fit (fastest of three)."""
+    secs, base = [], None
+    for _ in range(3):
+        t = time.process_time()
+        base = lr().fit(Xa, ya)
+        secs.append(time.process_time() - t)
+    P = {}
+    for split, X in (("train", Xa), ("test", Xb)):
+        logits = base.decision_function(X)
+        logits = np.c_[np.zeros(len(X)), logits] if logits.ndim == 1 else logits
+        z = logits / temperature
+        z = np.exp(z - z.max(1, keepdims=True))
+        P[split] = z / z.sum(1, keepdims=True)
+    return P, {"train": ya, "test": yb}, {"train": ga, "test": gb}, min(secs)
+
+
+# ============================================================================ one cell
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout
+
+
+def run_method(method, objective, cons, P, Y, G, limit):
+    """One method on the cell: its record (seconds, objective and violation per split, status)."""
+    rec = {"method": method}
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(max(1, int(limit)))
+    t = time.process_time()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = gf.GoalClassifier("precomputed", objective=objective, constraints=cons, method=method).fit(
+                P["train"], Y["train"], sensitive_features={"group": G["train"]})
+    except _Timeout:
+        rec.update(status="timeout", finished=False, seconds=time.process_time() - t)
+        return rec, None
+    except Exception as err:  # noqa: BLE001 - recorded: refused goals and errors alike
+        refused = type(err).__name__ == "UnsupportedGoal"
+        rec.update(status="refused" if refused else "error", finished=False, seconds=time.process_time() - t,
+                   message=f"{type(err).__name__}: {str(err)[:200]}")
+        return rec, None
+    finally:
+        signal.alarm(0)
+    rec.update(status="finished", finished=True, seconds=time.process_time() - t, ran=est.method_,
+               message=str(est.result_.message)[:200], oracle_calls=int(est.result_.n_oracle_calls))
+    problem = gf.Problem(objective, cons)
+    for split in ("train", "test"):
+        sf = {"group": G[split]}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ev = evaluate_problem(problem, Y[split], est.predict_proba(P[split], sensitive_features=sf),
+                                  sensitive_features=sf, classes=est.classes_)
+        rec[f"{split}_objective"] = float(ev["objective"]["value"])
+        rec[f"{split}_violation"] = float(max([c["violation"] for c in ev["constraints"]], default=0.0))
+    return rec, est
+
+
+def run_cell(key, P, Y, G, lr_seconds, limit_ratio, min_limit):
+    """Every method on one cell: the cell record."""
+    objective, family = key["objective"], key["constraints"]
+    cons = constraints(family, Y["train"], P["train"], P["train"].shape[1])
+    limit = max(min_limit, limit_ratio * lr_seconds)
+    cell = dict(key, lr_seconds=lr_seconds, limit_seconds=limit, goal=[str(c) for c in cons], methods={})
+    rec, est = run_method("auto", objective, cons, P, Y, G, limit)
+    cell["auto_at_run"] = rec.get("ran") or rec["status"]
+    for m in METHODS:
+        if m == rec.get("ran"):  # auto's run is this method's (same call, same defaults)
+            cell["methods"][m] = dict(rec, method=m)
+            continue
+        cell["methods"][m], _ = run_method(m, objective, cons, P, Y, G, limit)
+    for r in cell["methods"].values():
+        r["ratio"] = r["seconds"] / lr_seconds
+    if rec["status"] != "finished":
+        cell["methods"]["auto"] = rec
+    return cell
+
+
+# ============================================================================ scoring
+
+
+def near_best(cell):
+    """Names of the near-best methods of a cell (see the module docstring) and the best values."""
+    ok = {m: r for m, r in cell["methods"].items() if m != "auto" and r.get("finished")
+          and r["train_violation"] <= TOL}
+    if not ok:
+        return [], None, None
+    bt = min(r["train_objective"] for r in ok.values())
+    bh = min(r["test_objective"] for r in ok.values())
+    good = [m for m, r in ok.items() if r["train_objective"] <= bt + TOL and r["test_objective"] <= bh + TOL]
+    return good, bt, bh
+
+
+def compiled_problem(objective, family, n_classes, n_groups):
+    """The cell's goal compiled on a small stand-in sample of the same classes and groups.
+
+    ``choose_method`` reads the goal's structure (objective kind, constraints, dimensions), not
+    the data, so this is what ``auto`` decides on for the cell.
+    """
+    import pandas as pd
+
+    from goalfit.confusion import CellEncoder, ConfusionSpace
+
+    n = 20 * n_classes * n_groups
+    y = np.arange(n) % n_classes
+    g = np.array([f"g{i}" for i in (np.arange(n) // n_classes) % n_groups])
+    P = np.full((n, n_classes), 1.0 / n_classes)
+    enc = CellEncoder()
+    cells = enc.fit_transform(pd.Series(g, name="group"))
+    space = ConfusionSpace.from_codes(y, cells, np.arange(n_classes), enc.cells_)
+    return gf.Problem(objective, constraints(family, y, P, n_classes)).compile(space)
+
+
+def current_choice(cell):
+    """What ``choose_method`` picks now for the cell's goal (None: it refuses the goal)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return choose_method(compiled_problem(cell["objective"], cell["constraints"], cell["n_classes"],
+                                                  cell["n_groups"]))
+    except ValueError:
+        return None
+
+
+def score(cell):
+    """auto's time ratio to the fastest near-best method and its objective gap (train, held-out)."""
+    good, bt, bh = near_best(cell)
+    auto = current_choice(cell)
+    cell["auto_now"] = auto
+    cell["near_best"] = good
+    r = cell["methods"].get(auto) if auto else None
+    if not good or r is None or not r.get("finished"):
+        cell["score"] = {"auto": auto, "time_ratio": None, "gap": None, "ok": bool(not good and r is None)}
+        return cell["score"]
+    fastest = min(good, key=lambda m: cell["methods"][m]["seconds"])
+    gap = max(r["train_objective"] - bt, r["test_objective"] - bh)
+    tr = r["seconds"] / max(cell["methods"][fastest]["seconds"], 1e-9)
+    cell["score"] = {"auto": auto, "fastest_near_best": fastest, "time_ratio": tr, "gap": gap,
+                     "auto_ratio_to_lr": r["ratio"], "fastest_ratio_to_lr": cell["methods"][fastest]["ratio"],
+                     "train_violation": r["train_violation"], "ok": auto in good and tr <= 1.5}
+    return cell["score"]
+
+
+def cell_id(key):
+    return "|".join(str(key[k]) for k in ("data", "objective", "constraints", "n_classes", "n_groups", "n"))
+
+
+def rows_of(cell):
+    """The DESIGN.md Benchmarks rows of one cell."""
+    out = []
+    name = f"{cell['objective']} s.t. {cell['constraints']}, {cell['n_classes']} classes x {cell['n_groups']} groups, n={cell['n']}"
+    for m, r in cell["methods"].items():
+        if not r.get("finished"):
+            continue
+        for split in ("train", "test"):
+            for metric in ("objective", "violation"):
+                out.append({"experiment": name, "dataset": cell["data"], "method": m, "metric": metric, "split": split,
+                            "value": r[f"{split}_{metric}"], "spread": None, "paper_value": None,
+                            "lower_is_better": True, "seconds": r["seconds"]})
+    return out
+
+
+# ============================================================================ outputs
+
+
+def plot(cells, path):
+    """Two heatmaps: auto's time ratio to the fastest near-best method, and its objective gap."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cols = sorted({(c["data"], c["n_classes"], c["n_groups"], c["n"], c["constraints"]) for c in cells},
+                  key=lambda t: (t[0], t[1], t[2], t[3], FAMILIES.index(t[4])))
+    objs = [o for o in OBJECTIVES if any(c["objective"] == o for c in cells)]
+    T = np.full((len(objs), len(cols)), np.nan)
+    D = np.full_like(T, np.nan)
+    for c in cells:
+        s = c.get("score", {})
+        i, j = objs.index(c["objective"]), cols.index((c["data"], c["n_classes"], c["n_groups"], c["n"], c["constraints"]))
+        if s.get("time_ratio") is not None:
+            T[i, j], D[i, j] = s["time_ratio"], max(s["gap"], 1e-6)
+    fig, axes = plt.subplots(2, 1, figsize=(max(8, 0.32 * len(cols) + 3), 2 * (0.35 * len(objs) + 1.6)))
+    labels = [f"{d[:4]} K{k} G{g} n{n:.0e} {f}" for d, k, g, n, f in cols]
+    for ax, M, title, norm in ((axes[0], T, "auto's seconds / fastest near-best method's (1 = auto is it)",
+                                matplotlib.colors.LogNorm(0.5, 50)),
+                               (axes[1], D, "auto's objective gap to the best (max of train, held-out)",
+                                matplotlib.colors.LogNorm(1e-5, 1e-1))):
+        im = ax.imshow(np.ma.masked_invalid(M), aspect="auto", cmap="viridis", norm=norm)
+        ax.set_yticks(range(len(objs)), objs, fontsize=7)
+        ax.set_xticks(range(len(cols)), labels, rotation=90, fontsize=6)
+        ax.set_title(title, fontsize=9)
+        fig.colorbar(im, ax=ax)
+        for i, j in zip(*np.where(np.isnan(M))):
+            ax.text(j, i, "-", ha="center", va="center", fontsize=6, color="grey")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"wrote {path}")
+
+
+def worst_table(cells, k=15):
+    """Markdown table of the cells where auto is farthest from the fastest near-best method."""
+    bad = [c for c in cells if c.get("score", {}).get("time_ratio") is not None]
+    bad.sort(key=lambda c: (-(c["score"]["gap"] > TOL), -c["score"]["time_ratio"]))
+    lines = ["| data | objective | constraints | K x G | n | auto | x LR | fastest near-best | x LR | time ratio | gap |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for c in bad[:k]:
+        s = c["score"]
+        lines.append(f"| {c['data']} | {c['objective']} | {c['constraints']} | {c['n_classes']} x {c['n_groups']} | "
+                     f"{c['n']:.0e} | {s['auto']} | {s['auto_ratio_to_lr']:.1f} | {s['fastest_near_best']} | "
+                     f"{s['fastest_ratio_to_lr']:.1f} | {s['time_ratio']:.2f} | {s['gap']:.1e} |")
+    return "\n".join(lines)
+
+
+def save(cells, args, t0, old_seconds=0.0):
+    pub = cells
+    rows = [r for c in pub for r in rows_of(c)]
+    ok = [c["score"]["ok"] for c in pub if "score" in c]
+    record = {"script": "atlas.py", "machine": machine_record(), "versions": versions(),
+              "seeds": [args.seed], "args": {k: v for k, v in vars(args).items()},
+              "tolerance": TOL, "seconds": old_seconds + time.time() - t0,
+              "summary": {"cells": len(pub), "auto_ok": int(sum(ok)),
+                          "auto_not_near_best": [cell_id(c) for c in pub if c.get("score", {}).get("gap") is not None
+                                                 and c["score"]["gap"] > TOL]},
+              "rows": rows, "details": {"cells": pub}}
+    write_results(args.out, record)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="10^4 rows, 4 objectives x 3 families, binary and 4 classes")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    ap.add_argument("--objectives", nargs="+", default=OBJECTIVES, choices=OBJECTIVES)
+    ap.add_argument("--constraints", nargs="+", default=FAMILIES, choices=FAMILIES)
+    ap.add_argument("--classes", type=int, nargs="+", default=[2, 4])
+    ap.add_argument("--groups", type=int, nargs="+", default=[2, 5])
+    ap.add_argument("--real", nargs="*", default=None, choices=["adult", "compas", "bank_marketing"],
+                    help="real data sets (binary, at their size); default: none")
+    ap.add_argument("--no-synthetic", action="store_true")
+    ap.add_argument("--cells", nargs="*", default=None,
+                    help="only these cells, as objective:constraints:classes:groups:n (e.g. gmean:dp:2:2:100000)")
+    ap.add_argument("--temperature", type=float, default=1.0, help="probability model's logits / T (1: calibrated)")
+    ap.add_argument("--limit-ratio", type=float, default=400.0, help="a method stops after this many LR fits' seconds")
+    ap.add_argument("--min-limit", type=float, default=30.0, help="... but never before this many seconds")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--resume", action="store_true", help="keep the cells already in --out; run the others")
+    ap.add_argument("--replot", action="store_true", help="re-score --out with the current rule, write the PNG and table")
+    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--png", type=Path, default=PNG)
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.sizes, args.objectives, args.constraints = [10_000], ["error", "gmean", "hmean", "f1"], ["none", "dp", "eodds"]
+        args.groups, args.min_limit, args.limit_ratio = [2], 10.0, 200.0
+    t0 = time.time()
+    old = json.loads(args.out.read_text()) if (args.resume or args.replot) and args.out.exists() else {}
+    cells = old.get("details", {}).get("cells", [])
+    if args.replot:
+        for c in cells:
+            score(c)
+        save(cells, args, t0, old.get("seconds", 0.0))
+        plot(cells, args.png)
+        print(worst_table(cells))
+        return
+    done = {cell_id(c) for c in cells}
+    wanted = None if args.cells is None else {tuple(s.split(":")) for s in args.cells}
+    datas = ([] if args.no_synthetic else ["synthetic"]) + list(args.real or [])
+    for data in datas:
+        shapes = ([(k, g, n) for n in args.sizes for k in args.classes for g in args.groups] if data == "synthetic"
+                  else [(2, 2, None)])
+        for k, g, n in shapes:
+            todo = [(o, f) for o in args.objectives for f in args.constraints
+                    if (wanted is None or (o, f, str(k), str(g), str(n)) in wanted)]
+            if data == "synthetic":
+                keys = [dict(data=data, objective=o, constraints=f, n_classes=k, n_groups=g, n=n) for o, f in todo]
+            else:
+                keys = [dict(data=data, objective=o, constraints=f, n_classes=2, n_groups=2, n=None) for o, f in todo]
+            keys = [kk for kk in keys if kk["n"] is None or cell_id(kk) not in done]
+            if not keys:
+                continue
+            if data == "synthetic":
+                P, Y, G, lr_s = synthetic_cell(n, k, g, args.seed, args.temperature)
+            else:
+                P, Y, G, lr_s = real_cell(data, args.temperature, args.seed)
+                for kk in keys:
+                    kk["n"] = len(Y["train"])
+                keys = [kk for kk in keys if cell_id(kk) not in done]
+            print(f"{data} K={k} G={g} n={len(Y['train'])}: one LR fit {lr_s:.3f} s; {len(keys)} cells", flush=True)
+            for key in keys:
+                cell = run_cell(key, P, Y, G, lr_s, args.limit_ratio, args.min_limit)
+                s = score(cell)
+                cells.append(cell)
+                done.add(cell_id(key))
+                print(f"  {key['objective']:>17} {key['constraints']:>9}: auto={s['auto']} "
+                      f"ratio={s.get('time_ratio')} gap={s.get('gap')}", flush=True)
+                save(cells, args, t0, old.get("seconds", 0.0))
+    for c in cells:
+        score(c)
+    save(cells, args, t0, old.get("seconds", 0.0))
+    plot(cells, args.png)
+    print(worst_table(cells))
+
+
+if __name__ == "__main__":
+    main()

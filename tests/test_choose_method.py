@@ -1,0 +1,168 @@
+"""method="auto": the rule of choose_method, one test per class of goal, and two measured cells.
+
+The rule (the table in choose_method's docstring) was read from benchmarks/atlas.py: the fastest
+plug-in method whose objective, on the training rows and on held-out rows, is within 1e-3 of
+the best method's. Each class test asserts the choice for every member of the class that the
+atlas covers (objectives of the kind x constraint families of the kind); the last two tests fit
+small problems where the rule changed and compare auto's objective with every method's.
+"""
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import goalfit as gf
+from goalfit.confusion import CellEncoder, ConfusionSpace
+from goalfit.methods.plugin import METHODS, choose_method
+from goalfit.metrics import evaluate_problem
+
+POLYHEDRAL = {  # constraint families that compile to linear forms of the confusion tensor
+    "dp": lambda k: [gf.demographic_parity_difference("group") <= 0.02],
+    "eopp": lambda k: [gf.equal_opportunity_difference("group") <= 0.02],
+    "eodds": lambda k: [gf.equalized_odds_difference("group") <= 0.03],
+    "fpr": lambda k: [gf.false_positive_rate_difference("group") <= 0.02],
+    "ratio80": lambda k: [gf.demographic_parity_ratio("group") >= 0.8],
+    "coverage": lambda k: [gf.coverage(k - 1) <= 0.2],
+    "precision": lambda k: [gf.precision(k - 1) >= 0.6],
+}
+
+
+def _space(n_classes, n_groups):
+    n = 20 * n_classes * n_groups
+    y = np.arange(n) % n_classes
+    g = np.array([f"g{i}" for i in (np.arange(n) // n_classes) % n_groups])
+    enc = CellEncoder()
+    cells = enc.fit_transform(pd.Series(g, name="group"))
+    return ConfusionSpace.from_codes(y, cells, np.arange(n_classes), enc.cells_)
+
+
+def _choices(objectives, families, n_classes, n_groups=2):
+    space = _space(n_classes, n_groups)
+    out = set()
+    for o in objectives:
+        for f in families:
+            cons = f if isinstance(f, list) else [] if f == "none" else POLYHEDRAL[f](n_classes)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out.add(choose_method(gf.Problem(o, cons).compile(space)))
+    return out
+
+
+@pytest.mark.parametrize("groups", [2, 5])
+def test_linear_polyhedral_binary_is_column_generation(groups):
+    assert _choices(["error", "balanced_error"], list(POLYHEDRAL), 2, groups) == {"column_generation"}
+
+
+@pytest.mark.parametrize("classes", [3, 4, 5])
+def test_linear_polyhedral_multiclass_is_split_frank_wolfe(classes):
+    # column generation stops above the best objective on the sample (its pricing is exact for
+    # the model's probabilities): 4 classes, balanced error + DP, 10^5 rows: 8e-4 on train
+    assert _choices(["error", "balanced_error"], list(POLYHEDRAL), classes) == {"split_frank_wolfe"}
+
+
+@pytest.mark.parametrize("classes", [2, 4])
+def test_linear_unconstrained_is_one_oracle_call(classes):
+    assert _choices(["error", "balanced_error"], ["none"], classes) == {"column_generation"}
+
+
+@pytest.mark.parametrize("classes", [2, 3, 5])
+def test_convex_not_piecewise_linear_polyhedral_is_split_frank_wolfe(classes):
+    # binary G-mean + DP: SplitFW 3.7x one LR fit, the constrained ellipsoid 35.6x, the same
+    # objective on train and held-out rows (atlas, 10^5 rows); multiclass G-mean: ConGDA 30x
+    assert _choices(["hmean", "gmean", "qmean"], list(POLYHEDRAL), classes) == {"split_frank_wolfe"}
+
+
+@pytest.mark.parametrize("classes", [2, 4])
+def test_convex_piecewise_linear_polyhedral_is_con_gda(classes):
+    # Frank-Wolfe stalls on min-max recall; ConGDA reaches the ellipsoid's objective at 1/4 its time
+    assert _choices(["minmax_recall"], list(POLYHEDRAL), classes) == {"con_gda"}
+
+
+def test_ratio_objectives_are_bisection():
+    assert _choices(["f1", "micro_f1"], list(POLYHEDRAL), 2) == {"con_bisection"}
+    assert _choices(["f1", "micro_f1"], ["none"], 2) == {"bisection"}
+    assert _choices(["micro_f1"], list(POLYHEDRAL), 4) == {"con_bisection"}
+
+
+def test_convex_unconstrained_follows_section_8_6():
+    assert _choices(["hmean", "qmean"], ["none"], 2) == {"frank_wolfe"}
+    assert _choices(["gmean", "minmax_recall"], ["none"], 2) == {"ellipsoid"}  # dim 2
+    space = _space(8, 1)  # dim 8 > 6
+    assert choose_method(gf.Problem("gmean").compile(space)) == "gda"
+    assert choose_method(gf.Problem("hmean").compile(space)) == "frank_wolfe"
+
+
+def test_non_polyhedral_constraint_keeps_the_ellipsoid_or_con_gda():
+    kl = [gf.kl_quantification() <= 0.01]
+    assert _choices(["gmean", "hmean"], [kl], 2) == {"con_ellipsoid"}
+    assert _choices(["error"], [kl], 2) == {"con_gda"}
+    assert choose_method(gf.Problem("gmean", kl).compile(_space(8, 1))) == "con_gda"
+
+
+# ----------------------------------------------------------------------------- measured cells
+def _cell(n_classes, seed=0, n=4000):
+    """A calibrated probability model (an LR on Gaussian classes shifted per group), train and held-out rows."""
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, 2 * n)
+    g = rng.choice(2, 2 * n, p=[2 / 3, 1 / 3])
+    X = rng.standard_normal((2 * n, 8)) + rng.normal(0, 0.4, (n_classes, 8))[y] + rng.normal(0, 0.5, (2, 8))[g]
+    base = LogisticRegression(max_iter=1000).fit(X[:n], y[:n])
+    G = np.array(["a", "b"])[g]
+    return ({"train": base.predict_proba(X[:n]), "test": base.predict_proba(X[n:])},
+            {"train": y[:n], "test": y[n:]}, {"train": G[:n], "test": G[n:]})
+
+
+def _objectives(objective, cons, P, Y, G):
+    """{method: (train objective, held-out objective, train violation)} of auto and every method that takes the goal."""
+    problem = gf.Problem(objective, cons)
+    out = {}
+    for m in ["auto"] + list(METHODS):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est = gf.GoalClassifier("precomputed", objective=objective, constraints=cons, method=m).fit(
+                    P["train"], Y["train"], sensitive_features={"group": G["train"]})
+        except gf.fit.UnsupportedGoal:
+            continue
+        vals = []
+        for s in ("train", "test"):
+            sf = {"group": G[s]}
+            ev = evaluate_problem(problem, Y[s], est.predict_proba(P[s], sensitive_features=sf),
+                                  sensitive_features=sf, classes=est.classes_)
+            vals.append(ev["objective"]["value"])
+        out[m] = (vals[0], vals[1], est.max_violation_)
+        if m == "auto":
+            picked = est.method_
+    return out, picked
+
+
+def _assert_auto_near_best(res, picked):
+    """auto within 1e-3 of the best train-feasible method on the training and the held-out rows."""
+    feasible = {m: v for m, v in res.items() if m != "auto" and v[2] <= 1e-3}
+    best_train = min(v[0] for v in feasible.values())
+    best_test = min(v[1] for v in feasible.values())
+    train, test, viol = res["auto"]
+    assert viol <= 1e-3
+    assert train <= best_train + 1e-3, (picked, res)
+    assert test <= best_test + 1e-3, (picked, res)
+
+
+def test_binary_minmax_recall_dp_auto_is_near_best():
+    P, Y, G = _cell(2, seed=1)
+    cons = [gf.demographic_parity_difference("group") <= 0.02]
+    res, picked = _objectives("minmax_recall", cons, P, Y, G)
+    assert picked == "con_gda"
+    assert "con_ellipsoid" in res and "con_gda" in res  # the old choice and the new one both ran
+    _assert_auto_near_best(res, picked)
+
+
+def test_multiclass_balanced_error_dp_auto_is_near_best():
+    P, Y, G = _cell(4, seed=2)
+    cons = [gf.demographic_parity_difference("group") <= 0.02]
+    res, picked = _objectives("balanced_error", cons, P, Y, G)
+    assert picked == "split_frank_wolfe"
+    assert "column_generation" in res and "split_frank_wolfe" in res
+    _assert_auto_near_best(res, picked)
