@@ -93,6 +93,152 @@ def _cpu(fn):
     return time.process_time() - t
 
 
+# ============================================================================ --part default
+#: The configurations of ``--part default``: (outer-loop probabilities, deployed model, oracle).
+#: "insample": the base model's probabilities on its own training rows (``cv="auto"`` for a
+#: linear model); "oof": 5-fold out-of-fold ones (``cv=5``); "recal": in-sample ones recalibrated
+#: within each group (Platt on the logit, one fit per group); deployed "full": the model fitted on
+#: every training row, "avg": the mean of the 5 fold models (``cv_model="average"``).
+CONFIGS = {
+    "plugin": ("insample", "full", "plugin"),
+    "threshold": ("insample", "full", "threshold"),
+    "auto": ("insample", "full", "auto"),
+    "plugin cv=5 avg": ("oof", "avg", "plugin"),
+    "plugin cv=5 refit": ("oof", "full", "plugin"),
+    "threshold cv=5 avg": ("oof", "avg", "threshold"),
+    "plugin recalibrated": ("recal", "recal", "plugin"),
+}
+
+
+def default_cases():
+    """(dataset, goal name, constraints, X for make_estimator, X for a plain LogisticRegression, y, groups)."""
+    import pandas as pd
+
+    from goalfit.datasets import load_dataset
+
+    goals = [gf.demographic_parity_difference("g") <= 0.02, gf.equalized_odds_difference("g") <= 0.03]
+    for name, col in (("credit_default", "SEX"), ("compas", "sex"), ("german", "sex"), ("adult", "sex"),
+                      ("bank_marketing", "age_group")):
+        d = load_dataset(name)
+        s = np.asarray(d.sensitive_features[col]).astype(str)
+        if name == "bank_marketing":
+            s = np.where(s == "under_25", "under_25", "25_plus")
+        X = d.data
+        Xnum = pd.get_dummies(X, dtype=float).to_numpy(dtype=float)
+        yield name, f"{col}: DP <= 0.02, EOdds <= 0.03", goals, X, Xnum, np.asarray(d.target), s
+
+
+def _recalibrator(P, y, s):
+    """Per-group Platt maps on logit(eta_1), fitted on (P, y, s); returns a function of (P, s)."""
+    from scipy.special import expit, logit
+    from sklearn.linear_model import LogisticRegression
+
+    z = logit(np.clip(P[:, 1], 1e-9, 1 - 1e-9))
+    maps = {g: LogisticRegression(C=1e4).fit(z[s == g, None], y[s == g]) for g in np.unique(s)}
+
+    def apply(Q, t):
+        zq = logit(np.clip(Q[:, 1], 1e-9, 1 - 1e-9))
+        e = np.empty(len(Q))
+        for g, m in maps.items():
+            e[t == g] = expit(m.decision_function(zq[t == g, None]))
+        return np.column_stack([1 - e, e])
+    return apply
+
+
+def default_split(base, X, y, s, split):
+    """Every configuration of :data:`CONFIGS` on one 70/30 split: {config: record}."""
+    from sklearn.base import clone
+    from sklearn.model_selection import StratifiedKFold, train_test_split
+    from sklearn.utils import _safe_indexing
+
+    a, b = train_test_split(np.arange(len(y)), test_size=0.3, random_state=split, stratify=y)
+    Xa, Xb = _safe_indexing(X, a), _safe_indexing(X, b)
+    ya, yb, sa, sb = y[a], y[b], s[a], s[b]
+    full = clone(base).fit(Xa, ya)
+    P = {"insample": (full.predict_proba(Xa), full.predict_proba(Xb))}
+    oof, avg = np.zeros((len(a), 2)), np.zeros((len(b), 2))
+    for tr, te in StratifiedKFold(5, shuffle=True, random_state=split).split(Xa, ya):
+        m = clone(base).fit(_safe_indexing(Xa, tr), ya[tr])
+        oof[te] = m.predict_proba(_safe_indexing(Xa, te))
+        avg += m.predict_proba(Xb) / 5
+    recal = _recalibrator(P["insample"][0], ya, sa)
+    outer = {"insample": P["insample"][0], "oof": oof, "recal": recal(P["insample"][0], sa)}
+    deployed = {"full": P["insample"][1], "avg": avg, "recal": recal(P["insample"][1], sb)}
+    out = {}
+    for cfg, (o, dep, oracle) in CONFIGS.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = gf.GoalClassifier("precomputed", constraints=GOALS_DEFAULT, method_params={"oracle": oracle})
+            m.fit(outer[o], ya, sensitive_features={"g": sa})
+            tr = m.evaluate(outer[o], ya, sensitive_features={"g": sa})
+            te = m.evaluate(deployed[dep], yb, sensitive_features={"g": sb})
+        out[cfg] = {"train_accuracy": tr["accuracy"], "test_accuracy": te["accuracy"],
+                    "test_violation": max(c["violation"] for c in te["constraints"]),
+                    "train_violation": max(c["violation"] for c in tr["constraints"])}
+    return out
+
+
+GOALS_DEFAULT: list = []
+#: The datasets where ``--part default`` also runs a user's plain (unscaled, one-hot)
+#: ``LogisticRegression(max_iter=1000)`` beside ``make_estimator``'s.
+USER_LR_ON = ("credit_default",)
+
+
+def _ci(d):
+    """Mean and 95% t half-width of paired differences ``d``."""
+    from scipy.stats import t
+
+    d = np.asarray(d, dtype=float)
+    return float(d.mean()), float(t.ppf(0.975, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 else 0.0
+
+
+def part_default(n_splits=5):
+    """The oracle default over five datasets and two base models, paired over ``n_splits`` re-splits."""
+    from sklearn.linear_model import LogisticRegression
+
+    t0 = time.perf_counter()
+    per, rows, summary = {}, [], {}
+    for name, goal_name, goals, X, Xnum, y, s in default_cases():
+        GOALS_DEFAULT[:] = goals
+        models = [("make_estimator LR", gf.make_estimator("logistic_regression"), X)]
+        if name in USER_LR_ON:  # unscaled lbfgs runs to max_iter: about 30x the cost of make_estimator's
+            models.append(("LogisticRegression(max_iter=1000)", LogisticRegression(max_iter=1000), Xnum))
+        for model, base, XX in models:
+            key = f"{name} | {model}"
+            recs = []
+            for split in range(n_splits):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    recs.append(default_split(base, XX, y, s, split))
+                print(f"[{time.perf_counter() - t0:6.0f}s] {key} split {split}: " + "; ".join(
+                    f"{c} {r['test_accuracy']:.4f}/{r['test_violation']:.4f}" for c, r in recs[-1].items()), flush=True)
+                for cfg, r in recs[-1].items():
+                    for k in ("test_accuracy", "test_violation"):
+                        rows.append({"experiment": f"oracle default {goal_name}", "dataset": name, "method": f"{model} {cfg}",
+                                     "metric": k.split("_", 1)[1], "split": "test", "split_seed": split, "value": r[k],
+                                     "lower_is_better": k == "test_violation", "paper_value": None, "spread": None})
+            per[key] = recs
+            write_results(Path("/tmp") / "oracle_choice_default_partial.json", {"seconds": 0.0, "per_split": per})
+            summary[key] = {}
+            for cfg in CONFIGS:
+                ent = {k: float(np.mean([r[cfg][k] for r in recs])) for k in recs[0][cfg]}
+                for k in ("test_accuracy", "test_violation"):
+                    m, h = _ci([r[cfg][k] - r["auto"][k] for r in recs])
+                    ent[f"{k}_minus_auto"] = {"mean": m, "ci95": h}
+                summary[key][cfg] = ent
+    print("\n| dataset | base model | auto: test accuracy / violation | " + " | ".join(
+        f"{c} - auto: accuracy; violation" for c in CONFIGS if c != "auto") + " |")
+    print("|---|---|---|" + "---|" * (len(CONFIGS) - 1))
+    for key, d in summary.items():
+        name, model = key.split(" | ")
+        print(f"| {name} | {model} | {d['auto']['test_accuracy']:.4f} / {d['auto']['test_violation']:.4f} | " + " | ".join(
+            f"{d[c]['test_accuracy_minus_auto']['mean']:+.4f} ± {d[c]['test_accuracy_minus_auto']['ci95']:.4f}; "
+            f"{d[c]['test_violation_minus_auto']['mean']:+.4f} ± {d[c]['test_violation_minus_auto']['ci95']:.4f}"
+            for c in CONFIGS if c != "auto") + " |")
+    return {"seconds": time.perf_counter() - t0, "configs": {k: list(v) for k, v in CONFIGS.items()},
+            "summary": summary, "per_split": per, "rows": rows}
+
+
 def main():
     t0 = time.perf_counter()
     per, rows = {}, []
@@ -143,5 +289,28 @@ def main():
                    "summary": summary, "cost_2e6_rows": costs, "per_split": per, "rows": rows})
 
 
+def run_default():
+    """``--part default``: writes its record under the key ``"default"`` of the script's results file."""
+    import json
+
+    path = HERE / "results" / "oracle_choice.json"
+    record = json.loads(path.read_text()) if path.exists() else {"benchmark": "oracle_choice", "seconds": 0.0}
+    record["default"] = part_default()
+    record["default"]["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    record["default"]["machine"], record["default"]["versions"] = machine_record(), versions()
+    write_results(path, record)
+
+
 if __name__ == "__main__":
-    main()
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--part", choices=["oracles", "default"], default="oracles",
+                    help="oracles: the two oracles on fixed probabilities (the first table); default: the "
+                         "oracle default over five datasets, two base models and the fit's options")
+    ap.add_argument("--splits", type=int, default=5)
+    args = ap.parse_args()
+    if args.part == "default":
+        run_default() if args.splits == 5 else print(part_default(args.splits)["summary"])
+    else:
+        main()

@@ -238,7 +238,7 @@ class DaskData:
     def oracle(self, method, outer):
         if self.map_reduce is not None:
             return self.map_reduce
-        kind = "threshold" if self.opts["oracle"] == "threshold" and method not in BASELINES else "plugin"
+        kind = self.opts["oracle"] if self.opts["oracle"] in ("auto", "threshold") and method not in BASELINES else "plugin"
         return make_oracle(outer, kind)
 
     def training_sample(self, clf, outer, compiled):

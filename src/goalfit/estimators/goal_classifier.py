@@ -25,7 +25,7 @@ from .models import resolve_estimator
 from .probabilities import FoldAverage, aligned_proba, cross_fit, fit_base, is_linear
 
 #: The keys of ``method_params`` that configure GoalClassifier's fit rather than the method.
-FIT_OPTIONS = {"oracle": "plugin", "cv_model": "average", "joint_model": "factored", "safety_fraction": 0.4}
+FIT_OPTIONS = {"oracle": "auto", "cv_model": "average", "joint_model": "factored", "safety_fraction": 0.4}
 #: ``cv="auto"`` with ``group_blind``: 2 folds instead of 5 from this many rows
 #: (``benchmarks/group_blind.py --part lightgbm`` and ``--part folds``)
 GROUP_BLIND_TWO_FOLDS_FROM = 20_000
@@ -63,13 +63,13 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
         The method's knobs (e.g. ``{"max_iter": 500, "tol": 1e-4}``; an unknown key is an error
         naming the known ones) and four of the fit's:
 
-        * ``"oracle"``: ``"plugin"`` (default; the plug-in rule on the probabilities, Alg. 9/10),
-          ``"threshold"`` (binary: the exact best per-group thresholds on the sample, robust to
-          miscalibration within the groups, as fairlearn's ThresholdOptimizer; prefer it when
-          the base model does not see the groups: +0.0045 test accuracy on
-          ``benchmarks/oracle_choice.py``'s 5-group problem, within noise of the plug-in on
-          Adult, COMPAS and German credit; 1.5-1.7x the plug-in oracle's fit time at 2 x 10^6
-          rows) or
+        * ``"oracle"``: ``"auto"`` (default: ``"threshold"`` for binary problems, ``"plugin"``
+          for more classes and with ``group_blind``;
+          :func:`~goalfit.methods.plugin.resolve_oracle`), ``"plugin"`` (the plug-in rule on
+          the probabilities, Alg. 9/10; exact only when they are calibrated within each
+          group), ``"threshold"`` (binary: the exact best per-group thresholds on the sample,
+          robust to miscalibration within the groups, as fairlearn's ThresholdOptimizer; the
+          comparison over five datasets is ``benchmarks/oracle_choice.py --part default``) or
           ``"refit"`` (refit the base model with example weights per call, §8.7; slow);
         * ``"cv_model"``: the deployed probability model under cross-fitting, ``"average"``
           (default; the mean of the fold models, :class:`FoldAverage`) or ``"refit"`` (one model
@@ -192,7 +192,7 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
     >>> model = model.fit(X, y, sensitive_features=s)
     >>> res = model.evaluate(X, y, sensitive_features=s)
     >>> print(f"error {res['objective']['value']:.3f}, DP difference {res['constraints'][0]['value']:.3f}")
-    error 0.140, DP difference 0.050
+    error 0.121, DP difference 0.050
     """
 
     _parameter_constraints = {
@@ -630,7 +630,7 @@ class PluginData(InMemoryData):
             return RefitOracle(base, outer.X, outer.y_codes, outer.cells, outer.space, outer.sample_weight)
         if kind == "refit":
             kind = "plugin"
-        if kind == "threshold" and method in ("argmax", "balanced", "post_shift", "post_shift_groups"):
+        if kind in ("threshold", "auto") and method in ("argmax", "balanced", "post_shift", "post_shift_groups"):
             kind = "plugin"
         return make_oracle(outer, kind, group_blind=self.est.group_blind)
 

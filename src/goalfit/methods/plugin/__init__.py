@@ -200,9 +200,9 @@ __all__ = ["METHODS", "PluginOracle", "RefitOracle", "FitResult", "ThresholdOrac
            "split_frank_wolfe"]
 
 from .baselines import BASELINES  # noqa: E402
-from .method import ORACLES, PLUGIN_NAMES, PluginMethod, make_oracle  # noqa: E402
+from .method import ORACLES, PLUGIN_NAMES, PluginMethod, make_oracle, resolve_oracle  # noqa: E402
 
-__all__ += ["BASELINES", "ORACLES", "PLUGIN_NAMES", "PluginMethod", "make_oracle"]
+__all__ += ["BASELINES", "ORACLES", "PLUGIN_NAMES", "PluginMethod", "make_oracle", "resolve_oracle"]
 
 
 def __getattr__(name):  # names of goalfit 0.1, kept with a FutureWarning until 0.3

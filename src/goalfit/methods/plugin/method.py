@@ -10,7 +10,38 @@ from .oracle import PluginOracle, ThresholdOracle
 #: Every plug-in method name: ``"auto"``, the algorithms and the baselines.
 PLUGIN_NAMES = ("auto", *METHODS, *BASELINES)
 
-ORACLES = ("plugin", "threshold", "refit")
+ORACLES = ("auto", "plugin", "threshold", "refit")
+
+
+def resolve_oracle(kind: str, n_classes: int, *, group_blind: bool = False) -> str:
+    """The oracle ``"auto"`` stands for: ``"threshold"`` for a binary problem whose rule may read
+    the groups, ``"plugin"`` otherwise (more than two classes, or ``group_blind``); any other
+    kind is returned as it is.
+
+    The threshold oracle minimizes the cost on the sample over per-group threshold rules, so it
+    needs only that ``eta_1`` ranks the examples within each group; the plug-in rule also needs
+    them calibrated within each group (Narasimhan et al., JMLR 2024, Alg. 9/10) and loses
+    accuracy where they are not. The measurements behind the choice are in
+    ``benchmarks/README.md`` (section ``oracle_choice.py``).
+
+    Parameters
+    ----------
+    kind : {"auto", "plugin", "threshold", "refit"}
+    n_classes : int
+    group_blind : bool, default False
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> resolve_oracle("auto", 2), resolve_oracle("auto", 3), resolve_oracle("auto", 2, group_blind=True)
+    ('threshold', 'plugin', 'plugin')
+    """
+    if kind != "auto":
+        return kind
+    return "threshold" if n_classes == 2 and not group_blind else "plugin"
 
 _UNCONSTRAINED = {"frank_wolfe": "split_frank_wolfe or con_gda", "gda": "con_gda", "bisection": "con_bisection",
                   "ellipsoid": "con_ellipsoid"}
@@ -24,9 +55,9 @@ def make_oracle(data, kind: str = "plugin", *, group_blind: bool = False):
     data : PreparedData
         With ``scores`` of shape (n_samples, n_classes), or (n_samples, n_cells * n_classes)
         cell-major joint probabilities when ``group_blind``.
-    kind : {"plugin", "threshold"}
-        The plug-in rule (Narasimhan et al. Alg. 9/10) or the exact per-group thresholds on the
-        sample (binary).
+    kind : {"auto", "plugin", "threshold"}
+        The plug-in rule (Narasimhan et al. Alg. 9/10), the exact per-group thresholds on the
+        sample (binary), or ``"auto"``: :func:`resolve_oracle`.
     group_blind : bool
         The group-blind oracles on joint probabilities (:mod:`goalfit.methods.plugin.group_blind`).
 
@@ -37,9 +68,10 @@ def make_oracle(data, kind: str = "plugin", *, group_blind: bool = False):
     """
     if data.scores is None:
         raise ValueError("the plug-in methods need class probabilities (data.scores)")
-    if kind not in ("plugin", "threshold"):
-        raise ValueError(f"oracle must be 'plugin' or 'threshold' here, got {kind!r}")
+    if kind not in ("auto", "plugin", "threshold"):
+        raise ValueError(f"oracle must be 'auto', 'plugin' or 'threshold' here, got {kind!r}")
     space = data.space
+    kind = resolve_oracle(kind, space.n_classes, group_blind=group_blind)
     if group_blind:
         blind: type[GroupBlindOracle] = GroupBlindThresholdOracle if kind == "threshold" else GroupBlindOracle
         return blind(data.scores.reshape(-1, space.n_cells, space.n_classes), data.y_codes, data.cells, space,

@@ -229,6 +229,10 @@ def is_plugin(oracle) -> bool:
     return isinstance(oracle, PluginOracle) and not isinstance(oracle, ThresholdOracle)
 
 
+#: Split positions scanned at once when the threshold oracle finds a cell's candidate cuts.
+CUT_BLOCK = 1 << 18
+
+
 class ThresholdOracle(PluginOracle):
     """Exact sample-cost minimizer over per-cell thresholds on ``eta_1`` (binary problems).
 
@@ -283,11 +287,29 @@ class ThresholdOracle(PluginOracle):
         -------
         ndarray of int, shape (m,), ascending
             Positions in ``0..n`` (both ends included).
+
+        Notes
+        -----
+        A cell of more than :data:`CUT_BLOCK` positions is scanned block by block: a vertex of
+        the whole chain's hull is a vertex of the hull of every block that holds it, so the
+        candidates of the blocks hold every vertex, and one more pass over their union keeps
+        the result small. The temporaries are then a block's, not the cell's (the oracle's peak
+        memory stays that of the plug-in oracle's preparation).
         """
-        cuts = split_positions(eta)
-        if len(cuts) <= 2:
-            return cuts
-        return cuts[hull_candidates(cum0[cuts], cum1[cuts])]
+        n = len(eta)
+        if n + 1 <= CUT_BLOCK:
+            cuts = split_positions(eta)
+            return cuts if len(cuts) <= 2 else cuts[hull_candidates(cum0[cuts], cum1[cuts])]
+        kept = []
+        for lo in range(0, n + 1, CUT_BLOCK):
+            k = np.arange(lo, min(lo + CUT_BLOCK, n + 1))
+            inner = (k > 0) & (k < n)
+            split = np.ones(len(k), dtype=bool)
+            split[inner] = eta[k[inner] - 1] < eta[k[inner]]
+            k = k[split]
+            kept.append(k if len(k) <= 2 else k[hull_candidates(cum0[k], cum1[k])])
+        cuts = np.concatenate(kept)
+        return cuts if len(cuts) <= 2 else cuts[hull_candidates(cum0[cuts], cum1[cuts])]
 
     def _split(self, c, L2):
         """Best (threshold, upper, counts) in cell c for the 2x2 cost ``L2``."""
