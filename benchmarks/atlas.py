@@ -49,24 +49,24 @@ import os
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_v] = "1"
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import signal  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import json
+import signal
+import sys
+import time
+import warnings
+from pathlib import Path
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import machine_record, versions, write_results  # noqa: E402
-from speed import lr, synthetic  # noqa: E402
+from _common import machine_record, versions, write_results
+from speed import lr, synthetic
 
-import goalfit as gf  # noqa: E402
-from goalfit.methods.plugin import METHODS, choose_method  # noqa: E402
-from goalfit.metrics import evaluate_problem  # noqa: E402
+import goalfit as gf
+from goalfit.methods.plugin import METHODS, choose_method
+from goalfit.metrics import evaluate_problem
 
 OUT = HERE / "results" / "atlas.json"
 PNG = HERE / "results" / "atlas.png"
@@ -166,16 +166,22 @@ def _alarm(signum, frame):
     raise _Timeout
 
 
+#: ``--oracle``: the oracle every method runs with (None: the estimator's default)
+ORACLE = None
+
+
 def run_method(method, objective, cons, P, Y, G, limit):
     """One method on the cell: its record (seconds, objective and violation per split, status)."""
     rec = {"method": method}
+    params = None if ORACLE is None else {"oracle": ORACLE}
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(max(1, int(limit)))
     t = time.process_time()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            est = gf.GoalClassifier("precomputed", objective=objective, constraints=cons, method=method).fit(
+            est = gf.GoalClassifier("precomputed", objective=objective, constraints=cons, method=method,
+                                    method_params=params).fit(
                 P["train"], Y["train"], sensitive_features={"group": G["train"]})
     except _Timeout:
         rec.update(status="timeout", finished=False, seconds=time.process_time() - t)
@@ -207,7 +213,7 @@ def run_cell(key, P, Y, G, lr_seconds, limit_ratio, min_limit):
     cons = constraints(family, Y["train"], P["train"], P["train"].shape[1])
     limit = max(min_limit, limit_ratio * lr_seconds)
     cell = dict(key, lr_seconds=lr_seconds, limit_seconds=limit, goal=[str(c) for c in cons], methods={})
-    rec, est = run_method("auto", objective, cons, P, Y, G, limit)
+    rec, _ = run_method("auto", objective, cons, P, Y, G, limit)
     cell["auto_at_run"] = rec.get("ran") or rec["status"]
     for m in METHODS:
         if m == rec.get("ran"):  # auto's run is this method's (same call, same defaults)
@@ -287,7 +293,7 @@ def score(cell):
 
 
 def cell_id(key):
-    return "|".join(str(key[k]) for k in ("data", "objective", "constraints", "n_classes", "n_groups", "n"))
+    return "|".join(str(key.get(k)) for k in ("data", "objective", "constraints", "n_classes", "n_groups", "n", "oracle"))
 
 
 def rows_of(cell):
@@ -326,7 +332,7 @@ def plot(cells, path):
         if s.get("time_ratio") is not None:
             T[i, j], D[i, j] = s["time_ratio"], max(s["gap"], 1e-6)
     fig, axes = plt.subplots(2, 1, figsize=(max(8, 0.32 * len(cols) + 3), 2 * (0.35 * len(objs) + 1.6)))
-    labels = [f"{d[:4]} K{k} G{g} n{n:.0e} {f}" for d, k, g, n, f in cols]
+    labels = [f"{d.replace('synthetic', 'syn')[:10]} K{k} G{g} n{n:.0e} {f}" for d, k, g, n, f in cols]
     for ax, M, title, norm in ((axes[0], T, "auto's seconds / fastest near-best method's (1 = auto is it)",
                                 matplotlib.colors.LogNorm(0.5, 50)),
                                (axes[1], D, "auto's objective gap to the best (max of train, held-out)",
@@ -354,6 +360,14 @@ def worst_table(cells, k=15):
         lines.append(f"| {c['data']} | {c['objective']} | {c['constraints']} | {c['n_classes']} x {c['n_groups']} | "
                      f"{c['n']:.0e} | {s['auto']} | {s['auto_ratio_to_lr']:.1f} | {s['fastest_near_best']} | "
                      f"{s['fastest_ratio_to_lr']:.1f} | {s['time_ratio']:.2f} | {s['gap']:.1e} |")
+    unscored = [c for c in cells if c.get("score", {}).get("time_ratio") is None and not c["score"]["ok"]]
+    if unscored:
+        lines.append("")
+        lines.append("Not scored (auto's method did not finish within the limit, or no method was within 1e-3 of the best "
+                     "on both train and held-out rows): " + "; ".join(
+                         f"{c['objective']} + {c['constraints']}, {c['n_classes']} x {c['n_groups']}, n={c['n']:.0e} "
+                         f"(auto: {c['score']['auto']}, "
+                         f"{c['methods'].get(c['score']['auto'] or '', {}).get('status', 'refused')})" for c in unscored))
     return "\n".join(lines)
 
 
@@ -387,12 +401,15 @@ def main(argv=None):
     ap.add_argument("--temperature", type=float, default=1.0, help="probability model's logits / T (1: calibrated)")
     ap.add_argument("--limit-ratio", type=float, default=400.0, help="a method stops after this many LR fits' seconds")
     ap.add_argument("--min-limit", type=float, default=30.0, help="... but never before this many seconds")
+    ap.add_argument("--oracle", default=None, help="method_params['oracle'] of every method (default: the estimator's)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--resume", action="store_true", help="keep the cells already in --out; run the others")
     ap.add_argument("--replot", action="store_true", help="re-score --out with the current rule, write the PNG and table")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--png", type=Path, default=PNG)
     args = ap.parse_args(argv)
+    global ORACLE
+    ORACLE = args.oracle
     if args.quick:
         args.sizes, args.objectives, args.constraints = [10_000], ["error", "gmean", "hmean", "f1"], ["none", "dp", "eodds"]
         args.groups, args.min_limit, args.limit_ratio = [2], 10.0, 200.0
@@ -416,9 +433,13 @@ def main(argv=None):
             todo = [(o, f) for o in args.objectives for f in args.constraints
                     if (wanted is None or (o, f, str(k), str(g), str(n)) in wanted)]
             if data == "synthetic":
-                keys = [dict(data=data, objective=o, constraints=f, n_classes=k, n_groups=g, n=n) for o, f in todo]
+                keys = [{"data": data, "objective": o, "constraints": f, "n_classes": k, "n_groups": g, "n": n}
+                        for o, f in todo]
             else:
-                keys = [dict(data=data, objective=o, constraints=f, n_classes=2, n_groups=2, n=None) for o, f in todo]
+                keys = [{"data": data, "objective": o, "constraints": f, "n_classes": 2, "n_groups": 2, "n": None}
+                        for o, f in todo]
+            if ORACLE is not None:
+                keys = [dict(kk, oracle=ORACLE) for kk in keys]
             keys = [kk for kk in keys if kk["n"] is None or cell_id(kk) not in done]
             if not keys:
                 continue

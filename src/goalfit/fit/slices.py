@@ -31,7 +31,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["MIN_ROOM", "MAX_CELLS", "SmallSliceWarning", "check_slice_sizes"]
+__all__ = ["MAX_CELLS", "MIN_ROOM", "SmallSliceWarning", "check_slice_sizes"]
 
 #: the smallest room a bound is granted (a ``<= 0`` bound is judged against this noise)
 MIN_ROOM = 0.01
