@@ -18,9 +18,16 @@ re-splits, and the paired difference threshold - plug-in in test accuracy. Cost:
 fit CPU seconds on 2 x 10^6 calibrated binary rows (two groups; DP and EO <= 0.01), beside one
 stable ``np.argsort`` of the scores, median of 3 in one process.
 
+``--part default`` chooses the default oracle: credit default, COMPAS, German credit, Adult
+(sex) and bank marketing (age under 25 vs the rest), DP <= 0.02 and equalized odds <= 0.03, 5
+paired 70/30 splits, ``make_estimator("logistic_regression")`` (and a user's unscaled
+``LogisticRegression(max_iter=1000)`` on credit default), each fit option toggled alone on the
+same base fits (:data:`CONFIGS`: oracle, cross-fitting, the deployed fold average, per-group
+recalibration); it writes its record under the key ``"default"`` of the same results file.
+
 Usage::
 
-    GOALFIT_DATA=../shared/data python benchmarks/oracle_choice.py
+    GOALFIT_DATA=../shared/data python benchmarks/oracle_choice.py [--part oracles|default]
 """
 from __future__ import annotations
 
