@@ -98,14 +98,10 @@ def check_slice_sizes(problem, confusion, data, *, stacklevel: int = 2) -> list:
     if C.shape != tuple(space.shape) or C.size > MAX_CELLS:
         return []
     n_cells, K = C.shape[0], C.shape[1]
-    y, cells = np.asarray(data.y_codes, dtype=np.int64), np.asarray(data.cells, dtype=np.int64)
-    n = len(y)
-    counts = np.bincount(cells * K + y, minlength=n_cells * K).reshape(n_cells, K).astype(float)
-    if data.sample_weight is not None:
-        w = np.asarray(data.sample_weight, dtype=float)
-        counts_w = np.bincount(cells * K + y, weights=w, minlength=n_cells * K).reshape(n_cells, K)
-    else:
-        counts_w = counts
+    n = len(data.y_codes)
+    counts = _row_counts(data.cells, data.y_codes, None, n_cells, K)
+    counts_w = counts if data.sample_weight is None else _row_counts(data.cells, data.y_codes, data.sample_weight,
+                                                                     n_cells, K)
     # pseudo-rows: (cell, class) row r predicts k with the share C gives it, weighted by r's rows
     mass = C.sum(axis=2, keepdims=True)
     q = np.divide(C, mass, out=np.zeros_like(C), where=mass > 0)
@@ -140,3 +136,14 @@ def check_slice_sizes(problem, confusion, data, *, stacklevel: int = 2) -> list:
                     "rows": int(n), "rows_needed": float(need), "half_width": half, "room": room, "line": line})
         warnings.warn(line, SmallSliceWarning, stacklevel=stacklevel + 1)
     return out
+
+
+def _row_counts(cells, y, weight, n_cells, n_classes, block=1 << 16):
+    """Rows (or their weights) of each (cell, class), shape (n_cells, n_classes), counted by blocks
+    of rows so that the narrow codes are never widened whole (a few bytes a row at most)."""
+    out = np.zeros(n_cells * n_classes)
+    for s in range(0, len(y), block):
+        code = np.asarray(cells[s:s + block], dtype=np.int64) * n_classes + np.asarray(y[s:s + block], dtype=np.int64)
+        w = None if weight is None else np.asarray(weight[s:s + block], dtype=float)
+        out += np.bincount(code, weights=w, minlength=n_cells * n_classes)
+    return out.reshape(n_cells, n_classes)
