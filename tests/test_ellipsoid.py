@@ -243,8 +243,11 @@ def test_con_ellipsoid_dimension_and_auto_choice():
     fs = FeatureSpace(cp)
     # two recalls plus one TPR gap (the other TPR is a combination), two rows +-gap <= eps
     assert (fs.dim, fs.n_constraints) == (3, 2)
-    res = solve(cp, PluginOracle(P, y, cells, space), max_iter=150)
+    res = solve(cp, PluginOracle(P, y, cells, space), method="con_ellipsoid", max_iter=150)
     assert res.method == "con_ellipsoid" and res.feasible
+    # auto runs SplitFW on a convex objective under polyhedral constraints (benchmarks/atlas.py)
+    from goalfit.methods.plugin import choose_method
+    assert choose_method(cp) == "split_frank_wolfe"
 
 
 def test_con_ellipsoid_infeasible_returns_least_violation():
