@@ -10,6 +10,8 @@ from goalfit.classifiers import (ConstantMember, FittedMember, PluginClassifier,
                                  RandomizedClassifier, encode_labels, plugin_predict)
 from goalfit.confusion import CellEncoder, confusion_tensor
 
+pytestmark = pytest.mark.quick  # in the quick subset (README: python -m pytest -m quick)
+
 CLASSES = np.array(["cat", "dog", "eel"])
 
 

@@ -6,6 +6,8 @@ from typer.testing import CliRunner
 
 from goalfit.cli.app import app
 
+pytestmark = pytest.mark.quick  # in the quick subset (README: python -m pytest -m quick)
+
 runner = CliRunner()
 
 

@@ -15,6 +15,8 @@ from sklearn.preprocessing import StandardScaler
 import goalfit as gf
 from goalfit import GoalClassifier
 
+pytestmark = pytest.mark.quick  # in the quick subset (README: python -m pytest -m quick)
+
 
 def make_data(n=3000, seed=0, n_classes=2):
     rng = np.random.default_rng(seed)

@@ -7,6 +7,8 @@ import pytest
 import goalfit as gf
 from goalfit.fit import GoalEstimator, as_seed, split_rows
 
+pytestmark = pytest.mark.quick  # in the quick subset (README: python -m pytest -m quick)
+
 N_ROWS = 600
 
 

@@ -10,6 +10,8 @@ import goalfit as gf
 from goalfit.confusion import CellEncoder, ConfusionSpace, confusion_tensor
 from goalfit.goals.parse import GoalSyntaxError
 
+pytestmark = pytest.mark.quick  # in the quick subset (README: python -m pytest -m quick)
+
 
 def data(seed=0, n=400, n_classes=2, groups=("F", "M"), weighted=True):
     rng = np.random.default_rng(seed)

@@ -11,6 +11,8 @@ from goalfit.goals import BUILDERS, Problem
 from goalfit.goals.metrics import LOSSES, SCORES, loss_label, score_label
 from goalfit.metrics import objective_entry, score
 
+pytestmark = pytest.mark.quick  # in the quick subset (README: python -m pytest -m quick)
+
 fm = pytest.importorskip("fairlearn.metrics")
 
 

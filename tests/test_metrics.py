@@ -15,6 +15,8 @@ from goalfit.classifiers import PluginRule, ProbabilityModel, RandomizedClassifi
 from goalfit.confusion import CellEncoder, ConfusionSpace, confusion_tensor, expected_confusion_matrix
 from goalfit.metrics import score
 
+pytestmark = pytest.mark.quick  # in the quick subset (README: python -m pytest -m quick)
+
 SEEDS = [0, 1, 2]
 
 

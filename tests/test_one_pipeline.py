@@ -11,6 +11,8 @@ from goalfit.cli.spec import estimator_class
 from goalfit.methods import REGISTRY, lookup
 from goalfit.metrics import evaluate_problem
 
+pytestmark = pytest.mark.quick  # in the quick subset (README: python -m pytest -m quick)
+
 rng = np.random.default_rng(0)
 N = 600
 S = rng.choice(["a", "b"], N, p=[0.4, 0.6])

@@ -8,6 +8,8 @@ import pytest
 
 import goalfit
 
+pytestmark = pytest.mark.quick  # in the quick subset (README: python -m pytest -m quick)
+
 ROOT = Path(goalfit.__file__).parent
 
 #: The API's packages: each must declare __all__.

@@ -16,6 +16,8 @@ import goalfit as gf
 from goalfit.report import Report
 from goalfit.report.html import find_chromium, roc_data, screenshot
 
+pytestmark = pytest.mark.quick  # in the quick subset (README: python -m pytest -m quick)
+
 IMG = re.compile(r'<img alt="[^"]*" src="data:image/png;base64,([A-Za-z0-9+/=]+)">')
 
 
