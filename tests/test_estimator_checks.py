@@ -31,6 +31,9 @@ EXPECTED_FAILURES = {
     "FairSubdataClassifier": _weights(
         "Ye & Xie's alternation reaches the same training objective for weighted and repeated rows; the "
         "weighted SVM of its w-step is solved to a tolerance, so the scores agree to about 1e-2, not 1e-7"),
+    "SpectralFairSVC": _weights(
+        "a convex QP solved by Clarabel to its tolerance: weighted and repeated rows give decision functions "
+        "that agree to about 3e-7 (tested to 1e-5 in test_fit_template), not 1e-7"),
     "AdaptiveSurrogateClassifier": _weights(
         "the gradient estimates are random and the projections inexact: weighted and repeated rows reach the "
         "same training objective, not the same parameters"),

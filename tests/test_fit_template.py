@@ -24,7 +24,8 @@ def _family(name, **kw):
     """One estimator of each family, on a budget of a few iterations."""
     dp = [gf.demographic_parity_difference() <= 0.15]
     if name == "plugin":
-        return gf.GoalClassifier(constraints=dp, random_state=0, **kw)
+        # the plug-in oracle (the binary default is the threshold one, fitted on the candidate part only)
+        return gf.GoalClassifier(constraints=dp, random_state=0, method_params={"oracle": "plugin"}, **kw)
     if name == "ramp":
         return gf.RampClassifier(constraints=dp, max_iter=3, random_state=0, **kw)
     if name == "subdata":
@@ -140,3 +141,16 @@ def test_settings_dataclasses_validate_method_params_once_by_key():
         gf.RampClassifier(method_params={"max_multipler": 1.0}).check_params()
     m = gf.RampClassifier(max_iter=1, method_params={"safety_fraction": 0.3})
     assert m._settings().safety_fraction == 0.3
+
+
+def test_spectral_fair_svc_reads_sample_weight_as_repeated_rows():
+    pytest.importorskip("cvxpy")
+    X, y, g = _problem()
+    X, y, g = X[:120], y[:120], g[:120]
+    w = np.random.default_rng(1).integers(1, 4, len(y))
+    rep = np.repeat(np.arange(len(y)), w)
+    a = gf.SpectralFairSVC(max_iter=3).fit(X, y, sensitive_features=g, sample_weight=w)
+    b = gf.SpectralFairSVC(max_iter=3).fit(X[rep], y[rep], sensitive_features=g[rep])
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-5)
+    c = gf.SpectralFairSVC(max_iter=3).fit(X, y, sensitive_features=g)
+    assert np.abs(a.decision_function(X) - c.decision_function(X)).max() > 1e-3  # the weights matter

@@ -568,10 +568,10 @@ class SSVMMethod(Method):
         g = np.where(np.asarray(data.cells) == 1, 1, -1) if data.encoder.columns_ else None
         yy = np.where(data.y_codes == 1, 1, -1)
         m = fit_ssvm(X, yy, g, d=params["d"], mu=params["mu"], lam=params["alpha"], max_iter=params["max_iter"],
-                     tol=params["tol"])
+                     tol=params["tol"], sample_weight=data.sample_weight)
         clf = ScoreClassifier(LinearScorer(m.w, m.b), data.classes, 0.0)
         pred = (X @ m.w + m.b > 0).astype(np.intp)
-        C = confusion_tensor(data.y_codes, pred, data.cells, 2, data.encoder.n_cells)
+        C = confusion_tensor(data.y_codes, pred, data.cells, 2, data.encoder.n_cells, data.sample_weight)
         n_iter = int(m.extra["n_iter"])
         history = [{"iteration": n_iter, "objective": float(compiled.objective.value(C)), "max_violation": 0.0,
                     "seconds": time.perf_counter() - t0, "oracle_calls": n_iter}]

@@ -33,8 +33,15 @@ def _psd_factor(S):
     return Rp, Rn  # S = Rp Rp' - Rn Rn'
 
 
+def _weighted_moments(X, w):
+    """Mean and covariance of rows ``X`` weighted as repeated rows (``sum w - 1`` in the denominator)."""
+    m = np.average(X, axis=0, weights=w)
+    D = X - m
+    return m, (D * w[:, None]).T @ D / max(w.sum() - 1.0, 1e-12)
+
+
 def fit_ssvm(X, y, g, *, d: float = 0.1, mu: float = 0.01, lam: float = 0.01, max_iter: int = 50,
-             tol: float = 1e-3, solver: str = "CLARABEL") -> LinearModel:
+             tol: float = 1e-3, solver: str = "CLARABEL", sample_weight=None) -> LinearModel:
     """Fit the spectral fair SVM by the convex-concave procedure.
 
     Parameters
@@ -54,6 +61,9 @@ def fit_ssvm(X, y, g, *, d: float = 0.1, mu: float = 0.01, lam: float = 0.01, ma
         DC iterations (the authors' code allows 500).
     tol : float
         Relative change of ``w`` that stops the DC loop (1e-3 as in the authors' code).
+    sample_weight : ndarray of shape (n,), optional
+        Example weights, as repeated rows: the hinge average, the group means and the group
+        covariances (``sum w (x - m)(x - m)' / (sum w - 1)``) are weighted.
 
     Returns
     -------
@@ -72,9 +82,14 @@ def fit_ssvm(X, y, g, *, d: float = 0.1, mu: float = 0.01, lam: float = 0.01, ma
     if d < 0 or mu < 0 or lam < 0:
         raise ValueError("d, mu and lam must be >= 0")
     n, p = X.shape
+    sw = None if sample_weight is None else np.asarray(sample_weight, float)
+
+    def hinge_mean(s):
+        return cp.sum(s) / n if sw is None else cp.sum(cp.multiply(sw, s)) / sw.sum()
+
     if g is None:  # one group: the hinge SVM
         w, b, s = cp.Variable(p), cp.Variable(), cp.Variable(n, nonneg=True)
-        prob = cp.Problem(cp.Minimize(cp.sum(s) / n + lam * cp.sum_squares(w)),
+        prob = cp.Problem(cp.Minimize(hinge_mean(s) + lam * cp.sum_squares(w)),
                           [s >= 1 - cp.multiply(y, X @ w + b)])
         solve_cvxpy(prob, solver)
         if w.value is None:
@@ -84,9 +99,14 @@ def fit_ssvm(X, y, g, *, d: float = 0.1, mu: float = 0.01, lam: float = 0.01, ma
     if min(np.sum(g == 1), np.sum(g == -1)) < 2:
         raise ValueError("SSVM needs at least two points in each group")
     Xp, Xm = X[g == 1], X[g == -1]
-    B = Xp.mean(0) - Xm.mean(0)
+    if sw is None:
+        B = Xp.mean(0) - Xm.mean(0)
+        S = np.cov(Xp, rowvar=False) - np.cov(Xm, rowvar=False)
+    else:
+        (mp, Sp), (mm, Sm) = (_weighted_moments(X[g == k], sw[g == k]) for k in (1, -1))
+        B, S = mp - mm, Sp - Sm
     B = B / max(np.linalg.norm(B), 1e-12)
-    Rp, Rn = _psd_factor(np.cov(Xp, rowvar=False) - np.cov(Xm, rowvar=False))
+    Rp, Rn = _psd_factor(S)
     P, N = Rp @ Rp.T, Rn @ Rn.T
     w, b, s, tau = cp.Variable(p), cp.Variable(), cp.Variable(n, nonneg=True), cp.Variable()
     cN, kN = cp.Parameter(p), cp.Parameter()
@@ -94,7 +114,7 @@ def fit_ssvm(X, y, g, *, d: float = 0.1, mu: float = 0.01, lam: float = 0.01, ma
     cons = [s >= 1 - cp.multiply(y, X @ w + b), cp.abs(B @ w) <= d,
             cp.sum_squares(Rp.T @ w) - cN @ w + kN <= tau,
             cp.sum_squares(Rn.T @ w) - cP @ w + kP <= tau]
-    prob = cp.Problem(cp.Minimize(cp.sum(s) / n + lam * cp.sum_squares(w) + mu * tau), cons)
+    prob = cp.Problem(cp.Minimize(hinge_mean(s) + lam * cp.sum_squares(w) + mu * tau), cons)
     wk = np.zeros(p)
     converged, it = False, 0
     for it in range(1, max_iter + 1):
