@@ -255,6 +255,7 @@ def test_refusals_before_fitting():
 
 
 def test_method_registry_and_check():
+    from goalfit.cli.spec import estimator_class
     from goalfit.methods import get_method, lookup
     from goalfit.methods.surrogate import SURROGATE_PARAMS, SurrogateMethod
 
@@ -262,7 +263,7 @@ def test_method_registry_and_check():
         m = get_method(name)
         assert isinstance(m, SurrogateMethod) and m.name == name and m.family == "surrogate"
         assert m.param_names() == sorted(SURROGATE_PARAMS)
-        assert lookup(name).estimator_class() is gf.AdaptiveSurrogateClassifier
+        assert estimator_class(name) is gf.AdaptiveSurrogateClassifier
     assert get_method("surrogate").name == "interpolation"
     y3 = np.arange(30) % 3
     d3 = prepare(np.zeros((30, 1)), y3)
