@@ -440,7 +440,9 @@ def test_goal_scorer_in_gridsearch_with_metadata_routing_picks_a_bound_that_hold
         plain = GridSearchCV(est, grid, cv=3).fit(X, y, sensitive_features=g)
     assert plain.best_params_["constraints"][0].bound == 0.3  # accuracy alone picks the loosest bound
     assert gs.best_params_["constraints"][0].bound in (0.01, 0.03)
-    assert gs.cv_results_["mean_test_score"][2] < -1000
+    # the loosest bound breaks the target on held-out folds (on 2 of the 3 with the default threshold
+    # oracle, whose accuracy-optimal per-group thresholds sit near DP 0.05 here; 3 of 3 with the plug-in)
+    assert sum(gs.cv_results_[f"split{k}_test_score"][2] < -1000 for k in range(3)) >= 2
 
 
 # ----------------------------------------------------------------------------- RampClassifier

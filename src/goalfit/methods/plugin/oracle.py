@@ -230,7 +230,7 @@ def is_plugin(oracle) -> bool:
 
 
 #: Split positions scanned at once when the threshold oracle finds a cell's candidate cuts.
-CUT_BLOCK = 1 << 18
+CUT_BLOCK = 1 << 16
 
 
 class ThresholdOracle(PluginOracle):
