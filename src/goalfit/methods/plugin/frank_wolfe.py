@@ -167,7 +167,8 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
         rows on). ``None``: always the full sample.
     coarse_iter : "auto" or int, default "auto"
         Iterations of the coarse run. ``"auto"``: ``min(max_iter, 1000)`` (a smaller budget is
-        kept whole; the measurements behind both choices: see benchmarks/README.md, section "Measurements behind the library's choices").
+        kept whole; the measurements behind both choices:
+        see benchmarks/README.md, section "Measurements behind the library's choices").
     random_state : int, Generator or None, default 0
         Seeds the subsample.
 
@@ -192,7 +193,10 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
         if result is not None:
             return result
     if isinstance(subsample, str):
-        subsample = coarse_to_fine.auto_subsample(len(oracle.y)) if subsample == "auto" else int(subsample)
+        if subsample == "auto":  # a coarse run needs the oracle's rows in memory (not Dask's map-reduce oracle)
+            subsample = coarse_to_fine.auto_subsample(len(oracle.y)) if coarse_to_fine.is_plugin(oracle) else 0
+        else:
+            subsample = int(subsample)
     if coarse_to_fine.applies(oracle, subsample):
         if isinstance(coarse_iter, str) and coarse_iter == "auto":
             coarse_iter = min(max_iter, 1000)
