@@ -159,7 +159,7 @@ class DaskData:
         self.prob = probability_model(model, classes)
         self.preps = [dask.delayed(_prepare)(k, r, self.prob.class_index, encoder, classes, model is None)
                       for k, r in enumerate(raw)]
-        self.raw = raw
+        self.raw: list | None = raw  # dropped once the probabilities are persisted
         self.base_seconds = time.perf_counter() - t0
         self.data = None  # the rows stay on the workers
 

@@ -11,7 +11,10 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+# _safe_indexing: public despite the underscore (in sklearn.utils.__all__ and the API reference)
 from sklearn.utils import _safe_indexing
+# _num_samples: no public equivalent (the row count of any array-like scikit-learn accepts, a
+# TypeError for the rest)
 from sklearn.utils.validation import _num_samples
 
 from ..classifiers.hashing import hash_predictions, row_hash

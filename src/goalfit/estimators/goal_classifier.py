@@ -8,7 +8,10 @@ import numpy as np
 from sklearn.base import MetaEstimatorMixin, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import StratifiedKFold, check_cv, train_test_split
+# _safe_indexing: public despite the underscore (in sklearn.utils.__all__ and the API reference)
 from sklearn.utils import _safe_indexing
+# scikit-learn has no public module for parameter constraints: _param_validation is what its own
+# estimators and scikit-learn-compatible libraries use for _parameter_constraints
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -90,11 +93,9 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
         ``"auto"``: in-sample for scikit-learn linear models (and pipelines ending in one), a
         frozen or precomputed model and the refit oracle, otherwise cross-fitting with 5 folds,
         or 2 with ``group_blind`` from 20,000 rows on (:data:`GROUP_BLIND_TWO_FOLDS_FROM`: the
-        joint model costs about two base fits per fold). On Adult with LightGBM and an
-        equal-opportunity goal (20 splits, ``benchmarks/group_blind.py --part lightgbm``) 2
-        folds instead of 5 lost 0.0008 test accuracy at 32,561 rows and 0.0026 on 8,000-row
-        subsamples, with no detectable change in the test violation; on 3,000-row subsamples
-        they lost 0.0046 and broke the goal by 0.035 more.
+        joint model costs about two base fits per fold; what 2 folds instead of 5 cost in
+        accuracy and violation:
+        see benchmarks/README.md, section "Measurements behind the library's choices").
     confidence : float in [0.5, 1), optional
         High-confidence goals (:mod:`goalfit.fit.certification`; Thomas et al., Science 2019;
         fixed-sequence testing as in Learn-then-Test): fit candidates on ``1 - safety_fraction``
@@ -261,7 +262,7 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
             raise ValueError(f"method_params['joint_model'] must be one of {list(JOINT_MODELS)}, "
                              f"got {opts['joint_model']!r}")
         sf = opts["safety_fraction"]
-        if isinstance(sf, bool) or not isinstance(sf, numbers.Real) or not 0 < sf < 1:
+        if isinstance(sf, bool) or not isinstance(sf, numbers.Real) or not 0 < float(sf) < 1:
             raise ValueError(f"method_params['safety_fraction'] must be a float in (0, 1), got {sf!r}")
         params.pop("oracle", None)
         return params, opts

@@ -12,16 +12,15 @@ measures both):
 * ``"product"``: one multiclass model on the joint label (``n_cells * n_classes`` classes; for
   a boosted model, ``n_cells * n_classes`` trees per round).
 
-With logistic regression the two are within noise of each other on Adult, credit default and
-law school. With a 200-tree LightGBM on Adult (equal opportunity, 20 splits,
-``--part lightgbm``) the factored model was more accurate on test at the same number of folds
-and at a third to a half of the product model's fit time, with no detectable difference in the
-test violation.
+With logistic regression the two are within noise of each other; with a boosted model the
+factored one was more accurate on test and faster to fit, with no detectable difference in the
+test violation (see benchmarks/README.md, section "Measurements behind the library's choices").
 """
 from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+# _safe_indexing: public despite the underscore (in sklearn.utils.__all__ and the API reference)
 from sklearn.utils import _safe_indexing
 
 from ..utils.fitting import fit_weighted
@@ -71,7 +70,7 @@ class FactoredJointClassifier(ClassifierMixin, BaseEstimator):
         sw = None if sample_weight is None else np.asarray(sample_weight, float)
         self.label_model_ = clone(self.estimator)
         fit_weighted(self.label_model_, X, yy, sw)
-        self.group_models_ = []
+        self.group_models_: list = []  # per class: None (no rows), the one group seen, or a fitted model
         for k in range(K):
             rows = np.flatnonzero(yy == k)
             seen = np.unique(aa[rows])

@@ -10,7 +10,10 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.pipeline import Pipeline
+# _safe_indexing: public despite the underscore (in sklearn.utils.__all__ and the API reference)
 from sklearn.utils import _safe_indexing
+# _num_samples: no public equivalent (the row count of any array-like scikit-learn accepts, a
+# TypeError for the rest)
 from sklearn.utils.validation import _num_samples
 
 from ..classifiers import probability_model

@@ -6,6 +6,8 @@ from dataclasses import replace
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
+# scikit-learn has no public module for parameter constraints: _param_validation is what its own
+# estimators and scikit-learn-compatible libraries use for _parameter_constraints
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import check_array, check_is_fitted, check_random_state, validate_data
 
@@ -270,7 +272,7 @@ class RampClassifier(DeprecatedParams, GoalEstimator):
         check_is_fitted(self, "classifier_")
         return self.classifier_.decision_function(self._check_predict_X(X))
 
-    def predict(self, X, *, sensitive_features=None, random_state=None, randomized=None):
+    def predict(self, X, *, sensitive_features=None, random_state=None, stratified=None, randomized=None):
         """Labels of the deployed rule ``f(x) > threshold_``, shape (n_samples,).
 
         The ramp-randomized rule that the training relaxation bounds is
@@ -284,7 +286,8 @@ class RampClassifier(DeprecatedParams, GoalEstimator):
                 check_is_fitted(self, "classifier_")
                 rs = self.random_state if random_state is None else random_state
                 return self.randomized_classifier_.predict(self._check_predict_X(X), random_state=rs)
-        return super().predict(X, sensitive_features=sensitive_features, random_state=random_state)
+        return super().predict(X, sensitive_features=sensitive_features, random_state=random_state,
+                               stratified=stratified)
 
     def predict_proba(self, X, *, sensitive_features=None):
         """Class distribution of what :meth:`predict` outputs, shape (n_samples, 2): one-hot

@@ -25,6 +25,8 @@ import time
 
 import numpy as np
 from sklearn.base import clone
+# scikit-learn has no public module for parameter constraints: _param_validation is what its own
+# estimators and scikit-learn-compatible libraries use for _parameter_constraints
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -488,8 +490,10 @@ class BlackBoxPostShiftClassifier(_ScoreEstimator):
     #: Constructor keywords of goalfit 0.1 (accepted with a FutureWarning until 0.3).
     _deprecated_params = {"metric": "objective", "grid_size": "method_params.grid_size"}
 
-    def fit(self, X, y, *, sensitive_features=None, sample_weight=None, X_val=None, y_val=None,
-            sensitive_features_val=None):
+    # the override check is silenced below: a baseline with its own fit, taking the validation
+    # sample by name instead of the template's family inputs (**inputs)
+    def fit(self, X, y, *, sensitive_features=None, sample_weight=None, X_val=None,  # type: ignore[override]
+            y_val=None, sensitive_features_val=None):
         """Fit the estimator on ``(X, y)`` and the threshold on the validation data."""
         from sklearn.linear_model import LogisticRegression
 
@@ -596,8 +600,9 @@ class RelaxedFMClassifier(_ScoreEstimator):
     #: Constructor keywords of goalfit 0.1 (accepted with a FutureWarning until 0.3).
     _deprecated_params = {"metric": "objective"}
 
-    def fit(self, X, y, *, sensitive_features=None, sample_weight=None, X_val=None, y_val=None,
-            sensitive_features_val=None):
+    # the override check is silenced below: a baseline with its own fit (as BlackBoxPostShiftClassifier's)
+    def fit(self, X, y, *, sensitive_features=None, sample_weight=None, X_val=None,  # type: ignore[override]
+            y_val=None, sensitive_features_val=None):
         """Fit on ``(X, y)``; select the iterate on the validation data."""
         from ..goals import MacroF1OverGroupsLoss
 

@@ -14,10 +14,15 @@ A family whose method needs the rows in memory (ramp, subdata, surrogate, Lagran
 """
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..utils.lazy import load
 from .data import PreparedData
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..confusion import CellEncoder
 
 #: Where the Dask backend lives (imported on first Dask input only: Dask is an optional extra).
 DASK_BACKEND = "goalfit.distributed.backend:DaskData"
@@ -58,6 +63,8 @@ class DataBackend(Protocol):
 
     in_memory: bool
     data: PreparedData | None
+    classes: np.ndarray
+    encoder: CellEncoder
     base_seconds: float
 
     def require_in_memory(self, what: str) -> None:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 from sklearn.utils.multiclass import check_classification_targets
+# _num_samples: no public equivalent (the row count of any array-like scikit-learn accepts, a
+# TypeError for the rest)
 from sklearn.utils.validation import _num_samples, column_or_1d
 
 from ..classifiers import class_labels, encode_labels
@@ -107,6 +109,7 @@ class PreparedData:
         space rebuilt on them, ``X``, ``scores`` and the sensitive features indexed. An empty
         slice is reported when goals are compiled on the subset.
         """
+        # _safe_indexing: public despite the underscore (in sklearn.utils.__all__ and the API reference)
         from sklearn.utils import _safe_indexing
 
         rows = np.asarray(rows)

@@ -34,6 +34,8 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+# scikit-learn has no public module for parameter constraints: _param_validation is what its own
+# estimators and scikit-learn-compatible libraries use for _parameter_constraints
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted
 
@@ -43,7 +45,7 @@ from ..goals.program import check_label_free
 from ..metrics import add_intervals, evaluate_compiled
 from ..metrics.intervals import GoalSample
 from ..utils.validation import check_confidence
-from .backends import InMemoryData, data_backend
+from .backends import DataBackend, InMemoryData, data_backend
 from .data import check_inputs, prepare
 from .certification import certify
 from .method import Method, MethodSettings, fit_options  # noqa: F401 (fit_options: re-exported)
@@ -98,8 +100,8 @@ class FitContext:
     settings: object
     inputs: dict
     progress: Progress
-    backend: object = None
-    problem: Problem = None
+    backend: DataBackend | None = None
+    problem: Problem | None = None
     seed: int | None = None
     options: dict = field(default_factory=dict)
     state: dict = field(default_factory=dict)
@@ -153,7 +155,7 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
             Naming the parameter and what it accepts.
         """
         conf = getattr(self, "confidence", None)
-        if isinstance(conf, Real) and not isinstance(conf, bool) and 0 < conf < 0.5:
+        if isinstance(conf, Real) and not isinstance(conf, bool) and 0 < float(conf) < 0.5:
             check_confidence(conf)  # alpha given as confidence: say so before the table's generic message
         self._validate_params()
         self._check_method_params()
@@ -346,8 +348,9 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         user's bound (and the tightened one).
         """
         cert = certification
-        self.certification_, self.certified_, self.safety_path_ = (
-            (None, None, None) if cert is None else (cert.report, cert.certified, cert.path))
+        self.certification_ = None if cert is None else cert.report
+        self.certified_ = None if cert is None else cert.certified
+        self.safety_path_ = None if cert is None else cert.path
         self.result_ = result
         self.history_ = result.history
         self.classifier_ = classifier

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import inspect
 from dataclasses import dataclass, field, fields, make_dataclass
+from typing import cast
 
 from ..goals.problem import CompiledProblem
 from ..utils.validation import check_fraction
@@ -196,7 +197,7 @@ class MethodSettings:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "safety_fraction"}
 
 
-def settings_dataclass(name: str, defaults: dict, check, doc: str) -> type:
+def settings_dataclass(name: str, defaults: dict, check, doc: str) -> type[MethodSettings]:
     """Declare a family's settings dataclass: one frozen field per key of ``defaults``.
 
     Parameters
@@ -222,9 +223,10 @@ def settings_dataclass(name: str, defaults: dict, check, doc: str) -> type:
     >>> S.from_params({"step": 0.5}, "demo").step
     0.5
     """
-    return make_dataclass(name, [(k, object, field(default=v)) for k, v in defaults.items()],
-                          bases=(MethodSettings,), frozen=True,
-                          namespace={"check_values": staticmethod(check), "__doc__": doc})
+    cls = make_dataclass(name, [(k, object, field(default=v)) for k, v in defaults.items()],
+                         bases=(MethodSettings,), frozen=True,
+                         namespace={"check_values": staticmethod(check), "__doc__": doc})
+    return cast(type[MethodSettings], cls)  # make_dataclass is typed as returning a plain type
 
 
 

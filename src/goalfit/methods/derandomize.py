@@ -13,7 +13,8 @@ randomized classifier was fitted on (so both see the same confusion tensors as t
   every constraint on the sample; when none does, the one with the smallest largest
   violation, and among those the lowest objective. (A mixed-integer formulation on HiGHS, one
   binary per (cell, threshold), found no feasible point in its time limit on Adult: the
-  fairness band acts like an equality; see benchmarks/README.md, section "Measurements behind the library's choices".)
+  fairness band acts like an equality;
+  see benchmarks/README.md, section "Measurements behind the library's choices".)
 * :func:`best_candidate_rule` — every other case (multiclass, group-blind rules, nonlinear
   goals): a documented heuristic. The candidates are the mixture's members and the plug-in
   rules of the convex combinations ``(1 - s) L_a / |L_a| + s L_b / |L_b|`` of every pair of
@@ -30,7 +31,8 @@ randomized classifier was fitted on (so both see the same confusion tensors as t
   (the Lagrangian plug-in rules, Narasimhan et al. §7), each with its exact best threshold.
   For equalized odds between two groups this is a grid over both true-class conditions (the
   TPR and the FPR multiplier); it finds feasible rules where the pairwise candidates only meet
-  the goals with a near-constant rule (see benchmarks/README.md, section "Measurements behind the library's choices").
+  the goals with a near-constant rule
+  (see benchmarks/README.md, section "Measurements behind the library's choices").
 """
 from __future__ import annotations
 

@@ -10,6 +10,8 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 import torch
+# scikit-learn has no public module for parameter constraints: _param_validation is what its own
+# estimators and scikit-learn-compatible libraries use for _parameter_constraints
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted
 
@@ -260,7 +262,9 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
     # ------------------------------------------------------------------ helpers
     def _seed(self) -> int:
         if self.random_state is None:
-            return int(np.random.SeedSequence().entropy % (2**31))
+            entropy = np.random.SeedSequence().entropy
+            assert isinstance(entropy, int)  # drawn from the OS when none is given
+            return int(entropy % (2**31))
         if isinstance(self.random_state, (int, np.integer)):
             return int(self.random_state)
         raise ValueError(f"random_state must be an int or None, got {self.random_state!r}")

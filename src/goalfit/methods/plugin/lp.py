@@ -100,7 +100,8 @@ def highs_linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None
 
     The plug-in methods solve many LPs with tens to thousands of columns (pruning, stopping
     tests, column generation); scipy's option checking costs more than the solve
-    (see benchmarks/README.md, section "Measurements behind the library's choices"). Same conventions (``method`` is accepted for drop-in use; always HiGHS): minimize ``c @ x`` s.t. ``A_ub x <= b_ub``, ``A_eq x = b_eq``,
+    (see benchmarks/README.md, section "Measurements behind the library's choices").
+    Same conventions (``method`` is accepted for drop-in use; always HiGHS): minimize ``c @ x`` s.t. ``A_ub x <= b_ub``, ``A_eq x = b_eq``,
     ``bounds`` one ``(lo, hi)`` pair for every variable or a list of pairs (None: unbounded).
 
     Returns

@@ -46,7 +46,8 @@ values into its new boxes (zero for rows not stored). Any start is feasible, so 
 change the path, never the answer (up to ``tol``).
 
 The kernels are compiled by numba on first use (``cache=True``: compiled once per
-installation, then loaded from the cache once per process; see benchmarks/README.md, section "Measurements behind the library's choices"); any ``X`` is converted once
+installation, then loaded from the cache once per process;
+see benchmarks/README.md, section "Measurements behind the library's choices"); any ``X`` is converted once
 to CSR per :class:`DualState`.
 """
 from __future__ import annotations
@@ -185,7 +186,8 @@ def _dcd_epochs(indptr, indices, data, rows, a, c, qdiag, beta, v, lam, s2, b_c,
     or sooner near the end: when the gap fell since the previous check, the next one comes when
     that rate of decay (linear convergence) would bring it to ``tol``, with 25% to spare, and at
     least a pass later (fewer passes than checking every ``check_every``, whose checks overshot
-    ``tol`` by up to ``check_every`` passes; see benchmarks/README.md, section "Measurements behind the library's choices").
+    ``tol`` by up to ``check_every`` passes;
+    see benchmarks/README.md, section "Measurements behind the library's choices").
 
     Certificate (our additions to Hsieh et al.): the primal value of the last iterate
     ``(v / lam, b)`` jumps from epoch to epoch by several times the gap the dual has closed
@@ -213,7 +215,9 @@ def _dcd_epochs(indptr, indices, data, rows, a, c, qdiag, beta, v, lam, s2, b_c,
     (the hardware prefetcher streams them, the block's random visits then hit the cache). When at
     most ``small`` coordinates are active they form one block: a fully random order, as
     LIBLINEAR's (Hsieh et al. §3.1). A fully random order over every row made each visit a cache
-    miss (see benchmarks/README.md, section "Measurements behind the library's choices"). Shrunk coordinates leave the active list at the end of the epoch (a stable
+    miss
+    (see benchmarks/README.md, section "Measurements behind the library's choices").
+    Shrunk coordinates leave the active list at the end of the epoch (a stable
     compaction keeps it sorted). The random draws are xorshift64 (Marsaglia 2003) from ``seed``,
     mapped to ``[0, m)`` by Lemire's multiply-shift (2019) instead of a 64-bit division.
     """
@@ -462,7 +466,8 @@ class DualState:
         The row of ``X`` stored at each position; ``position`` is its inverse.
     ones : bool
         Whether every stored entry is 1 (binary or one-hot features, as a9a): the kernel then
-        does not read the values (see benchmarks/README.md, section "Measurements behind the library's choices").
+        does not read the values
+        (see benchmarks/README.md, section "Measurements behind the library's choices").
     beta : ndarray of shape (n,)
         The dual variable of each row from the last solve (``alpha_+ - alpha_-`` of its two
         hinge entries); zero for rows absent from it.

@@ -12,7 +12,9 @@ egregious-example constraints may make that infeasible): when the start violates
 first phase (our construction; the paper leaves phase 1 open) runs MM steps of "minimize the sum
 of the violated rows subject to the rows already met", with a weaker l2 weight
 (``feasibility_lam``), until every row is met. It ignores the objective, so it ends well inside
-the feasible set (see benchmarks/README.md, section "Measurements behind the library's choices"), and phase 2 walks back towards the boundary one MM step at a time. (Pulling the first
+the feasible set
+(see benchmarks/README.md, section "Measurements behind the library's choices"),
+and phase 2 walks back towards the boundary one MM step at a time. (Pulling the first
 feasible iterate back to the boundary along its segment was tried: from a start on the boundary
 the cutting plane stalls, because liblinear's dual value is not a certified bound.) When phase 1
 stalls with rows still violated, the goals are reported infeasible with the least-violating

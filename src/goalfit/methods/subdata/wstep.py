@@ -81,7 +81,9 @@ class LinearSVMStep(_CachedQP):
 
     ``"auto"`` (default) takes the exact QP up to ``exact_max_rows`` rows (2,000: exact
     comparisons such as Ye & Xie's Table 4 need it) and liblinear above, where the QP is much
-    slower (see benchmarks/README.md, section "Measurements behind the library's choices"). The IRS keeps its best iterate, so
+    slower
+    (see benchmarks/README.md, section "Measurements behind the library's choices").
+    The IRS keeps its best iterate, so
     an inexact w-step cannot make its result worse than a previous iterate.
 
     Parameters

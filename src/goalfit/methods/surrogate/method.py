@@ -49,12 +49,12 @@ SCORE_SPACE = ("finite_difference", "two_point")
 
 
 def _positive_int(v):
-    return isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_)) and v >= 1
+    return isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_)) and int(v) >= 1
 
 
 def _positive_real(v, allow_zero=False):
-    return (isinstance(v, (numbers.Real, np.number)) and not isinstance(v, (bool, np.bool_)) and np.isfinite(v)
-            and (v >= 0 if allow_zero else v > 0))
+    return (isinstance(v, (numbers.Real, np.number)) and not isinstance(v, (bool, np.bool_))
+            and np.isfinite(float(v)) and (float(v) >= 0 if allow_zero else float(v) > 0))
 
 
 def surrogate_params(params: dict) -> dict:
@@ -264,6 +264,7 @@ class SurrogateMethod(Method):
         estimator = self._gradient_estimator(p)
         X = data.X
         y_codes = np.asarray(data.y_codes, dtype=np.intp)
+        scorer: TorchScorer | LinearScorer
         if module is not None:
             scorer = TorchScorer(copy.deepcopy(module), X, device=p["device"])
             if isinstance(init, str) and init != "zeros":
@@ -314,10 +315,13 @@ class SurrogateMethod(Method):
         if module is not None:
             import torch
 
+            assert isinstance(scorer, TorchScorer)  # a module: the torch scorer
             fitted = scorer.module
             torch.nn.utils.vector_to_parameters(scorer._tensor(theta), fitted.parameters())
-            deployed, coef, intercept = ModuleScorer(fitted, p["device"]), None, None
+            deployed: ModuleScorer | DeployedLinearScorer = ModuleScorer(fitted, p["device"])
+            coef, intercept = None, None
         else:
+            assert isinstance(scorer, LinearScorer)  # no module: the linear model
             coef, intercept = scorer.coef_intercept(theta)
             deployed, fitted = DeployedLinearScorer(coef, intercept), None
         classifier = ScoreClassifier(deployed, data.classes, 0.0)

@@ -152,7 +152,9 @@ class LinearScorer:
         :data:`DENSE_COLUMN_DENSITY` non-zeros (a dense block, which also carries each model's
         offset ``c . w + b`` in a column of ones), and compute ``R_s W_s^T`` (scipy) plus
         ``[R_d, 1] [W_d, offsets]^T`` accumulated in place by BLAS ``gemm``: work proportional to
-        the non-zeros (see benchmarks/README.md, section "Measurements behind the library's choices"). ``False``: one dense GEMM with ``[X, 1]``. ``"auto"``: the
+        the non-zeros
+        (see benchmarks/README.md, section "Measurements behind the library's choices").
+        ``False``: one dense GEMM with ``[X, 1]``. ``"auto"``: the
         residual form when its estimated cost, ``SPARSE_COST`` x sparse non-zeros + n x dense
         columns, is at most half of the GEMM's ``n (p + 1)``. Both are the same sums in exact
         arithmetic; in ``batch_dtype`` they differ by rounding only (R is formed in float64 and

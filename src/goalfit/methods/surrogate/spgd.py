@@ -44,7 +44,8 @@ __all__ = ["SPGDPath", "SPGDResult", "surrogate_pgd", "PROJECTION_TOL"]
 
 #: Default step-size stopping tolerance of the projection (``Projector(rtol=...)``): L-BFGS-B
 #: stops once an iteration gains less than 1e-5 of the squared surrogate-space step (the
-#: measurements behind the value: see benchmarks/README.md, section "Measurements behind the library's choices").
+#: measurements behind the value:
+#: see benchmarks/README.md, section "Measurements behind the library's choices").
 PROJECTION_TOL = 1e-5
 
 
