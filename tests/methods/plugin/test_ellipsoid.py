@@ -17,8 +17,8 @@ from scipy.optimize import linprog
 import goalfit as gf
 from goalfit.methods.plugin import (PluginOracle, con_ellipsoid, con_gda, ellipsoid, gda, jle_update,
                                     min_max_violation, solve)
-from tests.test_mixture_and_features import kl_coverage_rows
-from tests.test_solvers import calibrated, cell_rules, gmean, hmean, minmax, qmean, recall_optimum
+from tests.methods.plugin.test_mixture_and_features import kl_coverage_rows
+from tests.methods.plugin.test_solvers import calibrated, cell_rules, gmean, hmean, minmax, qmean, recall_optimum
 
 ell_module = importlib.import_module("goalfit.methods.plugin.ellipsoid")
 

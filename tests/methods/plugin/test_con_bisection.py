@@ -15,7 +15,7 @@ from scipy.optimize import linprog
 
 import goalfit as gf
 from goalfit.methods.plugin import PluginOracle, con_bisection, min_max_violation
-from tests.test_solvers import calibrated, cell_rules
+from tests.methods.plugin.test_solvers import calibrated, cell_rules
 
 cg_module = importlib.import_module("goalfit.methods.plugin.column_generation")
 

@@ -1,7 +1,7 @@
 """The binary fast path of Frank-Wolfe / SplitFW (``binary_hull``): the exact optimum over the
 per-cell ROC hulls of the plug-in rules.
 
-Reference: ``recall_optimum`` of ``tests/test_solvers.py`` enumerates every threshold rule the
+Reference: ``recall_optimum`` of ``tests/methods/plugin/test_solvers.py`` enumerates every threshold rule the
 plug-in oracle can produce in each cell and minimizes the objective over their mixtures (LPs and
 a scalar search). The fast path must reach it on calibrated data (where the plug-in oracle is
 exact) and on uncalibrated data (where it is not, and the iterations stop short of it), return a
@@ -16,7 +16,7 @@ from goalfit.classifiers.members import PluginRule
 from goalfit.confusion import CellEncoder, ConfusionSpace
 from goalfit.methods.plugin import PluginOracle, ThresholdOracle, frank_wolfe, split_frank_wolfe
 from goalfit.methods.plugin import binary_hull
-from tests.test_solvers import calibrated, cell_rules, hmean, qmean, recall_optimum, uncalibrated
+from tests.methods.plugin.test_solvers import calibrated, cell_rules, hmean, qmean, recall_optimum, uncalibrated
 
 GOALS = [
     [],

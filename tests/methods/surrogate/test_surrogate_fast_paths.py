@@ -134,7 +134,7 @@ def test_step_size_tolerance_projection_against_full_lbfgs_and_cvxpy(seed):
     Alg. 1) within 2e-3 of ``f0``, its profile u within 2e-3 of the optimal one (steps here are
     0.025-0.1 per surrogate), in fewer iterations.
     """
-    from test_surrogate_projection import _cvxpy_projection, _hinge_problem
+    from tests.methods.surrogate.test_surrogate_projection import _cvxpy_projection, _hinge_problem
 
     X, y, sur, sc = _hinge_problem(seed, n=400, p=5)
     theta0 = np.r_[np.linalg.lstsq(X, y, rcond=None)[0], 0.0]
@@ -290,7 +290,7 @@ def test_projection_reuses_the_last_model_exactly():
     from scipy.optimize import minimize
 
     from goalfit.methods.surrogate.projection import projection_objective
-    from test_surrogate_projection import _hinge_problem
+    from tests.methods.surrogate.test_surrogate_projection import _hinge_problem
 
     X, y, sur, sc = _hinge_problem(2, n=300, p=4)
     calls = {"n": 0}

@@ -1,5 +1,5 @@
 """The top-level goal builders also compute their metric when called as fairlearn's metrics are
-(scores where the name is a score: tests/test_metric_scores.py)."""
+(scores where the name is a score: tests/metrics/test_metric_scores.py)."""
 import numpy as np
 import pytest
 

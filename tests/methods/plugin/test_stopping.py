@@ -1,7 +1,7 @@
 """Stopping rules of the plug-in methods (issue 15) on small problems with known optima.
 
 References: the exact optimum over mixtures of threshold rules (``recall_optimum`` of
-``tests/test_solvers.py``, calibrated data, where the plug-in oracle is an exact LMO on the
+``tests/methods/plugin/test_solvers.py``, calibrated data, where the plug-in oracle is an exact LMO on the
 sample) and the same method run with the rule off (``tol=0``, the paper's fixed budget).
 """
 import numpy as np
@@ -15,7 +15,7 @@ from goalfit.methods.plugin import (PluginOracle, ThresholdOracle, con_ellipsoid
                                     gda, split_frank_wolfe)
 from goalfit.methods.plugin._common import GapStop, frank_wolfe_weights
 from goalfit.methods.plugin.lp import highs_linprog
-from tests.test_solvers import calibrated, cell_rules, gmean, hmean, recall_optimum
+from tests.methods.plugin.test_solvers import calibrated, cell_rules, gmean, hmean, recall_optimum
 
 TOL = 1e-3
 
@@ -108,7 +108,7 @@ def test_stall_rule_with_plugin_oracle_is_within_tol_of_the_full_budget(method, 
     for seed in (0, 3):
         P, y, cells, space = calibrated(seed, groups=fixture, n_buckets=8)
         cp = gf.Problem("hmean", [gf.demographic_parity_difference() <= 0.02]).compile(space)
-        # the iterations, not the binary fast path (tests/test_binary_hull.py)
+        # the iterations, not the binary fast path (tests/methods/plugin/test_binary_hull.py)
         kw = {"exact_binary": False} if method == "split_frank_wolfe" else {}
         full = fn(cp, PluginOracle(P, y, cells, space), max_iter=budget, tol=0.0, **kw)
         early = fn(cp, PluginOracle(P, y, cells, space), max_iter=budget, tol=TOL, **kw)

@@ -9,7 +9,7 @@ from goalfit.metrics.evaluation import _encoded
 from goalfit.metrics.intervals import GoalSample, one_sided_bound
 from goalfit.metrics.planning import plan_certification
 
-from test_generalization import ETA, P_A, P_X, RULE, _draw, make_data
+from tests.fit.test_generalization import ETA, P_A, P_X, RULE, _draw, make_data
 
 
 def _population_sample(total=200_000):

@@ -57,7 +57,7 @@ from goalfit.datasets import (
 from goalfit.datasets import _base
 from goalfit.datasets._registry import LIBSVM_BINARY, REGISTRY, UCI_ARCHIVE
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FOLDERS = sorted(REGISTRY)
 
 

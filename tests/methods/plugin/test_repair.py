@@ -11,7 +11,7 @@ import goalfit as gf
 from goalfit.fit import FitResult
 from goalfit.methods.plugin import PluginOracle, column_generation, solve
 from goalfit.methods.plugin.repair import applies, constant_costs, repair_infeasible
-from tests.test_coarse_to_fine import _multiclass
+from tests.methods.plugin.test_coarse_to_fine import _multiclass
 
 
 def _argmax_result(cp, oracle, space):

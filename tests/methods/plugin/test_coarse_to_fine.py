@@ -1,7 +1,7 @@
 """Coarse-to-fine SplitFW and its fully-corrective polish (``coarse_to_fine``).
 
 References: the exact optimum over mixtures of all threshold rules (``recall_optimum`` of
-``tests/test_solvers.py``) for the polish with an exact oracle; the full-sample SplitFW run for
+``tests/methods/plugin/test_solvers.py``) for the polish with an exact oracle; the full-sample SplitFW run for
 the coarse-to-fine result.
 """
 import numpy as np
@@ -12,7 +12,7 @@ import goalfit as gf
 from goalfit.confusion import CellEncoder, ConfusionSpace
 from goalfit.methods.plugin import PluginOracle, ThresholdOracle, split_frank_wolfe
 from goalfit.methods.plugin import coarse_to_fine as c2f
-from tests.test_solvers import calibrated, cell_rules, hmean, recall_optimum
+from tests.methods.plugin.test_solvers import calibrated, cell_rules, hmean, recall_optimum
 
 
 @pytest.mark.parametrize("goals", [[gf.demographic_parity_difference() <= 0.02],

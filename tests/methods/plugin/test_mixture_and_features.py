@@ -13,7 +13,7 @@ from goalfit.confusion import CellEncoder, ConfusionSpace
 from goalfit.methods.plugin import PluginOracle, mixture_program, prune
 from goalfit.methods.plugin._common import unique_members
 from goalfit.methods.plugin.representation import FeatureSpace
-from tests.test_solvers import calibrated, cell_rules, gmean, hmean, qmean, recall_optimum
+from tests.methods.plugin.test_solvers import calibrated, cell_rules, gmean, hmean, qmean, recall_optimum
 
 
 @pytest.fixture(autouse=True, scope="module")
