@@ -227,6 +227,27 @@ def _ambiguous_label_hint(spec: Spec, y) -> str | None:
             f"the goal (e.g. true_positive_rate(label={last!r}))")
 
 
+@contextlib.contextmanager
+def _fit_errors(spec: Spec, y):
+    """A fit's ``ValueError`` as the spec's one-line error; a binary label with no default positive
+    class that a goal needs (the estimators take the last label with a ``UserWarning``) is refused
+    with the spec's fix, ``[data] pos_label`` (a spec names it once instead of guessing).
+
+    Raises
+    ------
+    SpecError
+        The fit's ``ValueError``, or the ambiguous positive class of ``y``.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=r"the positive class of labels .* is ambiguous",
+                                category=UserWarning)
+        try:
+            yield
+        except (ValueError, UserWarning) as err:
+            hint = _ambiguous_label_hint(spec, y) if "ambiguous" in str(err) else None
+            raise SpecError(hint or str(err)) from None
+
+
 def _warn_about_columns(X):
     """``X`` with its numbers stored as text read as numbers (the few other values missing,
     :func:`goalfit.estimators.models.numeric_text_columns`), before the train/test split; one warning
@@ -378,11 +399,8 @@ def run_spec(spec: Spec, *, out: Path | None = None, json_path: Path | None = No
     if not quiet:
         console.print(f"fitting {model.__class__.__name__} (method {spec.method!r}) on {n_train or spec.files} "
                       "examples", highlight=False)
-    try:
+    with _fit_errors(spec, ytr):
         model.fit(Xtr, ytr, sensitive_features=Str)
-    except ValueError as err:
-        hint = _ambiguous_label_hint(spec, ytr) if "ambiguous" in str(err) else None
-        raise SpecError(hint or str(err)) from None
     model.set_params(verbose=0)
     extra = {"dataset": spec.dataset or spec.csv or spec.files, "estimator": spec.prefit or spec.estimator,
              "seed": spec.seed, "n_train": int(n_train) if n_train else int(getattr(model, "n_outer_samples_", 0)),
@@ -508,12 +526,9 @@ def run_frontier(spec: Spec, bounds, *, constraint: int = 0, out: Path | None = 
         raise SpecError(f"--constraint {constraint}: the spec has {len(constraints)} constraint(s)")
     (Xtr, ytr, Str), (Xte, yte, Ste) = load_data(spec)
     est = build_estimator(spec, _base_model(spec, Xtr))
-    try:
+    with _fit_errors(spec, ytr):
         f = frontier(est, Xtr, ytr, sensitive_features=Str, bounds=bounds, constraint=constraint,
                      X_val=Xte, y_val=yte, sensitive_features_val=Ste)
-    except ValueError as err:
-        hint = _ambiguous_label_hint(spec, ytr) if "ambiguous" in str(err) else None
-        raise SpecError(hint or str(err)) from None
     if not quiet:
         from rich.table import Table
 
