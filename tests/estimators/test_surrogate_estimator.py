@@ -55,7 +55,8 @@ def test_simulated_gmean_ordering_proposed_postshift_logreg():
 
 
 def test_evaluate_has_the_goal_classifier_layout():
-    """evaluate: {"objective": {name, value}, "constraints": [], "accuracy"}, as GoalClassifier."""
+    """evaluate: {"objective": {name, value, loss, score, loss_label, score_label}, "constraints": [],
+    "accuracy"}, as GoalClassifier (value = loss, the minimized 1 - score)."""
     X, y, g = _groups_data(2)
     est = gf.AdaptiveSurrogateClassifier("macro_f1_over_groups", max_iter=4, init="logistic", random_state=0,
                                          method_params={"sigma": 0.3, "eval_every": 2}).fit(
@@ -63,13 +64,18 @@ def test_evaluate_has_the_goal_classifier_layout():
     out = est.evaluate(X, y, sensitive_features=g)
     core = gf.GoalClassifier(objective="error").fit(X, y, sensitive_features=g).evaluate(X, y, sensitive_features=g)
     assert set(out) == set(core) and out["constraints"] == []
-    assert set(out["objective"]) == set(core["objective"]) == {"name", "value"}
+    assert set(out["objective"]) == set(core["objective"]) == {"name", "value", "loss", "score", "loss_label",
+                                                                "score_label"}
     assert out["objective"]["name"] == "macro_f1_over_groups"
     from sklearn.metrics import f1_score
 
     pred = est.predict(X)
     ref = np.mean([f1_score(y[g == v], pred[g == v], pos_label="yes") for v in ("F", "M")])
-    assert out["objective"]["value"] == pytest.approx(1 - ref, abs=1e-12)
+    assert out["objective"]["value"] == out["objective"]["loss"] == pytest.approx(1 - ref, abs=1e-12)
+    assert out["objective"]["score"] == pytest.approx(ref, abs=1e-12)
+    assert (out["objective"]["loss_label"], out["objective"]["score_label"]) == ("1 - macro-F1 over groups",
+                                                                               "macro-F1 over groups")
+    assert core["objective"]["score"] is None and core["objective"]["loss"] == core["objective"]["value"]
     assert out["accuracy"] == pytest.approx(np.mean(pred == y), abs=1e-12)
     ps = gf.BlackBoxPostShiftClassifier("gmean").fit(X, y)
     assert set(ps.evaluate(X, y)) == {"objective", "constraints", "accuracy"}
@@ -214,7 +220,10 @@ def test_quantile_surrogates_for_prbep():
     k = int(y.sum())
     top = np.argsort(-est.decision_function(X))[:k]
     assert est.validation_metric_ == pytest.approx(1 - y[top].mean())
-    assert est.evaluate(X, y)["objective"] == {"name": "prbep_loss", "value": pytest.approx(1 - y[top].mean())}
+    prbep = y[top].mean()  # precision at the top k = recall at the top k (k positives): the break-even point
+    assert est.evaluate(X, y)["objective"] == {"name": "prbep_loss", "value": pytest.approx(1 - prbep),
+                                               "loss": pytest.approx(1 - prbep), "score": pytest.approx(prbep),
+                                               "loss_label": "1 - PRBEP", "score_label": "PRBEP"}
     # the first profile is phi at the logistic start, computed by the quantile formula
     lr = LogisticRegression(max_iter=1000).fit(X, y)
     np.testing.assert_allclose(est.surrogate_path_[0],
