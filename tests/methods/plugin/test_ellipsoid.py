@@ -306,3 +306,70 @@ def test_gda_is_con_gda_without_constraints():
     assert ref - 1e-7 <= cp.objective.value(a.confusion) <= ref + 1e-2
     with pytest.raises(ValueError, match="con_gda"):
         gda(gf.Problem("gmean", [gf.coverage(1) <= 0.3]).compile(space), PluginOracle(P, y, cells, space))
+
+
+# ------------------------------------------------------------------ an interrupt while the members merge
+class _Interrupt(Exception):
+    """Stands for KeyboardInterrupt or a benchmark's time-limit alarm (benchmarks/atlas.py)."""
+
+
+def _interrupt_in_structured_comparisons(frame, event, arg):
+    """Profile hook: raise where numpy promotes two structured dtypes to compare structured arrays
+    (``numpy._core._internal._promote_fields``, Python code that a signal handler can run in)."""
+    if event == "call" and frame.f_code.co_name == "_promote_fields":
+        raise _Interrupt
+
+
+def _four_class_minmax_recall_dp(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    g = rng.choice(np.array(["a", "b"]), n)
+    logits = rng.normal(size=(n, 4)) + 0.8 * (g == "b")[:, None] * np.arange(4)
+    P = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    y = np.array([rng.choice(4, p=p) for p in P])
+    return P, y, g
+
+
+@pytest.mark.filterwarnings("ignore::goalfit.fit.SmallSliceWarning")  # 600 rows, DP <= 0.02
+def test_con_ellipsoid_4_class_minmax_recall_dp_survives_an_interrupt_hook_in_member_merging():
+    """benchmarks/atlas.py's 4-class min-max recall + demographic parity cell at 10^5 rows reported
+    ``TypeError: Cannot compare structured arrays`` from con_ellipsoid: the cell's time-limit alarm
+    landed in ``np.unique(axis=0)`` (merging members with equal confusion tensors), whose
+    structured-array comparison replaced the alarm's exception by its own TypeError. Raising right
+    there reproduces it (the old code raised that TypeError here); the members now merge without
+    structured arrays, so the fit never gets there and returns the undisturbed fit's result."""
+    import sys
+
+    P, y, g = _four_class_minmax_recall_dp()
+    goals = dict(objective="minmax_recall", constraints=[gf.demographic_parity_difference("group") <= 0.02],
+                 method="con_ellipsoid", method_params={"max_iter": 60})
+    ref = gf.GoalClassifier("precomputed", **goals).fit(P, y, sensitive_features={"group": g})
+    sys.setprofile(_interrupt_in_structured_comparisons)
+    try:
+        est = gf.GoalClassifier("precomputed", **goals).fit(P, y, sensitive_features={"group": g})
+    finally:
+        sys.setprofile(None)
+    assert est.result_.method == "con_ellipsoid" and est.result_.feasible and est.max_violation_ <= 1e-9
+    np.testing.assert_array_equal(est.result_.weights, ref.result_.weights)
+    np.testing.assert_array_equal(est.result_.confusion, ref.result_.confusion)
+    ev = est.evaluate(P, y, sensitive_features={"group": g})
+    assert ev["constraints"][0]["value"] <= 0.02 + 1e-9
+
+
+def test_unique_members_merges_equal_tensors_as_np_unique_rows():
+    """Same members, order and summed weights as np.unique(axis=0, return_index, return_inverse)."""
+    from goalfit.methods.plugin._common import unique_members
+
+    rng = np.random.default_rng(5)
+    base = rng.integers(0, 3, size=(7, 2, 2, 2)) / 4.0
+    pick = rng.integers(0, 7, size=40)
+    confusions = base[pick] + rng.choice([0.0, 1e-14], size=(40, 2, 2, 2))  # equal once rounded to 12 decimals
+    weights = rng.random(40)
+    members = [f"m{i}" for i in range(40)]
+    got_m, got_C, got_w = unique_members(members, confusions, weights)
+    flat = np.round(confusions.reshape(40, -1), 12)
+    _, first, inverse = np.unique(flat, axis=0, return_index=True, return_inverse=True)
+    assert got_m == [members[i] for i in first] and len(got_m) == len(np.unique(pick))
+    np.testing.assert_array_equal(got_C, confusions[first])
+    np.testing.assert_allclose(got_w, np.bincount(inverse.ravel(), weights=weights), rtol=1e-15)
+    m1, C1, w1 = unique_members(["a"], confusions[:1])
+    assert m1 == ["a"] and w1.tolist() == [1.0]

@@ -91,11 +91,24 @@ def project_simplex_rows(V):
 
 
 def unique_members(members, confusions, weights=None):
-    """Merge members with identical confusion tensors on the sample (weights add up)."""
+    """Merge members with identical confusion tensors on the sample (weights add up).
+
+    The members are kept in the lexicographic order of their tensors (rounded to 12 decimals),
+    each merged group at its first member, as ``np.unique(..., axis=0, return_index=True)``
+    would. The rows are sorted with ``np.lexsort`` rather than ``np.unique(axis=0)``: the latter
+    compares the rows as structured arrays, and an exception raised by a signal handler there
+    (``KeyboardInterrupt``, a benchmark's alarm) surfaced as numpy's ``TypeError: Cannot compare
+    structured arrays``.
+    """
     confusions = np.asarray(confusions)
     flat = np.round(confusions.reshape(len(confusions), -1), 12)
-    _, first, inverse = np.unique(flat, axis=0, return_index=True, return_inverse=True)
-    inverse = np.asarray(inverse).ravel()
+    order = np.lexsort(flat.T[::-1]) if flat.shape[1] else np.arange(len(flat))  # stable: first member first
+    ranked = flat[order]
+    new = np.ones(len(flat), bool)
+    new[1:] = np.any(ranked[1:] != ranked[:-1], axis=1)
+    first = order[new]
+    inverse = np.empty(len(flat), np.intp)
+    inverse[order] = np.cumsum(new) - 1
     w = np.ones(len(members)) if weights is None else np.asarray(weights, float)
     merged_w = np.bincount(inverse, weights=w, minlength=len(first))
     return [members[i] for i in first], confusions[first], merged_w
