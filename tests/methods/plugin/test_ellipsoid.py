@@ -340,8 +340,8 @@ def test_con_ellipsoid_4_class_minmax_recall_dp_survives_an_interrupt_hook_in_me
     import sys
 
     P, y, g = _four_class_minmax_recall_dp()
-    goals = dict(objective="minmax_recall", constraints=[gf.demographic_parity_difference("group") <= 0.02],
-                 method="con_ellipsoid", method_params={"max_iter": 60})
+    goals = {"objective": "minmax_recall", "constraints": [gf.demographic_parity_difference("group") <= 0.02],
+             "method": "con_ellipsoid", "method_params": {"max_iter": 60}}
     ref = gf.GoalClassifier("precomputed", **goals).fit(P, y, sensitive_features={"group": g})
     sys.setprofile(_interrupt_in_structured_comparisons)
     try:
@@ -371,5 +371,5 @@ def test_unique_members_merges_equal_tensors_as_np_unique_rows():
     assert got_m == [members[i] for i in first] and len(got_m) == len(np.unique(pick))
     np.testing.assert_array_equal(got_C, confusions[first])
     np.testing.assert_allclose(got_w, np.bincount(inverse.ravel(), weights=weights), rtol=1e-15)
-    m1, C1, w1 = unique_members(["a"], confusions[:1])
+    m1, _, w1 = unique_members(["a"], confusions[:1])
     assert m1 == ["a"] and w1.tolist() == [1.0]
