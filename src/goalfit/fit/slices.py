@@ -115,17 +115,17 @@ def check_slice_sizes(problem, confusion, data, *, stacklevel: int = 2) -> list:
     out = []
     for c in problem.constraints:
         v0, how, J = jacobian(sample, c.expression)
-        Jz = sample.per_example(J)  # (m, pseudo-rows)
-        sd = np.sqrt(np.clip(((Jz - (Jz @ p)[:, None]) ** 2) @ p, 0.0, None))
         if not np.all(np.isfinite(v0)):
             continue
         binding = int(np.argmax(v0)) if how == "max" else (int(np.argmin(v0)) if how == "min1" else 0)
+        Jz = sample.per_example(J[binding:binding + 1])[0]  # the binding piece on each pseudo-row
+        sd = np.sqrt(max(float(((Jz - Jz @ p) ** 2) @ p), 0.0))
         sense, bound = c.shown
         room = max(MIN_ROOM, float(bound) if sense == "<=" else 1.0 - float(bound))
-        half = float(_Z95 * sd[binding] / np.sqrt(n))
+        half = float(_Z95 * sd / np.sqrt(n))
         if not half > room:
             continue
-        where, n_slice = smallest_slice(c.expression, sample, classes, counts=counts)
+        where, n_slice = smallest_slice(c.expression, sample, classes, counts=counts, jac=J)
         need = n * (half / room) ** 2
         need_slice = need * n_slice / n
         line = (f"{c.name}: its smallest slice ({where}) has {n_slice:,} rows; a new sample of {n:,} rows moves "

@@ -13,6 +13,8 @@ Expressions stay symbolic (they hold class labels and group names, not data) unt
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from numbers import Real
 
@@ -20,6 +22,47 @@ import numpy as np
 
 from ..confusion.names import ABSENT, unknown_column
 from .functions import BoundFunction, LinearFunction, RatioFunction, SumFunction
+
+#: the confusion tensor at which a rate's coefficient is its total derivative (tangent_bind)
+_TANGENT_AT: ContextVar = ContextVar("goalfit_tangent_at", default=None)
+
+
+@contextmanager
+def tangent_bind(C):
+    """Bind rates with constant denominators to their *total* derivative at ``C`` (a context).
+
+    A linear rate bound to a space is ``<num, C> / M`` with ``M = <given, C0>`` the mass of its
+    slice read off the space's row masses. Inside this context (with the space's row masses
+    those of ``C``), each such rate binds instead to the gradient of the self-normalized rate
+    ``<num, C> / <given, C>`` at ``C``: ``(num - r * given) / M`` with ``r`` its value, so a
+    bound function's linear forms carry the variance of every denominator. The function's
+    structure (pieces, pairs, features) is unchanged; ratio rates and raw confusion forms do not
+    depend on the row masses and bind as usual. Used by :func:`goalfit.metrics.intervals.jacobian`
+    (the delta method of Narasimhan et al., JMLR 2024, and the fit's slice-size check).
+
+    Parameters
+    ----------
+    C : ndarray of shape (n_cells, n_classes, n_classes)
+        The stacked confusion tensor (the space's row masses must be ``C.sum(axis=2)``).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from goalfit.confusion import ConfusionSpace
+    >>> from goalfit.goals import true_positive_rate
+    >>> space = ConfusionSpace.from_codes(np.array([1, 1, 0, 1]), np.zeros(4, int), np.arange(2),
+    ...                                   pd.DataFrame(index=[0]))
+    >>> C = np.array([[[0.25, 0.0], [0.25, 0.5]]])   # TPR = 2/3 on the 3 positives
+    >>> with tangent_bind(C):
+    ...     g = true_positive_rate().bind(space).coef
+    >>> np.round(g[0, 1] * 0.75, 4).tolist()      # (e_tp - r * row) / M, times M
+    [-0.6667, 0.3333]
+    """
+    token = _TANGENT_AT.set(np.asarray(C, dtype=float))
+    try:
+        yield
+    finally:
+        _TANGENT_AT.reset(token)
 
 
 def _freeze(spec):
@@ -365,7 +408,11 @@ class LinearExpression(Expression):
             if mass <= 0:
                 raise ValueError(f"{r.name}: {_describe_empty(r.given, space)}, so this rate is undefined "
                                  "(an empty slice: a class or group with no examples or zero total weight)")
-            linear += c * num / mass
+            at = _TANGENT_AT.get()
+            if at is None:
+                linear += c * num / mass
+            else:  # total derivative of <num, C> / <given, C> at C = at (see tangent_bind)
+                linear += c * (num - (float(np.vdot(num, at)) / mass) * given) / mass
         lin = LinearFunction(linear, self.const, self.name)
         if not ratios:
             return lin

@@ -132,17 +132,18 @@ class GroupDisparity(Expression):
         groups, overall, table = self.rate_table(space)
         if self.kind == "average_odds":
             return MaxOfLinear(_average_odds_pieces(table, overall, self.method), self.name)
-        if self.form == "difference":
-            pieces = []
+        if self.form == "difference":  # each family's pieces, in itertools.permutations' order
+            blocks = []
             for f, row in enumerate(table):
+                R = np.stack([r.coef.ravel() for r in row])  # (groups, D)
                 if self.method == "between_groups":
-                    for a, b in itertools.permutations(range(len(row)), 2):
-                        pieces.append(LinearFunction(row[a].coef - row[b].coef, 0.0))
-                else:
-                    for a in range(len(row)):
-                        d = row[a].coef - overall[f].coef
-                        pieces += [LinearFunction(d, 0.0), LinearFunction(-d, 0.0)]
-            return MaxOfLinear(pieces, self.name)
+                    a, b = np.nonzero(~np.eye(len(row), dtype=bool))  # the ordered pairs a != b
+                    blocks.append(R[a] - R[b])
+                else:  # +d and -d for each group, interleaved
+                    d = R - overall[f].coef.ravel()[None, :]
+                    blocks.append(np.stack([d, -d], axis=1).reshape(-1, R.shape[1]))
+            coefs = np.concatenate(blocks)
+            return MaxOfLinear.from_arrays(coefs, np.zeros(len(coefs)), space.shape, self.name)
         return MinRatio(table, overall, self.method, self.name, space.shape)
 
 

@@ -171,6 +171,20 @@ class MaxOfLinear(BoundFunction):
         self.consts = np.array([p.const for p in pieces])
         self.labels = labels
 
+    @classmethod
+    def from_arrays(cls, coefs, consts, shape, name: str = "", labels=None) -> MaxOfLinear:
+        """The maximum of the pieces ``coefs[p] @ vec(C) + consts[p]`` (``coefs`` of shape
+        (P, D), ``consts`` of shape (P,)), without building one :class:`LinearFunction` each."""
+        coefs = np.asarray(coefs, dtype=float)
+        if len(coefs) == 0:
+            raise ValueError(f"{name}: no pieces (empty family)")
+        out = cls.__new__(cls)
+        BoundFunction.__init__(out, shape, name)
+        out.coefs = coefs.reshape(len(coefs), -1)
+        out.consts = np.asarray(consts, dtype=float).reshape(len(coefs))
+        out.labels = labels
+        return out
+
     def piece_values(self, C) -> np.ndarray:
         return self.coefs @ np.asarray(C).ravel() + self.consts
 

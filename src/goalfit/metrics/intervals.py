@@ -19,9 +19,10 @@ Methods (``method=``):
 ``"delta"``
     The delta method with the influence function of the plug-in estimator: ``se^2 =
     sum_l IF_l^2 / n^2``, ``IF_l = (w_l / mean(w)) * J (z_l - C_hat)``, with ``J`` the Jacobian of
-    ``h`` (row masses re-read from ``C``, so the variance of every denominator counts), taken by
-    central differences. Goals that are a maximum (max-abs disparities, min-max recall) or a
-    minimum (ratio disparities, the 80% rule) of several pieces take the max (min) of the
+    ``h`` (row masses re-read from ``C``, so the variance of every denominator counts), in closed
+    form from two binds of the goal (:func:`jacobian`; central differences for the goals that
+    read the class priors themselves). Goals that are a maximum (max-abs disparities, min-max
+    recall) or a minimum (ratio disparities, the 80% rule) of several pieces take the max (min) of the
     pieces' bounds, which never relies on the normal approximation at a kink. The upper bound
     of a maximum needs no multiplicity correction: if ``max_j d_j > max_j U_j`` then the
     population's largest piece ``j*`` (a fixed index) has ``d_j* > U_j*``, which happens with
@@ -191,12 +192,101 @@ def _single_rate(expression):
     return None
 
 
+def _through_rates(expression) -> bool:
+    """Whether ``expression``'s bind reads the row masses only through its rates' denominators
+    (so :func:`goalfit.goals.expressions.tangent_bind` gives its total derivative). Goals that
+    read the class priors themselves (H/G/Q-mean, KL quantification, coverage deviation) and
+    user-defined ones are not listed: they take the finite-difference Jacobian."""
+    from ..goals import metrics as gm
+    from ..goals.expressions import LinearExpression, Rate
+    from ..goals.fairness import GroupDisparity
+
+    known = (Rate, LinearExpression, GroupDisparity, gm.ErrorRate, gm.BalancedErrorRate, gm.CostSensitiveLoss,
+             gm.FBetaLoss, gm.MicroF1Loss, gm.MinMaxRecallLoss, gm.MacroF1Loss, gm.MacroF1OverGroupsLoss)
+    return type(expression) in known
+
+
+def _total_gradient(f, t, c):
+    """Gradient at ``c`` (flat) of a bound function ``f`` whose linear forms' total derivatives are
+    those of ``t`` (the same goal bound under ``tangent_bind``), flat; None for an unknown type."""
+    from ..goals.functions import (
+        FeatureFunction,
+        LinearFunction,
+        RatioFunction,
+        SumFunction,
+    )
+
+    if type(f) is not type(t):
+        return None
+    if isinstance(f, LinearFunction):
+        return t.coef.ravel()
+    if isinstance(f, RatioFunction):
+        d = f.den.value(c.reshape(f.shape))
+        if d <= 1e-15:  # the empty value, a constant
+            return np.zeros(c.size)
+        return (t.num.coef.ravel() * d - f.num.value(c.reshape(f.shape)) * t.den.coef.ravel()) / d ** 2
+    if isinstance(f, FeatureFunction):
+        ff, tf = f.features(), t.features()
+        return tf.U.T @ np.asarray(ff.gradient(ff.U @ c), dtype=float)
+    if isinstance(f, SumFunction) and len(f.parts) == len(t.parts):
+        parts = [_total_gradient(a, b, c) for a, b in zip(f.parts, t.parts)]
+        return None if any(g is None for g in parts) else np.sum(parts, axis=0)
+    return None
+
+
+def _analytic_jacobian(sample: GoalSample, expression, f):
+    """The Jacobian of :func:`jacobian` from two binds (the goal and its tangent), or None."""
+    from ..goals.expressions import tangent_bind
+    from ..goals.fairness import MinRatio
+    from ..goals.functions import MaxOfLinear
+
+    if not _through_rates(expression):
+        return None
+    c = sample.C.ravel()
+    with tangent_bind(sample.C):
+        t = sample.bound(expression)
+    if type(f) is not type(t):
+        return None
+    if isinstance(f, MaxOfLinear):
+        return t.coefs if t.coefs.shape == f.coefs.shape else None
+    if isinstance(f, MinRatio):
+        if t.num.shape != f.num.shape:
+            return None
+        _, a, b = f._ratios(sample.C)
+        ok = b > 0
+        bb = np.where(ok, b, 1.0)[:, None]
+        return np.where(ok[:, None], (t.num * bb - a[:, None] * t.den) / bb ** 2, 0.0)
+    g = _total_gradient(f, t, c)
+    return None if g is None else g[None, :]
+
+
 def jacobian(sample: GoalSample, expression, eps: float = 1e-6):
-    """Central-difference Jacobian of the self-normalized pieces, shape (m, n_cells, K, K)."""
-    C0 = sample.C.ravel()
-    v0, how = _pieces(sample.bound(expression), sample.C)
-    J = np.zeros((len(v0), C0.size))
+    """Jacobian of the self-normalized pieces, shape (m, n_cells, K, K), with their values and rule.
+
+    The pieces of ``h(C)``, with every rate's denominator re-read from ``C`` (the row masses of
+    ``C``), differentiated at the sample's ``C``. For goals whose row masses enter only through
+    their rates (rates, rate expressions, disparities, error, F-beta, macro-F1, min-max recall)
+    it is exact and costs two binds: the goal and its tangent
+    (:func:`goalfit.goals.expressions.tangent_bind`, the gradient of each self-normalized rate
+    ``(num - r * given) / M``) combined with the bound function's own gradient (a ratio's
+    quotient rule, a feature function's outer gradient, a max's pieces, a min-ratio's pairs).
+    Other goals (the H/G/Q-means, KL quantification, coverage deviation, user-defined goals)
+    take central differences of step ``eps``, two binds per entry of a non-empty row.
+
+    Returns
+    -------
+    v0 : ndarray of shape (m,)
+    how : {"one", "max", "min1"}
+    J : ndarray of shape (m, n_cells, K, K)
+    """
     shape = sample.space.shape
+    f0 = sample.bound(expression)
+    v0, how = _pieces(f0, sample.C)
+    J = _analytic_jacobian(sample, expression, f0)
+    if J is not None:
+        return v0, how, np.asarray(J, dtype=float).reshape((len(v0),) + shape)
+    C0 = sample.C.ravel()
+    J = np.zeros((len(v0), C0.size))
     row_mass = sample.C.sum(axis=2).ravel()
     for d in range(C0.size):
         if row_mass[d // sample.K] <= 0:  # an empty (cell, class) row: no example moves it
@@ -214,13 +304,14 @@ def _plain(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def smallest_slice(expression, sample: GoalSample, classes, *, counts=None) -> tuple[str, int]:
+def smallest_slice(expression, sample: GoalSample, classes, *, counts=None, jac=None) -> tuple[str, int]:
     """``(description, count)`` of the smallest (cell, true class) row of ``sample`` whose
     examples move ``expression``'s value (e.g. ``"sex='Female', y=1"``): the slice whose size
     limits a bound's width. ``("the whole sample", n)`` when every row moves it. ``counts``
     (shape ``(n_cells, n_classes)``): the rows of each (cell, class), when ``sample`` holds
-    weighted stand-ins for them (:func:`goalfit.fit.slices.check_slice_sizes`)."""
-    _, _, J = jacobian(sample, expression)
+    weighted stand-ins for them (:func:`goalfit.fit.slices.check_slice_sizes`). ``jac``: the
+    Jacobian :func:`jacobian` already gave for this goal and sample (not computed again)."""
+    J = jacobian(sample, expression)[2] if jac is None else jac
     moved = np.abs(J).sum(axis=(0, 3)) > 1e-9  # (n_cells, K)
     if counts is None:
         counts = np.zeros(moved.shape)
