@@ -316,14 +316,24 @@ def smallest_slice(expression, sample: GoalSample, classes, *, counts=None, jac=
     if counts is None:
         counts = np.zeros(moved.shape)
         np.add.at(counts, (sample.cells, sample.y), 1)
-    counts = np.where(moved & (counts > 0), counts, np.inf)
-    if not np.isfinite(counts).any():
+    # the true classes of a cell whose rows move the goal alike (a rate that does not read the
+    # label, such as a group's selection rate) form one slice: the cell's rows of those classes
+    K = moved.shape[1]
+    label_free = np.array([moved[c].any() and all(
+        np.allclose(J[:, c, k], J[:, c, j], rtol=1e-6, atol=1e-12) for j in range(K) for k in range(K)
+        if moved[c, k] and moved[c, j]) and moved[c].all() for c in range(moved.shape[0])])
+    slice_rows = np.where(label_free[:, None], counts.sum(axis=1, keepdims=True), counts)
+    slice_rows = np.where(moved & (counts > 0), slice_rows, np.inf)
+    if not np.isfinite(slice_rows).any():
         return "the whole sample", sample.n
-    cell, k = np.unravel_index(int(np.argmin(counts)), counts.shape)
+    cell, k = np.unravel_index(int(np.argmin(slice_rows)), slice_rows.shape)
     cells = sample.space.cells
     parts = [f"{col}={_plain(cells.iloc[cell][col])!r}" for col in cells.columns]
-    parts.append(f"y={_plain(classes[k])!r}")
-    return ", ".join(parts), int(counts[cell, k])
+    if not label_free[cell]:
+        parts.append(f"y={_plain(classes[k])!r}")
+    if not parts:
+        return "the whole sample", sample.n
+    return ", ".join(parts), int(slice_rows[cell, k])
 
 
 def influence(sample: GoalSample, expression):
