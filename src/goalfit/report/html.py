@@ -309,6 +309,8 @@ def roc_data(model, classifiers: dict, X, y, sensitive_features, split: str) -> 
     from sklearn.metrics import roc_auc_score, roc_curve
 
     from ..confusion.cells import as_frame
+    from ..goals.rates import per_group_rates
+    from ..metrics import score as rate_of
 
     classes = list(model.classes_)
     pm = getattr(model.classifier_, "probability_model", None)
@@ -320,12 +322,13 @@ def roc_data(model, classifiers: dict, X, y, sensitive_features, split: str) -> 
     score = P[:, 1]
     pos = np.asarray(y) == classes[1]
     frame = as_frame(sensitive_features, len(pos))
-    dists = {who: model.distribution(X, sensitive_features=sensitive_features, classifier=c)[:, 1]
+    dists = {who: model.distribution(X, sensitive_features=sensitive_features, classifier=c)
              for who, c in classifiers.items()}
     out = {}
     for col in frame.columns:
         values = frame[col].to_numpy()
         groups = list(dict.fromkeys(values.tolist()))
+        rates = per_group_rates(classes, col)  # the FPR and TPR of the report's group table
         curves: dict = {}
         points: dict = {who: {} for who in dists}
         for g in groups:
@@ -335,7 +338,8 @@ def roc_data(model, classifiers: dict, X, y, sensitive_features, split: str) -> 
             fpr, tpr, _ = roc_curve(pos[m], score[m])
             curves[g] = (fpr, tpr, float(roc_auc_score(pos[m], score[m])))
             for who, q in dists.items():
-                points[who][g] = (float(q[m & ~pos].mean()), float(q[m & pos].mean()))
+                points[who][g] = tuple(rate_of(rates[r](g), y, q, sensitive_features=frame, classes=classes)
+                                       for r in ("FPR", "TPR"))
         if curves:
             out[col] = {"split": split, "groups": list(curves), "curves": curves, "points": points}
     return out
