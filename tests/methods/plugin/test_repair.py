@@ -104,3 +104,32 @@ def test_goals_no_classifier_meets_keep_the_least_violation():
     out = repair_infeasible(cp, oracle, start)
     assert not out.feasible
     assert 0 < cp.max_violation(out.confusion) <= before
+
+
+def test_compare_constants_replaces_a_feasible_rule_a_constant_beats():
+    """A feasible result worse than a feasible constant (here: the rarest class everywhere) gets
+    the constants in its pool: the returned mixture meets the goal, is no worse than the best
+    constant, and the polish takes it to column generation's optimum on the same problem."""
+    from goalfit.methods.plugin.repair import compare_constants, constant_confusions
+
+    P, y, cells, space = _multiclass(6000, seed=3, n_classes=3)
+    cp = gf.Problem("error", [gf.demographic_parity_difference() <= 0.01]).compile(space)
+    oracle = PluginOracle(P, y, cells, space)
+    consts = [oracle(L) for L in constant_costs(space)]
+    # the oracle's constants are the row masses' tensors, which compare_constants checks
+    assert all(np.allclose(C, D) for (_, C), D in zip(consts, constant_confusions(space)))
+    values = [cp.objective.value(C) for _, C in consts]
+    worst = int(np.argmax(values))
+    start = FitResult([consts[worst][0]], np.ones(1), consts[worst][1][None], "column_generation",
+                      feasible=True, message="stub path")
+    with pytest.warns(RuntimeWarning, match="worse than predicting"):
+        out = compare_constants(cp, oracle, start)
+    assert out.feasible and cp.max_violation(out.confusion) <= 1e-7
+    value = cp.objective.value(out.confusion)
+    assert value <= min(values) + 1e-12
+    ref = column_generation(cp, PluginOracle(P, y, cells, space))
+    assert abs(value - cp.objective.value(ref.confusion)) <= 5e-3
+    assert out.history and abs(out.history[-1]["objective"] - value) <= 1e-12
+    # a result no constant beats is returned as it is, with no oracle call
+    calls = oracle.n_calls
+    assert compare_constants(cp, oracle, ref) is ref and oracle.n_calls == calls

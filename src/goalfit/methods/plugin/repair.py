@@ -51,12 +51,7 @@ def constant_costs(space) -> list[np.ndarray]:
         ``-1`` on column ``j``, 0 elsewhere: the expected cost of ``j`` is ``-1``, of any other
         class 0, whatever the probabilities.
     """
-    out = []
-    for j in range(space.n_classes):
-        L = np.zeros(space.shape)
-        L[:, :, j] = -1.0
-        out.append(L)
-    return out
+    return _one_column(space, -1.0)
 
 
 def constant_confusions(space) -> list[np.ndarray]:
@@ -71,12 +66,36 @@ def constant_confusions(space) -> list[np.ndarray]:
     list of ndarray of shape ``space.shape``, one per class ``j``
         ``C[c, i, j] = row_mass[c, i]`` (every example predicted ``j``), zero elsewhere.
     """
+    return _one_column(space, space.row_mass)
+
+
+def _one_column(space, fill) -> list[np.ndarray]:
+    """For each class ``j``, a tensor of shape ``space.shape`` holding ``fill`` (a scalar or an
+    array of shape ``space.shape[:2]``) on column ``j`` and 0 elsewhere."""
     out = []
     for j in range(space.n_classes):
-        C = np.zeros(space.shape)
-        C[:, :, j] = space.row_mass
-        out.append(C)
+        T = np.zeros(space.shape)
+        T[:, :, j] = fill
+        out.append(T)
     return out
+
+
+def _pool_with_constants(problem, oracle, result):
+    """The constants' oracle answers (``n_classes`` calls, counted in ``result.n_oracle_calls``)
+    and the pool of ``result``'s members and them: ``(evaluated, members, confusions)``."""
+    calls0 = oracle.n_calls
+    evaluated = [oracle(L) for L in constant_costs(problem.space)]
+    result.n_oracle_calls += oracle.n_calls - calls0
+    members = list(result.members) + [m for m, _ in evaluated]
+    Cs = np.concatenate([np.asarray(result.confusions), np.array([C for _, C in evaluated])])
+    return evaluated, members, Cs
+
+
+def _record(problem, oracle, result) -> None:
+    """Append a history row for ``result``'s (new) mixture."""
+    rec = Recorder(problem, oracle)
+    rec(result.history[-1]["iteration"] + 1 if result.history else 0, result.confusion, force=True)
+    result.history = list(result.history) + rec.rows
 
 
 def applies(problem, oracle, result) -> bool:
@@ -130,20 +149,18 @@ def repair_infeasible(problem, oracle, result, *, tol: float = 1e-4):
     """
     if not applies(problem, oracle, result):
         return result
-    calls0 = oracle.n_calls
-    evaluated = [oracle(L) for L in constant_costs(problem.space)]
-    members = list(result.members) + [m for m, _ in evaluated]
-    Cs = np.concatenate([np.asarray(result.confusions), np.array([C for _, C in evaluated])])
+    _, members, Cs = _pool_with_constants(problem, oracle, result)
     pm, pC, pw, feasible, _ = mixture_program(problem, members, Cs)
     if not feasible:
         if problem.max_violation(np.tensordot(pw, pC, axes=1)) < problem.max_violation(result.confusion) - 1e-12:
             result.members, result.weights, result.confusions = pm, pw, pC
             result.message += (f"; with the constant classifiers the least violation is "
                                f"{problem.max_violation(result.confusion):.3g}")
-        result.n_oracle_calls += oracle.n_calls - calls0
         return result
     if polishes(problem.objective):
+        calls0 = oracle.n_calls
         pm, pC, pw, feasible, why = corrective_polish(problem, oracle, pm, pC, tol=tol)
+        result.n_oracle_calls += oracle.n_calls - calls0
         how = f"fully-corrective column generation continued from it ({why})"
     else:
         how = (f"not optimized further (the polish needs a linear or smooth convex objective; "
@@ -152,10 +169,7 @@ def repair_infeasible(problem, oracle, result, *, tol: float = 1e-4):
         warnings.warn(f"the method found no mixture meeting the goals; with the constant classifiers a feasible "
                       f"mixture exists and is returned, {how}", RuntimeWarning, stacklevel=3)
     result.members, result.weights, result.confusions, result.feasible = pm, pw, pC, bool(feasible)
-    result.n_oracle_calls += oracle.n_calls - calls0
-    rec = Recorder(problem, oracle)
-    rec(result.history[-1]["iteration"] + 1 if result.history else 0, result.confusion, force=True)
-    result.history = list(result.history) + rec.rows
+    _record(problem, oracle, result)
     result.message += (f"; repaired: with the constant classifiers added to its members a mixture meets the "
                        f"constraints, {how}")
     return result
@@ -204,16 +218,12 @@ def compare_constants(problem, oracle, result, *, tol: float = 1e-4):
             best = (j, v)
     if best is None:
         return result
-    calls0 = oracle.n_calls
-    evaluated = [oracle(L) for L in constant_costs(problem.space)]
-    result.n_oracle_calls += oracle.n_calls - calls0
+    evaluated, members, Cs = _pool_with_constants(problem, oracle, result)
     j = best[0]
     member, C = evaluated[j]
     v = float(f.value(C))
     mixture = None
     if not problem.nonlinear:
-        members = list(result.members) + [m for m, _ in evaluated]
-        Cs = np.concatenate([np.asarray(result.confusions), np.array([c for _, c in evaluated])])
         pm, pC, pw, feasible, _ = mixture_program(problem, members, Cs)
         if feasible and polishes(f) and problem.A is not None:
             calls1 = oracle.n_calls
@@ -231,9 +241,7 @@ def compare_constants(problem, oracle, result, *, tol: float = 1e-4):
                   f"({v:.4g}), which meets the constraints: the returned mixture includes the constant rules "
                   f"({f.name} {new:.4g}); the class probabilities may be poor (check the base model, or its "
                   "calibration)", RuntimeWarning, stacklevel=3)
-    rec = Recorder(problem, oracle)
-    rec(result.history[-1]["iteration"] + 1 if result.history else 0, result.confusion, force=True)
-    result.history = list(result.history) + rec.rows
+    _record(problem, oracle, result)
     result.message += (f"; a constant rule (predict {cls!r}) beat it ({v:.4g} < {value:.4g}): the best mixture "
                        f"with the constant rules is returned ({new:.4g})")
     return result
