@@ -302,11 +302,10 @@ class ThresholdOracle(PluginOracle):
             return cuts if len(cuts) <= 2 else cuts[hull_candidates(cum0[cuts], cum1[cuts])]
         kept = []
         for lo in range(0, n + 1, CUT_BLOCK):
-            k = np.arange(lo, min(lo + CUT_BLOCK, n + 1))
-            inner = (k > 0) & (k < n)
-            split = np.ones(len(k), dtype=bool)
-            split[inner] = eta[k[inner] - 1] < eta[k[inner]]
-            k = k[split]
+            hi = min(lo + CUT_BLOCK, n + 1)  # the block's positions lo..hi-1
+            start = max(lo - 1, 0)  # position k is a split iff eta[k-1] < eta[k] (0 and n always)
+            k = split_positions(eta[start:min(hi, n)]) + start
+            k = k[(k >= lo) & (k < hi)]
             kept.append(k if len(k) <= 2 else k[hull_candidates(cum0[k], cum1[k])])
         cuts = np.concatenate(kept)
         return cuts if len(cuts) <= 2 else cuts[hull_candidates(cum0[cuts], cum1[cuts])]
