@@ -359,9 +359,6 @@ class FairSubdataClassifier(DeprecatedParams, GoalEstimator):
         result.warn_infeasible = False  # said by _adopt_details, with what the selection meets
         return result.members[0]
 
-    def _method_name(self, ctx, result) -> str:
-        return self.method
-
     def _adopt_details(self, ctx, result, compiled, certification) -> None:
         d = result.details
         if compiled.constraints and not self.feasible_:

@@ -364,9 +364,6 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
         ctx.state["outer"] = outer
         return compiled, result, kind(result.members, result.weights, self.classes_, backend.encoder, prob)
 
-    def _method_name(self, ctx, result) -> str:
-        return self.method_
-
     def _adopt_details(self, ctx, result, compiled, certification) -> None:
         outer, clf = ctx.state["outer"], self.classifier_
         self.n_outer_samples_ = ctx.backend.n_outer_samples(outer)

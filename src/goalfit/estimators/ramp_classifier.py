@@ -245,9 +245,6 @@ class RampClassifier(DeprecatedParams, GoalEstimator):
         self.feature_map_ = feature_map
         return replace(d, X=self._features(d.X, feature_map)), run
 
-    def _method_name(self, ctx, result) -> str:
-        return "ramp"
-
     def _adopt_details(self, ctx, result, compiled, certification) -> None:
         d = result.details
         self.coef_, self.intercept_ = d.coef, d.intercept

@@ -379,9 +379,6 @@ class AdaptiveSurrogateClassifier(_ScoreEstimator):
                           estimator=self.estimator, surrogates=self.surrogates, metric=ctx.state["metric"],
                           selection=ctx.state["selection"])
 
-    def _method_name(self, ctx, result) -> str:
-        return self.method
-
     def _adopt_details(self, ctx, result, compiled, certification) -> None:
         d = result.details
         res_paths = d.paths

@@ -238,7 +238,7 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         compiled, result, clf, margins, certification = self._fit_goals(
             lambda constraints, d: self._fit_candidate(ctx, constraints, d), data, problem, margins,
             self._safety_fraction(ctx))
-        self._adopt(result, clf, compiled, method=self._method_name(ctx, result), margins=margins,
+        self._adopt(result, clf, compiled, method=result.method, margins=margins,
                     certification=certification, stacklevel=3)
         self.small_slices_ = check_slice_sizes(problem, result.confusion, data, stacklevel=3)
         self._adopt_details(ctx, result, compiled, certification)
@@ -303,10 +303,6 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
     def _classifier(self, ctx, result):
         """The deployed rule of a :class:`~goalfit.fit.FitResult` (default: its one member)."""
         return result.members[0]
-
-    def _method_name(self, ctx, result) -> str:
-        """The registry name of the method that ran (``method_``)."""
-        return result.method
 
     def _adopt_details(self, ctx, result, compiled, certification) -> None:
         """The family's fitted attributes, from the adopted result's ``details``."""

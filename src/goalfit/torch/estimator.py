@@ -397,9 +397,6 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
         result.details.classifiers = clfs = self._classifiers(tr.predictor, tr.snapshots, result)
         return compiled, result, clfs[params["prediction"]]
 
-    def _method_name(self, ctx, result) -> str:
-        return self.method
-
     def _adopt_details(self, ctx, result, compiled, certification) -> None:
         d = result.details
         self.trainer_ = tr = d.trainer
