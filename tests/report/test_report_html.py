@@ -214,6 +214,22 @@ def test_cross_fitted_values_carry_one_label_in_table_text_and_plot(tmp_path):
     assert "train (cross-fitted)" in html and "train (in-sample)" in html
 
 
+@pytest.mark.filterwarnings("ignore:.*smallest slice")  # a small synthetic sample, on purpose
+def test_method_sample_score_is_its_evaluations(tmp_path):
+    """The method-sample column's score row (F1 beside 1 - F1) is the evaluation's score."""
+    X, y, S = _data(1500, 2)
+    model = gf.GoalClassifier(objective="f1", constraints=[gf.demographic_parity_difference("sex") <= 0.05], cv=3,
+                              random_state=0)
+    model.fit(X, y, sensitive_features=S)
+    d = gf.build_report(model, X, y, sensitive_features_train=S, confidence=None).data
+    ms = d["method_sample"]
+    assert d["objective"]["score_label"] == "F1" and 0.3 < ms["score"] < 1
+    assert ms["score"] == pytest.approx(1.0 - ms["objective"], abs=1e-12)
+    html = Report(d, {}).to_html(tmp_path / "f1.html", frontier=False, plan=False).read_text()
+    row = html[html.index("F1 (score)"):].split("</tr>")[0]
+    assert f"{ms['score']:.4f}" in row
+
+
 def test_progress_prints_each_phases_own_duration():
     from goalfit.fit.progress import Progress
 

@@ -198,7 +198,7 @@ def _goals(d: dict) -> str:
     if obj.get("score_label") is not None:
         row = [f'<td class="goal">{_e(obj["score_label"])} (score)</td>', "<td></td>"]
         row += values(obj, lambda s: f"score_{s}", lambda s: f"score_interval_{s}",
-                      ms_value=None if ms is None else 1.0 - ms["objective"])
+                      ms_value=None if ms is None else ms.get("score"))
         row += ["<td></td>"] if cert else []
         row += base(b["objective"] if b else {}, lambda s: f"score_{s}")
         rows.append(row)

@@ -412,7 +412,7 @@ def _method_sample(data, model):
         return None
     problem = model._goal_problem()
     ev = evaluate_compiled(problem, problem.compile(model.problem_.space), model.result_.confusion)
-    return {"label": label, "objective": ev["objective"]["value"],
+    return {"label": label, "objective": ev["objective"]["value"], "score": ev["objective"]["score"],
             "constraints": [{"expression": c["expression"], "label": c["label"], "value": c["value"],
                              "met": bool(c["met"])}
                             for c in ev["constraints"]]}
