@@ -119,9 +119,7 @@ def choose_method(problem) -> str:
             return "con_ellipsoid" if constrained else "ellipsoid"
         if not constrained:
             return "frank_wolfe" if problem.objective.smooth else "gda"
-        if problem.objective.smooth and not problem.nonlinear:
-            return "split_frank_wolfe"
-        return "con_gda"
+        return "con_gda"  # a nonlinear constraint (polyhedral ones returned above)
     if not constrained and problem.objective.smooth:
         # macro-F1, macro-F1 over groups: smooth but neither convex nor ratio-of-linear (a sum of
         # ratios); Frank-Wolfe is the heuristic Narasimhan et al. run on them (§8.6, no guarantee)
