@@ -336,8 +336,11 @@ def smallest_slice(expression, sample: GoalSample, classes, *, counts=None, jac=
     return ", ".join(parts), int(slice_rows[cell, k])
 
 
-def influence(sample: GoalSample, expression):
+def influence(sample: GoalSample, expression, *, jac=None):
     """Plug-in piece values, combination rule and the pieces' influence functions.
+
+    ``jac``: the ``(v0, how, J)`` that :func:`jacobian` already gave for this goal and sample
+    (not computed again).
 
     Returns
     -------
@@ -348,7 +351,7 @@ def influence(sample: GoalSample, expression):
         ``IF_l = (w_l / mean(w)) J (z_l - C_hat)``: the pieces' estimate on ``n`` rows is
         ``v0 + sum_l IF_l / n`` to first order, so their covariance is ``IF IF' / n^2``.
     """
-    v0, how, J = jacobian(sample, expression)
+    v0, how, J = jacobian(sample, expression) if jac is None else jac
     Jz = sample.per_example(J)                       # (m, n)
     JC = np.tensordot(J, sample.C, axes=([1, 2, 3], [0, 1, 2]))  # (m,)
     return v0, how, sample.w[None, :] * (Jz - JC[:, None])

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 from ..goals import Problem
 from ..utils.validation import check_confidence, check_count, check_fraction
 from .intervals import (GoalSample, _clopper_pearson, _single_rate, clopper_pearson, combine, corrections, influence,
-                        smallest_slice)
+                        jacobian, smallest_slice)
 
 _MAX_ROWS = 1e10  # beyond this a goal is called uncertifiable by data (its value sits on the bound)
 
@@ -208,9 +208,10 @@ def plan_from_sample(problem, sample: GoalSample, classes, *, confidence=0.95, p
                          " <= 0.02)")
     labels = np.asarray(classes)
     alpha = 1 - confidence
-    parts, IFs, start = [], [], 0
+    parts, IFs, jacs, start = [], [], [], 0
     for c in problem.constraints:  # every constraint's pieces, stacked
-        v0, how, IF = influence(sample, c.expression)
+        jacs.append(jacobian(sample, c.expression))  # for its influence and its smallest slice
+        v0, how, IF = influence(sample, c.expression, jac=jacs[-1])
         lower_side, upper_side = corrections(how, len(v0))
         z = stats.norm.ppf(1 - alpha / (upper_side if c.sense == "<=" else lower_side))
         single = _single_rate(c.expression)
@@ -264,7 +265,7 @@ def plan_from_sample(problem, sample: GoalSample, classes, *, confidence=0.95, p
     rows = []
     for k, (c, v0, how, z, cols, _) in enumerate(parts):
         n_s = needed(lambda out, k=k: out[k])
-        where, count = smallest_slice(c.expression, sample, labels)
+        where, count = smallest_slice(c.expression, sample, labels, jac=jacs[k][2])
         share = count / sample.n
         binding = int(np.argmax(v0)) if how == "max" else int(np.argmin(v0))
         sense, bound = c.shown  # as written: F1 and 0.7 for f1() >= 0.7
