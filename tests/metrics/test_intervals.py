@@ -25,9 +25,10 @@ def _goals(K):
            gf.equalized_odds_difference("g"), gf.equalized_odds_difference("g", method="to_overall"),
            gf.true_positive_rate(1) - gf.false_positive_rate(1) + 0.1, gf.precision(1), gf.error_rate(),
            gf.precision(1) + gf.true_positive_rate(1, group={"g": "1"}), gm.BalancedErrorRate(),
-           gm.MacroF1Loss(), gm.MinMaxRecallLoss(), gm.HMeanLoss()]
+           gm.MacroF1Loss(), gm.MinMaxRecallLoss(), gm.HMeanLoss(), gm.MicroF1Loss(),
+           gm.CostSensitiveLoss(1.0 - np.eye(K) + np.arange(K)[:, None])]
     if K == 2:
-        out += [gm.FBetaLoss(), gf.average_odds_difference("g")]
+        out += [gm.FBetaLoss(), gf.average_odds_difference("g"), gm.MacroF1OverGroupsLoss("g")]
     return out
 
 
