@@ -355,10 +355,6 @@ class FairSubdataClassifier(DeprecatedParams, GoalEstimator):
         return data, dict(ctx.settings.params(), alpha=float(self.alpha), estimator=self.estimator, max_iter=self.max_iter,
                           tol=self.tol, random_state=ctx.seed)
 
-    def _classifier(self, ctx, result):
-        result.warn_infeasible = False  # said by _adopt_details, with what the selection meets
-        return result.members[0]
-
     def _adopt_details(self, ctx, result, compiled, certification) -> None:
         d = result.details
         if compiled.constraints and not self.feasible_:

@@ -125,7 +125,6 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
     ``_fit_features(X)``  features as the family's model reads them (and ``n_features_in_``)
     ``_before_solve``     checks and extra inputs on the prepared rows (a validation sample)
     ``_run_params``       what ``method.solve`` receives for one candidate
-    ``_classifier``       the deployed rule from the method's :class:`~goalfit.fit.FitResult`
     ``_adopt_details``    the family's fitted attributes from the result's ``details``
     ====================  ===================================================================
 
@@ -293,16 +292,12 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         ctx.method.check(compiled)
         data, params = self._run_params(ctx, data)
         result = ctx.method.solve(data, compiled, params, ctx.progress)
-        return compiled, result, self._classifier(ctx, result)
+        return compiled, result, result.members[0]
 
     def _run_params(self, ctx, data):
         """``(data, params)`` for ``method.solve`` on one candidate's rows (default: the settings' values)."""
         settings = ctx.settings
         return data, settings.params() if isinstance(settings, MethodSettings) else settings
-
-    def _classifier(self, ctx, result):
-        """The deployed rule of a :class:`~goalfit.fit.FitResult` (default: its one member)."""
-        return result.members[0]
 
     def _adopt_details(self, ctx, result, compiled, certification) -> None:
         """The family's fitted attributes, from the adopted result's ``details``."""

@@ -463,7 +463,8 @@ class SubdataMethod(Method):
         n_calls = sum(1 for h in history if h.get("iteration", 1) > 0)
         return FitResult.single(classifier, C, self.name, history=history, n_oracle_calls=n_calls,
                                 feasible=bool(compiled.max_violation(C) <= FEASIBLE_TOL), message=message,
-                                details=SubdataDetails(**cert))
+                                details=SubdataDetails(**cert),
+                                warn_infeasible=False)  # the estimator says it, with what the selection meets
 
     def _run(self, learner, X, yy, meas, t, data, compiled, p, params, progress):
         """``(model, z, history, info)`` of the chosen method."""
