@@ -237,19 +237,12 @@ _verified: set[tuple[str, int, int, str]] = set()
 _verified_lock = threading.Lock()
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(_CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _gzip_size_sha256(path: Path) -> tuple[int, str]:
-    """Size and sha256 of the decompressed content of a gzip file."""
+def _size_sha256(path: Path, opener=open) -> tuple[int, str]:
+    """Size in bytes and sha256 of what ``opener(path, "rb")`` reads (``gzip.open``: the
+    decompressed content of a gzip file)."""
     h = hashlib.sha256()
     size = 0
-    with gzip.open(path, "rb") as fh:
+    with opener(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(_CHUNK), b""):
             size += len(chunk)
             h.update(chunk)
@@ -263,10 +256,10 @@ def _check_local(path: Path, folder: str, spec: FileSpec) -> None:
         if key in _verified:
             return
     if path.suffix == ".gz" and not spec.name.endswith(".gz"):  # the shipped copy: check what it holds
-        size, digest = _gzip_size_sha256(path)
+        size, digest = _size_sha256(path, gzip.open)
     else:
         size = st.st_size
-        digest = _sha256(path) if st.st_size == spec.size else "(not computed)"
+        digest = _size_sha256(path)[1] if st.st_size == spec.size else "(not computed)"
     if size != spec.size or digest != spec.sha256:
         raise DatasetChecksumError(
             f"{path} is not the registered file {folder}/{spec.name}: expected {spec.size} bytes "
