@@ -91,8 +91,7 @@ def numeric_text_columns(X) -> dict:
         values = X[col][X[col].notna()]
         if len(values) == 0:
             continue
-        parsed = pd.to_numeric(values.astype(object).map(lambda v: v.strip() if isinstance(v, str) else v),
-                               errors="coerce")
+        parsed = _parse_numbers(values)
         other = values[parsed.isna().to_numpy()]
         n_num = len(values) - len(other)
         if 0 < len(other) and n_num >= NUMERIC_TEXT_FRACTION * len(values):
@@ -121,8 +120,9 @@ def many_category_columns(X) -> dict:
         value on average.
     """
     out = {}
+    text = set(_text_columns(X))
     for col in X.columns:
-        if col not in _text_columns(X) and not isinstance(X[col].dtype, pd.CategoricalDtype):
+        if col not in text and not isinstance(X[col].dtype, pd.CategoricalDtype):
             continue
         n, k = int(X[col].notna().sum()), int(X[col].nunique())
         if k >= MANY_CATEGORIES and k * MIN_ROWS_PER_CATEGORY > n:
@@ -140,9 +140,15 @@ def read_as_numbers(X, columns):
         return X
     X = X.copy()
     for col in columns:
-        X[col] = pd.to_numeric(X[col].astype(object).map(lambda v: v.strip() if isinstance(v, str) else v),
-                               errors="coerce")
+        X[col] = _parse_numbers(X[col])
     return X
+
+
+def _parse_numbers(values):
+    """The Series ``values`` as numbers (text stripped of surrounding spaces first); a value that
+    is not a number becomes NaN."""
+    return pd.to_numeric(values.astype(object).map(lambda v: v.strip() if isinstance(v, str) else v),
+                         errors="coerce")
 
 
 class TableEncoder(TransformerMixin, BaseEstimator):
