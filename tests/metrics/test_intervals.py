@@ -94,3 +94,15 @@ def test_disparity_pieces_keep_their_order(method):
     assert f.coefs.shape == (len(want), s.space.size) and f.shape == s.space.shape
     np.testing.assert_array_equal(f.coefs, np.stack(want))
     assert not f.consts.any()
+
+
+def test_tangent_exact_is_declared_by_the_class_not_inherited():
+    """A goal class declares tangent_exact itself: a subclass (whose bind may read the priors) and
+    the goals that read the class priors take finite differences."""
+    class MyF1(gm.FBetaLoss):
+        pass
+
+    assert iv._through_rates(gm.FBetaLoss()) and iv._through_rates(gf.demographic_parity_difference("g"))
+    assert not iv._through_rates(MyF1())
+    assert not any(iv._through_rates(e) for e in (gm.HMeanLoss(), gm.GMeanLoss(), gm.QMeanLoss(),
+                                                   gm.KLQuantification(), gm.CoverageDeviation()))

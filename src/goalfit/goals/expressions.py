@@ -207,6 +207,13 @@ class Expression:
     lower_is_better = True
     value_range: tuple[float, float] = (0.0, 1.0)
     name = "expression"
+    #: Declared (True) by a class whose ``bind`` reads the space's row masses only through its
+    #: rates' denominators, so that binding under :func:`tangent_bind` gives its total derivative
+    #: (the closed-form Jacobian of :func:`goalfit.metrics.intervals.jacobian`). Read from the
+    #: class itself, never inherited: a subclass that binds otherwise is not assumed exact. Goals
+    #: without it (H/G/Q-mean, KL quantification, coverage deviation: they read the class priors;
+    #: user-defined goals) take finite differences.
+    tangent_exact = False
 
     def bind(self, space) -> BoundFunction:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -236,6 +243,8 @@ class Rate(Expression):
     name : str
         Display name, e.g. ``"true_positive_rate(group='Female')"``.
     """
+
+    tangent_exact = True  # reads the row masses through its rates only (Expression.tangent_exact)
 
     is_smooth = True
     is_convex = True
@@ -322,6 +331,8 @@ class LinearExpression(Expression):
     Linear in the confusion tensor when every rate has a constant denominator; a single ratio
     (or ratios sharing one denominator, with no other term) binds to a ratio of linear forms.
     """
+
+    tangent_exact = True  # reads the row masses through its rates only (Expression.tangent_exact)
 
     is_smooth = True
 

@@ -57,6 +57,8 @@ class GroupDisparity(Expression):
     form : {"difference", "ratio"}
     """
 
+    tangent_exact = True  # reads the row masses through its rates only (Expression.tangent_exact)
+
     is_smooth = False
 
     def __init__(self, kind: str, sensitive: str | None = None, *, label=None,

@@ -193,6 +193,8 @@ class _Named(Expression):
 class ErrorRate(_Named):
     """0-1 loss ``1 - sum_k C_kk`` (linear; Narasimhan Table 1)."""
 
+    tangent_exact = True  # reads the row masses through its rates only (Expression.tangent_exact)
+
     is_linear = is_convex = is_smooth = True
     name = "error"
 
@@ -204,6 +206,8 @@ class ErrorRate(_Named):
 
 class BalancedErrorRate(_Named):
     """Balanced 0-1 loss ``1 - (1/n) sum_k r_k`` (linear since pi is constant; Ex. 2 corrected)."""
+
+    tangent_exact = True  # reads the row masses through its rates only (Expression.tangent_exact)
 
     is_linear = is_convex = is_smooth = True
     name = "balanced_error"
@@ -224,6 +228,8 @@ class CostSensitiveLoss(_Named):
     cost_matrix : array-like of shape (n_classes, n_classes)
         Cost of predicting class j (column) when the truth is class i (row), in class order.
     """
+
+    tangent_exact = True  # reads the row masses through its rates only (Expression.tangent_exact)
 
     is_linear = is_convex = is_smooth = True
 
@@ -265,6 +271,8 @@ class FBetaLoss(_Named):
     group : optional slice
     """
 
+    tangent_exact = True  # reads the row masses through its rates only (Expression.tangent_exact)
+
     is_ratio = is_smooth = True
 
     def __init__(self, beta: float = 1.0, label=None, *, group=None):
@@ -302,6 +310,8 @@ class MicroF1Loss(_Named):
     default_class : class label, optional
         Default: the most frequent class of the data bound to (the authors' code).
     """
+
+    tangent_exact = True  # reads the row masses through its rates only (Expression.tangent_exact)
 
     is_ratio = is_smooth = True
 
@@ -434,6 +444,8 @@ class MinMaxRecallLoss(_Named):
     ``goalfit.minmax_recall(y_true, y_pred)`` returns.
     """
 
+    tangent_exact = True  # reads the row masses through its rates only (Expression.tangent_exact)
+
     is_convex = True
     name = "minmax_recall"
 
@@ -450,6 +462,8 @@ class MacroF1Loss(_Named):
     ``goalfit.macro_f1(y_true, y_pred)`` returns the macro-F1, scikit-learn's
     ``f1_score(y_true, y_pred, average="macro")``.
     """
+
+    tangent_exact = True  # reads the row masses through its rates only (Expression.tangent_exact)
 
     name = "macro_f1"
 
@@ -501,6 +515,8 @@ class MacroF1OverGroupsLoss(_Named):
         At bind: ``column`` is None while the space has several slicing columns, or it is
         unknown.
     """
+
+    tangent_exact = True  # reads the row masses through its rates only (Expression.tangent_exact)
 
     is_smooth = True
 

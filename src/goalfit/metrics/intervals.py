@@ -193,17 +193,11 @@ def _single_rate(expression):
 
 
 def _through_rates(expression) -> bool:
-    """Whether ``expression``'s bind reads the row masses only through its rates' denominators
-    (so :func:`goalfit.goals.expressions.tangent_bind` gives its total derivative). Goals that
-    read the class priors themselves (H/G/Q-mean, KL quantification, coverage deviation) and
-    user-defined ones are not listed: they take the finite-difference Jacobian."""
-    from ..goals import metrics as gm
-    from ..goals.expressions import LinearExpression, Rate
-    from ..goals.fairness import GroupDisparity
-
-    known = (Rate, LinearExpression, GroupDisparity, gm.ErrorRate, gm.BalancedErrorRate, gm.CostSensitiveLoss,
-             gm.FBetaLoss, gm.MicroF1Loss, gm.MinMaxRecallLoss, gm.MacroF1Loss, gm.MacroF1OverGroupsLoss)
-    return type(expression) in known
+    """Whether ``expression``'s own class declares :attr:`~goalfit.goals.expressions.Expression.tangent_exact`
+    (its bind reads the row masses only through its rates' denominators, so
+    :func:`goalfit.goals.expressions.tangent_bind` gives its total derivative). Goals that read
+    the class priors themselves and user-defined ones take the finite-difference Jacobian."""
+    return bool(vars(type(expression)).get("tangent_exact", False))
 
 
 def _total_gradient(f, t, c):
