@@ -152,8 +152,8 @@ def _recalibrator(P, y, s):
     return apply
 
 
-def default_split(base, X, y, s, split):
-    """Every configuration of :data:`CONFIGS` on one 70/30 split: {config: record}."""
+def default_split(base, X, y, s, split, goals):
+    """Every configuration of :data:`CONFIGS` fitted for ``goals`` on one 70/30 split: {config: record}."""
     from sklearn.base import clone
     from sklearn.model_selection import StratifiedKFold, train_test_split
     from sklearn.utils import _safe_indexing
@@ -175,7 +175,7 @@ def default_split(base, X, y, s, split):
     for cfg, (o, dep, oracle) in CONFIGS.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            m = gf.GoalClassifier("precomputed", constraints=GOALS_DEFAULT, method_params={"oracle": oracle})
+            m = gf.GoalClassifier("precomputed", constraints=goals, method_params={"oracle": oracle})
             m.fit(outer[o], ya, sensitive_features={"g": sa})
             tr = m.evaluate(outer[o], ya, sensitive_features={"g": sa})
             te = m.evaluate(deployed[dep], yb, sensitive_features={"g": sb})
@@ -185,7 +185,6 @@ def default_split(base, X, y, s, split):
     return out
 
 
-GOALS_DEFAULT: list = []
 #: The datasets where ``--part default`` also runs a user's plain (unscaled, one-hot)
 #: ``LogisticRegression(max_iter=1000)`` beside ``make_estimator``'s.
 USER_LR_ON = ("credit_default",)
@@ -206,7 +205,6 @@ def part_default(n_splits=5):
     t0 = time.perf_counter()
     per, rows, summary = {}, [], {}
     for name, goal_name, goals, X, Xnum, y, s in default_cases():
-        GOALS_DEFAULT[:] = goals
         models = [("make_estimator LR", gf.make_estimator("logistic_regression"), X)]
         if name in USER_LR_ON:  # unscaled lbfgs runs to max_iter: about 30x the cost of make_estimator's
             models.append(("LogisticRegression(max_iter=1000)", LogisticRegression(max_iter=1000), Xnum))
@@ -216,7 +214,7 @@ def part_default(n_splits=5):
             for split in range(n_splits):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    recs.append(default_split(base, XX, y, s, split))
+                    recs.append(default_split(base, XX, y, s, split, goals))
                 print(f"[{time.perf_counter() - t0:6.0f}s] {key} split {split}: " + "; ".join(
                     f"{c} {r['test_accuracy']:.4f}/{r['test_violation']:.4f}" for c, r in recs[-1].items()), flush=True)
                 for cfg, r in recs[-1].items():
