@@ -109,9 +109,14 @@ def test_typed_details_and_the_read_only_certificates_view():
     d = m.result_.details
     assert isinstance(d, RampDetails) and isinstance(d.randomized, RandomizedRule)
     assert m.threshold_ == d.threshold and m.n_iter_ == d.n_iter and list(d.multipliers) == m.constraint_rows_
-    # the 0.1 mapping reads the same objects, nested dataclasses included, and cannot be written
-    assert m.result_.certificates["randomized"]["feasible"] == d.randomized.feasible
-    assert m.result_.certificates["coef"] is d.coef and set(m.result_.certificates) >= {"threshold", "program"}
+    # the 0.1 mapping reads the same objects, nested dataclasses included, warns naming the attribute
+    # to read instead, and cannot be written
+    with pytest.warns(FutureWarning, match=r"certificates\['randomized'\]\['feasible'\].*details\.randomized\.feasible"):
+        assert m.result_.certificates["randomized"]["feasible"] == d.randomized.feasible
+    with pytest.warns(FutureWarning, match=r"certificates\['coef'\].*use FitResult\.details\.coef"):
+        assert m.result_.certificates["coef"] is d.coef
+    with pytest.warns(FutureWarning, match="iterating FitResult.certificates"):
+        assert set(m.result_.certificates) >= {"threshold", "program"}
     with pytest.raises(TypeError):
         m.result_.certificates["threshold"] = 0.0
     with pytest.raises(KeyError):

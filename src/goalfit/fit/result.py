@@ -6,6 +6,8 @@ from dataclasses import dataclass, field, fields, is_dataclass
 
 import numpy as np
 
+from ..utils.deprecation import warn_deprecated
+
 
 @dataclass
 class FitResult:
@@ -42,9 +44,9 @@ class FitResult:
     message : str
         Why the method stopped.
     certificates : Mapping
-        Family-specific guarantees and diagnostics by name (a certified gap or dual bound of the
-        plug-in methods, ...). For a family with typed ``details`` it is a read-only view of
-        them (:class:`DetailsView`), kept for one release: read ``details`` instead.
+        Deprecated (removed in 0.3): 0.1's untyped diagnostics by name. For a family with typed
+        ``details`` it is a read-only view of them (:class:`DetailsView`, each read warns
+        ``FutureWarning``): read ``details`` instead.
     details : dataclass or None
         The family's typed details (:class:`goalfit.methods.ramp.method.RampDetails`,
         :class:`goalfit.methods.subdata.method.SubdataDetails`,
@@ -103,29 +105,54 @@ class DetailsView(Mapping):
 
     ``view[name]`` is ``getattr(details, name)``; a nested dataclass is viewed the same way, so
     ``result.certificates["randomized"]["feasible"]`` still reads
-    ``result.details.randomized.feasible``.
+    ``result.details.randomized.feasible``. Each read or listing warns ``FutureWarning`` naming
+    the attribute of ``details`` to read instead (the view is removed in 0.3).
+
+    Parameters
+    ----------
+    details : dataclass instance
+        The family's typed details.
+    path : str, default "details"
+        How the user reaches ``details`` from the result, for the warning (a nested view
+        extends it: ``"details.randomized"``).
+
+    Raises
+    ------
+    KeyError
+        A name that is not a field of ``details``.
+    TypeError
+        Item assignment (the view is read-only).
 
     Examples
     --------
+    >>> import warnings
     >>> from dataclasses import dataclass
     >>> @dataclass
     ... class D:
     ...     n_iter: int
-    >>> DetailsView(D(3))["n_iter"]
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", FutureWarning)
+    ...     DetailsView(D(3))["n_iter"]
     3
     """
 
-    def __init__(self, details):
+    def __init__(self, details, path: str = "details"):
         self._details = details
+        self._path = path
         self._names = [f.name for f in fields(details)]
 
     def __getitem__(self, name):
         if name not in self._names:
             raise KeyError(name)
+        old = "FitResult.certificates" + "".join(f"[{key!r}]" for key in self._path.split(".")[1:])
+        warn_deprecated(f"{old}[{name!r}]", f"FitResult.{self._path}.{name}")
         value = getattr(self._details, name)
-        return DetailsView(value) if is_dataclass(value) and not isinstance(value, type) else value
+        if is_dataclass(value) and not isinstance(value, type):
+            return DetailsView(value, f"{self._path}.{name}")
+        return value
 
     def __iter__(self):
+        warn_deprecated("iterating FitResult.certificates", f"dataclasses.fields(FitResult.{self._path})")
         return iter(self._names)
 
     def __len__(self) -> int:
