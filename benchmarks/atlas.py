@@ -102,8 +102,8 @@ def constraints(family, y, P, n_classes):
     if family == "coverage":
         return [gf.coverage(k) <= round(0.75 * float(np.mean(y == k)), 4)]
     if family == "precision":
-        pred = P.argmax(1) == k
-        prec = float(np.mean(y[pred] == k)) if pred.any() else 0.5
+        pred = P.argmax(1)
+        prec = float(gf.precision(y, pred, label=k)) if (pred == k).any() else 0.5
         return [gf.precision(k) >= round(min(0.95, prec + 0.05), 4)]
     raise ValueError(f"unknown constraint family {family!r}; known: {FAMILIES}")
 
