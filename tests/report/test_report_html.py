@@ -230,6 +230,28 @@ def test_method_sample_score_is_its_evaluations(tmp_path):
     assert f"{ms['score']:.4f}" in row
 
 
+def test_text_report_names_what_a_certified_bound_bounds():
+    """A rate compared with a rate is certified on their difference (the constraint's expression):
+    the text report names that difference beside the certified bound, not the left-hand rate."""
+    from rich.console import Console
+
+    X, y, S = _data(2000, 3)
+    tpr_f = gf.true_positive_rate(group={"sex": "Female"})
+    model = gf.GoalClassifier(constraints=[tpr_f >= gf.true_positive_rate() - 0.1], confidence=0.9, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # certified or not, the report says which
+        model.fit(X, y, sensitive_features=S)
+    report = gf.build_report(model, X, y, sensitive_features_train=S, confidence=None)
+    c = report.data["certification"][0]
+    assert (c["sense"], c["bound"]) == (">=", pytest.approx(-0.1))
+    console = Console(width=200, record=True, file=io.StringIO())
+    report.print(console)
+    line = next(t for t in console.export_text().splitlines() if "holds at 90%" in t)
+    label = report.data["constraints"][0]["label"]
+    assert "true_positive_rate()" in label
+    assert line.strip().startswith(f"{label} >= {c['certified_bound']:.4f}")
+
+
 def test_progress_prints_each_phases_own_duration():
     from goalfit.fit.progress import Progress
 

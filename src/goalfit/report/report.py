@@ -224,9 +224,9 @@ class Report:
                           + "".join(f"; {v}" for v in vals), highlight=False)
         if d.get("certified") is not None:
             console.print(f"certified at confidence {d['confidence_fit']:g}: {d['certified']}")
-            for c in d["certification"]:
+            for goal, c in zip(d["constraints"], d["certification"]):  # the k-th constraint's test
                 mark = "[green]✓[/green]" if c["passed"] else "[red]✗[/red]"
-                console.print(f"  {display_name(c['name'].split(' ' + c['sense'])[0])} {c['sense']} "
+                console.print(f"  {constraint_label(goal)} {c['sense']} "
                               f"{c['certified_bound']:.4f} holds at {d['confidence_fit']:.0%} "
                               f"(asked {c['bound']:g}) {mark}")
         for line in d.get("small_slices", []):  # goalfit.fit.slices: a bound the slice cannot carry
