@@ -18,17 +18,18 @@ from sklearn.utils.validation import check_is_fitted
 from ..classifiers import GroupBlindClassifier, ProbabilityModel, RandomizedClassifier, probability_model
 from ..classifiers.members import GroupBlindRule
 from ..classifiers.randomized import PluginClassifier
-from ..fit import GOAL_PARAMETERS, GoalEstimator, InMemoryData, as_seed, prepare, resolve_margins, tighten
+from ..fit import (GOAL_PARAMETERS, TEMPLATE_OPTIONS, GoalEstimator, InMemoryData, as_seed, prepare, resolve_margins,
+                   tighten)
 from ..methods.plugin import ORACLES, PLUGIN_NAMES, PluginMethod, RefitOracle, make_oracle
 from ..utils.deprecation import NOTHING, DeprecatedParams, Renamed
-from ..utils.validation import check_has_predict_proba
+from ..utils.validation import check_fraction, check_has_predict_proba
 from .deterministic import TrainingSample, to_deterministic as _to_deterministic
 from .joint import JOINT_MODELS
 from .models import resolve_estimator
 from .probabilities import FoldAverage, aligned_proba, cross_fit, fit_base, is_linear
 
 #: The keys of ``method_params`` that configure GoalClassifier's fit rather than the method.
-FIT_OPTIONS = {"oracle": "auto", "cv_model": "average", "joint_model": "factored", "safety_fraction": 0.4}
+FIT_OPTIONS = {"oracle": "auto", "cv_model": "average", "joint_model": "factored", **TEMPLATE_OPTIONS}
 #: ``cv="auto"`` with ``group_blind``: 2 folds instead of 5 from this many rows
 #: (``benchmarks/group_blind.py --part lightgbm`` and ``--part folds``)
 GROUP_BLIND_TWO_FOLDS_FROM = 20_000
@@ -261,9 +262,7 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
         if opts["joint_model"] not in JOINT_MODELS:
             raise ValueError(f"method_params['joint_model'] must be one of {list(JOINT_MODELS)}, "
                              f"got {opts['joint_model']!r}")
-        sf = opts["safety_fraction"]
-        if isinstance(sf, bool) or not isinstance(sf, numbers.Real) or not 0 < float(sf) < 1:
-            raise ValueError(f"method_params['safety_fraction'] must be a float in (0, 1), got {sf!r}")
+        opts["safety_fraction"] = check_fraction(opts["safety_fraction"], "method_params['safety_fraction']")
         params.pop("oracle", None)
         return params, opts
 

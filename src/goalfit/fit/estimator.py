@@ -48,7 +48,7 @@ from ..utils.validation import check_confidence
 from .backends import DataBackend, InMemoryData, data_backend
 from .data import check_inputs, prepare
 from .certification import certify
-from .method import Method, MethodSettings, fit_options  # noqa: F401 (fit_options: re-exported)
+from .method import TEMPLATE_OPTIONS, Method, MethodSettings, fit_options  # noqa: F401 (fit_options: re-exported)
 from .problem import as_seed, check_tightenable, resolve_margins, tighten
 from .progress import Progress
 from .slices import check_slice_sizes
@@ -138,8 +138,6 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
     _fit_inputs: tuple = ()
     #: Whether the family's methods run on Dask collections (:func:`goalfit.fit.backends.data_backend`).
     _dask_support: bool = False
-    #: The share of rows ``confidence=`` holds out when ``method_params`` does not say.
-    _safety_fraction_default: float = 0.4
 
     # ------------------------------------------------------------------ parameters
     def check_params(self) -> None:
@@ -259,7 +257,7 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
 
     def _safety_fraction(self, ctx) -> float:
         """The share of rows ``confidence=`` holds out (``method_params['safety_fraction']``)."""
-        return getattr(ctx.settings, "safety_fraction", self._safety_fraction_default)
+        return getattr(ctx.settings, "safety_fraction", TEMPLATE_OPTIONS["safety_fraction"])
 
     def _fit_seed(self):
         """The seed of this fit's randomness (the family's own derivation from ``random_state``)."""
