@@ -263,7 +263,7 @@ def spec_from_dict(raw: dict, where: str = "spec") -> Spec:
     if data.get("seed", 0) < 0:
         raise SpecError(f"{where}: [data] seed must be >= 0, got {data['seed']}")
     test_size = data.get("test_size", 0.3)
-    if not isinstance(test_size, (int, float)) or not 0 < test_size < 1:
+    if not 0 < test_size < 1:  # a number: check_types refused any other type
         raise SpecError(f"{where}: test_size must be a number in (0, 1), got {test_size!r}")
     spec = Spec(dataset=data.get("dataset"), csv=data.get("csv"), label=data.get("label"),
                 pos_label=data.get("pos_label"), encoding=data.get("encoding"),
