@@ -22,7 +22,7 @@ from string import Template
 
 import numpy as np
 
-from .names import constraint_label, display_name
+from .names import constraint_label, display_name, objective_label
 from .report import history_label, split_label
 
 __all__ = ["MODEL_CARD_FIELDS", "roc_data", "screenshot", "write_html"]
@@ -189,7 +189,7 @@ def _goals(d: dict) -> str:
 
     rows = []
     obj = d["objective"]
-    name = obj.get("loss_label", display_name(obj["name"]))
+    name = objective_label(obj)
     row = [f'<td class="goal">{_e(name)} (minimized)</td>', "<td></td>"]
     row += values(obj, lambda s: s, lambda s: f"interval_{s}", ms_value=None if ms is None else ms["objective"])
     row += ["<td></td>"] if cert else []
@@ -509,7 +509,7 @@ def _card(report, card: dict, data_sets) -> str:
         method += f"; confidence={d['confidence_fit']:g} (candidates and a safety test)"
     method += f"; {d.get('n_members', '?')} member(s), {d.get('n_oracle_calls', '?')} oracle calls"
     items.append(("Method", method))
-    goals = [f"minimize {d['objective'].get('loss_label', display_name(d['objective']['name']))}"]
+    goals = [f"minimize {objective_label(d['objective'])}"]
     goals += [f"{constraint_label(c)} {c['sense']} {c['bound']:g}" for c in d["constraints"]]
     items.append(("Goals", "\n".join(goals)))
     rows = [f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in items]
@@ -578,7 +578,7 @@ def write_html(report, path, *, model_card: dict | None = None, frontier: bool |
     dataset = d.get("dataset")
     title = title or ("goalfit audit report" + (f": {dataset}" if dataset else ""))
     goals = ", ".join(f"{constraint_label(c)} {c['sense']} {c['bound']:g}" for c in d["constraints"])
-    subtitle = (f"minimize {d['objective'].get('loss_label', display_name(d['objective']['name']))}"
+    subtitle = (f"minimize {objective_label(d['objective'])}"
                 + (f" subject to {goals}" if goals else ""))
     page = _PAGE.substitute(
         title=_e(title), subtitle=_e(subtitle), badges=_badges(d), sections="\n".join(sections), css=_CSS,

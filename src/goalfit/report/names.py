@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..goals.metrics import loss_label, score_label
 
-__all__ = ["display_name", "constraint_label", "score_label"]
+__all__ = ["display_name", "constraint_label", "objective_label", "score_label"]
 
 
 def display_name(name: str) -> str:
@@ -27,3 +27,10 @@ def constraint_label(entry: dict) -> str:
     ``f1() >= 0.7``, whose row holds F1 and the bound 0.7; :func:`goalfit.metrics.constraint_entry`),
     else (a report read from older JSON) :func:`display_name` of its expression."""
     return entry.get("label") or display_name(entry["expression"])
+
+
+def objective_label(entry: dict) -> str:
+    """What an objective entry's values measure (the minimized value): its ``loss_label``
+    (``"1 - F1"``; :func:`goalfit.metrics.objective_entry`), else (a report read from older JSON)
+    :func:`display_name` of its name."""
+    return entry.get("loss_label", display_name(entry["name"]))

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..fit.backends import data_backend
 from ..goals import FEASIBLE_TOL, Problem, per_group_rates
 from ..metrics import evaluate_problem
-from .names import constraint_label, display_name
+from .names import constraint_label, objective_label
 
 
 def _fmt(value, interval=None) -> str:
@@ -92,7 +92,7 @@ def _section(evals: dict) -> dict:
     out: dict[str, Any] = {
         "objective": {"name": first["objective"]["name"],
                       # what the split columns hold (the minimized value) and the score beside it
-                      "loss_label": first["objective"].get("loss_label", display_name(first["objective"]["name"])),
+                      "loss_label": objective_label(first["objective"]),
                       "score_label": first["objective"].get("score_label"),
                       **{s: evals[s]["objective"]["value"] for s in splits}},
         "constraints": [],
@@ -183,7 +183,7 @@ class Report:
             return [ours] if b is None else [ours, theirs]
 
         obj = d["objective"]
-        t.add_row(f"{obj.get('loss_label', display_name(obj['name']))} (minimized)", "",
+        t.add_row(f"{objective_label(obj)} (minimized)", "",
                   *sum([row(_fmt(obj[s], obj.get(f"interval_{s}")),
                             b and f"{b['objective'][s]:.4f}") for s in splits], []))
         if obj.get("score_label") is not None:  # F1 beside the minimized 1 - F1
@@ -220,7 +220,7 @@ class Report:
             vals = [f"{constraint_label(c)} {c['value']:.4f} {'✓' if c['met'] else '✗'}"
                     for c in ms["constraints"]]
             console.print(f"{ms['label']} (the sample the method ran on; its history): "
-                          f"{obj.get('loss_label', display_name(obj['name']))} {ms['objective']:.4f}"
+                          f"{objective_label(obj)} {ms['objective']:.4f}"
                           + "".join(f"; {v}" for v in vals), highlight=False)
         if d.get("certified") is not None:
             console.print(f"certified at confidence {d['confidence_fit']:g}: {d['certified']}")
