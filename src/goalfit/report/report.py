@@ -14,7 +14,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..fit.backends import data_backend
 from ..goals import FEASIBLE_TOL, Problem, per_group_rates
-from ..metrics import evaluate_problem
 from .names import constraint_label, objective_label
 
 
