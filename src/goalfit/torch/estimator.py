@@ -319,12 +319,8 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
     def _check_predict_X(self, X):
         return self._features(X, reset=False)
 
-    def _params(self):
-        """(method, validated :class:`~goalfit.torch.method.LagrangianSettings`)."""
-        return LagrangianMethod(self.method), LagrangianSettings.from_params(self.method_params, self.method, self)
-
     def _check_method_params(self) -> None:
-        self._params()
+        self._settings()
         self._device()
 
     def _batch_size(self, n: int) -> int:
@@ -349,7 +345,8 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
         return LagrangianMethod(self.method)
 
     def _settings(self):
-        return self._params()[1]
+        """The validated :class:`~goalfit.torch.method.LagrangianSettings` of ``method_params``."""
+        return LagrangianSettings.from_params(self.method_params, self.method, self)
 
     def _fit_seed(self):
         return self._seed()
@@ -448,7 +445,7 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
         if classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
             raise ValueError(f"classes={np.asarray(classes).tolist()} differ from the fitted classes "
                              f"{self.classes_.tolist()}")
-        method, settings = self._params()
+        method, settings = self._method(), self._settings()
         params = settings.params()
         device = self._device()
         X = self._features(X, reset=False)
@@ -464,16 +461,12 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
         tr.set_data(RateProblem(compiled, method.proxy(params, len(self.classes_)), device),
                     TrainData.of(data, X, device))
         method.train(tr, 1, run, early_stopping=False)
-        self._finish(method, tr, compiled, run, False)
+        result = method.result(tr, compiled, run, False)
+        result.details.classifiers = clfs = self._classifiers(tr.predictor, tr.snapshots, result)
+        self._adopt(result, clfs[settings.prediction], compiled, method=result.method, stacklevel=2)
+        self._adopt_details(None, result, compiled, None)
         self.fit_seconds_ = time.perf_counter() - t_start
         return self
-
-    def _finish(self, method, tr, compiled, run, stopped):
-        """Adopt the trainer's state after an incremental step."""
-        result = method.result(tr, compiled, run, stopped)
-        result.details.classifiers = clfs = self._classifiers(tr.predictor, tr.snapshots, result)
-        self._adopt(result, clfs[self._params()[1].prediction], compiled, method=self.method, stacklevel=3)
-        self._adopt_details(None, result, compiled, None)
 
     def _classifiers(self, predictor, snaps, result) -> dict:
         """The stochastic (shrunk), best-iterate and last-snapshot rules of a trained run."""
