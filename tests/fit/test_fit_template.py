@@ -159,3 +159,18 @@ def test_spectral_fair_svc_reads_sample_weight_as_repeated_rows():
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-5)
     c = gf.SpectralFairSVC(max_iter=3).fit(X, y, sensitive_features=g)
     assert np.abs(a.decision_function(X) - c.decision_function(X)).max() > 1e-3  # the weights matter
+
+
+@pytest.mark.parametrize("family", ["surrogate", "lagrangian"])
+def test_half_a_validation_sample_is_refused_not_ignored(family):
+    # the template checks the validation keywords of every family that takes them, before fitting
+    X, y, g = _problem()
+    est = _family(family)
+    with pytest.raises(ValueError, match=r"pass both X_val and y_val, or neither \(y_val alone"):
+        est.fit(X, y, sensitive_features=g, y_val=y)
+    with pytest.raises(ValueError, match=r"pass both X_val and y_val, or neither \(X_val alone"):
+        est.fit(X, y, sensitive_features=g, X_val=X)
+    with pytest.raises(ValueError, match="sensitive_features_val given without X_val"):
+        est.fit(X, y, sensitive_features=g, sensitive_features_val=g)
+    with pytest.raises(ValueError, match=f"X_val has {N_ROWS} rows but y_val has {N_ROWS - 1}"):
+        est.fit(X, y, sensitive_features=g, X_val=X, y_val=y[:-1])

@@ -32,7 +32,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..classifiers import ScoreClassifier
 from ..confusion import confusion_tensor
-from ..fit.data import check_inputs
+from ..fit.data import check_inputs, check_validation_inputs
 from ..fit import GOAL_PARAMETERS, FitResult, GoalEstimator, UnsupportedGoal, check_method_params, prepare
 from ..goals import FEASIBLE_TOL, Problem
 from ..goals.blackbox import group_columns, resolve_objective
@@ -78,7 +78,7 @@ class _ScoreEstimator(DeprecatedParams, GoalEstimator):
         self.check_params()
         _, metric = resolve_objective(self.objective)
         check_inputs(X, y, sensitive_features, sample_weight)  # before X becomes an array (its index)
-        check_inputs(X_val, y_val, sensitive_features_val, suffix="_val")
+        check_validation_inputs(X_val, y_val, sensitive_features_val)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=True)
         who = type(self).__name__
         data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight, who=who)
@@ -95,12 +95,9 @@ class _ScoreEstimator(DeprecatedParams, GoalEstimator):
                                   f"{data.n_classes} classes {data.classes.tolist()}")
 
     def _selection(self, data, problem, X_val, y_val, sensitive_features_val):
-        """The validation sample and the goals compiled on it, or None (the training sample selects)."""
-        if (X_val is None) != (y_val is None):
-            raise ValueError("pass both X_val and y_val, or neither")
+        """The validation sample and the goals compiled on it, or None (the training sample selects);
+        its arguments were checked with the training ones (:func:`goalfit.fit.data.check_validation_inputs`)."""
         if X_val is None:
-            if sensitive_features_val is not None:
-                raise ValueError("sensitive_features_val given without X_val")
             return None
         dv = prepare(self._check_predict_X(X_val), y_val, sensitive_features=sensitive_features_val,
                      classes=data.classes, who=type(self).__name__, warn_groups=False, suffix="_val")

@@ -222,6 +222,31 @@ def check_inputs(X, y=None, sensitive_features=None, sample_weight=None, suffix:
     check_aligned_indexes(**named)
 
 
+def check_validation_inputs(X_val, y_val, sensitive_features_val=None) -> None:
+    """A validation sample is given whole or not at all, and its arguments agree
+    (:func:`check_inputs` with the ``_val`` names).
+
+    Parameters
+    ----------
+    X_val, y_val, sensitive_features_val
+        The ``fit`` keywords of a family that selects or stops early on a validation sample
+        (None: not given).
+
+    Raises
+    ------
+    ValueError
+        ``X_val`` without ``y_val`` or the reverse, ``sensitive_features_val`` without
+        ``X_val`` (any of these would otherwise be ignored), or the row and index mismatches of
+        :func:`check_inputs` (``"X_val has 300 rows but y_val has 299"``).
+    """
+    if (X_val is None) != (y_val is None):
+        raise ValueError("pass both X_val and y_val, or neither (" + ("y_val" if X_val is None else "X_val")
+                         + " alone is not a validation sample)")
+    if X_val is None and sensitive_features_val is not None:
+        raise ValueError("sensitive_features_val given without X_val, y_val")
+    check_inputs(X_val, y_val, sensitive_features_val, suffix="_val")
+
+
 def _encode(y, classes, suffix):
     try:
         return encode_labels(y, classes)

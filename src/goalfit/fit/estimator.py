@@ -46,7 +46,7 @@ from ..metrics import add_intervals, evaluate_compiled
 from ..metrics.intervals import GoalSample
 from ..utils.validation import check_confidence
 from .backends import DataBackend, InMemoryData, data_backend
-from .data import check_inputs, prepare
+from .data import check_inputs, check_validation_inputs, prepare
 from .certification import certify
 from .method import TEMPLATE_OPTIONS, Method, MethodSettings, fit_options  # noqa: F401 (fit_options: re-exported)
 from .problem import as_seed, check_tightenable, resolve_margins, tighten
@@ -273,8 +273,7 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
             return backend(self, X, y, sensitive_features, sample_weight, ctx)
         check_inputs(X, y, sensitive_features, sample_weight)  # before X becomes an array (its index)
         if "X_val" in ctx.inputs:
-            check_inputs(ctx.inputs["X_val"], ctx.inputs.get("y_val"), ctx.inputs.get("sensitive_features_val"),
-                         suffix="_val")
+            check_validation_inputs(ctx.inputs["X_val"], ctx.inputs.get("y_val"), ctx.inputs.get("sensitive_features_val"))
         X = self._fit_features(X)
         return InMemoryData(prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
                                     datasets=ctx.inputs.get("datasets"), extra_columns=self._extra_columns(),

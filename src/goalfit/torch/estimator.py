@@ -362,9 +362,7 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
         ctx.state["device"] = self._device()
         X_val, y_val = ctx.inputs["X_val"], ctx.inputs["y_val"]
         ctx.state["validation"] = ctx.state["validation_problem"] = None
-        if X_val is not None:
-            if y_val is None:
-                raise ValueError("X_val was given without y_val")
+        if X_val is not None:  # given with y_val (checked with the training data)
             Xv = _as_array(X_val, "X_val", dtype=self._feature_dtype())
             vdata = prepare(Xv, y_val, sensitive_features=ctx.inputs["sensitive_features_val"], classes=self.classes_,
                             who="LagrangianClassifier (validation data)", warn_groups=False, suffix="_val")
