@@ -257,6 +257,9 @@ def test_options_that_need_memory_are_refused():
     with pytest.raises(ValueError, match="power of two"):
         with gf.distributed.options(n_bins=1000):
             pass
+    model = gf.GoalClassifier(FrozenEstimator(LogisticRegression().fit(X, y))).fit(Xd, yd, sensitive_features=sd)
+    with pytest.raises(ValueError, match="datasets= is not read on Dask collections"):  # not silently dropped
+        model.evaluate(Xd, yd, sensitive_features=sd, datasets={"pool": (X[:10], None)})
 
 
 def test_cli_fits_a_parquet_glob_on_a_scheduler(tmp_path):

@@ -184,6 +184,10 @@ class DaskData:
     @staticmethod
     def evaluate(est, X, y, *, sensitive_features=None, sample_weight=None, datasets=None, confidence=None,
                  interval_method="auto", classifier=None) -> dict:
+        """Expected values on Dask rows (``interval_method`` is read only with ``confidence``, which is refused)."""
+        if datasets:
+            raise ValueError("datasets= is not read on Dask collections (the extra datasets are stacked in memory): "
+                             "evaluate an in-memory sample of the rows with them")
         return evaluate(est, X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
                         confidence=confidence, classifier=classifier)
 
