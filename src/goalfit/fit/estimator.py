@@ -268,9 +268,9 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         return X
 
     def _fit_data(self, backend, X, y, sensitive_features, sample_weight, ctx):
-        """The training rows on ``backend`` (in memory: one :func:`goalfit.fit.prepare`)."""
-        if backend is not InMemoryData:
-            return backend(self, X, y, sensitive_features, sample_weight, ctx)
+        """The training rows, in memory: one :func:`goalfit.fit.prepare` (``backend`` is always
+        :class:`InMemoryData` here: :func:`~goalfit.fit.backends.data_backend` refuses Dask input
+        unless the family sets ``_dask_support``, and such a family overrides this hook)."""
         check_inputs(X, y, sensitive_features, sample_weight)  # before X becomes an array (its index)
         if "X_val" in ctx.inputs:
             check_validation_inputs(ctx.inputs["X_val"], ctx.inputs.get("y_val"), ctx.inputs.get("sensitive_features_val"))
