@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import difflib
 import functools
-import importlib
 import inspect
 import warnings
 from typing import TYPE_CHECKING
+
+from .lazy import load
 
 #: The release in which the old spellings kept by this module are removed.
 REMOVED_IN = "0.3"
@@ -229,7 +230,7 @@ def moved_module(old: str, new: str, *, names=None):
             raise AttributeError(name)
         where, _, attr = names.get(name, f"{new}:{name}").partition(":")
         try:
-            value = getattr(importlib.import_module(where), attr)
+            value = load(f"{where}:{attr}")
         except AttributeError:
             raise AttributeError(f"module {old!r} has no attribute {name!r} (the module moved to {new!r}, "
                                  "which has no such name either; see CHANGELOG.md)") from None
