@@ -521,3 +521,15 @@ def test_ramp_report_carries_intervals_and_certification():
     ev = m.evaluate(Xt, yt, sensitive_features=gt, confidence=0.95)  # the report shows the deployed rule
     assert c["interval_test"] == pytest.approx(ev["constraints"][0]["interval"])
     assert d["certified"] == m.certified_ and d["certification"][0]["margin"] == m.margins_[0]
+
+
+def test_certification_rows_name_a_rate_difference_by_its_expression():
+    # tpr(A) >= tpr() - 0.1: the certified bound is on the difference, not on tpr(A) alone
+    X, y, g = make_data(2000, 1)
+    goal = gf.true_positive_rate(group="A") >= gf.true_positive_rate() - 0.1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = GoalClassifier(constraints=[goal], confidence=0.9, random_state=0).fit(X, y, sensitive_features=g)
+    (row,) = m.certification_
+    assert row["label"].startswith("true_positive_rate(") and " - true_positive_rate()" in row["label"]
+    assert row["label"] != row["name"].split(" " + row["sense"])[0]  # the old message's (wrong) name

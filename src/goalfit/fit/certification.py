@@ -37,6 +37,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from ..metrics.evaluation import constraint_label
 from ..metrics.intervals import GoalSample, one_sided_bound, smallest_slice
 from .problem import check_tightenable, tighten
 
@@ -102,7 +103,8 @@ def safety_rows(problem, margins, candidate_sample, safety_sample, confidence, c
     Returns
     -------
     list of dict
-        One per constraint: ``name``, ``sense``, ``bound``, ``margin`` (tightening used for the
+        One per constraint: ``name``, ``label`` (what the values measure, as in
+        :func:`goalfit.metrics.constraint_entry`), ``sense``, ``bound``, ``margin`` (tightening used for the
         candidate), ``candidate_value``, ``safety_value``, ``certified_bound`` (the one-sided confidence
         bound on the safety part: what holds at ``confidence`` for this classifier; these numbers as
         the constraint was written, F1's for ``f1() >= 0.7``),
@@ -118,7 +120,7 @@ def safety_rows(problem, margins, candidate_sample, safety_sample, confidence, c
                                         _bounds(problem, safety_sample, level)):
         passed = bool(bs <= c.bound + 1e-12) if c.sense == "<=" else bool(bs >= c.bound - 1e-12)
         sense, bound = c.shown  # as written: F1 >= 0.7 reports F1 values (the test ran on 1 - F1)
-        row = {"name": c.name, "sense": sense, "bound": bound, "margin": float(mg),
+        row = {"name": c.name, "label": constraint_label(c), "sense": sense, "bound": bound, "margin": float(mg),
                "candidate_value": float(c.as_shown(vc)), "safety_value": float(c.as_shown(vs)),
                "certified_bound": float(c.as_shown(bs)), "confidence": confidence, "passed": passed}
         if not passed:
@@ -134,7 +136,7 @@ def safety_rows(problem, margins, candidate_sample, safety_sample, confidence, c
 def _failure_message(rows, n_s, confidence) -> str:
     msgs = []
     for r in rows:
-        head = (f"{r['name'].split(' ' + r['sense'])[0]} {r['sense']} {r['certified_bound']:.4g} holds at "
+        head = (f"{r['label']} {r['sense']} {r['certified_bound']:.4g} holds at "
                 f"{confidence:.0%} (asked {r['bound']:g})")
         if r["passed"]:
             continue

@@ -228,16 +228,22 @@ def constraint_entry(constraint, loss: float) -> dict:
     >>> e["label"], round(e["value"], 12), e["sense"], e["bound"], e["met"]
     ('F1', 0.73, '>=', 0.7, True)
     """
-    from ..goals.metrics import loss_label
-
     loss = float(loss)
     viol = constraint.violation(loss)
     sense, bound = constraint.shown
     score = constraint.as_shown(loss) if constraint.score_label is not None else None
     return {"name": constraint.name, "expression": constraint.expression.name,
-            "label": constraint.score_label or loss_label(constraint.expression.name),
+            "label": constraint_label(constraint),
             "value": constraint.as_shown(loss), "bound": bound, "sense": sense, "loss": loss, "score": score,
             "violation": viol, "met": viol <= FEASIBLE_TOL}
+
+
+def constraint_label(constraint) -> str:
+    """What a constraint's reported values measure, as written: ``"F1"`` for ``f1() >= 0.7``, the
+    expression's label (``"true_positive_rate(group='F') - true_positive_rate()"``) otherwise."""
+    from ..goals.metrics import loss_label
+
+    return constraint.score_label or loss_label(constraint.expression.name)
 
 
 def evaluate_compiled(problem: Problem, cp, C) -> dict:
