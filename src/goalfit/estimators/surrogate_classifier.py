@@ -22,25 +22,20 @@ Binary labels; ``classes_[1]`` is the positive class.
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
-from sklearn.base import clone
 # scikit-learn has no public module for parameter constraints: _param_validation is what its own
 # estimators and scikit-learn-compatible libraries use for _parameter_constraints
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..classifiers import ScoreClassifier
-from ..confusion import confusion_tensor
-from ..fit.data import check_inputs, check_validation_inputs
-from ..fit import GOAL_PARAMETERS, FitResult, GoalEstimator, UnsupportedGoal, check_method_params, prepare
-from ..goals import FEASIBLE_TOL, Problem
+from ..fit import GOAL_PARAMETERS, GoalEstimator, UnsupportedGoal, prepare
+from ..goals import Problem
 from ..goals.blackbox import group_columns, resolve_objective
-from ..methods.surrogate.baselines import best_threshold, relaxed_macro_f1
-from ..methods.surrogate.method import SurrogateMethod, SurrogateSettings, linear_start
-from ..methods.surrogate.models import LinearScorer
-from ..methods.surrogate.problem import BlackBoxProblem, SampleGoals, metric_groups
-from ..methods.surrogate.slices import build_surrogates
+from ..methods.surrogate.baselines import PostShiftMethod, PostShiftSettings, RelaxedFMMethod
+from ..methods.surrogate.method import SurrogateMethod, SurrogateSettings
+from ..methods.surrogate.problem import metric_groups
 from ..methods.surrogate.spgd import PROJECTION_TOL
 from ..methods.surrogate.surrogates import LOSSES, PointwiseLoss
 from ..utils.deprecation import DeprecatedParams
@@ -52,7 +47,15 @@ _OBJECTIVE = [str, HasMethods(["bind"]), HasMethods(["evaluate_many"]), callable
 
 
 class _ScoreEstimator(DeprecatedParams, GoalEstimator):
-    """Shared by the black-box estimators: objective, data preparation, evaluation, scores."""
+    """Shared by the black-box estimators: objective, the validation sample, evaluation, scores.
+
+    The fit is the template's (:meth:`goalfit.fit.GoalEstimator.fit`); the hooks here read the
+    features (``validate_data``), check binary labels and prepare the validation sample that
+    selects the rule (``X_val, y_val, sensitive_features_val``), which each method receives with
+    the objective known only by evaluation (:meth:`_sample_params`).
+    """
+
+    _fit_inputs = ("X_val", "y_val", "sensitive_features_val")
 
     def _goal_problem(self) -> Problem:
         """The goals; an objective known only by evaluation stands as ``"error"`` in the compiled
@@ -73,21 +76,23 @@ class _ScoreEstimator(DeprecatedParams, GoalEstimator):
         resolve_objective(self.objective)  # before the type table: a constraint gets its own message
         super().check_params()
 
-    def _prepare_fit(self, X, y, sensitive_features, sample_weight, X_val, y_val, sensitive_features_val):
-        """(training data, problem, compiled goals, metric or None, selection or None)."""
-        self.check_params()
-        _, metric = resolve_objective(self.objective)
-        check_inputs(X, y, sensitive_features, sample_weight)  # before X becomes an array (its index)
-        check_validation_inputs(X_val, y_val, sensitive_features_val)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=True)
-        who = type(self).__name__
-        data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight, who=who)
-        self.classes_ = data.classes
+    def _fit_features(self, X):
+        return validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=True)
+
+    def _before_solve(self, ctx) -> None:
+        """Binary labels; the validation sample (``X_val, y_val``) that selects the rule."""
+        data = ctx.backend.data
         self.group_columns_ = list(data.encoder.columns_)
         self._check_binary(data)
-        problem = self._goal_problem()
-        compiled = problem.compile(data.space)
-        return data, problem, compiled, metric, self._selection(data, problem, X_val, y_val, sensitive_features_val)
+        ctx.state["metric"] = resolve_objective(self.objective)[1]
+        ctx.state["selection"] = self._selection(data, ctx.problem, ctx.inputs["X_val"], ctx.inputs["y_val"],
+                                                 ctx.inputs["sensitive_features_val"])
+
+    @staticmethod
+    def _sample_params(ctx) -> dict:
+        """What every method of these estimators reads beside its own knobs: ``metric`` (the
+        objective when it is known only by evaluation, else None) and ``selection``."""
+        return {"metric": ctx.state["metric"], "selection": ctx.state["selection"]}
 
     def _check_binary(self, data) -> None:
         if data.n_classes != 2:
@@ -350,31 +355,16 @@ class AdaptiveSurrogateClassifier(_ScoreEstimator):
         return metric if metric is not None else as_blackbox_metric(goal)
 
     # ------------------------------------------------------------------ the fit template's hooks
-    _fit_inputs = ("X_val", "y_val", "sensitive_features_val")
-
     def _method(self):
         return SurrogateMethod(self.method)
 
     def _settings(self):
         return SurrogateSettings.from_params(self.method_params, self.method, self)
 
-    def _fit_features(self, X):
-        return validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=True)
-
-    def _before_solve(self, ctx) -> None:
-        """Binary labels; the validation sample (``X_val, y_val``) that selects the iterate."""
-        data = ctx.backend.data
-        self.group_columns_ = list(data.encoder.columns_)
-        self._check_binary(data)
-        ctx.state["metric"] = resolve_objective(self.objective)[1]
-        ctx.state["selection"] = self._selection(data, ctx.problem, ctx.inputs["X_val"], ctx.inputs["y_val"],
-                                                 ctx.inputs["sensitive_features_val"])
-
     def _run_params(self, ctx, data):
         return data, dict(ctx.settings.params(), alpha=self.alpha, max_iter=self.max_iter, tol=self.tol,
                           fit_intercept=self.fit_intercept, random_state=ctx.seed, init=self.init,
-                          estimator=self.estimator, surrogates=self.surrogates, metric=ctx.state["metric"],
-                          selection=ctx.state["selection"])
+                          estimator=self.estimator, surrogates=self.surrogates, **self._sample_params(ctx))
 
     def _adopt_details(self, ctx, result, compiled, certification) -> None:
         d = result.details
@@ -404,9 +394,13 @@ class AdaptiveSurrogateClassifier(_ScoreEstimator):
         check_is_fitted(self, "classifier_")
         if datasets:
             raise ValueError("AdaptiveSurrogateClassifier takes no extra datasets")
+        from ..fit import SmallSliceWarning
+
         t0 = time.perf_counter()
-        ps = BlackBoxPostShiftClassifier(self.objective, self.constraints).fit(
-            X, y, sensitive_features=sensitive_features, sample_weight=sample_weight)
+        with warnings.catch_warnings():  # the same goals' slices on the same rows: this fit warned already
+            warnings.simplefilter("ignore", SmallSliceWarning)
+            ps = BlackBoxPostShiftClassifier(self.objective, self.constraints).fit(
+                X, y, sensitive_features=sensitive_features, sample_weight=sample_weight)
         return "post-shift", ps.classifier_, time.perf_counter() - t0
 
     def report_fields(self) -> dict:
@@ -484,55 +478,20 @@ class BlackBoxPostShiftClassifier(_ScoreEstimator):
     #: Constructor keywords of goalfit 0.1 (accepted with a FutureWarning until 0.3).
     _deprecated_params = {"metric": "objective", "grid_size": "method_params.grid_size"}
 
-    # the override check is silenced below: a baseline with its own fit, taking the validation
-    # sample by name instead of the template's family inputs (**inputs)
-    def fit(self, X, y, *, sensitive_features=None, sample_weight=None, X_val=None,  # type: ignore[override]
-            y_val=None, sensitive_features_val=None):
-        """Fit the estimator on ``(X, y)`` and the threshold on the validation data."""
-        from sklearn.linear_model import LogisticRegression
+    # ------------------------------------------------------------------ the fit template's hooks
+    def _method(self):
+        return PostShiftMethod()
 
-        t0 = time.perf_counter()
-        data, problem, compiled, metric, selection = self._prepare_fit(
-            X, y, sensitive_features, sample_weight, X_val, y_val, sensitive_features_val)
-        for c in compiled.constraints:
-            if c.rows is None:
-                raise ValueError(f"post-shift needs polyhedral constraints; {c.name!r} has none")
-        grid_size = self._grid_size()
-        self.estimator_ = clone(self.estimator if self.estimator is not None else LogisticRegression(max_iter=1000))
-        codes = np.asarray(data.y_codes, dtype=np.intp)
-        if data.sample_weight is None:
-            self.estimator_.fit(data.X, codes)
-        else:
-            self.estimator_.fit(data.X, codes, sample_weight=data.sample_weight)
-        sel_data, sel_compiled = selection if selection is not None else (data, compiled)
-        goals = SampleGoals(sel_data, sel_compiled, metric)
-        s = np.asarray(self.estimator_.decision_function(sel_data.X), dtype=float)
-        t, obj, viol = best_threshold(s, goals, grid_size=int(grid_size))
-        clf = ScoreClassifier(self.estimator_.decision_function, self.classes_, t)
-        pos = (np.asarray(self.estimator_.decision_function(data.X), dtype=float) > t).astype(np.intp)
-        C = confusion_tensor(codes, pos, data.cells, 2, data.encoder.n_cells, data.sample_weight)
-        sample = "training" if selection is None else "validation"
-        result = FitResult.single(
-            clf, C, "post_shift",
-            history=[{"iteration": 0, "objective": float(obj), "max_violation": float(viol), "seconds": 0.0}],
-            n_oracle_calls=int(grid_size) + 1, feasible=bool(compiled.max_violation(C) <= FEASIBLE_TOL),
-            message=f"threshold {t:.4g}, the best of at most {int(grid_size) + 1} candidates on the {sample} sample",
-            certificates={"threshold": t, "selection": {"sample": sample, "objective": obj, "max_violation": viol}},
-            warn_infeasible=selection is None)
-        self._adopt(result, clf, compiled, method="post_shift", stacklevel=2)
-        self.threshold_, self.validation_metric_, self.selection_max_violation_ = t, obj, viol
-        self.fit_seconds_ = time.perf_counter() - t0
-        return self
+    def _settings(self):
+        return PostShiftSettings.from_params(self.method_params, "post_shift", self)
 
-    def _grid_size(self) -> int:
-        params = check_method_params(self.method_params, ["grid_size"], "post_shift")
-        grid_size = params.get("grid_size", 1000)
-        if isinstance(grid_size, bool) or not isinstance(grid_size, (int, np.integer)) or grid_size < 2:
-            raise ValueError(f"method_params['grid_size'] must be an integer >= 2, got {grid_size!r}")
-        return int(grid_size)
+    def _run_params(self, ctx, data):
+        return data, dict(ctx.settings.params(), estimator=self.estimator, **self._sample_params(ctx))
 
-    def _check_method_params(self) -> None:
-        self._grid_size()
+    def _adopt_details(self, ctx, result, compiled, certification) -> None:
+        d = result.details
+        self.estimator_, self.threshold_ = d.estimator, d.threshold
+        self.validation_metric_, self.selection_max_violation_ = d.selection.objective, d.selection.max_violation
 
     def report_fields(self) -> dict:
         return {"method": "post-shift (one threshold on a fitted model's scores)", "n_members": 1,
@@ -594,39 +553,23 @@ class RelaxedFMClassifier(_ScoreEstimator):
     #: Constructor keywords of goalfit 0.1 (accepted with a FutureWarning until 0.3).
     _deprecated_params = {"metric": "objective"}
 
-    # the override check is silenced below: a baseline with its own fit (as BlackBoxPostShiftClassifier's)
-    def fit(self, X, y, *, sensitive_features=None, sample_weight=None, X_val=None,  # type: ignore[override]
-            y_val=None, sensitive_features_val=None):
-        """Fit on ``(X, y)``; select the iterate on the validation data."""
+    # ------------------------------------------------------------------ the fit template's hooks
+    def _method(self):
+        return RelaxedFMMethod()
+
+    def _run_params(self, ctx, data):
         from ..goals import MacroF1OverGroupsLoss
 
-        t0 = time.perf_counter()
-        data, problem, compiled, metric, selection = self._prepare_fit(
-            X, y, sensitive_features, sample_weight, X_val, y_val, sensitive_features_val)
         goal, _ = resolve_objective(self.objective)
         relaxed = goal if isinstance(goal, MacroF1OverGroupsLoss) else MacroF1OverGroupsLoss()
-        surs, _ = build_surrogates("hinge", data, Problem(relaxed).compile(data.space))
-        scorer = LinearScorer(data.X, self.fit_intercept)
-        codes = np.asarray(data.y_codes, dtype=np.intp)
-        theta0 = linear_start(self.init, data.X, codes, self.fit_intercept, data.sample_weight)
-        sel_data, sel_compiled = selection if selection is not None else (data, compiled)
-        problem_bb = BlackBoxProblem(scorer, surs, SampleGoals(sel_data, sel_compiled, metric),
-                                     scorer.with_data(sel_data.X))
-        self.theta_, self.validation_metric_, self.metric_path_ = relaxed_macro_f1(problem_bb, theta0,
-                                                                                  max_iter=self.max_iter)
-        self.coef_, self.intercept_ = scorer.coef_intercept(self.theta_)
-        self.n_iter_ = max(1, len(self.metric_path_) - 1)
-        from ..classifiers import LinearScorer as DeployedLinearScorer
+        return data, dict(relaxed=relaxed, max_iter=self.max_iter, init=self.init, fit_intercept=self.fit_intercept,
+                          **self._sample_params(ctx))
 
-        clf = ScoreClassifier(DeployedLinearScorer(self.coef_, self.intercept_), self.classes_, 0.0)
-        pos = (scorer.scores(self.theta_) > 0).astype(np.intp)
-        C = confusion_tensor(codes, pos, data.cells, 2, data.encoder.n_cells, data.sample_weight)
-        history = [{"iteration": it, "objective": float(v), "max_violation": 0.0} for it, v in self.metric_path_]
-        result = FitResult.single(clf, C, "relaxed_fm", history=history, n_oracle_calls=len(self.metric_path_),
-                                  message=f"{len(self.metric_path_) - 1} L-BFGS-B iterations")
-        self._adopt(result, clf, compiled, method="relaxed_fm", stacklevel=2)
-        self.fit_seconds_ = time.perf_counter() - t0
-        return self
+    def _adopt_details(self, ctx, result, compiled, certification) -> None:
+        d = result.details
+        self.theta_, self.coef_, self.intercept_ = d.theta, d.coef, d.intercept
+        self.validation_metric_, self.metric_path_ = d.selection.objective, d.metric_path
+        self.n_iter_ = max(1, len(self.metric_path_) - 1)
 
     def _check_method_params(self) -> None:
         n_constraints = 1 if hasattr(self.constraints, "violation") else len(self.constraints)

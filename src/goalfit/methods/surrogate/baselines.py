@@ -16,13 +16,35 @@
   ``2 n+ - FN~ + FP~`` can then reach 0 or below; past ``FN~_G = n+_G`` (where ``F~_G = 0``)
   the relaxation continues along its tangent, which stays below ``F_G >= 0``, has a positive
   denominator and keeps pushing ``FN~`` down (:func:`relaxed_f_measure`).
+
+Both run as methods on the compiled problem behind the fit template
+(:class:`PostShiftMethod`, :class:`RelaxedFMMethod`, returning :class:`PostShiftDetails` and
+:class:`RelaxedFMDetails`), for :class:`~goalfit.BlackBoxPostShiftClassifier` and
+:class:`~goalfit.RelaxedFMClassifier`. They are not in the registry :mod:`goalfit.methods`: a
+registry name is a ``method=`` of a family's estimator (and the command line's ``method``),
+while a baseline is chosen by its own estimator class; ``"post_shift"`` names the plug-in
+family's per-group post-shift there.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral
 
 import numpy as np
 from scipy.optimize import minimize
 
-__all__ = ["best_threshold", "relaxed_f_measure", "relaxed_macro_f1"]
+from ...classifiers import LinearScorer as DeployedLinearScorer
+from ...classifiers import ScoreClassifier
+from ...confusion import confusion_tensor
+from ...fit import SILENT, FitResult, Method, UnsupportedGoal, refuse_constraints, require_binary, settings_dataclass
+from ...goals import FEASIBLE_TOL, Problem
+from .method import Selection, linear_start
+from .models import LinearScorer
+from .problem import BlackBoxProblem, SampleGoals
+from .slices import build_surrogates
+
+__all__ = ["PostShiftDetails", "PostShiftMethod", "PostShiftSettings", "RelaxedFMDetails", "RelaxedFMMethod",
+           "best_threshold", "relaxed_f_measure", "relaxed_macro_f1"]
 
 
 def best_threshold(scores, goals, *, grid_size=1000, chunk_elements=4_000_000):
@@ -54,8 +76,6 @@ def best_threshold(scores, goals, *, grid_size=1000, chunk_elements=4_000_000):
     ValueError
         On NaN scores or a length mismatch.
     """
-    from ...goals import FEASIBLE_TOL
-
     scores = np.asarray(scores, dtype=float)
     if np.isnan(scores).any():
         raise ValueError("scores contain NaN")
@@ -168,3 +188,181 @@ def relaxed_macro_f1(problem, theta0, *, max_iter=200):
     vals = problem.metric_many(np.array(iterates))
     k = int(np.argmin(vals))
     return iterates[k], float(vals[k]), list(enumerate(vals.tolist()))
+
+
+def _check_post_shift(params: dict) -> dict:
+    """``method_params`` of post-shift with their defaults: ``grid_size`` an integer >= 2.
+
+    Raises
+    ------
+    ValueError
+        Naming ``method_params['grid_size']``.
+    """
+    out = {"grid_size": 1000, **params}
+    grid_size = out["grid_size"]
+    if isinstance(grid_size, (bool, np.bool_)) or not isinstance(grid_size, (Integral, np.integer)) or grid_size < 2:
+        raise ValueError(f"method_params['grid_size'] must be an integer >= 2, got {grid_size!r}")
+    out["grid_size"] = int(grid_size)
+    return out
+
+
+#: The settings of :class:`PostShiftMethod`: ``grid_size``, the largest number of threshold candidates.
+PostShiftSettings = settings_dataclass("PostShiftSettings", {"grid_size": 1000}, _check_post_shift,
+                                       "Validated ``method_params`` of post-shift (``grid_size``: the largest "
+                                       "number of threshold candidates); built once per fit.")
+
+
+@dataclass
+class PostShiftDetails:
+    """What :class:`PostShiftMethod` returns beside the deployed rule (``FitResult.details``).
+
+    Attributes
+    ----------
+    threshold : float
+        The rule is ``estimator.decision_function(x) > threshold``.
+    estimator : object
+        The fitted model (a clone of the one given).
+    selection : Selection
+        Where the threshold was chosen (``"training"`` or ``"validation"``) and the objective and
+        largest violation there (``restart`` and ``iteration`` are 0: one pass over the candidates).
+    n_candidates : int
+        Thresholds tried (at most ``grid_size + 1``).
+    """
+
+    threshold: float
+    estimator: object
+    selection: Selection
+    n_candidates: int
+
+
+class PostShiftMethod(Method):
+    """Post-shift on a black-box objective (Jiang et al. §6; Koyejo et al. 2014): one threshold on a
+    fitted model's scores, the best for the goals on the selection sample, feasible first.
+
+    ``solve(data, compiled, params)`` fits ``params["estimator"]`` (a clone; default
+    ``LogisticRegression(max_iter=1000)``) on the class codes of ``data`` (1: the positive class)
+    with its sample weights, then picks the threshold of its ``decision_function`` by
+    :func:`best_threshold` on ``params["selection"]`` (``(PreparedData, CompiledProblem)`` of a
+    validation sample; default the training sample), with ``params["metric"]`` (a
+    :class:`~goalfit.goals.BlackBoxMetric` when the objective is known only by evaluation) and
+    ``params["grid_size"]``. The result's member is the deterministic
+    :class:`~goalfit.classifiers.ScoreClassifier`; ``details`` are :class:`PostShiftDetails`.
+    Constraints that cannot be met on the training sample warn only when it selected.
+    """
+
+    name = "post_shift"
+    family = "surrogate"
+
+    def check(self, compiled) -> None:
+        """Binary labels and polyhedral constraints (the selection measures their rows).
+
+        Raises
+        ------
+        UnsupportedGoal
+        """
+        require_binary(compiled, self.name)
+        for c in compiled.constraints:
+            if c.rows is None:
+                raise UnsupportedGoal(f"post-shift needs polyhedral constraints; {c.name!r} has none")
+
+    def param_names(self) -> list[str]:
+        return ["grid_size"]
+
+    def solve(self, data, compiled, params: dict, progress=SILENT) -> FitResult:
+        from sklearn.base import clone
+        from sklearn.linear_model import LogisticRegression
+
+        grid_size = int(params.get("grid_size", 1000))
+        selection = params.get("selection")
+        estimator = params.get("estimator")
+        model = clone(estimator if estimator is not None else LogisticRegression(max_iter=1000))
+        codes = np.asarray(data.y_codes, dtype=np.intp)
+        if data.sample_weight is None:
+            model.fit(data.X, codes)
+        else:
+            model.fit(data.X, codes, sample_weight=data.sample_weight)
+        sel_data, sel_compiled = selection if selection is not None else (data, compiled)
+        s = np.asarray(model.decision_function(sel_data.X), dtype=float)
+        t, obj, viol = best_threshold(s, SampleGoals(sel_data, sel_compiled, params.get("metric")),
+                                      grid_size=grid_size)
+        clf = ScoreClassifier(model.decision_function, data.classes, t)
+        pos = (np.asarray(model.decision_function(data.X), dtype=float) > t).astype(np.intp)
+        C = confusion_tensor(codes, pos, data.cells, 2, data.encoder.n_cells, data.sample_weight)
+        sample = "training" if selection is None else "validation"
+        details = PostShiftDetails(t, model, Selection(sample, 0, 0, obj, viol, viol <= FEASIBLE_TOL), grid_size + 1)
+        return FitResult.single(
+            clf, C, self.name,
+            history=[{"iteration": 0, "objective": float(obj), "max_violation": float(viol), "seconds": 0.0}],
+            n_oracle_calls=grid_size + 1, feasible=bool(compiled.max_violation(C) <= FEASIBLE_TOL),
+            message=f"threshold {t:.4g}, the best of at most {grid_size + 1} candidates on the {sample} sample",
+            details=details, warn_infeasible=selection is None)
+
+
+@dataclass
+class RelaxedFMDetails:
+    """What :class:`RelaxedFMMethod` returns beside the deployed rule (``FitResult.details``).
+
+    Attributes
+    ----------
+    theta : ndarray of shape (d,)
+        The selected iterate ``[w, b]`` (``b`` with an intercept).
+    coef : ndarray of shape (n_features,)
+    intercept : float
+    selection : Selection
+        The sample the iterate was chosen on, its L-BFGS-B iteration and objective there.
+    metric_path : list of (int, float)
+        (iteration, objective on the selection sample) of every iterate.
+    """
+
+    theta: np.ndarray
+    coef: np.ndarray
+    intercept: float
+    selection: Selection
+    metric_path: list
+
+
+class RelaxedFMMethod(Method):
+    """Relaxed-FM (Jiang et al. §6.2 baseline): a linear model maximizing the hinge-relaxed macro-F
+    over groups by L-BFGS-B, keeping the iterate best on the selection sample
+    (:func:`relaxed_macro_f1`).
+
+    ``solve(data, compiled, params)`` reads ``params``: ``relaxed`` (the
+    :class:`~goalfit.goals.MacroF1OverGroupsLoss` whose groups are relaxed), ``max_iter``,
+    ``init`` and ``fit_intercept`` (:func:`.method.linear_start`), ``metric`` and ``selection``
+    (as :class:`PostShiftMethod`). ``details`` are :class:`RelaxedFMDetails`.
+    """
+
+    name = "relaxed_fm"
+    family = "surrogate"
+
+    def check(self, compiled) -> None:
+        """Binary labels, no constraints.
+
+        Raises
+        ------
+        UnsupportedGoal
+        """
+        require_binary(compiled, self.name)
+        refuse_constraints(compiled, self.name, "use AdaptiveSurrogateClassifier or BlackBoxPostShiftClassifier")
+
+    def solve(self, data, compiled, params: dict, progress=SILENT) -> FitResult:
+        fit_intercept = bool(params.get("fit_intercept", True))
+        selection = params.get("selection")
+        surs, _ = build_surrogates("hinge", data, Problem(params["relaxed"]).compile(data.space))
+        scorer = LinearScorer(data.X, fit_intercept)
+        codes = np.asarray(data.y_codes, dtype=np.intp)
+        theta0 = linear_start(params.get("init", "logistic"), data.X, codes, fit_intercept, data.sample_weight)
+        sel_data, sel_compiled = selection if selection is not None else (data, compiled)
+        problem = BlackBoxProblem(scorer, surs, SampleGoals(sel_data, sel_compiled, params.get("metric")),
+                                  scorer.with_data(sel_data.X))
+        theta, value, path = relaxed_macro_f1(problem, theta0, max_iter=params.get("max_iter", 200))
+        coef, intercept = scorer.coef_intercept(theta)
+        clf = ScoreClassifier(DeployedLinearScorer(coef, intercept), data.classes, 0.0)
+        pos = (scorer.scores(theta) > 0).astype(np.intp)
+        C = confusion_tensor(codes, pos, data.cells, 2, data.encoder.n_cells, data.sample_weight)
+        best = min(range(len(path)), key=lambda i: path[i][1])  # relaxed_macro_f1's argmin
+        sample = "training" if selection is None else "validation"
+        details = RelaxedFMDetails(theta, coef, intercept, Selection(sample, 0, best, value, 0.0, True), path)
+        history = [{"iteration": it, "objective": float(v), "max_violation": 0.0} for it, v in path]
+        return FitResult.single(clf, C, self.name, history=history, n_oracle_calls=len(path),
+                                message=f"{len(path) - 1} L-BFGS-B iterations", details=details)
