@@ -114,7 +114,7 @@ class DaskData:
         the in-memory fit raises.
     """
 
-    def __init__(self, est, X, y, sensitive_features, sample_weight, opts, progress):
+    def __init__(self, est, X, y, sensitive_features, sample_weight, settings, progress):
         import dask
 
         if y is None:
@@ -124,13 +124,13 @@ class DaskData:
             unsupported.append(f"cv={est.cv!r}")
         if est.confidence is not None:
             unsupported.append("confidence")
-        if opts["oracle"] == "refit":
+        if settings.oracle == "refit":
             unsupported.append("the refit oracle")
         if est.group_blind:  # its joint (group, class) base model is fitted in memory only
             unsupported.append("group_blind=True")
         if unsupported:
             raise ValueError(f"{', '.join(unsupported)} {_IN_MEMORY_ONLY}")
-        self.est, self.opts, self.progress = est, opts, progress
+        self.est, self.settings, self.progress = est, settings, progress
         self.parts = data = Partitions(X, y, sensitive_features, sample_weight)
 
         def labels_and_groups(blocks):  # classes, cells and rows from (y, s, w) blocks
@@ -224,7 +224,7 @@ class DaskData:
             outer = PreparedData(None, yc, cells, classes, encoder, space, w, scores=P)
             self.map_reduce = None
         else:
-            if self.opts["oracle"] == "threshold":
+            if self.settings.oracle == "threshold":
                 raise ValueError("the threshold oracle is defined for binary problems only")
             self.preps = list(dask.persist(*self.preps))  # the probabilities stay on the workers
             self.raw = None
@@ -242,7 +242,7 @@ class DaskData:
     def oracle(self, method, outer):
         if self.map_reduce is not None:
             return self.map_reduce
-        kind = self.opts["oracle"] if self.opts["oracle"] in ("auto", "threshold") and method not in BASELINES else "plugin"
+        kind = self.settings.oracle if self.settings.oracle in ("auto", "threshold") and method not in BASELINES else "plugin"
         return make_oracle(outer, kind)
 
     def training_sample(self, clf, outer, compiled):

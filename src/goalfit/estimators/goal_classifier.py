@@ -18,18 +18,15 @@ from sklearn.utils.validation import check_is_fitted
 from ..classifiers import GroupBlindClassifier, ProbabilityModel, RandomizedClassifier, probability_model
 from ..classifiers.members import GroupBlindRule
 from ..classifiers.randomized import PluginClassifier
-from ..fit import (GOAL_PARAMETERS, TEMPLATE_OPTIONS, GoalEstimator, InMemoryData, as_seed, prepare, resolve_margins,
+from ..fit import (GOAL_PARAMETERS, GoalEstimator, InMemoryData, as_seed, prepare, resolve_margins,
                    tighten)
-from ..methods.plugin import ORACLES, PLUGIN_NAMES, PluginMethod, RefitOracle, make_oracle
+from ..methods.plugin import FIT_OPTIONS, PLUGIN_NAMES, PluginMethod, PluginSettings, RefitOracle, make_oracle
 from ..utils.deprecation import NOTHING, DeprecatedParams, Renamed
-from ..utils.validation import check_fraction, check_has_predict_proba
+from ..utils.validation import check_has_predict_proba
 from .deterministic import TrainingSample, to_deterministic as _to_deterministic
-from .joint import JOINT_MODELS
 from .models import resolve_estimator
 from .probabilities import FoldAverage, aligned_proba, cross_fit, fit_base, is_linear
 
-#: The keys of ``method_params`` that configure GoalClassifier's fit rather than the method.
-FIT_OPTIONS = {"oracle": "auto", "cv_model": "average", "joint_model": "factored", **TEMPLATE_OPTIONS}
 #: ``cv="auto"`` with ``group_blind``: 2 folds instead of 5 from this many rows
 #: (``benchmarks/group_blind.py --part lightgbm`` and ``--part folds``)
 GROUP_BLIND_TWO_FOLDS_FROM = 20_000
@@ -244,32 +241,19 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
             return resolve_estimator(self.estimator, random_state=as_seed(self.random_state))
         return self.estimator
 
-    def _options(self):
-        """(method params, fit options) from ``method_params``, both validated.
+    def _settings(self) -> PluginSettings:
+        """The validated ``method_params``: the fit options and the method's knobs (:class:`PluginSettings`).
 
         Raises
         ------
         ValueError
             Unknown keys (with the closest known one) or a bad fit option.
         """
-        params = PluginMethod(self.method).check_params(
-            {k: v for k, v in (self.method_params or {}).items() if k not in FIT_OPTIONS or k == "oracle"}, self)
-        opts = {k: (self.method_params or {}).get(k, v) for k, v in FIT_OPTIONS.items()}
-        if opts["oracle"] not in ORACLES:
-            raise ValueError(f"method_params['oracle'] must be one of {list(ORACLES)}, got {opts['oracle']!r}")
-        if opts["cv_model"] not in ("average", "refit"):
-            raise ValueError(f"method_params['cv_model'] must be 'average' or 'refit', got {opts['cv_model']!r}")
-        if opts["joint_model"] not in JOINT_MODELS:
-            raise ValueError(f"method_params['joint_model'] must be one of {list(JOINT_MODELS)}, "
-                             f"got {opts['joint_model']!r}")
-        opts["safety_fraction"] = check_fraction(opts["safety_fraction"], "method_params['safety_fraction']")
-        params.pop("oracle", None)
-        return params, opts
+        return PluginSettings.from_params(self.method_params, self.method, self)
 
     def _check_method_params(self) -> None:
         """The method's keys, the fit options, and combinations of options that cannot work."""
-        _, opts = self._options()
-        oracle = opts["oracle"]
+        oracle = self._settings().oracle
         if isinstance(self.estimator, str) and self.estimator != "precomputed":
             resolve_estimator(self.estimator)  # an unknown name raises here
         elif not isinstance(self.estimator, str):
@@ -324,16 +308,10 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
     def _method(self):
         return PluginMethod(self.method)
 
-    def _settings(self):
-        return self._options()
-
-    def _safety_fraction(self, ctx) -> float:
-        return ctx.settings[1]["safety_fraction"]
-
     def _fit_data(self, backend, X, y, sensitive_features, sample_weight, ctx):
         """The plug-in's rows: in memory (:class:`PluginData`) or on Dask (``DaskData``)."""
         kind = PluginData if backend is InMemoryData else backend
-        return kind(self, X, y, sensitive_features, sample_weight, ctx.settings[1], ctx.progress)
+        return kind(self, X, y, sensitive_features, sample_weight, ctx.settings, ctx.progress)
 
     def _fit_seed(self):
         return None  # the folds, splits and the safety test draw from random_state where they are made
@@ -357,7 +335,7 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
                              f"examples for the goals, too few: {err}. Use a smaller share or more data") from None
         method.check(compiled)
         self.method_ = method.resolve(compiled)
-        run = dict(ctx.settings[0], oracle=backend.oracle(self.method_, outer))
+        run = dict(ctx.settings.params(), oracle=backend.oracle(self.method_, outer))
         result = method.solve(outer, compiled, run, ctx.progress)
         kind = GroupBlindClassifier if self.group_blind else RandomizedClassifier
         ctx.state["outer"] = outer
@@ -435,7 +413,7 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
         return {"method": self.method_, "n_members": len(self.result_.members),
                 "timing": {"base_fit_seconds": self.base_fit_seconds_, "total_fit_seconds": self.fit_seconds_},
                 "cross_fitting": None if getattr(self, "cv_", None) is None else {
-                    "folds": _n_splits(self.cv_), "deployed_model": self._options()[1]["cv_model"]}}
+                    "folds": _n_splits(self.cv_), "deployed_model": self._settings().cv_model}}
 
     # ------------------------------------------------------------------ new goals, derandomization
     def with_goals(self, constraints=None, *, objective=None, method_params=None, warm_start=None):
@@ -493,11 +471,12 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
         new = copy.copy(self)
         if method_params is not None:
             new.method_params = dict(method_params)
-        params, opts = new._options()
-        if opts != self._options()[1]:
+        settings = new._settings()
+        if settings.options != self._settings().options:
             raise ValueError("with_goals re-solves on this fit's probabilities: method_params may change the "
                              f"method's knobs, not the fit's options {sorted(FIT_OPTIONS)}")
-        if opts["oracle"] == "refit":
+        params = settings.params()
+        if settings.oracle == "refit":
             raise ValueError("with_goals re-solves on fixed probabilities: the refit oracle refits the base "
                              "model per call, fit again with the new goals")
         if self.confidence is not None:
@@ -519,7 +498,7 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
                 raise ValueError(f"warm_start starts column generation, but the method is {name!r}")
             params["warm_start"] = warm_start
         outer = self._training_data(ts, space)
-        params["oracle"] = make_oracle(outer, opts["oracle"], group_blind=self.group_blind)
+        params["oracle"] = make_oracle(outer, settings.oracle, group_blind=self.group_blind)
         result = method.solve(outer, compiled, params)
         clf = self.classifier_
         new._adopt(result, type(clf)(result.members, result.weights, clf.classes, clf.cell_encoder,
@@ -606,13 +585,13 @@ class PluginData(InMemoryData):
     ----------
     est : GoalClassifier
     X, y, sensitive_features, sample_weight : the training data
-    opts : dict
-        The fit options of ``method_params`` (oracle, cv_model, joint_model, safety_fraction).
+    settings : PluginSettings
+        The validated ``method_params`` (the fit options oracle, cv_model, joint_model are read).
     progress : Progress
     """
 
-    def __init__(self, est, X, y, sensitive_features, sample_weight, opts, progress):
-        self.est, self.opts, self.progress = est, opts, progress
+    def __init__(self, est, X, y, sensitive_features, sample_weight, settings, progress):
+        self.est, self.settings, self.progress = est, settings, progress
         super().__init__(prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
                                  who="GoalClassifier"))
         if est.group_blind and not self.encoder.columns_:
@@ -621,7 +600,7 @@ class PluginData(InMemoryData):
 
     def oracle(self, method, outer):
         """The linear minimization oracle of the method on the outer-loop rows."""
-        kind = self.opts["oracle"]
+        kind = self.settings.oracle
         if kind == "refit" and method not in ("argmax", "balanced", "post_shift", "post_shift_groups"):
             base = self.est._base()
             return RefitOracle(base, outer.X, outer.y_codes, outer.cells, outer.space, outer.sample_weight)
@@ -679,8 +658,8 @@ class PluginData(InMemoryData):
             est.estimator_ = None
             return data.with_scores(P), ProbabilityModel(None, np.arange(len(classes)))
         base = est._base()
-        folds = est._cv_folds(self.opts["oracle"], data.n_samples)
-        if joint and self.opts["joint_model"] == "factored":
+        folds = est._cv_folds(self.settings.oracle, data.n_samples)
+        if joint and self.settings.joint_model == "factored":
             from .joint import FactoredJointClassifier
 
             base = FactoredJointClassifier(base, K, len(classes) // K)
@@ -703,7 +682,7 @@ class PluginData(InMemoryData):
             progress.phase("cross-fitting the base model", _n_splits(folds), unit="fold")
             P_out, models = cross_fit(base, X, labels, sw, folds, classes, progress)
             est.estimators_, est.cv_ = models, folds
-            if self.opts["cv_model"] == "average":
+            if self.settings.cv_model == "average":
                 est.estimator_ = FoldAverage(models, classes)
             else:
                 progress.phase("refitting the base model on every row")

@@ -23,12 +23,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 # _safe_indexing: public despite the underscore (in sklearn.utils.__all__ and the API reference)
 from sklearn.utils import _safe_indexing
 
+from ..methods.plugin import JOINT_MODELS  # noqa: F401 (the joint models of method_params["joint_model"])
 from ..utils.fitting import fit_weighted
 from .probabilities import aligned_proba
-
-
-#: the joint models of ``method_params["joint_model"]``
-JOINT_MODELS = ("product", "factored")
 
 
 class FactoredJointClassifier(ClassifierMixin, BaseEstimator):

@@ -198,9 +198,11 @@ __all__ = ["METHODS", "PluginOracle", "RefitOracle", "FitResult", "ThresholdOrac
            "split_frank_wolfe"]
 
 from .baselines import BASELINES  # noqa: E402
-from .method import ORACLES, PLUGIN_NAMES, PluginMethod, make_oracle, resolve_oracle  # noqa: E402
+from .method import (CV_MODELS, FIT_OPTIONS, JOINT_MODELS, ORACLES, PLUGIN_NAMES, PluginMethod,  # noqa: E402
+                     PluginSettings, make_oracle, resolve_oracle)
 
-__all__ += ["BASELINES", "ORACLES", "PLUGIN_NAMES", "PluginMethod", "make_oracle", "resolve_oracle"]
+__all__ += ["BASELINES", "CV_MODELS", "FIT_OPTIONS", "JOINT_MODELS", "ORACLES", "PLUGIN_NAMES", "PluginMethod",
+            "PluginSettings", "make_oracle", "resolve_oracle"]
 
 
 def __getattr__(name):  # names of goalfit 0.1, kept with a FutureWarning until 0.3

@@ -1,7 +1,13 @@
-"""The plug-in family as methods on the compiled problem (:class:`PluginMethod`)."""
+"""The plug-in family as methods on the compiled problem (:class:`PluginMethod`) and its settings
+(:class:`PluginSettings`)."""
 from __future__ import annotations
 
-from ...fit import SILENT, Method, UnsupportedGoal, keyword_names, refuse_constraints
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...fit import (SILENT, TEMPLATE_OPTIONS, Method, MethodSettings, UnsupportedGoal, check_method_params,
+                    keyword_names, refuse_constraints)
+from ...utils.validation import check_fraction
 from . import METHODS, choose_method, solve
 from .baselines import BASELINES
 from .group_blind import GroupBlindOracle, GroupBlindThresholdOracle
@@ -11,6 +17,13 @@ from .oracle import PluginOracle, ThresholdOracle
 PLUGIN_NAMES = ("auto", *METHODS, *BASELINES)
 
 ORACLES = ("auto", "plugin", "threshold", "refit")
+#: The deployed probability models under cross-fitting (``method_params["cv_model"]``).
+CV_MODELS = ("average", "refit")
+#: The joint models of ``method_params["joint_model"]`` (:mod:`goalfit.estimators.joint`).
+JOINT_MODELS = ("product", "factored")
+#: The keys of ``method_params`` that configure the plug-in fit rather than the method, with their defaults.
+FIT_OPTIONS: dict[str, Any] = {"oracle": "auto", "cv_model": "average", "joint_model": "factored",
+                               **TEMPLATE_OPTIONS}
 
 
 def resolve_oracle(kind: str, n_classes: int, *, group_blind: bool = False) -> str:
@@ -171,3 +184,86 @@ class PluginMethod(Method):
         result = solve(compiled, oracle, name, **params)
         result.method = name
         return result
+
+
+@dataclass(frozen=True)
+class PluginSettings(MethodSettings):
+    """The validated ``method_params`` of a plug-in fit: the fit's options and the method's knobs.
+
+    Built once per fit by :meth:`from_params` and read by attribute. The four fit options are
+    fields; the chosen method's own knobs (``max_iter``, ``tol``, step sizes, ...) are the
+    mapping :attr:`method_params`, checked against the keyword arguments of the algorithm(s)
+    that ``method`` names (:meth:`PluginMethod.check_params`): the knobs differ per algorithm
+    and are read from their signatures, so one settings class with a checked mapping keeps the
+    signatures the single source of every knob's name and default (the algorithm checks the
+    values it reads).
+
+    Attributes
+    ----------
+    oracle : {"auto", "plugin", "threshold", "refit"}
+        The linear minimization oracle (:func:`resolve_oracle`, :func:`make_oracle`).
+    cv_model : {"average", "refit"}
+        The deployed probability model under cross-fitting.
+    joint_model : {"product", "factored"}
+        The joint (group, class) model with ``group_blind``.
+    method_params : dict
+        The method's own knobs, by keyword of the algorithm (the fit options removed): what
+        ``PluginMethod.solve`` receives (:meth:`params`).
+    safety_fraction : float
+        The share of rows ``confidence=`` holds out for the safety test.
+
+    Examples
+    --------
+    >>> s = PluginSettings.from_params({"oracle": "plugin", "max_iter": 50}, "split_frank_wolfe")
+    >>> s.oracle, s.params(), s.safety_fraction
+    ('plugin', {'max_iter': 50}, 0.4)
+    """
+
+    oracle: str = FIT_OPTIONS["oracle"]
+    cv_model: str = FIT_OPTIONS["cv_model"]
+    joint_model: str = FIT_OPTIONS["joint_model"]
+    method_params: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_params(cls, method_params, method: str, owner=None) -> PluginSettings:
+        """The settings of ``method_params`` (None: the defaults) for the plug-in ``method``, validated.
+
+        Parameters
+        ----------
+        method_params : dict or None
+            The estimator's ``method_params``: fit options and the method's knobs.
+        method : str
+            A name of :data:`PLUGIN_NAMES` (``"auto"`` accepts the knobs of every algorithm).
+        owner : estimator, optional
+            A key close to one of its constructor parameters is pointed there.
+
+        Raises
+        ------
+        TypeError
+            ``method_params`` not a dict.
+        ValueError
+            An unknown key (with the closest known one and the known ones), or a fit option
+            outside its set or range, naming ``method_params['key']``.
+        """
+        if method_params is not None and not isinstance(method_params, dict):
+            check_method_params(method_params, (), method, owner)  # raises the TypeError
+        given = method_params or {}
+        knobs = PluginMethod(method).check_params(
+            {k: v for k, v in given.items() if k not in FIT_OPTIONS or k == "oracle"}, owner)
+        opts = {k: given.get(k, v) for k, v in FIT_OPTIONS.items()}
+        for key, allowed in (("oracle", ORACLES), ("cv_model", CV_MODELS), ("joint_model", JOINT_MODELS)):
+            if opts[key] not in allowed:
+                raise ValueError(f"method_params[{key!r}] must be one of {list(allowed)}, got {opts[key]!r}")
+        knobs.pop("oracle", None)
+        return cls(oracle=opts["oracle"], cv_model=opts["cv_model"], joint_model=opts["joint_model"],
+                   method_params=knobs,
+                   safety_fraction=check_fraction(opts["safety_fraction"], "method_params['safety_fraction']"))
+
+    def params(self) -> dict:
+        """The method's knobs (what ``PluginMethod.solve`` reads besides the oracle)."""
+        return dict(self.method_params)
+
+    @property
+    def options(self) -> dict:
+        """The fit options (:data:`FIT_OPTIONS`' keys) and their values."""
+        return {k: getattr(self, k) for k in FIT_OPTIONS}
