@@ -66,22 +66,43 @@ def hull_candidates(x, y) -> np.ndarray:
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if len(x) == 0:
         return np.zeros(0, dtype=int)
+    dx, dy = x[1:] - x[:-1], y[1:] - y[:-1]
     # repeated points would each see a zero cross product and drop together: keep the first
-    first = np.flatnonzero(np.r_[True, (np.diff(x) != 0) | (np.diff(y) != 0)])
-    return np.union1d(_chain_side(first, x[first], y[first], +1), _chain_side(first, x[first], y[first], -1))
+    moved = (dx != 0) | (dy != 0)
+    if moved.all():
+        first = np.arange(len(x))
+    else:
+        first = np.flatnonzero(np.r_[True, moved])
+        x, y = x[first], y[first]
+        dx, dy = x[1:] - x[:-1], y[1:] - y[:-1]
+    if len(first) <= 2:
+        return first
+    # the first pass of both sides at once (the longest one): one cross product per point
+    cross = dx[:-1] * dy[1:] - dy[:-1] * dx[1:]
+    sides = []
+    for side in (+1, -1):
+        keep = np.empty(len(first), bool)
+        keep[0] = keep[-1] = True
+        np.less(side * cross, 0, out=keep[1:-1])
+        if keep.all():
+            sides.append(first)
+            continue
+        sides.append(_chain_side(first[keep], x[keep], y[keep], side))
+    return np.union1d(*sides)
 
 
 def _chain_side(idx, x, y, side):
     """The points of ``idx`` left by the passes of :func:`hull_candidates` on one side (``+1``
     upper, ``-1`` lower)."""
     while len(idx) > 2:
-        dx, dy = np.diff(x), np.diff(y)
+        dx, dy = x[1:] - x[:-1], y[1:] - y[:-1]
         # cross product of (b - a) and (c - b), a b c consecutive
-        bad = side * (dx[:-1] * dy[1:] - dy[:-1] * dx[1:]) >= 0
-        if not bad.any():
+        good = side * (dx[:-1] * dy[1:] - dy[:-1] * dx[1:]) < 0
+        if good.all():
             break
-        keep = np.ones(len(idx), bool)
-        keep[1:-1] = ~bad
+        keep = np.empty(len(idx), bool)
+        keep[0] = keep[-1] = True
+        keep[1:-1] = good
         idx, x, y = idx[keep], x[keep], y[keep]
     return idx
 

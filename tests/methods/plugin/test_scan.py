@@ -69,3 +69,22 @@ def test_hull_candidates_keep_every_vertex_of_the_convex_hull(seed):
     for _ in range(50):
         d = rng.standard_normal(2)
         assert (pts[keep] @ d).min() == pytest.approx((pts @ d).min(), abs=1e-9)
+
+
+@pytest.mark.parametrize("chain", [
+    [(0, 0)], [(0, 0), (1, 2)], [(0, 0), (0, 0), (0, 0)], [(0, 0), (1, 1), (2, 2), (3, 3)],
+    [(0, 0), (0, 0), (1, 0), (1, 0), (1, 3), (2, 3), (2, 3)], [(0, 0), (2, 0), (2, 1), (3, 3), (3, 4)]],
+    ids=["point", "segment", "repeated", "collinear", "repeats-and-turns", "turns"])
+def test_hull_candidates_on_short_and_degenerate_chains(chain):
+    """Short chains, repeated points and straight runs: the first of each repeat stands for it,
+    the ends stay, and every linear function's minimum over the chain is reached among the
+    candidates (brute force over all points)."""
+    from goalfit.methods._scan import hull_candidates
+
+    pts = np.array(chain, dtype=float)
+    keep = hull_candidates(pts[:, 0], pts[:, 1])
+    assert keep[0] == 0 and np.all(np.diff(keep) > 0)
+    firsts = [i for i in range(len(pts)) if i == 0 or not np.array_equal(pts[i], pts[i - 1])]
+    assert set(keep) <= set(firsts) and firsts[-1] in keep
+    for d in np.random.default_rng(0).standard_normal((50, 2)):
+        assert (pts[keep] @ d).min() == pytest.approx((pts @ d).min(), abs=1e-12)
