@@ -18,10 +18,18 @@
     beside 0.1, with and without the group indicators as inputs, and the plug-in; 5 seeds.
 (f) Adult, churn <= 2.5% against a deployed 10-unit MLP: both formulations beside the
     unconstrained model and TFCO's Churn notebook (test error 0.1410, churn 0.0279).
+(g) The proxy-Lagrangian's defaults chosen over four goals at once: Adult 4-group TPR (a),
+    Communities 8 groups FPR <= overall (e), COMPAS FPR parity between African-American and
+    Caucasian defendants (race among the inputs, bound 0.02) and Adult churn (f), 5 random
+    2/3 : 1/3 splits each; a grid over the multiplier step x the deployed rule (shrunk mixture,
+    best iterate, last snapshot) x epochs (10, 20, 30, 40), every other knob at the library's default;
+    test error and test violation, paired differences against each goal's best setting (95% t).
 
 Features of Adult as in TFCO's notebook (and jiang_tables.py): age in training quartiles, fixed
 bins for the other numeric columns, fnlwgt dropped, every column one-hot; the UCI train/test
-split. Run: ``python benchmarks/torch_constrained.py [--quick] [--only a,b,c,d,e,f] [--merge]``.
+split (part g: random splits of the pooled UCI train and test).
+Run: ``python benchmarks/torch_constrained.py [--quick] [--only a,b,c,d,e,f,g] [--merge]`` (``--part`` is
+``--only``).
 """
 from __future__ import annotations
 
@@ -486,6 +494,269 @@ def part_f(P, log, rows, details):
                               "final_multipliers": mult}
 
 
+#: part (g): the grid of the proxy-Lagrangian's defaults, each fit trained for the largest epoch
+#: count and read at the smaller ones (the first T epochs' snapshots are those of a T-epoch fit)
+G_STEPS = (0.05, 0.1, 0.3, 0.5, 1.0)
+G_EPOCHS = (10, 20, 30, 40)
+G_PREDICTIONS = ("stochastic", "best_iterate", "last")
+#: the library's defaults before part (g): step 1.0, the shrunk mixture, 20 epochs
+G_OLD_DEFAULT = (1.0, "stochastic", 20)
+G_SPLITS = 5
+COMPAS_FPR_BOUND = 0.02
+
+
+def adult_random_split(seed):
+    """Adult (UCI train and test pooled), a random stratified 2/3 : 1/3 split, encoded as in part (a)
+    (age quartiles and bins fitted on the training part)."""
+    from sklearn.model_selection import train_test_split
+
+    a, b = load_adult(subset="train"), load_adult(subset="test")
+    X = pd.concat([a.data, b.data], ignore_index=True)
+    y = np.concatenate([np.asarray(a.target, int), np.asarray(b.target, int)])
+    sf = pd.concat([a.sensitive_features, b.sensitive_features], ignore_index=True)[["sex", "race"]].astype(str)
+    tr, te = train_test_split(np.arange(len(y)), test_size=1 / 3, random_state=seed, stratify=y)
+    (Xtr, Xte), _ = encode_adult(X.iloc[tr], X.iloc[te])
+    return dict(Xtr=Xtr.toarray().astype(np.float32), Xte=Xte.toarray().astype(np.float32), ytr=y[tr], yte=y[te],
+                sftr=sf.iloc[tr].reset_index(drop=True), sfte=sf.iloc[te].reset_index(drop=True))
+
+
+def adult_churn_split(seed):
+    """Adult split ``seed`` with a deployed 10-unit MLP (scikit-learn, the first 10,000 training rows,
+    as in part (f)); its predictions are the ``baseline`` column of the sensitive features."""
+    from sklearn.neural_network import MLPClassifier
+
+    d = adult_random_split(seed)
+    base = MLPClassifier((10,), max_iter=50, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        base.fit(d["Xtr"][:10000], d["ytr"][:10000])
+    d["sftr"] = pd.DataFrame({"baseline": base.predict(d["Xtr"])})
+    d["sfte"] = pd.DataFrame({"baseline": base.predict(d["Xte"])})
+    return d
+
+
+def compas_split(seed):
+    """COMPAS, African-American and Caucasian defendants, a random 2/3 : 1/3 split stratified on
+    (label, race); categorical columns one-hot (race among the inputs), counts and age standardized."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    from goalfit.datasets import load_compas
+
+    ds = load_compas()
+    race = ds.sensitive_features["race"].astype(str).to_numpy()
+    keep = np.isin(race, ["African-American", "Caucasian"])
+    X, y, race = ds.data[keep].reset_index(drop=True), np.asarray(ds.target, int)[keep], race[keep]
+    tr, te = _splits(len(y), seed, np.char.add(y.astype(str), race))
+    cat = [c for c in X.columns if str(X[c].dtype) == "category"]
+    num = [c for c in X.columns if c not in cat]
+    enc = ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), cat),
+                             ("num", StandardScaler(), num)]).fit(X.iloc[tr])
+    sf = pd.DataFrame({"race": race})
+    return dict(Xtr=enc.transform(X.iloc[tr]).astype(np.float32), Xte=enc.transform(X.iloc[te]).astype(np.float32),
+                ytr=y[tr], yte=y[te], sftr=sf.iloc[tr].reset_index(drop=True), sfte=sf.iloc[te].reset_index(drop=True))
+
+
+def g_tasks():
+    """The four goals of part (g): name -> (data(seed), constraints)."""
+    cc = [gf.false_positive_rate(group={c: v}) <= gf.false_positive_rate() for c in CC_SHARES for v in ("high", "low")]
+    return {
+        "adult_tpr": (adult_random_split, adult_constraints()),
+        "communities_fpr": (lambda seed: communities_data(seed, True), cc),
+        "compas_fpr": (compas_split, [gf.false_positive_rate_difference("race") <= COMPAS_FPR_BOUND]),
+        "adult_churn": (adult_churn_split, [gf.churn_rate("baseline") <= 0.025]),
+    }
+
+
+def prefix_classifiers(m, n_epochs):
+    """The stochastic (shrunk), best-iterate and last-snapshot rules a fit of ``n_epochs`` epochs
+    would deploy, from the first ``n_epochs`` snapshots of a longer fit ``m`` (one snapshot per
+    epoch; the library's own shrinking LP and rank rule on the training sample)."""
+    from types import SimpleNamespace
+
+    from goalfit.torch.candidates import best_iterate, shrink
+
+    snaps = m.snapshots_[:n_epochs]
+    Cs = np.stack([s.confusion for s in snaps])
+    index, weights, feasible, _ = shrink(m.problem_, Cs)
+    best = best_iterate(m.problem_, Cs)
+    res = SimpleNamespace(details=SimpleNamespace(shrunk_index=index, shrunk_weights=weights, best_index=best))
+    return m._classifiers(m.trainer_.predictor, snaps, res), bool(feasible), (index, weights, best)
+
+
+def _t_interval(diff):
+    """Mean and 95% t half-width of paired differences (one per split)."""
+    from scipy.stats import t
+
+    diff = np.asarray(diff, float)
+    n = diff.size
+    hw = float(t.ppf(0.975, n - 1) * diff.std(ddof=1) / np.sqrt(n)) if n > 1 else float("inf")
+    return float(diff.mean()), hw
+
+
+def _noise(g, keys, ref, metric):
+    """A goal's noise level for ``metric``: the median over settings of the 95% half-width of the
+    paired mean difference against the setting ``ref`` (so an erratic setting does not widen its
+    own allowance)."""
+    return float(np.median([_t_interval(np.subtract(g[k][metric], g[ref][metric]))[1] for k in keys if k != ref]))
+
+
+def g_analysis(grid):
+    """Per goal: the best single setting (violation first), every setting's paired differences
+    against it, and the setting chosen over the goals.
+
+    ``grid[task][setting] = {"test_error": [...], "test_violation": [...], ...}`` (one value per
+    split, violations clipped at 0). A goal's *noise* in a metric is the median, over the settings,
+    of the 95% t half-width of the mean paired difference against a reference setting
+    (:func:`_noise`). A setting is *admissible* on a goal when its mean test violation exceeds the
+    least-violating setting's by at most that noise; the goal's best setting is the admissible one
+    with the lowest mean test error. A setting is *within noise* of the best when its mean test
+    error and mean test violation each exceed the best's by at most the goal's noise in that metric
+    (against the best). The default: among the settings within noise on every goal, the one with
+    the smallest worst-case regret (excess mean test error plus excess mean test violation over the
+    goal's best, the largest over the goals); when none is, the smallest worst-case regret overall.
+    """
+    out, settings = {}, None
+    for task, g in grid.items():
+        keys = list(g)
+        settings = keys if settings is None else [k for k in settings if k in g]
+        v_min = min(keys, key=lambda k: np.mean(g[k]["test_violation"]))
+        tol_adm = _noise(g, keys, v_min, "test_violation")
+        admissible = [k for k in keys
+                      if np.mean(g[k]["test_violation"]) - np.mean(g[v_min]["test_violation"]) <= tol_adm]
+        best = min(admissible, key=lambda k: np.mean(g[k]["test_error"]))
+        noise = {m: _noise(g, keys, best, f"test_{m}") for m in ("error", "violation")}
+        rows = {}
+        for k in keys:
+            de = _t_interval(np.subtract(g[k]["test_error"], g[best]["test_error"]))
+            dv = _t_interval(np.subtract(g[k]["test_violation"], g[best]["test_violation"]))
+            within = k == best or (de[0] <= noise["error"] and dv[0] <= noise["violation"])
+            rows[k] = {"d_error": de, "d_violation": dv, "within_noise": bool(within),
+                       "regret": de[0] + max(dv[0], 0.0), "admissible": k in admissible}
+        out[task] = {"best": best, "least_violating": v_min, "noise": noise, "admissible_tolerance": tol_adm,
+                     "settings": rows}
+    worst = {k: max(out[t]["settings"][k]["regret"] for t in out) for k in settings}
+    passing = [k for k in settings if all(out[t]["settings"][k]["within_noise"] for t in out)]
+    if passing:
+        chosen = min(passing, key=lambda k: worst[k])
+        why = "within noise of the best on every goal, the smallest worst-case regret among those that are"
+    else:
+        chosen = min(settings, key=lambda k: worst[k])
+        why = "no setting is within noise on every goal: the smallest worst-case regret"
+    return out, {"chosen": chosen, "why": why, "passing": passing, "worst_regret": worst}
+
+
+def g_analysis_record(per_task, choice) -> dict:
+    """:func:`g_analysis`'s result with the settings named, for the results file."""
+    return {
+        "analysis": {task: {"best": _setting_name(a["best"]), "least_violating": _setting_name(a["least_violating"]),
+                            "noise": a["noise"], "admissible_tolerance": a["admissible_tolerance"],
+                            "settings": {_setting_name(k): v for k, v in a["settings"].items()}}
+                     for task, a in per_task.items()},
+        "choice": {} if not choice else {
+            "chosen": _setting_name(choice["chosen"]), "why": choice["why"],
+            "passing": [_setting_name(k) for k in choice["passing"]],
+            "worst_regret": {_setting_name(k): v for k, v in choice["worst_regret"].items()}},
+    }
+
+
+def _setting_name(k):
+    lr, pred, T = k
+    return f"step {lr}, {pred}, {T} epochs"
+
+
+def g_summary(dg, steps=G_STEPS, epochs=None):
+    """Markdown lines of part (g)'s table from ``details["defaults_grid"]``: per goal and setting,
+    mean test error and test violation (± std over splits), the paired difference of the error
+    against the goal's best setting (± 95% t half-width) and whether it is within noise."""
+    epochs = epochs or dg["protocol"]["epochs"]
+    tasks = list(dg["cells"])
+    head = "| setting | " + " | ".join(f"{t}: test error / violation, d error vs best" for t in tasks) + " |"
+    lines = [head, "|---" * (len(tasks) + 1) + "|"]
+    for lr in steps:
+        for pred in G_PREDICTIONS:
+            for T in epochs:
+                k = _setting_name((lr, pred, T))
+                cells = []
+                for t in tasks:
+                    c, a = dg["cells"][t][k], dg["analysis"][t]["settings"][k]
+                    mark = "**best**" if dg["analysis"][t]["best"] == k else ("" if a["within_noise"] else " ✗")
+                    cells.append(f"{np.mean(c['test_error']):.4f} / {np.mean(c['test_violation']):.4f}, "
+                                 f"{a['d_error'][0]:+.4f} ± {a['d_error'][1]:.4f}{mark}")
+                lines.append(f"| {k} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def part_g(P, log, rows, details):
+    """The proxy-Lagrangian's defaults over four goals at once (multiplier step x deployed rule x
+    epochs), 5 random splits each; every other knob at the library's default (linear model,
+    ``batch_size="auto"``, Adam 0.01, one snapshot per epoch)."""
+    exp = "(g) proxy-Lagrangian defaults over four goals"
+    n_splits = G_SPLITS if P is FULL else 1
+    epochs = G_EPOCHS if P is FULL else (2, 4)
+    grid, train_feasible, fit_seconds, unconstrained = {}, {}, {}, {}
+    for task, (data, cons) in g_tasks().items():
+        problem = gf.goals.Problem("error", cons)
+        g = grid.setdefault(task, {})
+        for seed in range(n_splits):
+            d = data(seed)
+            splits = {"train": (d["Xtr"], d["ytr"], d["sftr"]), "test": (d["Xte"], d["yte"], d["sfte"])}
+            for lr in G_STEPS:
+                t = time.perf_counter()
+                m = _fit({"constraints": cons, "n_epochs": max(epochs), "multiplier_learning_rate": lr,
+                          "random_state": seed}, d)
+                fit_seconds.setdefault(task, []).append(time.perf_counter() - t)
+                for T in epochs:
+                    clfs, feasible, (index, weights, best) = prefix_classifiers(m, T)
+                    if T == max(epochs):  # the prefix rule on every snapshot is the fit's own
+                        assert np.array_equal(index, m.shrunk_index_) and np.allclose(weights, m.shrunk_weights_)
+                        assert best == m.best_index_
+                    for pred in G_PREDICTIONS:
+                        cell = g.setdefault((lr, pred, T), {})
+                        for split, (X, y, sf) in splits.items():
+                            err, viol = evaluate(m, clfs[pred], X, y, sf, problem)
+                            cell.setdefault(f"{split}_error", []).append(float(err))
+                            cell.setdefault(f"{split}_violation", []).append(max(float(viol), 0.0))
+                    train_feasible.setdefault(task, {}).setdefault(f"{lr} {T}", []).append(feasible)
+                k = (lr, "stochastic", min(20, max(epochs)))
+                log(f"(g) {task} split {seed} step {lr}: stochastic at {k[2]} epochs test error "
+                    f"{g[k]['test_error'][-1]:.4f}, violation {g[k]['test_violation'][-1]:.4f} "
+                    f"({fit_seconds[task][-1]:.1f} s)")
+            u = _fit({"n_epochs": min(20, max(epochs)), "random_state": seed, "prediction": "last"},
+                     {**d, "sftr": None})
+            for split, (X, y, sf) in splits.items():
+                err, viol = evaluate(u, u.last_classifier_, X, y, sf, problem)
+                unconstrained.setdefault(task, {}).setdefault(f"{split}_error", []).append(float(err))
+                unconstrained[task].setdefault(f"{split}_violation", []).append(max(float(viol), 0.0))
+    per_task, choice = g_analysis(grid) if n_splits > 1 else ({}, {})
+    for task, g in grid.items():
+        for k, cell in g.items():
+            for metric in ("error", "violation"):
+                rows.append(_row(exp, task, _setting_name(k), "max_violation" if metric == "violation" else metric,
+                                 "test", cell[f"test_{metric}"], fit_seconds[task], None, True))
+        for metric in ("error", "violation"):
+            rows.append(_row(exp, task, "unconstrained (20 epochs, last)", metric if metric == "error" else
+                             "max_violation", "test", unconstrained[task][f"test_{metric}"], [], None, True))
+    details["defaults_grid"] = {
+        "protocol": {"steps": G_STEPS, "epochs": epochs, "predictions": G_PREDICTIONS, "splits": n_splits,
+                     "compas_fpr_bound": COMPAS_FPR_BOUND, "old_default": G_OLD_DEFAULT,
+                     "other_knobs": "library defaults: linear model, batch_size='auto', adam 0.01, 1 snapshot/epoch"},
+        "cells": {task: {_setting_name(k): v for k, v in g.items()} for task, g in grid.items()},
+        "train_feasible": train_feasible, "fit_seconds": fit_seconds, "unconstrained": unconstrained,
+        **g_analysis_record(per_task, choice),
+    }
+    if choice:
+        log(f"(g) chosen: {_setting_name(choice['chosen'])} ({choice['why']}); "
+            f"within noise everywhere: {[_setting_name(k) for k in choice['passing']]}")
+        print("\n".join(g_summary(details["defaults_grid"])))
+        for task, a in per_task.items():
+            c = a["settings"][choice["chosen"]]
+            o = a["settings"][G_OLD_DEFAULT]
+            log(f"(g) {task}: best {_setting_name(a['best'])}; chosen d_error {c['d_error'][0]:+.4f} ± {c['d_error'][1]:.4f}"
+                f" d_violation {c['d_violation'][0]:+.4f} ± {c['d_violation'][1]:.4f}; old default d_error "
+                f"{o['d_error'][0]:+.4f} ± {o['d_error'][1]:.4f} d_violation {o['d_violation'][0]:+.4f} ± {o['d_violation'][1]:.4f}")
+
+
 def _row(exp, dataset, method, metric, split, values, seconds, paper, lower, note=None):
     v = np.asarray(values, float)
     row = {"experiment": exp, "dataset": dataset, "method": method, "metric": metric, "split": split,
@@ -500,7 +771,7 @@ def _row(exp, dataset, method, metric, split, values, seconds, paper, lower, not
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="a,b,c,d,e,f")
+    ap.add_argument("--only", "--part", dest="only", default="a,b,c,d,e,f,g")
     ap.add_argument("--out", default=str(RESULTS / f"{NAME}.json"))
     ap.add_argument("--merge", action="store_true",
                     help="keep the rows and details of the parts not re-run from the existing --out file")
@@ -513,7 +784,7 @@ def main():
     def log(msg):
         print(f"[{time.perf_counter() - t0:7.1f}s] {msg}", flush=True)
 
-    parts = {"a": part_a, "b": part_b, "c": part_c, "d": part_d, "e": part_e, "f": part_f}
+    parts = {"a": part_a, "b": part_b, "c": part_c, "d": part_d, "e": part_e, "f": part_f, "g": part_g}
     for name in args.only.split(","):
         if name in parts:
             parts[name](P, log, rows, details)
