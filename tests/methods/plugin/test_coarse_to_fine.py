@@ -12,7 +12,7 @@ import goalfit as gf
 from goalfit.confusion import CellEncoder, ConfusionSpace
 from goalfit.methods.plugin import PluginOracle, ThresholdOracle, split_frank_wolfe
 from goalfit.methods.plugin import coarse_to_fine as c2f
-from tests.methods.plugin.test_solvers import calibrated, cell_rules, hmean, recall_optimum
+from tests.methods.plugin.test_solvers import calibrated, cell_rules, hmean, qmean, recall_optimum
 
 
 @pytest.mark.parametrize("goals", [[gf.demographic_parity_difference() <= 0.02],
@@ -126,3 +126,47 @@ def test_polishes_linear_and_smooth_convex_objectives_only():
              for name in ("error", "hmean", "qmean", "gmean", "minmax_recall", "micro_f1")}
     assert kinds == {"error": True, "hmean": True, "qmean": True, "gmean": False, "minmax_recall": False,
                      "micro_f1": False}
+
+
+@pytest.mark.parametrize("objective,psi", [("hmean", hmean), ("qmean", qmean)])
+@pytest.mark.parametrize("goals", [[gf.demographic_parity_difference() <= 0.02],
+                                   [gf.equal_opportunity_difference() <= 0.01, gf.coverage(1) <= 0.45]],
+                         ids=["dp", "eopp+coverage"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_split_frank_wolfe_with_an_exact_oracle_runs_column_generation(seed, goals, objective, psi):
+    """SplitFW on the threshold oracle (exact on the sample) takes the certified column
+    generation from its first member: within its ``tol`` of the brute-force optimum over
+    mixtures of all threshold rules, in a few oracle calls; ``exact_binary=False`` runs Alg. 5's
+    iterations (tens of calls at the same tolerance) to no better objective."""
+    P, y, cells, space = calibrated(seed, groups=("F", "M"), n_buckets=8)
+    cp = gf.Problem(objective, goals).compile(space)
+    ref = recall_optimum(cell_rules(P, y, cells, space), space, psi, cp.A, cp.b)
+    oracle = ThresholdOracle(P, y, cells, space)
+    res = split_frank_wolfe(cp, oracle, tol=1e-4)
+    assert res.message.startswith("exact column generation"), res.message
+    assert res.feasible and cp.max_violation(res.confusion) <= 1e-7
+    val = cp.objective.value(res.confusion)
+    assert ref - 1e-7 <= val <= ref + 1e-4
+    assert res.n_oracle_calls <= 20
+    it = split_frank_wolfe(cp, ThresholdOracle(P, y, cells, space), tol=1e-4, exact_binary=False)
+    assert not it.message.startswith("exact column generation")
+    assert it.n_oracle_calls > res.n_oracle_calls
+    assert cp.objective.value(it.confusion) >= ref - 1e-7
+
+
+def test_exact_column_generation_falls_back_to_the_iterations_when_infeasible():
+    """KL quantification s.t. a coverage bound: the balanced rule breaks the bound and the
+    constant rule that meets it has an infinite KL, so the mixture program over those two
+    members stays infeasible and the column generation ends there; SplitFW then runs its
+    iterations, whose F-step finds the feasible mixtures (same answer as ``exact_binary=False``)."""
+    P, y, cells, space = calibrated(0, groups=("F", "M"), n_buckets=8)
+    base = float(np.mean(y == 1))
+    cp = gf.Problem("kl_quantification", [gf.coverage(1) <= round(0.75 * base, 4)]).compile(space)
+    oracle = ThresholdOracle(P, y, cells, space)
+    start = oracle(-np.eye(2)[None] / space.row_mass[:, :, None])
+    cg = c2f.exact_column_generation(cp, ThresholdOracle(P, y, cells, space), start, method="split_frank_wolfe")
+    res = split_frank_wolfe(cp, ThresholdOracle(P, y, cells, space))
+    ref = split_frank_wolfe(cp, ThresholdOracle(P, y, cells, space), exact_binary=False)
+    assert not cg.feasible and cg.n_oracle_calls == 2, cg.message
+    assert res.message == ref.message and res.message.startswith("converged"), res.message
+    assert res.feasible and cp.max_violation(res.confusion) <= 1e-7

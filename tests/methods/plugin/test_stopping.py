@@ -15,7 +15,7 @@ from goalfit.methods.plugin import (PluginOracle, ThresholdOracle, con_ellipsoid
                                     gda, split_frank_wolfe)
 from goalfit.methods.plugin._common import GapStop, frank_wolfe_weights
 from goalfit.methods.plugin.lp import highs_linprog
-from tests.methods.plugin.test_solvers import calibrated, cell_rules, gmean, hmean, recall_optimum
+from tests.methods.plugin.test_solvers import calibrated, cell_rules, gmean, hmean, minmax, recall_optimum
 
 TOL = 1e-3
 
@@ -69,7 +69,9 @@ def test_split_frank_wolfe_stops_within_tol_of_the_optimum_with_exact_oracle(see
 
     GapStop.check = spy
     try:
-        res = split_frank_wolfe(cp, ThresholdOracle(P, y, cells, space), max_iter=2000, tol=TOL)
+        # the iterations and their checks, not the column generation an exact oracle takes by
+        # default (tests/methods/plugin/test_coarse_to_fine.py)
+        res = split_frank_wolfe(cp, ThresholdOracle(P, y, cells, space), max_iter=2000, tol=TOL, exact_binary=False)
     finally:
         GapStop.check = orig
     assert res.n_oracle_calls < 2000
@@ -192,5 +194,51 @@ def test_con_gda_that_does_not_stall_returns_the_full_budget_result(seed):
     full = con_gda(cp, PluginOracle(P, y, cells, space), max_iter=400, tol=0.0)
     assert ruled.message == full.message == "400 iterations"
     assert ruled.n_oracle_calls == full.n_oracle_calls == 401
+    np.testing.assert_array_equal(ruled.weights, full.weights)
+    np.testing.assert_array_equal(ruled.confusions, full.confusions)
+
+
+@pytest.mark.parametrize("goals", [[gf.demographic_parity_difference() <= 0.02],
+                                   [gf.equal_opportunity_difference() <= 0.01, gf.coverage(1) <= 0.45]],
+                         ids=["dp", "eopp+coverage"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_min_max_recall_is_certified_by_the_epigraph_duals(seed, goals):
+    """Min-max recall (a max of linear pieces) with the exact threshold oracle: the checks price
+    with the duals of the epigraph LP over the members (column generation's reduced cost), every
+    bound is below the brute-force optimum, and ConGDA stops on a certified gap within tol of it
+    (before, the bound was skipped for a non-smooth objective and ConGDA ran its whole budget)."""
+    P, y, cells, space = calibrated(seed, groups=("F", "M"), n_buckets=8)
+    cp = gf.Problem("minmax_recall", goals).compile(space)
+    ref = recall_optimum(cell_rules(P, y, cells, space), space, minmax, cp.A, cp.b)
+    trail = []
+    orig = GapStop.check
+
+    def spy(self, *a, **k):
+        cert, why = orig(self, *a, **k)
+        trail.append(cert)
+        return cert, why
+
+    GapStop.check = spy
+    try:
+        res = con_gda(cp, ThresholdOracle(P, y, cells, space), max_iter=2000, tol=1e-4)
+    finally:
+        GapStop.check = orig
+    assert res.message.startswith("converged: certified gap"), res.message
+    assert res.n_oracle_calls < 500
+    assert all(c.lower <= ref + 1e-9 for c in trail) and np.isfinite(trail[-1].lower)
+    assert res.feasible and cp.max_violation(res.confusion) <= 1e-7
+    assert ref - 1e-7 <= cp.objective.value(res.confusion) <= ref + 1e-4
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_split_frank_wolfe_checks_with_an_inexact_oracle_add_no_member(seed):
+    """With the plug-in oracle the checks compute no lower bound (it is no bound there and
+    cannot stop the run): before the stall test may stop it (100 iterations), the run makes no
+    extra oracle call and returns exactly the ``tol=0`` mixture."""
+    P, y, cells, space = calibrated(seed, groups=("F", "M"), n_buckets=8)
+    cp = gf.Problem("hmean", [gf.demographic_parity_difference() <= 0.02]).compile(space)
+    ruled = split_frank_wolfe(cp, PluginOracle(P, y, cells, space), max_iter=90, tol=1e-4, exact_binary=False)
+    full = split_frank_wolfe(cp, PluginOracle(P, y, cells, space), max_iter=90, tol=0.0, exact_binary=False)
+    assert ruled.n_oracle_calls == full.n_oracle_calls == 91
     np.testing.assert_array_equal(ruled.weights, full.weights)
     np.testing.assert_array_equal(ruled.confusions, full.confusions)
