@@ -139,8 +139,11 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
         cross-entropy bound of each example's cost that does not saturate), ``optimizer``
         (``"adam"``, ``"sgd"``, ``"adagrad"``, ``"adamw"``, ``"rmsprop"`` or ``params ->
         torch.optim.Optimizer``), ``learning_rate`` (0.01), ``multiplier_optimizer`` (``"sgd"``),
-        ``multiplier_learning_rate`` (None: 1.0 for the proxy-Lagrangian's multiplicative step on
-        the exact rates, 0.1 for the Lagrangian's additive one on the proxies),
+        ``multiplier_learning_rate`` (None: 0.3 for the proxy-Lagrangian's multiplicative step on
+        the exact rates, 0.1 for the Lagrangian's additive one on the proxies; a larger
+        proxy-Lagrangian step meets many overlapping constraints in fewer epochs but costs
+        accuracy where a single constraint binds, a smaller one needs more epochs;
+        ``{"multiplier_learning_rate": 1.0}`` with ``max_iter=20`` is the earlier default),
         ``multiplier_bound`` (None), ``min_slice_rows`` (8: a (group cell, class) slice
         expected to have fewer rows per batch gets its own stream),
         ``snapshots_per_epoch`` (1), ``prediction`` (``"stochastic"``: the shrunk mixture,
@@ -155,8 +158,10 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
     batch_size : int or "auto", default "auto"
         Rows per minibatch; ``"auto"``: ``min(256, max(16, n_samples // 20))``, so a small
         sample still gets about 20 steps per epoch.
-    max_iter : int, default 20
-        Epochs.
+    max_iter : int, default 40
+        Epochs. The shrunk mixture is chosen among the snapshots of every epoch; with the
+        default multiplier step, goals with many constraints need the longer run (measurements
+        in ``benchmarks/README.md``, "Measurements behind the library's choices").
     tol : float, default 1e-3
         Violation below which a validation snapshot counts as feasible for early stopping.
     device : str, default "cpu"
@@ -219,7 +224,7 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
     >>> model = model.fit(X, y, sensitive_features=s)
     >>> res = model.evaluate(X, y, sensitive_features=s)
     >>> print(f"error {res['objective']['value']:.3f}, DP difference {res['constraints'][0]['value']:.3f}")
-    error 0.294, DP difference 0.050
+    error 0.287, DP difference 0.050
     """
 
     _parameter_constraints = {
@@ -233,7 +238,7 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
     }
 
     def __init__(self, estimator=None, *, objective="error", constraints=(), method="proxy_lagrangian",
-                 method_params=None, hidden_layer_sizes=(), alpha=0.0, batch_size="auto", max_iter=20, tol=1e-3,
+                 method_params=None, hidden_layer_sizes=(), alpha=0.0, batch_size="auto", max_iter=40, tol=1e-3,
                  device="cpu", confidence=None, margin=None, random_state=None, verbose=0, **deprecated_params):
         self.estimator = estimator
         self.objective = objective
@@ -480,11 +485,14 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
 
     # ------------------------------------------------------------------ predicting
     def decision_function(self, X) -> np.ndarray:
-        """The last snapshot's output: margins, shape (n_samples,), for binary problems (class
-        ``classes_[1]`` iff positive); logits, shape (n_samples, n_classes), otherwise."""
+        """The output of the network :meth:`predict` uses when it uses one (the best iterate, the
+        last snapshot, or a shrunk mixture of a single snapshot), else of the last snapshot:
+        margins, shape (n_samples,), for binary problems (class ``classes_[1]`` iff positive);
+        logits, shape (n_samples, n_classes), otherwise."""
         check_is_fitted(self, "classifier_")
-        out = self.last_classifier_.members[0].predictor.logits(self.snapshots_[-1].state,
-                                                              self._check_predict_X(X))
+        members = self.classifier_.members
+        member = members[0] if len(members) == 1 else self.last_classifier_.members[0]
+        out = member.predictor.logits(member.state, self._check_predict_X(X))
         return (margins(out, 2) if len(self.classes_) == 2 else out).numpy()
 
     def fit_baseline(self, X, y, *, sensitive_features=None, sample_weight=None, datasets=None):
