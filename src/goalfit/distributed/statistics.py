@@ -185,7 +185,11 @@ class MapReduceOracle:
     Attributes
     ----------
     n_calls : int
+    name : str
+        ``"map_reduce"``.
     """
+
+    name = "map_reduce"
 
     def __init__(self, preps, space, total):
         self.preps, self.space, self.total = preps, space, float(total)

@@ -161,6 +161,18 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
         ``fit``.
     n_outer_samples_ : int
         Examples the method ran on (all, the held-out share, or the candidate part).
+    n_iter_ : int
+        The method's iterations (:class:`~goalfit.methods.plugin.PluginDetails`; all of it is
+        in ``result_.details``).
+    stop_reason_ : StopReason
+        Why the method stopped (``"converged"``, ``"stalled"``, ``"max_iter"``, ``"exact"``, ...;
+        :class:`~goalfit.methods.plugin.StopReason`).
+    optimality_gap_ : float or None
+        The certified gap of the classifier to the optimum on the method's training rows
+        (objective units), when the oracle is exact (``method_params["oracle"]="threshold"``, or
+        the exact binary program); None otherwise.
+    oracle_ : str
+        The oracle that ran (``"threshold"``, ``"plugin"``, ``"refit"``, ...: ``"auto"`` resolved).
     train_sample_ : TrainingSample
         What :meth:`to_deterministic` needs to check a deterministic classifier on the rows the
         method ran on: their probabilities, labels, true cells, weights, row hashes and every
@@ -342,6 +354,7 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
         return compiled, result, kind(result.members, result.weights, self.classes_, backend.encoder, prob)
 
     def _adopt_details(self, ctx, result, compiled, certification) -> None:
+        self._adopt_method_details(result)
         outer, clf = ctx.state["outer"], self.classifier_
         self.n_outer_samples_ = ctx.backend.n_outer_samples(outer)
         for attr in ("n_features_in_", "feature_names_in_"):
@@ -353,6 +366,11 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
             safe = certification.safety
             self.safety_sample_ = TrainingSample.build(clf, safe.X, None, clf.probability_model.predict_proba(safe.X),
                                                        safe.y_codes, safe.cells, safe.sample_weight, compiled)
+
+    def _adopt_method_details(self, result) -> None:
+        """The method's :class:`~goalfit.methods.plugin.PluginDetails` as fitted attributes."""
+        d = result.details
+        self.n_iter_, self.stop_reason_, self.optimality_gap_, self.oracle_ = d.iterations, d.stop, d.gap, d.oracle
 
     # ------------------------------------------------------------------ predicting
     def _check_predict_X(self, X):
@@ -503,6 +521,7 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
         clf = self.classifier_
         new._adopt(result, type(clf)(result.members, result.weights, clf.classes, clf.cell_encoder,
                                      clf.probability_model), compiled, method=name, margins=margins)
+        new._adopt_method_details(result)
         new.train_sample_ = ts.with_members(new.classifier_)
         new.base_fit_seconds_ = 0.0
         new.fit_seconds_ = time.perf_counter() - t0

@@ -51,8 +51,10 @@ class FitResult:
         The family's typed details (:class:`goalfit.methods.ramp.method.RampDetails`,
         :class:`goalfit.methods.subdata.method.SubdataDetails`,
         :class:`goalfit.methods.surrogate.method.SurrogateDetails`,
-        :class:`goalfit.torch.method.LagrangianDetails`, ...): what the family's estimator
-        reads back (coefficients, multipliers, the selection, the trainer, ...).
+        :class:`goalfit.torch.method.LagrangianDetails`,
+        :class:`goalfit.methods.plugin.PluginDetails`, ...): what the family's estimator
+        reads back (coefficients, multipliers, the selection, the trainer, why a plug-in
+        method stopped and its certified gap, ...).
     warn_infeasible : bool
         Whether the estimator warns when the returned rule breaks a constraint on the training
         sample (False when the family says it itself, with its own diagnosis).

@@ -48,7 +48,7 @@ from .frank_wolfe import frank_wolfe, split_frank_wolfe
 from .gda import con_gda, gda
 from .mixture import mixture_program
 from .oracle import PluginOracle, RefitOracle, ThresholdOracle
-from ._common import FitResult, prune
+from ._common import FitResult, PluginDetails, StopReason, certified_gap, prune
 from .repair import applies, compare_constants, repair_infeasible
 
 METHODS: dict[str, Callable[..., FitResult]] = {
@@ -173,7 +173,8 @@ def solve(problem, oracle, method: str = "auto", **params) -> FitResult:
         its members first (:func:`~goalfit.methods.plugin.repair.repair_infeasible`); when a
         feasible constant classifier beats it, they join too
         (:func:`~goalfit.methods.plugin.repair.compare_constants`): never worse than a
-        feasible constant.
+        feasible constant. ``details`` (:class:`PluginDetails`) says why the method stopped and,
+        with an exact oracle, its certified lower bound and the returned mixture's gap.
 
     Raises
     ------
@@ -188,11 +189,15 @@ def solve(problem, oracle, method: str = "auto", **params) -> FitResult:
     tol = params.get("tol")  # the method's stopping tolerance is the polish's (0: the default)
     kw = {"tol": float(tol)} if tol else {}
     if applies(problem, oracle, result):
-        return repair_infeasible(problem, oracle, result, **kw)
-    return compare_constants(problem, oracle, result, **kw)
+        result = repair_infeasible(problem, oracle, result, **kw)
+    else:
+        result = compare_constants(problem, oracle, result, **kw)
+    result.details.gap = certified_gap(problem, result)  # the repair may have changed the mixture
+    return result
 
 
-__all__ = ["METHODS", "PluginOracle", "RefitOracle", "FitResult", "ThresholdOracle", "bisection",
+__all__ = ["METHODS", "PluginDetails", "PluginOracle", "RefitOracle", "FitResult", "StopReason", "ThresholdOracle",
+           "bisection",
            "choose_method", "column_generation", "con_bisection", "con_ellipsoid", "con_gda", "ellipsoid",
            "frank_wolfe", "gda", "jle_update", "min_max_violation", "mixture_program", "prune", "solve",
            "split_frank_wolfe"]

@@ -4,12 +4,146 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 
 from ...fit import FitResult, Progress
 from ...goals.problem import FEASIBLE_TOL
 from .lp import highs_linprog as linprog
+
+
+class StopReason(StrEnum):
+    """Why a plug-in method stopped (:attr:`PluginDetails.stop`); each compares equal to its string.
+
+    * ``EXACT``: solved without iterating (one oracle call for an unconstrained linear objective;
+      the convex program over the per-cell ROC hulls, :mod:`~goalfit.methods.plugin.binary_hull`).
+    * ``CONVERGED``: the method's optimality test passed within ``tol``: a certified gap
+      (:class:`GapStop`; the Frank-Wolfe gap; the ellipsoid's duality gap), no member with a
+      negative reduced cost (column generation), the bisection bracket, or the polish's gap. It
+      is a certificate only when :attr:`PluginDetails.gap` is not None (an exact oracle).
+    * ``STALLED``: the stall test of :class:`GapStop`, or the polish's oracle returned no new member.
+    * ``MAX_ITER``: the iteration budget ran out.
+    * ``COLLAPSED``: the ellipsoid became numerically flat or collapsed, or a supergradient was zero.
+    * ``FAILED``: an LP of the method failed.
+    * ``BASELINE``: a baseline rule (argmax, balanced, post-shift): the goals are not optimized.
+    """
+
+    EXACT = "exact"
+    CONVERGED = "converged"
+    STALLED = "stalled"
+    MAX_ITER = "max_iter"
+    COLLAPSED = "collapsed"
+    FAILED = "failed"
+    BASELINE = "baseline"
+
+
+@dataclass
+class PluginDetails:
+    """What a plug-in method certified about its result (``FitResult.details`` of the plug-in family).
+
+    The ``message`` of the result says the same in words; these are the numbers. A lower bound
+    and a gap are **certified** when the oracle minimizes linear costs exactly on the sample
+    (``oracle.exact``: the threshold oracle, over per-cell threshold rules), or for the exact
+    binary program over the ROC hulls of the plug-in rules (the same class of rules): the
+    bound is then on the optimum over mixtures of those rules on the training sample. With
+    the plug-in oracle (exact only for calibrated probabilities, Narasimhan et al. JMLR 2024,
+    Def. 11) they are None.
+
+    Attributes
+    ----------
+    oracle : str
+        The oracle that ran: ``"plugin"``, ``"threshold"``, ``"refit"``, ``"group_blind"``,
+        ``"group_blind_threshold"`` or ``"map_reduce"`` (Dask).
+    stop : StopReason
+        Why the method stopped.
+    iterations : int
+        The method's iterations: Frank-Wolfe / GDA steps, ellipsoid cuts, pricing rounds of
+        column generation, bisection steps (with a coarse-to-fine run: the coarse run's); 0
+        when solved without iterating (``EXACT``, ``BASELINE``).
+    tol : float or None
+        The tolerance the stopping test used (objective units; column generation's reduced
+        costs are relative to ``max(1, |master optimum|)``); None for the baselines.
+    lower_bound : float or None
+        A certified lower bound on the optimum of the training problem (objective units): the
+        best Lagrangian bound of :func:`lagrangian_price` (the Frank-Wolfe duality gap of Jaggi,
+        ICML 2013, Eq. 2, with the constraints priced in; weak LP duality for column
+        generation), the ellipsoid's best dual value (Alg. 3 / 7), or the largest bisection
+        level ``gamma`` at which the exact oracle found no classifier with ``psi <= gamma``
+        (Lemma 25). None when not certified.
+    gap : float or None
+        ``psi(returned mixture) - lower_bound`` when the mixture meets the constraints and the
+        bound is certified: the returned classifier is at most ``gap`` above the optimum on the
+        training sample (up to the solvers' round-off). None otherwise.
+    coarse_subsample : int or None
+        Rows of the coarse run of a coarse-to-fine solve
+        (:mod:`~goalfit.methods.plugin.coarse_to_fine`); None without one.
+    polish_rounds : int or None
+        Oracle calls of the fully-corrective polish on the full sample after a coarse run.
+    """
+
+    oracle: str
+    stop: StopReason
+    iterations: int
+    tol: float | None = None
+    lower_bound: float | None = None
+    gap: float | None = None
+    coarse_subsample: int | None = None
+    polish_rounds: int | None = None
+
+
+def is_exact(oracle) -> bool:
+    """Whether ``oracle`` minimizes linear costs exactly on its sample (its bounds are certified)."""
+    return bool(getattr(oracle, "exact", False))
+
+
+def certified_gap(problem, result) -> float | None:
+    """``psi(result's mixture) - details.lower_bound`` for a feasible result with a certified bound, else None."""
+    lower = result.details.lower_bound
+    if lower is None or not result.feasible:
+        return None
+    return float(problem.objective.value(result.confusion)) - lower
+
+
+def plugin_result(problem, oracle, members, weights, confusions, method: str, history, feasible, message: str, *,
+                  stop, iterations: int, tol=None, lower_bound=None, certified=None, n_oracle_calls=None,
+                  **extra) -> FitResult:
+    """A plug-in method's :class:`FitResult` with its :class:`PluginDetails`.
+
+    Parameters
+    ----------
+    problem : CompiledProblem
+    oracle : linear minimization oracle
+        The oracle the method ran on (its ``name``, ``exact`` and, by default, ``n_calls``).
+    members, weights, confusions, method, history, feasible, message
+        As :class:`FitResult`.
+    stop : StopReason or str
+    iterations : int
+    tol : float, optional
+    lower_bound : float, optional
+        The method's best lower bound on the optimum (objective units); kept only when
+        ``certified`` and finite.
+    certified : bool, optional
+        Whether ``lower_bound`` is a certified bound; default :func:`is_exact` of ``oracle``.
+    n_oracle_calls : int, optional
+        Default ``oracle.n_calls``.
+    **extra
+        Other fields of :class:`PluginDetails` (``coarse_subsample``, ``polish_rounds``).
+
+    Returns
+    -------
+    FitResult
+        With ``details.gap`` from :func:`certified_gap`.
+    """
+    certified = is_exact(oracle) if certified is None else certified
+    keep = certified and lower_bound is not None and bool(np.isfinite(lower_bound))
+    details = PluginDetails(getattr(oracle, "name", type(oracle).__name__), StopReason(stop), int(iterations),
+                            None if tol is None else float(tol), float(lower_bound) if keep else None, **extra)
+    result = FitResult(members, weights, confusions, method, history,
+                       oracle.n_calls if n_oracle_calls is None else n_oracle_calls, feasible, message,
+                       details=details)
+    details.gap = certified_gap(problem, result)
+    return result
 
 
 class Recorder:
@@ -302,9 +436,8 @@ class GapStop:
       minimizes linear costs exactly on the sample (``oracle.exact``: the threshold oracle,
       over threshold rules); the method then stops once ``C_bar`` meets the constraints and
       ``U - L <= tol``. The plug-in oracle minimizes the cost expected under the probability
-      estimates, not on the sample, so there ``L`` is no bound (it can exceed ``U``): it is not
-      computed (no pricing LP, no oracle call), and only the stall test applies, so a run that
-      does not stall returns exactly the ``tol=0`` result.
+      estimates, not on the sample, so there ``L`` is no bound (it can exceed ``U``) and only
+      the stall test applies.
     * **Stall test**: at a check ``t >= min_iter``, with ``t'`` the latest earlier check at or
       before ``t / 4``, stop when the mixture meets the constraints, ``|U(t') - U(t)| < tol`` and
       ``v(t') - v(t) < tol``: quadrupling the number of iterations changed the re-fit by less than
@@ -342,7 +475,10 @@ class GapStop:
         Compute the lower bound ``L`` above where the problem allows it; ``False`` for a method
         with its own bound (the ellipsoid's dual value).
     agree : bool, default False
-        Require the method's own mixture to agree with the re-fit for a stall (see above).
+        Require the method's own mixture to agree with the re-fit for a stall (see above). With
+        an oracle that is not exact, the lower bound is then not computed (it could not stop
+        the run, and its oracle calls' members would join the returned mixture), so a run that
+        does not stall returns exactly the ``tol=0`` result.
     """
 
     def __init__(self, problem, oracle, tol, check_every=10, min_iter=100, lower_bound=True, agree=False):
@@ -350,17 +486,22 @@ class GapStop:
         self.check_every, self.min_iter, self.agree = max(1, int(check_every)), int(min_iter), bool(agree)
         self.next_check = self.check_every
         obj = problem.objective
-        self.exact = bool(getattr(oracle, "exact", False))
-        # with an inexact oracle the bound is no bound and cannot stop the run (only the stall
-        # test can), and its pricing LP over all the members so far and its oracle call cost more
-        # than the check's re-fit: no bound, no extra calls
-        # a max of linear pieces (min-max recall) is priced with its epigraph LP's duals
-        # (epigraph_price): one piece's gradient would bound it only far from a tie
-        self.bounded = (lower_bound and obj.kind in ("linear", "convex") and not problem.nonlinear and self.exact
-                        and (getattr(obj, "smooth", False) or getattr(obj, "coefs", None) is not None))
+        self.exact = is_exact(oracle)
+        # with agreement and an inexact oracle the bound cannot stop the run, and its pricing
+        # members would only perturb the re-fit the method returns: no bound, no extra calls
+        self.bounded = (lower_bound and obj.kind in ("linear", "convex") and getattr(obj, "smooth", False)
+                        and not problem.nonlinear and (self.exact or not self.agree))
         self.trail: list[Certificate] = []
         self.extra_members: list = []
         self.extra_confusions: list = []
+        #: why :meth:`check` said stop (None while it has not)
+        self.reason: StopReason | None = None
+
+    @property
+    def lower_bound(self) -> float | None:
+        """The best lower bound ``L`` of the checks so far (certified with an exact oracle), or None."""
+        finite = [c.lower for c in self.trail if np.isfinite(c.lower)]
+        return max(finite) if finite else None
 
     def due(self, t: int) -> bool:
         return self.tol > 0 and t >= self.next_check
@@ -382,6 +523,7 @@ class GapStop:
         cert = Certificate(int(t), upper, lower, bool(feasible), viol)
         self.trail.append(cert)
         if self.exact and cert.feasible and cert.gap <= self.tol:
+            self.reason = StopReason.CONVERGED
             return cert, f"converged: certified gap {cert.gap:.2e} <= tol={self.tol:g} after {t} iterations"
         if t >= self.min_iter:
             old = [c for c in self.trail[:-1] if c.iteration <= t / 4]
@@ -393,6 +535,7 @@ class GapStop:
             if stalled and self.agree:
                 stalled = self._agrees(members, confusions, weights, upper, viol)
             if stalled:
+                self.reason = StopReason.STALLED
                 return cert, (f"stalled: iterations {old[-1].iteration}-{t} changed the objective and the "
                               f"violation by less than tol={self.tol:g}"
                               + (" and the method's own mixture agrees with the re-fit" if self.agree else ""))
@@ -420,91 +563,12 @@ class GapStop:
         return list(members) + self.extra_members, allC, np.concatenate([w, np.zeros(len(self.extra_members))])
 
     def _lower_bound(self, C_bar, upper, confusions):
-        if getattr(self.problem.objective, "smooth", False):
-            member, Co, lower = lagrangian_price(self.problem, self.oracle, C_bar, upper, confusions)
-        else:
-            member, Co, lower = epigraph_price(self.problem, self.oracle, confusions)
+        member, Co, lower = lagrangian_price(self.problem, self.oracle, C_bar, upper, confusions)
         if member is None:
             return -np.inf
         self.extra_members.append(member)
         self.extra_confusions.append(Co)
         return lower
-
-
-def epigraph_price(problem, oracle, confusions):
-    """One pricing step for a maximum of linear pieces (min-max recall) over the members ``confusions``.
-
-    The best mixture of the members solves the epigraph LP ``min s`` s.t. ``coefs_p . C(alpha) +
-    consts_p <= s`` for every piece ``p``, ``A vec(C(alpha)) <= b``, ``alpha`` in the simplex.
-    With its duals ``nu >= 0`` (``sum nu = 1``) on the pieces and ``mu >= 0`` on the constraint
-    rows, the oracle is called once with the cost ``sum_p nu_p coefs_p + A^T mu``; its answer
-    ``C'`` gives ``L = sum_p nu_p (coefs_p . C' + consts_p) + mu (A vec(C') - b)``. For every
-    classifier meeting the constraints, ``psi(C) >= sum_p nu_p (coefs_p . C + consts_p) >= L``
-    when the oracle minimizes linear costs exactly (weak duality), and ``s - L`` is minus the
-    reduced cost of column generation on the epigraph LP, so it reaches 0 at the optimum over
-    the oracle's rules (a single piece's gradient, the one :func:`lagrangian_price` would use,
-    bounds the objective only away from a tie between pieces, where its optimum usually is).
-
-    Parameters
-    ----------
-    problem : CompiledProblem
-        Objective with ``coefs`` of shape (P, D) and ``consts`` of shape (P,)
-        (:class:`~goalfit.goals.functions.MaxOfLinear`); polyhedral constraints (or none).
-    oracle : linear minimization oracle
-        Called once.
-    confusions : ndarray of shape (T, *space.shape)
-        The members' confusion tensors (the LP's columns).
-
-    Returns
-    -------
-    member, C' (ndarray, ``space.shape``), L (float)
-        ``(None, None, -inf)`` when the LP over the members is infeasible (the oracle is then not
-        called).
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd, goalfit as gf
-    >>> from goalfit.confusion import CellEncoder, ConfusionSpace
-    >>> from goalfit.methods.plugin import ThresholdOracle
-    >>> from goalfit.methods.plugin._common import epigraph_price
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, 400)
-    >>> p1 = np.clip(0.5 + 0.3 * (y - 0.5) + 0.2 * rng.standard_normal(400), 0.01, 0.99)
-    >>> enc = CellEncoder()
-    >>> cells = enc.fit_transform(pd.Series(rng.choice(["a", "b"], 400), name="group"))
-    >>> space = ConfusionSpace.from_codes(y, cells, np.arange(2), enc.cells_)
-    >>> problem = gf.Problem("minmax_recall").compile(space)
-    >>> oracle = ThresholdOracle(np.c_[1 - p1, p1], y, cells, space)
-    >>> _, C0 = oracle(-np.eye(2)[None].repeat(2, 0))
-    >>> _, C1, lower = epigraph_price(problem, oracle, C0[None])
-    >>> bool(lower <= problem.objective.value(C0))
-    True
-    """
-    obj = problem.objective
-    T = len(confusions)
-    flat = np.asarray(confusions, float).reshape(T, -1)
-    M = obj.coefs @ flat.T  # (P, T)
-    P = M.shape[0]
-    G = np.zeros((0, T)) if problem.A is None else problem.A @ flat.T - problem.b[:, None]  # (K, T)
-    c = np.zeros(T + 1)
-    c[-1] = 1.0
-    A_ub = np.vstack([np.hstack([M, -np.ones((P, 1))]), np.hstack([G, np.zeros((len(G), 1))])])
-    b_ub = np.concatenate([-obj.consts, np.zeros(len(G))])
-    res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=np.r_[np.ones(T), 0.0][None], b_eq=[1.0],
-                  bounds=[(0, None)] * T + [(None, None)], method="highs")
-    if res.status != 0:
-        return None, None, -np.inf
-    duals = np.maximum(-np.asarray(res.ineqlin.marginals, float), 0.0)
-    nu, mu = duals[:P], duals[P:]
-    nu = nu / nu.sum() if nu.sum() > 0 else np.full(P, 1.0 / P)  # sum nu = 1 up to round-off
-    cost = nu @ obj.coefs
-    if len(mu):
-        cost = cost + mu @ problem.A
-    member, Co = oracle(cost.reshape(problem.space.shape))
-    lower = float(nu @ (obj.coefs @ Co.ravel() + obj.consts))
-    if len(mu):
-        lower += float(mu @ (problem.A @ Co.ravel() - problem.b))
-    return member, Co, lower
 
 
 def lagrangian_price(problem, oracle, C_bar, upper, confusions=None, *, mu=None):

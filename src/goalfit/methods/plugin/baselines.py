@@ -14,7 +14,7 @@ import numpy as np
 
 from ...goals.problem import FEASIBLE_TOL
 from ...classifiers.members import ThresholdRule
-from ._common import FitResult, Recorder
+from ._common import FitResult, Recorder, StopReason, plugin_result
 from .oracle import ThresholdOracle
 
 
@@ -22,8 +22,8 @@ def _single(problem, oracle, cost, name, message):
     rec = Recorder(problem, oracle)
     member, C = oracle(cost)
     rec(0, C, force=True)
-    return FitResult([member], np.ones(1), C[None], name, rec.rows, oracle.n_calls,
-                     problem.max_violation(C) <= FEASIBLE_TOL, message)
+    return plugin_result(problem, oracle, [member], np.ones(1), C[None], name, rec.rows,
+                         problem.max_violation(C) <= FEASIBLE_TOL, message, stop=StopReason.BASELINE, iterations=0)
 
 
 def argmax_plugin(problem, oracle) -> FitResult:
@@ -78,8 +78,9 @@ def post_shift(problem, oracle, *, per_group: bool = False, grid_size: int = 100
     rec = Recorder(problem, oracle)
     rec(0, C, force=True)
     name = "post_shift_groups" if per_group else "post_shift"
-    return FitResult([rule], np.ones(1), C[None], name, rec.rows, 0,
-                     problem.max_violation(C) <= FEASIBLE_TOL, f"thresholds {np.round(t, 4).tolist()}")
+    return plugin_result(problem, oracle, [rule], np.ones(1), C[None], name, rec.rows,
+                         problem.max_violation(C) <= FEASIBLE_TOL, f"thresholds {np.round(t, 4).tolist()}",
+                         stop=StopReason.BASELINE, iterations=0, n_oracle_calls=0)
 
 
 BASELINES = {

@@ -8,7 +8,7 @@ import numpy as np
 
 from ...goals.functions import LinearFunction
 from ...goals.problem import FEASIBLE_TOL
-from ._common import Recorder, FitResult
+from ._common import FitResult, PluginDetails, Recorder, StopReason, plugin_result
 
 
 def bisection(problem, oracle, *, max_iter: int = 40, tol: float = 1e-9, bounds=(0.0, 1.0),
@@ -44,6 +44,7 @@ def bisection(problem, oracle, *, max_iter: int = 40, tol: float = 1e-9, bounds=
     lo, hi = map(float, bounds)
     best: tuple | None = None  # (member, confusion, value)
     t = 0
+    certified_lo = None  # the largest gamma with min_C <A - gamma B, C> > 0 (Lemma 25): psi > gamma everywhere
     for t in range(1, max_iter + 1):
         gamma = 0.5 * (lo + hi)
         member, C = oracle(num.coef - gamma * den.coef)
@@ -53,15 +54,17 @@ def bisection(problem, oracle, *, max_iter: int = 40, tol: float = 1e-9, bounds=
         if val <= gamma:
             hi = gamma
         else:
-            lo = gamma
+            lo = certified_lo = gamma
         assert best is not None  # set at the first iteration
         rec(t, best[1])
         if hi - lo <= tol:
             break
     if best is None:
         raise ValueError(f"max_iter must be >= 1, got {max_iter}")
-    return FitResult([best[0]], np.ones(1), best[1][None], "bisection", rec.rows, oracle.n_calls,
-                        True, f"bracket [{lo:.6g}, {hi:.6g}] after {t} iterations")
+    return plugin_result(problem, oracle, [best[0]], np.ones(1), best[1][None], "bisection", rec.rows, True,
+                         f"bracket [{lo:.6g}, {hi:.6g}] after {t} iterations",
+                         stop=StopReason.CONVERGED if hi - lo <= tol else StopReason.MAX_ITER, iterations=t,
+                         tol=tol, lower_bound=certified_lo)
 
 
 def con_bisection(problem, oracle, *, max_iter: int = 30, tol: float = 1e-6, bounds=(0.0, 1.0),
@@ -105,10 +108,14 @@ def con_bisection(problem, oracle, *, max_iter: int = 30, tol: float = 1e-6, bou
     best: tuple | None = None  # (value, violation, result)
     fallback: tuple | None = None
     t = 0
+    certified_lo = None  # the largest gamma whose sub-problem has a certified positive lower bound
     for t in range(1, max_iter + 1):
         gamma = 0.5 * (lo + hi)
         sub = dataclasses.replace(problem, objective=LinearFunction(num.coef - gamma * den.coef))
         res = run(sub, oracle, **(inner_params or {}))
+        sub_lower = res.details.lower_bound if isinstance(res.details, PluginDetails) else None
+        if sub_lower is not None and sub_lower > 0:  # no feasible classifier has psi <= gamma
+            certified_lo = gamma if certified_lo is None else max(certified_lo, gamma)
         C = res.confusion
         val = problem.objective.value(C)
         viol = problem.max_violation(C)
@@ -130,5 +137,7 @@ def con_bisection(problem, oracle, *, max_iter: int = 30, tol: float = 1e-6, bou
     if chosen is None:
         raise ValueError(f"max_iter must be >= 1, got {max_iter}")
     res = chosen[2]
-    return FitResult(res.members, res.weights, res.confusions, "con_bisection", rec.rows, oracle.n_calls,
-                        best is not None, f"bracket [{lo:.6g}, {hi:.6g}] after {t} steps ({inner} inside)")
+    return plugin_result(problem, oracle, res.members, res.weights, res.confusions, "con_bisection", rec.rows,
+                         best is not None, f"bracket [{lo:.6g}, {hi:.6g}] after {t} steps ({inner} inside)",
+                         stop=StopReason.CONVERGED if hi - lo <= tol else StopReason.MAX_ITER, iterations=t,
+                         tol=tol, lower_bound=certified_lo)

@@ -22,9 +22,11 @@ large samples, where each oracle call costs a pass over the data.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ._common import Recorder, FitResult, lagrangian_price
+from ._common import FitResult, Recorder, StopReason, lagrangian_price, plugin_result
 from .mixture import mixture_program
 from .oracle import is_plugin
 
@@ -59,6 +61,10 @@ class _Recording:
     def n_calls(self):
         return self.oracle.n_calls
 
+    @property
+    def name(self):
+        return getattr(self.oracle, "name", type(self.oracle).__name__)
+
     def __call__(self, cost):
         member, C = self.oracle(cost)
         self.members.append(member)
@@ -76,6 +82,41 @@ def polishes(objective) -> bool:
     one (its mixture program and its Lagrangian pricing need a gradient and convexity; a ratio
     such as the F-measure or a non-smooth one such as min-max recall is out of its scope)."""
     return objective.kind == "linear" or (objective.kind == "convex" and bool(getattr(objective, "smooth", False)))
+
+
+@dataclass
+class Polished:
+    """What :func:`polish` returns: the final mixture and why the polish stopped.
+
+    Attributes
+    ----------
+    members : list of length S
+    confusions : ndarray of shape (S, *space.shape)
+    weights : ndarray of shape (S,)
+        The mixture of :func:`~goalfit.methods.plugin.mixture.mixture_program` over the final
+        pool (sums to 1).
+    feasible : bool
+        The mixture meets the constraints; else it is the least-violating one.
+    message : str
+        Why the polish stopped, in words.
+    stop : StopReason
+        ``CONVERGED`` (gap at most ``tol``), ``STALLED`` (no new member), ``MAX_ITER``
+        (``max_rounds``) or ``FAILED`` (the pricing LP).
+    rounds : int
+        Oracle calls of the polish.
+    lower_bound : float
+        The best Lagrangian bound of its pricing calls (:func:`lagrangian_price`; ``-inf`` when
+        none was priced): a lower bound on the optimum when the oracle is exact.
+    """
+
+    members: list
+    confusions: np.ndarray
+    weights: np.ndarray
+    feasible: bool
+    message: str
+    stop: StopReason
+    rounds: int
+    lower_bound: float
 
 
 def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4, max_rounds: int = 50):
@@ -100,18 +141,18 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
 
     Returns
     -------
-    members : list of length S
-    confusions : ndarray of shape (S, *space.shape)
-    weights : ndarray of shape (S,)
-        The mixture of :func:`~goalfit.methods.plugin.mixture.mixture_program` over the final
-        pool (sums to 1).
-    feasible : bool
-        The mixture meets the constraints; else it is the least-violating one.
-    message : str
-        Why the polish stopped.
+    members, confusions, weights, feasible, message
+        The fields of :func:`polish`'s :class:`Polished` (``message``: why the polish stopped).
     """
+    p = polish(problem, oracle, members, confusions, tol=tol, max_rounds=max_rounds)
+    return p.members, p.confusions, p.weights, p.feasible, p.message
+
+
+def polish(problem, oracle, members, confusions, *, tol: float = 1e-4, max_rounds: int = 50) -> Polished:
+    """:func:`corrective_polish` with its stop reason, rounds and lower bound (:class:`Polished`)."""
     members, Cs = list(members), [np.asarray(C) for C in confusions]
     why = f"{max_rounds} polishing rounds"
+    stop, rounds, best_lower = StopReason.MAX_ITER, max_rounds, -np.inf
     for r in range(max_rounds):
         mixture = pm, pC, pw, feasible, _ = mixture_program(problem, members, np.array(Cs))
         C_bar = np.tensordot(pw, pC, axes=1)
@@ -120,15 +161,19 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
             member, Co, lower = lagrangian_price(problem, oracle, C_bar, upper, np.array(Cs))
             if member is None:  # pragma: no cover - a feasible mixture exists, so the LP is feasible
                 why = "pricing LP failed"
+                stop, rounds = StopReason.FAILED, r
                 break
+            best_lower = max(best_lower, lower)
             if upper - lower <= tol:
                 why = f"gap {upper - lower:.1e} <= tol={tol:g} after {r + 1} polishing rounds"
+                stop, rounds = StopReason.CONVERGED, r + 1
                 break
         else:  # price the violated rows (gradient of half their squared violations)
             rows = np.maximum(problem.row_violations(C_bar), 0.0)
             member, Co = oracle((rows @ problem.A).reshape(C_bar.shape))
         if any(np.array_equal(Co, C) for C in Cs):
             why = f"no new member after {r + 1} polishing rounds"
+            stop, rounds = StopReason.STALLED, r + 1
             break
         members.append(member)
         Cs.append(Co)
@@ -136,83 +181,7 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
         mixture = mixture_program(problem, members, np.array(Cs))
     # on a break the pool is the one the last mixture program solved: its mixture is the answer
     pm, pC, pw, feasible, _ = mixture
-    return pm, pC, pw, feasible, why
-
-
-def certifies(problem, oracle) -> bool:
-    """Whether :func:`corrective_polish` run on ``oracle`` itself certifies its result: an exact oracle
-    (``oracle.exact``: the threshold oracle minimizes every linear cost on the sample), an
-    objective it optimizes (:func:`polishes`) and polyhedral constraints only.
-
-    Its stopping gap is then a certified bound on the distance to the best mixture of the
-    oracle's rules (the Frank-Wolfe gap with the constraints priced in, weak duality), so no
-    iterative method needs to run first: see :func:`exact_column_generation`.
-    """
-    return bool(getattr(oracle, "exact", False)) and polishes(problem.objective) and not problem.nonlinear
-
-
-def exact_column_generation(problem, oracle, start, *, method: str, tol: float = 1e-4, max_rounds: int = 2000,
-                            record_every: int = 10, callback=None) -> FitResult:
-    """Fully-corrective column generation from ``start`` with an exact oracle (:func:`certifies`).
-
-    The polish of :func:`corrective_polish` run from the first member instead of after an iterative
-    method: each round solves the mixture program over the pool and prices one member with the
-    Lagrangian cost, until the certified gap is at most ``tol``, the oracle returns a member
-    already in the pool (optimal over the oracle's rules) or ``max_rounds`` oracle calls. With
-    an exact oracle each round is a Frank-Wolfe step with a certificate, so it needs a few
-    rounds where an iterative method such as SplitFW needs tens to hundreds of iterations to
-    certify the same gap (simplicial decomposition, von Hohenbalken, Math. Prog. 1977). Not in
-    Narasimhan et al.; an addition.
-
-    Parameters
-    ----------
-    problem : CompiledProblem
-        Linear or smooth convex objective, polyhedral constraints (:func:`certifies`).
-    oracle : linear minimization oracle with ``exact = True``
-    start : tuple (member, C)
-        The first member and its confusion tensor of shape ``space.shape``.
-    method : str
-        The method name the result carries (the caller's).
-    tol : float, default 1e-4
-        Certified gap at which to stop (objective units).
-    max_rounds : int, default 2000
-        Oracle calls at most (the caller's ``max_iter``).
-    record_every, callback
-        As for the methods (:class:`~goalfit.methods.plugin._common.Recorder`); one history row.
-
-    Returns
-    -------
-    FitResult
-        ``feasible=False`` with the least-violating mixture when no mixture of the members
-        priced meets the constraints.
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd, goalfit as gf
-    >>> from goalfit.confusion import CellEncoder, ConfusionSpace
-    >>> from goalfit.methods.plugin import ThresholdOracle
-    >>> from goalfit.methods.plugin.coarse_to_fine import exact_column_generation
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, 400)
-    >>> p1 = np.clip(0.5 + 0.3 * (y - 0.5) + 0.2 * rng.standard_normal(400), 0.01, 0.99)
-    >>> enc = CellEncoder()
-    >>> cells = enc.fit_transform(pd.Series(rng.choice(["a", "b"], 400), name="group"))
-    >>> space = ConfusionSpace.from_codes(y, cells, np.arange(2), enc.cells_)
-    >>> problem = gf.Problem("hmean", [gf.demographic_parity_difference("group") <= 0.05]).compile(space)
-    >>> oracle = ThresholdOracle(np.c_[1 - p1, p1], y, cells, space)
-    >>> start = oracle(-np.eye(2)[None].repeat(2, 0))  # the balanced rule in each group
-    >>> res = exact_column_generation(problem, oracle, start, method="split_frank_wolfe")
-    >>> res.feasible, bool(problem.max_violation(res.confusion) <= 1e-7)
-    (True, True)
-    """
-    rec = Recorder(problem, oracle, record_every, callback)
-    member, C = start
-    members, Cs, w, feasible, why = corrective_polish(problem, oracle, [member], np.asarray(C)[None], tol=tol,
-                                                      max_rounds=max(1, int(max_rounds)))
-    rec(1, np.tensordot(w, Cs, axes=1), force=True)
-    msg = f"exact column generation: {oracle.n_calls} oracle calls ({why})"
-    msg += "" if feasible else "; no mixture meets the constraints (least violation returned)"
-    return FitResult(members, w, Cs, method, rec.rows, oracle.n_calls, feasible, msg)
+    return Polished(pm, pC, pw, feasible, why, stop, rounds, best_lower)
 
 
 def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n_candidates: int = 60,
@@ -266,11 +235,12 @@ def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n
             chosen.append(m)
             keys.add(m.key())
     evaluated = [oracle(m.cost) for m in chosen]
-    members, Cs, w, feasible, why = corrective_polish(
-        problem, oracle, [e[0] for e in evaluated], np.array([e[1] for e in evaluated]), tol=tol)
-    rec(1, np.tensordot(w, Cs, axes=1), force=True)
+    p = polish(problem, oracle, [e[0] for e in evaluated], np.array([e[1] for e in evaluated]), tol=tol)
+    rec(1, np.tensordot(p.weights, p.confusions, axes=1), force=True)
     msg = (f"coarse-to-fine: {coarse.n_oracle_calls} oracle calls on a {len(rows)}-row subsample "
-           f"({coarse.message}), then {oracle.n_calls} on all {n} rows ({why})")
-    msg += "" if feasible else "; no mixture meets the constraints (least violation returned)"
-    return FitResult(members, w, Cs, coarse.method, rec.rows, oracle.n_calls + coarse.n_oracle_calls,
-                        feasible, msg)
+           f"({coarse.message}), then {oracle.n_calls} on all {n} rows ({p.message})")
+    msg += "" if p.feasible else "; no mixture meets the constraints (least violation returned)"
+    return plugin_result(problem, oracle, p.members, p.weights, p.confusions, coarse.method, rec.rows, p.feasible,
+                         msg, stop=p.stop, iterations=coarse.details.iterations, tol=tol,
+                         lower_bound=p.lower_bound, n_oracle_calls=oracle.n_calls + coarse.n_oracle_calls,
+                         coarse_subsample=len(rows), polish_rounds=p.rounds)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from .lp import highs_linprog as linprog
 
-from ._common import Recorder, FitResult, lagrangian_price, prune
+from ._common import FitResult, Recorder, StopReason, lagrangian_price, plugin_result, prune
 
 
 def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-10,
@@ -76,11 +76,13 @@ def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-1
         members += list(ws_members)
         Cs += list(ws_C)
     rec(0, C, force=True)
-    if A is None:
-        return FitResult(members, np.ones(1), np.array(Cs), "column_generation", rec.rows,
-                            oracle.n_calls, True, "unconstrained linear objective: one oracle call")
+    if A is None:  # the oracle's answer is the optimum (certified when the oracle is exact)
+        return plugin_result(problem, oracle, members, np.ones(1), np.array(Cs), "column_generation", rec.rows,
+                             True, "unconstrained linear objective: one oracle call", stop=StopReason.EXACT,
+                             iterations=0, tol=tol, lower_bound=float(problem.objective.value(C)))
     K = A.shape[0]
     message = f"stopped after max_iter={max_iter} pricing rounds"
+    stop, rounds, best_lower = StopReason.MAX_ITER, max_iter, -np.inf
     for it in range(1, max_iter + 1):
         X = np.array(Cs).reshape(len(Cs), -1)
         f = X @ c0.ravel()
@@ -93,6 +95,7 @@ def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-1
                       bounds=(0, None), method="highs")
         if res.status != 0:  # pragma: no cover - the elastic master is always feasible
             message = f"master LP failed: {res.message}"
+            stop, rounds = StopReason.FAILED, it - 1
             break
         mu = -np.asarray(res.ineqlin.marginals)  # >= 0
         v = float(res.eqlin.marginals[0])  # the master's optimum (LP duality: its b_ub is 0)
@@ -101,9 +104,11 @@ def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-1
         # pricing at the master's duals: the oracle gets c0 + A^T mu; the most negative reduced
         # cost is the Lagrangian bound at mu minus the master's optimum (both in objective units)
         member, C, lower = lagrangian_price(problem, oracle, mix, problem.objective.value(mix), mu=mu)
+        best_lower = max(best_lower, lower)  # the Lagrangian bound at mu >= 0: weak duality, for an exact oracle
         reduced = lower - problem.objective.const - v
         if reduced >= -tol * max(1.0, abs(v)):
             message = f"optimal: no member with negative reduced cost after {it} rounds"
+            stop, rounds = StopReason.CONVERGED, it
             break
         members.append(member)
         Cs.append(C)
@@ -111,7 +116,8 @@ def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-1
     rec(rec.rows[-1]["iteration"] + 1 if rec.rows else 0, np.tensordot(w, Cs, axes=1), force=True)
     if not feasible:
         message += f"; no mixture meets the constraints, least violation {viol:.3g}"
-    return FitResult(members, w, Cs, "column_generation", rec.rows, oracle.n_calls, feasible, message)
+    return plugin_result(problem, oracle, members, w, Cs, "column_generation", rec.rows, feasible, message,
+                         stop=stop, iterations=rounds, tol=tol, lower_bound=best_lower)
 
 
 def min_max_violation(problem, oracle, *, max_iter: int = 100, tol: float = 1e-10) -> FitResult:

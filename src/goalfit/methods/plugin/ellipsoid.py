@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import GapStop, Recorder, FitResult
+from ._common import FitResult, GapStop, Recorder, StopReason, plugin_result
 from .column_generation import min_max_violation
 from .frank_wolfe import _start
 from .mixture import mixture_program, prune_finite
@@ -156,6 +156,7 @@ def _run(problem, oracle, fs, max_iter, radius, final, record_every, callback, c
     center = np.zeros(D)
     best_dual = -np.inf
     message = f"{max_iter} cuts"
+    reason, cuts = StopReason.MAX_ITER, max_iter
     stop = GapStop(problem, oracle, tol, check_every, lower_bound=False)  # the dual value is the bound
     for t in range(1, max_iter + 1):
         lam, mu = center[:r], center[r:]
@@ -183,6 +184,7 @@ def _run(problem, oracle, fs, max_iter, radius, final, record_every, callback, c
             cert, _ = stop.check(t, members, Cs)
             if cert.feasible and cert.upper - best_dual <= tol:
                 message = f"converged: duality gap {cert.upper - best_dual:.2e} <= tol={tol:g} after {t} cuts"
+                reason, cuts = StopReason.CONVERGED, t
                 break
         try:
             A, center = jle_update(A, center, w)
@@ -191,9 +193,11 @@ def _run(problem, oracle, fs, max_iter, radius, final, record_every, callback, c
                 message = f"stopped after {t} cuts: degenerate cut (ellipsoid numerically flat)"
             else:
                 message = f"stopped after {t} cuts: zero supergradient (optimal for the sample problem)"
+            reason, cuts = StopReason.COLLAPSED, t
             break
         if np.trace(A) < 1e-18:
             message = f"stopped after {t} cuts: ellipsoid collapsed"
+            reason, cuts = StopReason.COLLAPSED, t
             break
     solver = mixture_program if final == "convex" else _prune_only
     members, Cs, w, feasible, viol = solver(problem, members, np.array(Cs))
@@ -202,7 +206,9 @@ def _run(problem, oracle, fs, max_iter, radius, final, record_every, callback, c
     if not feasible:
         message += "; no mixture of the iterates meets the constraints (least violation returned)"
     name = "con_ellipsoid" if constrained else "ellipsoid"
-    return FitResult(members, w, Cs, name, rec.rows, oracle.n_calls, feasible, message)
+    # the best dual value bounds the sample optimum from below when the oracle is exact (weak duality)
+    return plugin_result(problem, oracle, members, w, Cs, name, rec.rows, feasible, message, stop=reason,
+                         iterations=cuts, tol=tol, lower_bound=best_dual)
 
 
 def _prune_only(problem, members, confusions):

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import (GapStop, Recorder, RowNormalizer, FitResult, final_mixture, frank_wolfe_weights, prune,
-                      unique_members)
+from ._common import (FitResult, GapStop, Recorder, RowNormalizer, StopReason, final_mixture, frank_wolfe_weights,
+                      plugin_result, prune, unique_members)
 from . import binary_hull, coarse_to_fine
 from .lp import RepeatedLP
 
@@ -28,10 +28,13 @@ def _exact_binary(problem, oracle, tol, rec, method):
     # the weights are the program's optimum: not re-weighted by the LP of §8.2 (which optimizes
     # an upper bound and would reject a violation of 1e-12); feasible to the methods' 1e-7
     members, Cs, w, feasible = final_mixture(problem, members, Cs, weights, prune_output=False)
-    rec(1, np.tensordot(w, Cs, axes=1), force=True)
-    return FitResult(members, w, Cs, method, rec.rows, oracle.n_calls, feasible,
-                        f"exact: convex program over the per-cell ROC hulls of the plug-in rules, certified "
-                        f"gap {gap:.1e}")
+    C = np.tensordot(w, Cs, axes=1)
+    rec(1, C, force=True)
+    # the gap is certified over the mixtures of threshold rules, the plug-in oracle's rules here
+    return plugin_result(problem, oracle, members, w, Cs, method, rec.rows, feasible,
+                         f"exact: convex program over the per-cell ROC hulls of the plug-in rules, certified "
+                         f"gap {gap:.1e}", stop=StopReason.EXACT, iterations=0, tol=tol,
+                         lower_bound=float(problem.objective.value(C)) - gap, certified=True)
 
 
 def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, check_every: int = 10,
@@ -84,12 +87,15 @@ def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, che
     # (Fig. 10): a stall there says nothing about convergence, so the budget runs
     stop = GapStop(problem, oracle, tol if problem.objective.smooth else 0.0, check_every)
     message = f"reached max_iter={max_iter}"
+    fw_lower = None  # psi(C) minus the Frank-Wolfe gap at C (Jaggi, ICML 2013, Eq. 2): a bound for an exact oracle
     for t in range(1, max_iter + 1):
         grad = problem.objective.gradient(C)
         member, Ct = oracle(grad)
         gap = float(np.vdot(grad, C - Ct))
         if stop.exact and tol > 0 and t > 1 and gap <= tol:
             message = f"converged: Frank-Wolfe gap {gap:.2e} <= tol={tol:g} after {t - 1} iterations"
+            stop.reason = StopReason.CONVERGED
+            fw_lower = float(problem.objective.value(C)) - gap
             t -= 1
             break
         g = 2.0 / (t + 1)
@@ -109,7 +115,9 @@ def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, che
     else:
         members, Cs, w = unique_members(members, np.array(Cs), weights)
     rec(t, np.tensordot(w / w.sum(), Cs, axes=1), force=True)
-    return FitResult(members, w / w.sum(), Cs, "frank_wolfe", rec.rows, oracle.n_calls, True, message)
+    lower = max((b for b in (fw_lower, stop.lower_bound) if b is not None), default=None)
+    return plugin_result(problem, oracle, members, w / w.sum(), Cs, "frank_wolfe", rec.rows, True, message,
+                         stop=stop.reason or StopReason.MAX_ITER, iterations=t, tol=tol, lower_bound=lower)
 
 
 def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10.0,
@@ -153,14 +161,7 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
         program in ``2 * n_cells`` variables certified by one LP, a few oracle calls; the limit
         the iterations approach) instead of iterating. The iterations run when it does not
         apply, the goals admit no point of the hulls (least violation) or the gap is not
-        certified below ``tol``. With an exact oracle (the threshold oracle, binary only) and a
-        linear or smooth convex objective: fully-corrective column generation from the first
-        member instead of the iterations
-        (:func:`~goalfit.methods.plugin.coarse_to_fine.exact_column_generation`: each round
-        prices one member with a certified gap, so it stops on the gap ``tol`` after a few
-        rounds where the iterations take tens to hundreds; ``max_iter`` bounds its oracle
-        calls; the iterations run when it ends with no feasible mixture). ``False``: Alg. 5 as
-        in the paper.
+        certified below ``tol``. ``False``: Alg. 5 as in the paper.
     subsample : "auto", int or None, default "auto"
         With the plug-in oracle on at least ``4 * subsample`` rows, run on a random subsample
         of this many rows first, then polish on the full sample by fully-corrective column
@@ -198,15 +199,6 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
     if exact_binary and binary_hull.applies(problem, oracle):
         result = _exact_binary(problem, oracle, tol, rec, "split_frank_wolfe")
         if result is not None:
-            return result
-    if exact_binary and coarse_to_fine.certifies(problem, oracle):
-        result = coarse_to_fine.exact_column_generation(problem, oracle, _start(problem, oracle),
-                                                        method="split_frank_wolfe", tol=tol, max_rounds=max_iter,
-                                                        record_every=record_every, callback=callback)
-        # no feasible mixture of its members: the iterations' F-step searches the explicit
-        # polytope instead (a member of infinite objective, such as a constant classifier under
-        # KL quantification, can leave the mixture program short of the least violation)
-        if result.feasible:
             return result
     if isinstance(subsample, str):
         if subsample == "auto":  # a coarse run needs the oracle's rows in memory (not Dask's map-reduce oracle)
@@ -266,4 +258,6 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
     members, confusions, w, feasible = final_mixture(problem, members, pooled, weights, prune_output)
     rec(t, np.tensordot(w, confusions, axes=1), force=True)
     msg += "" if feasible else "; no mixture of the iterates meets the constraints (least violation returned)"
-    return FitResult(members, w, confusions, "split_frank_wolfe", rec.rows, oracle.n_calls, feasible, msg)
+    return plugin_result(problem, oracle, members, w, confusions, "split_frank_wolfe", rec.rows, feasible, msg,
+                         stop=stop.reason or StopReason.MAX_ITER, iterations=t, tol=tol,
+                         lower_bound=stop.lower_bound)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import GapStop, Recorder, RowNormalizer, FitResult, final_mixture
+from ._common import FitResult, GapStop, Recorder, RowNormalizer, StopReason, final_mixture, plugin_result
 
 
 def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step_lambda: float = 0.1,
@@ -111,7 +111,9 @@ def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step
     members, Cs, w, feasible = final_mixture(problem, members, Cs, weights, prune_output)
     rec(t, np.tensordot(w, Cs, axes=1), force=True)
     msg += "" if feasible else "; no mixture of the iterates meets the constraints (least violation returned)"
-    return FitResult(members, w, Cs, "con_gda", rec.rows, oracle.n_calls, feasible, msg)
+    return plugin_result(problem, oracle, members, w, Cs, "con_gda", rec.rows, feasible, msg,
+                         stop=stop.reason or StopReason.MAX_ITER, iterations=t, tol=tol,
+                         lower_bound=stop.lower_bound)
 
 
 def gda(problem, oracle, *, max_iter: int = 5000, **params) -> FitResult:

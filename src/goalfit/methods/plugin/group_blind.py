@@ -57,6 +57,8 @@ class GroupBlindOracle:
     proba : ndarray of shape (n_samples, n_classes)
         The marginal ``P(Y = y | x) = sum_a eta_{y,a}(x)`` (what the argmax baseline reads).
     n_calls : int
+    name : str
+        ``"group_blind"``.
 
     Raises
     ------
@@ -64,6 +66,8 @@ class GroupBlindOracle:
         When ``joint`` does not have shape ``(n_samples, space.n_cells, space.n_classes)`` or
         holds NaN, infinite or negative values.
     """
+
+    name = "group_blind"
 
     def __init__(self, joint, y_codes, cell_ids, space, sample_weight=None):
         joint = np.asarray(joint, dtype=float)
@@ -150,6 +154,8 @@ class GroupBlindThresholdOracle(GroupBlindOracle):
     Takes the parameters of :class:`GroupBlindOracle` and raises its errors, plus a
     ``ValueError`` for a problem with more than two classes.
     """
+
+    name = "group_blind_threshold"
 
     def __init__(self, joint, y_codes, cell_ids, space, sample_weight=None):
         super().__init__(joint, y_codes, cell_ids, space, sample_weight)

@@ -73,9 +73,12 @@ class PluginOracle:
         Number of calls so far.
     exact : bool
         False: the rule minimizes the cost expected under ``proba``, not the cost on the sample.
+    name : str
+        ``"plugin"`` (as ``method_params["oracle"]`` names it).
     """
 
     exact = False
+    name = "plugin"
 
     def __init__(self, proba, y_codes, cell_ids, space, sample_weight=None):
         self.proba = np.asarray(proba, dtype=float)
@@ -256,9 +259,12 @@ class ThresholdOracle(PluginOracle):
     exact : bool
         True: a call returns the sample minimizer over threshold rules (stopping rules may
         certify gaps with it).
+    name : str
+        ``"threshold"``.
     """
 
     exact = True
+    name = "threshold"
 
     def __init__(self, proba, y_codes, cell_ids, space, sample_weight=None):
         if space.n_classes != 2:
@@ -378,6 +384,7 @@ class RefitOracle:
     """
 
     exact = False
+    name = "refit"
 
     def __init__(self, estimator, X, y_codes, cell_ids, space, sample_weight=None):
         self.estimator = estimator
