@@ -436,8 +436,9 @@ class GapStop:
       minimizes linear costs exactly on the sample (``oracle.exact``: the threshold oracle,
       over threshold rules); the method then stops once ``C_bar`` meets the constraints and
       ``U - L <= tol``. The plug-in oracle minimizes the cost expected under the probability
-      estimates, not on the sample, so there ``L`` is no bound (it can exceed ``U``) and only
-      the stall test applies.
+      estimates, not on the sample, so there ``L`` is no bound (it can exceed ``U``): it is not
+      computed (no pricing LP, no oracle call), and only the stall test applies, so a run that
+      does not stall returns exactly the ``tol=0`` result.
     * **Stall test**: at a check ``t >= min_iter``, with ``t'`` the latest earlier check at or
       before ``t / 4``, stop when the mixture meets the constraints, ``|U(t') - U(t)| < tol`` and
       ``v(t') - v(t) < tol``: quadrupling the number of iterations changed the re-fit by less than
@@ -475,10 +476,7 @@ class GapStop:
         Compute the lower bound ``L`` above where the problem allows it; ``False`` for a method
         with its own bound (the ellipsoid's dual value).
     agree : bool, default False
-        Require the method's own mixture to agree with the re-fit for a stall (see above). With
-        an oracle that is not exact, the lower bound is then not computed (it could not stop
-        the run, and its oracle calls' members would join the returned mixture), so a run that
-        does not stall returns exactly the ``tol=0`` result.
+        Require the method's own mixture to agree with the re-fit for a stall (see above).
     """
 
     def __init__(self, problem, oracle, tol, check_every=10, min_iter=100, lower_bound=True, agree=False):
@@ -487,10 +485,13 @@ class GapStop:
         self.next_check = self.check_every
         obj = problem.objective
         self.exact = is_exact(oracle)
-        # with agreement and an inexact oracle the bound cannot stop the run, and its pricing
-        # members would only perturb the re-fit the method returns: no bound, no extra calls
-        self.bounded = (lower_bound and obj.kind in ("linear", "convex") and getattr(obj, "smooth", False)
-                        and not problem.nonlinear and (self.exact or not self.agree))
+        # with an inexact oracle the bound is no bound and cannot stop the run (only the stall
+        # test can), and its pricing LP over all the members so far and its oracle call cost more
+        # than the check's re-fit: no bound, no extra calls
+        # a max of linear pieces (min-max recall) is priced with its epigraph LP's duals
+        # (epigraph_price): one piece's gradient would bound it only far from a tie
+        self.bounded = (lower_bound and obj.kind in ("linear", "convex") and not problem.nonlinear and self.exact
+                        and (getattr(obj, "smooth", False) or getattr(obj, "coefs", None) is not None))
         self.trail: list[Certificate] = []
         self.extra_members: list = []
         self.extra_confusions: list = []
@@ -563,12 +564,91 @@ class GapStop:
         return list(members) + self.extra_members, allC, np.concatenate([w, np.zeros(len(self.extra_members))])
 
     def _lower_bound(self, C_bar, upper, confusions):
-        member, Co, lower = lagrangian_price(self.problem, self.oracle, C_bar, upper, confusions)
+        if getattr(self.problem.objective, "smooth", False):
+            member, Co, lower = lagrangian_price(self.problem, self.oracle, C_bar, upper, confusions)
+        else:
+            member, Co, lower = epigraph_price(self.problem, self.oracle, confusions)
         if member is None:
             return -np.inf
         self.extra_members.append(member)
         self.extra_confusions.append(Co)
         return lower
+
+
+def epigraph_price(problem, oracle, confusions):
+    """One pricing step for a maximum of linear pieces (min-max recall) over the members ``confusions``.
+
+    The best mixture of the members solves the epigraph LP ``min s`` s.t. ``coefs_p . C(alpha) +
+    consts_p <= s`` for every piece ``p``, ``A vec(C(alpha)) <= b``, ``alpha`` in the simplex.
+    With its duals ``nu >= 0`` (``sum nu = 1``) on the pieces and ``mu >= 0`` on the constraint
+    rows, the oracle is called once with the cost ``sum_p nu_p coefs_p + A^T mu``; its answer
+    ``C'`` gives ``L = sum_p nu_p (coefs_p . C' + consts_p) + mu (A vec(C') - b)``. For every
+    classifier meeting the constraints, ``psi(C) >= sum_p nu_p (coefs_p . C + consts_p) >= L``
+    when the oracle minimizes linear costs exactly (weak duality), and ``s - L`` is minus the
+    reduced cost of column generation on the epigraph LP, so it reaches 0 at the optimum over
+    the oracle's rules (a single piece's gradient, the one :func:`lagrangian_price` would use,
+    bounds the objective only away from a tie between pieces, where its optimum usually is).
+
+    Parameters
+    ----------
+    problem : CompiledProblem
+        Objective with ``coefs`` of shape (P, D) and ``consts`` of shape (P,)
+        (:class:`~goalfit.goals.functions.MaxOfLinear`); polyhedral constraints (or none).
+    oracle : linear minimization oracle
+        Called once.
+    confusions : ndarray of shape (T, *space.shape)
+        The members' confusion tensors (the LP's columns).
+
+    Returns
+    -------
+    member, C' (ndarray, ``space.shape``), L (float)
+        ``(None, None, -inf)`` when the LP over the members is infeasible (the oracle is then not
+        called).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, goalfit as gf
+    >>> from goalfit.confusion import CellEncoder, ConfusionSpace
+    >>> from goalfit.methods.plugin import ThresholdOracle
+    >>> from goalfit.methods.plugin._common import epigraph_price
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 400)
+    >>> p1 = np.clip(0.5 + 0.3 * (y - 0.5) + 0.2 * rng.standard_normal(400), 0.01, 0.99)
+    >>> enc = CellEncoder()
+    >>> cells = enc.fit_transform(pd.Series(rng.choice(["a", "b"], 400), name="group"))
+    >>> space = ConfusionSpace.from_codes(y, cells, np.arange(2), enc.cells_)
+    >>> problem = gf.Problem("minmax_recall").compile(space)
+    >>> oracle = ThresholdOracle(np.c_[1 - p1, p1], y, cells, space)
+    >>> _, C0 = oracle(-np.eye(2)[None].repeat(2, 0))
+    >>> _, C1, lower = epigraph_price(problem, oracle, C0[None])
+    >>> bool(lower <= problem.objective.value(C0))
+    True
+    """
+    obj = problem.objective
+    T = len(confusions)
+    flat = np.asarray(confusions, float).reshape(T, -1)
+    M = obj.coefs @ flat.T  # (P, T)
+    P = M.shape[0]
+    G = np.zeros((0, T)) if problem.A is None else problem.A @ flat.T - problem.b[:, None]  # (K, T)
+    c = np.zeros(T + 1)
+    c[-1] = 1.0
+    A_ub = np.vstack([np.hstack([M, -np.ones((P, 1))]), np.hstack([G, np.zeros((len(G), 1))])])
+    b_ub = np.concatenate([-obj.consts, np.zeros(len(G))])
+    res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=np.r_[np.ones(T), 0.0][None], b_eq=[1.0],
+                  bounds=[(0, None)] * T + [(None, None)], method="highs")
+    if res.status != 0:
+        return None, None, -np.inf
+    duals = np.maximum(-np.asarray(res.ineqlin.marginals, float), 0.0)
+    nu, mu = duals[:P], duals[P:]
+    nu = nu / nu.sum() if nu.sum() > 0 else np.full(P, 1.0 / P)  # sum nu = 1 up to round-off
+    cost = nu @ obj.coefs
+    if len(mu):
+        cost = cost + mu @ problem.A
+    member, Co = oracle(cost.reshape(problem.space.shape))
+    lower = float(nu @ (obj.coefs @ Co.ravel() + obj.consts))
+    if len(mu):
+        lower += float(mu @ (problem.A @ Co.ravel() - problem.b))
+    return member, Co, lower
 
 
 def lagrangian_price(problem, oracle, C_bar, upper, confusions=None, *, mu=None):

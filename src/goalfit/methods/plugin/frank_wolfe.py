@@ -161,7 +161,14 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
         program in ``2 * n_cells`` variables certified by one LP, a few oracle calls; the limit
         the iterations approach) instead of iterating. The iterations run when it does not
         apply, the goals admit no point of the hulls (least violation) or the gap is not
-        certified below ``tol``. ``False``: Alg. 5 as in the paper.
+        certified below ``tol``. With an exact oracle (the threshold oracle, binary only) and a
+        linear or smooth convex objective: fully-corrective column generation from the first
+        member instead of the iterations
+        (:func:`~goalfit.methods.plugin.coarse_to_fine.exact_column_generation`: each round
+        prices one member with a certified gap, so it stops on the gap ``tol`` after a few
+        rounds where the iterations take tens to hundreds; ``max_iter`` bounds its oracle
+        calls; the iterations run when it ends with no feasible mixture). ``False``: Alg. 5 as
+        in the paper.
     subsample : "auto", int or None, default "auto"
         With the plug-in oracle on at least ``4 * subsample`` rows, run on a random subsample
         of this many rows first, then polish on the full sample by fully-corrective column
@@ -199,6 +206,15 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
     if exact_binary and binary_hull.applies(problem, oracle):
         result = _exact_binary(problem, oracle, tol, rec, "split_frank_wolfe")
         if result is not None:
+            return result
+    if exact_binary and coarse_to_fine.certifies(problem, oracle):
+        result = coarse_to_fine.exact_column_generation(problem, oracle, _start(problem, oracle),
+                                                        method="split_frank_wolfe", tol=tol, max_rounds=max_iter,
+                                                        record_every=record_every, callback=callback)
+        # no feasible mixture of its members: the iterations' F-step searches the explicit
+        # polytope instead (a member of infinite objective, such as a constant classifier under
+        # KL quantification, can leave the mixture program short of the least violation)
+        if result.feasible:
             return result
     if isinstance(subsample, str):
         if subsample == "auto":  # a coarse run needs the oracle's rows in memory (not Dask's map-reduce oracle)
