@@ -12,7 +12,7 @@ import goalfit as gf
 from goalfit.confusion import CellEncoder, ConfusionSpace
 from goalfit.methods.plugin import PluginOracle, ThresholdOracle, split_frank_wolfe
 from goalfit.methods.plugin import coarse_to_fine as c2f
-from tests.methods.plugin.test_solvers import calibrated, cell_rules, hmean, qmean, recall_optimum
+from tests.methods.plugin.test_solvers import calibrated, cell_rules, gmean, hmean, qmean, recall_optimum
 
 
 @pytest.mark.parametrize("goals", [[gf.demographic_parity_difference() <= 0.02],
@@ -128,7 +128,7 @@ def test_polishes_linear_and_smooth_convex_objectives_only():
                      "micro_f1": False}
 
 
-@pytest.mark.parametrize("objective,psi", [("hmean", hmean), ("qmean", qmean)])
+@pytest.mark.parametrize("objective,psi", [("hmean", hmean), ("qmean", qmean), ("gmean", gmean)])
 @pytest.mark.parametrize("goals", [[gf.demographic_parity_difference() <= 0.02],
                                    [gf.equal_opportunity_difference() <= 0.01, gf.coverage(1) <= 0.45]],
                          ids=["dp", "eopp+coverage"])
@@ -170,3 +170,37 @@ def test_exact_column_generation_falls_back_to_the_iterations_when_infeasible():
     assert not cg.feasible and cg.n_oracle_calls == 2, cg.message
     assert res.message == ref.message and res.message.startswith("converged"), res.message
     assert res.feasible and cp.max_violation(res.confusion) <= 1e-7
+
+
+def test_differentiable_at_tells_a_kink():
+    """G-mean is differentiable where every recall is positive and not where one is 0 (its
+    one-sided difference quotients differ there); a smooth objective is differentiable
+    everywhere; a max of pieces at a tie is not."""
+    _, _, _, space = _multiclass(500, n_classes=2)
+    inside = np.diag([0.3, 0.2])[None].repeat(2, 0) / 2 + 0.05
+    kink = inside.copy()
+    kink[:, 1, 1] = 0.0  # recall of class 1 is 0
+    g = gf.Problem("gmean").compile(space).objective
+    assert c2f.differentiable_at(g, inside) and not c2f.differentiable_at(g, kink)
+    assert c2f.differentiable_at(gf.Problem("hmean").compile(space).objective, kink)
+    tie = np.zeros(space.shape)
+    tie[:, 0, 0] = space.row_mass[:, 0] * 0.5
+    tie[:, 1, 1] = space.row_mass[:, 1] * 0.5  # both recalls 0.5: the pieces of min-max recall tie
+    tie[:, 0, 1], tie[:, 1, 0] = space.row_mass[:, 0] * 0.5, space.row_mass[:, 1] * 0.5
+    mm = gf.Problem("minmax_recall").compile(space).objective
+    assert not c2f.differentiable_at(mm, tie)
+
+
+def test_exact_column_generation_at_a_kink_falls_back_to_the_iterations():
+    """G-mean s.t. class 1 is never predicted: every feasible rule has recall 0 for class 1,
+    where G-mean is not differentiable, so the column generation's gap certifies nothing; it
+    returns None and SplitFW runs its iterations (the answer of ``exact_binary=False``)."""
+    P, y, cells, space = calibrated(0, groups=("F", "M"), n_buckets=8)
+    cp = gf.Problem("gmean", [gf.coverage(1) <= 0.0]).compile(space)
+    oracle = ThresholdOracle(P, y, cells, space)
+    start = oracle(-np.eye(2)[None] / space.row_mass[:, :, None])
+    assert c2f.exact_column_generation(cp, oracle, start, method="split_frank_wolfe") is None
+    res = split_frank_wolfe(cp, ThresholdOracle(P, y, cells, space))
+    ref = split_frank_wolfe(cp, ThresholdOracle(P, y, cells, space), exact_binary=False)
+    assert not res.message.startswith("exact column generation") and res.message == ref.message
+    assert res.feasible and cp.objective.value(res.confusion) == pytest.approx(1.0)

@@ -186,14 +186,55 @@ def polish(problem, oracle, members, confusions, *, tol: float = 1e-4, max_round
 
 def certifies(problem, oracle) -> bool:
     """Whether :func:`corrective_polish` run on ``oracle`` itself certifies its result: an exact oracle
-    (``oracle.exact``: the threshold oracle minimizes every linear cost on the sample), an
-    objective it optimizes (:func:`polishes`) and polyhedral constraints only.
+    (``oracle.exact``: the threshold oracle minimizes every linear cost on the sample),
+    polyhedral constraints only, and an objective it optimizes (:func:`polishes`) or a convex
+    one of a few linear features that is not piecewise linear (G-mean), whose certificate holds
+    where it is differentiable (checked at the result: :func:`differentiable_at`).
 
     Its stopping gap is then a certified bound on the distance to the best mixture of the
     oracle's rules (the Frank-Wolfe gap with the constraints priced in, weak duality), so no
     iterative method needs to run first: see :func:`exact_column_generation`.
     """
-    return bool(getattr(oracle, "exact", False)) and polishes(problem.objective) and not problem.nonlinear
+    obj = problem.objective
+    smooth_enough = polishes(obj) or (obj.kind == "convex" and getattr(obj, "coefs", None) is None
+                                      and hasattr(obj, "features"))
+    return bool(getattr(oracle, "exact", False)) and smooth_enough and not problem.nonlinear
+
+
+def differentiable_at(objective, C, *, step: float = 1e-7, rtol: float = 1e-3) -> bool:
+    """Whether a convex objective ``g(U vec(C))`` is differentiable at ``C`` (numerically).
+
+    A convex function is differentiable at a point where its partial derivatives exist
+    (Rockafellar, *Convex Analysis*, Thm. 25.2), so each feature's one-sided difference
+    quotients (step ``step``) must agree to ``rtol`` (relative, at least 1 in absolute). Its
+    gradient there is then its only subgradient, and the Frank-Wolfe gap computed from it is a
+    certified bound; at a kink (G-mean where a recall is 0) the quotients differ by the jump.
+    A smooth objective is differentiable everywhere (``True`` without evaluating).
+
+    Parameters
+    ----------
+    objective : BoundFunction
+        With ``features()`` (:class:`~goalfit.goals.functions.Features`).
+    C : ndarray of shape ``space.shape``
+
+    Returns
+    -------
+    bool
+    """
+    if getattr(objective, "smooth", False):
+        return True
+    f = objective.features()
+    z = f.U @ np.asarray(C, float).ravel()
+    here = float(f.value(z))
+    if not np.isfinite(here):
+        return False
+    for i in range(len(z)):
+        e = np.zeros(len(z))
+        e[i] = step
+        up, down = (float(f.value(z + e)) - here) / step, (here - float(f.value(z - e))) / step
+        if not (np.isfinite(up) and np.isfinite(down)) or abs(up - down) > rtol * max(1.0, abs(up), abs(down)):
+            return False
+    return True
 
 
 def exact_column_generation(problem, oracle, start, *, method: str, tol: float = 1e-4, max_rounds: int = 2000,
@@ -212,7 +253,7 @@ def exact_column_generation(problem, oracle, start, *, method: str, tol: float =
     Parameters
     ----------
     problem : CompiledProblem
-        Linear or smooth convex objective, polyhedral constraints (:func:`certifies`).
+        Linear or convex objective, polyhedral constraints (:func:`certifies`).
     oracle : linear minimization oracle with ``exact = True``
     start : tuple (member, C)
         The first member and its confusion tensor of shape ``space.shape``.
@@ -227,9 +268,10 @@ def exact_column_generation(problem, oracle, start, *, method: str, tol: float =
 
     Returns
     -------
-    FitResult
+    FitResult or None
         ``feasible=False`` with the least-violating mixture when no mixture of the members
-        priced meets the constraints.
+        priced meets the constraints; ``None`` when a non-smooth objective is not
+        differentiable at the result (:func:`differentiable_at`: its gap certifies nothing).
 
     Examples
     --------
@@ -253,7 +295,10 @@ def exact_column_generation(problem, oracle, start, *, method: str, tol: float =
     rec = Recorder(problem, oracle, record_every, callback)
     member, C = start
     p = polish(problem, oracle, [member], np.asarray(C)[None], tol=tol, max_rounds=max(1, int(max_rounds)))
-    rec(1, np.tensordot(p.weights, p.confusions, axes=1), force=True)
+    C_bar = np.tensordot(p.weights, p.confusions, axes=1)
+    if not differentiable_at(problem.objective, C_bar):  # no certificate at a kink: the caller iterates
+        return None
+    rec(1, C_bar, force=True)
     msg = f"exact column generation: {oracle.n_calls} oracle calls ({p.message})"
     msg += "" if p.feasible else "; no mixture meets the constraints (least violation returned)"
     return plugin_result(problem, oracle, p.members, p.weights, p.confusions, method, rec.rows, p.feasible, msg,

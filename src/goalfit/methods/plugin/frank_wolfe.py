@@ -162,13 +162,13 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
         the iterations approach) instead of iterating. The iterations run when it does not
         apply, the goals admit no point of the hulls (least violation) or the gap is not
         certified below ``tol``. With an exact oracle (the threshold oracle, binary only) and a
-        linear or smooth convex objective: fully-corrective column generation from the first
-        member instead of the iterations
+        linear or convex objective (not piecewise linear): fully-corrective column generation
+        from the first member instead of the iterations
         (:func:`~goalfit.methods.plugin.coarse_to_fine.exact_column_generation`: each round
         prices one member with a certified gap, so it stops on the gap ``tol`` after a few
         rounds where the iterations take tens to hundreds; ``max_iter`` bounds its oracle
-        calls; the iterations run when it ends with no feasible mixture). ``False``: Alg. 5 as
-        in the paper.
+        calls; the iterations run when it ends with no feasible mixture, or at a point where a
+        non-smooth objective is not differentiable). ``False``: Alg. 5 as in the paper.
     subsample : "auto", int or None, default "auto"
         With the plug-in oracle on at least ``4 * subsample`` rows, run on a random subsample
         of this many rows first, then polish on the full sample by fully-corrective column
@@ -213,8 +213,9 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
                                                         record_every=record_every, callback=callback)
         # no feasible mixture of its members: the iterations' F-step searches the explicit
         # polytope instead (a member of infinite objective, such as a constant classifier under
-        # KL quantification, can leave the mixture program short of the least violation)
-        if result.feasible:
+        # KL quantification, can leave the mixture program short of the least violation); None:
+        # a non-smooth objective ended at a kink, where its gap certifies nothing
+        if result is not None and result.feasible:
             return result
     if isinstance(subsample, str):
         if subsample == "auto":  # a coarse run needs the oracle's rows in memory (not Dask's map-reduce oracle)
