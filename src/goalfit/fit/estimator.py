@@ -41,6 +41,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..confusion import confusion_tensor
 from ..goals import FEASIBLE_TOL, Problem
+from ..goals.problem import CompiledProblem
 from ..goals.program import check_label_free
 from ..metrics import add_intervals, evaluate_compiled
 from ..metrics.intervals import GoalSample
@@ -87,6 +88,12 @@ class FitContext:
         Where the training rows live (:mod:`goalfit.fit.backends`).
     problem : Problem
         The user's goals (untightened).
+    constraints : list of Constraint
+        The user's constraints tightened by ``margin`` (:func:`goalfit.fit.tighten`).
+    compiled : CompiledProblem or None
+        The objective and ``constraints`` compiled once on the training rows' space and checked
+        by the method (None when the rows are not in memory); the first candidate reuses it
+        (:meth:`GoalEstimator._compile_goals`).
     seed : int or None
         The family's seed for this fit (:meth:`GoalEstimator._fit_seed`).
     options : dict
@@ -102,6 +109,8 @@ class FitContext:
     progress: Progress
     backend: DataBackend | None = None
     problem: Problem | None = None
+    constraints: list | None = None
+    compiled: CompiledProblem | None = None
     seed: int | None = None
     options: dict = field(default_factory=dict)
     state: dict = field(default_factory=dict)
@@ -227,14 +236,16 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         margins = resolve_margins(getattr(self, "margin", None), problem)
         data = ctx.backend.data
         self._before_solve(ctx)
-        if data is not None:  # the goals' structure, before any fitting
-            ctx.method.check(type(problem)(problem.objective, tighten(problem, margins)).compile(data.space))
+        ctx.constraints = tighten(problem, margins)
+        if data is not None:  # the goals' structure, before any fitting (compiled once: reused by the solve)
+            ctx.compiled = type(problem)(problem.objective, ctx.constraints).compile(data.space)
+            ctx.method.check(ctx.compiled)
         ctx.seed = self._fit_seed()
         if getattr(self, "confidence", None) is not None:
             ctx.backend.require_in_memory("confidence")
         compiled, result, clf, margins, certification = self._fit_goals(
             lambda constraints, d: self._fit_candidate(ctx, constraints, d), data, problem, margins,
-            self._safety_fraction(ctx))
+            self._safety_fraction(ctx), ctx.constraints, ctx.compiled)
         self._adopt(result, clf, compiled, method=result.method, margins=margins,
                     certification=certification, stacklevel=3)
         self.small_slices_ = check_slice_sizes(problem, result.confusion, data, stacklevel=3)
@@ -284,12 +295,29 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
 
     def _fit_candidate(self, ctx, constraints, data):
         """One run of the method on ``data`` with ``constraints``: ``(compiled, FitResult, classifier)``."""
-        problem = ctx.problem
-        compiled = type(problem)(problem.objective, constraints).compile(data.space)
-        ctx.method.check(compiled)
+        compiled = self._compile_goals(ctx, constraints, data.space)
         data, params = self._run_params(ctx, data)
         result = ctx.method.solve(data, compiled, params, ctx.progress)
         return compiled, result, result.members[0]
+
+    def _compile_goals(self, ctx, constraints, space) -> CompiledProblem:
+        """The objective and ``constraints`` compiled on ``space``, checked by the method.
+
+        The template's own compile (``ctx.compiled``) when these are its tightened constraints
+        on the training rows' space (a fit without ``confidence``); compiled and checked now
+        otherwise (the candidates of a safety test: their rows, their margins).
+
+        Raises
+        ------
+        UnsupportedGoal, ValueError
+            As :meth:`goalfit.goals.Problem.compile` and ``method.check``.
+        """
+        if ctx.compiled is not None and constraints is ctx.constraints and space is ctx.compiled.space:
+            return ctx.compiled
+        problem = ctx.problem
+        compiled = type(problem)(problem.objective, constraints).compile(space)
+        ctx.method.check(compiled)
+        return compiled
 
     def _run_params(self, ctx, data):
         """``(data, params)`` for ``method.solve`` on one candidate's rows (default: the settings' values)."""
@@ -299,11 +327,11 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
     def _adopt_details(self, ctx, result, compiled, certification) -> None:
         """The family's fitted attributes, from the adopted result's ``details``."""
 
-    def _fit_goals(self, fit_candidate, data, problem, margins, safety_fraction):
+    def _fit_goals(self, fit_candidate, data, problem, margins, safety_fraction, tight, compiled):
         """Run the method on the goals: once on ``data`` with the constraints tightened by
-        ``margins``, or, with ``confidence``, as candidates and a safety test
-        (:func:`goalfit.fit.certify`); without constraints ``confidence`` is ignored (UserWarning) and
-        every row is used.
+        ``margins`` (``tight``; ``compiled``: the goals with them on ``data``'s space, or None), or,
+        with ``confidence``, as candidates and a safety test (:func:`goalfit.fit.certify`); without
+        constraints ``confidence`` is ignored (UserWarning) and every row is used.
 
         ``fit_candidate(constraints, data)`` returns ``(compiled, FitResult, classifier)``.
         Returns ``(compiled, result, classifier, margins, certification)`` for :meth:`_adopt`,
@@ -315,10 +343,8 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
                           "fit uses every row (no safety part); drop confidence, or add constraints", UserWarning,
                           stacklevel=4)
         if confidence is None or not problem.constraints:
-            tight = tighten(problem, margins)
-            if margins is not None and data is not None:  # margins that the goals' identities forbid
-                check_tightenable(problem.compile(data.space), type(problem)(problem.objective, tight).compile(data.space).b,
-                                  margins)
+            if margins is not None and compiled is not None:  # margins that the goals' identities forbid
+                check_tightenable(problem.compile(data.space), compiled.b, margins)
             compiled, result, clf = fit_candidate(tight, data)
             return compiled, result, clf, margins, None
         cert = certify(fit_candidate, data, problem, margins, confidence, safety_fraction,

@@ -379,9 +379,8 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
 
     def _fit_candidate(self, ctx, constraints, data):
         """Train a network on ``data`` (from a checkpoint when ``checkpoint_path`` holds one)."""
-        problem, method, params = ctx.problem, ctx.method, ctx.settings.params()
-        compiled = type(problem)(problem.objective, constraints).compile(data.space)
-        method.check(compiled)
+        method, params = ctx.method, ctx.settings.params()
+        compiled = self._compile_goals(ctx, constraints, data.space)
         self.seed_ = ctx.seed
         X = data.X
         n_out = 1 if len(self.classes_) == 2 else len(self.classes_)
