@@ -271,7 +271,28 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         return getattr(ctx.settings, "safety_fraction", TEMPLATE_OPTIONS["safety_fraction"])
 
     def _fit_seed(self):
-        """The seed of this fit's randomness (the family's own derivation from ``random_state``)."""
+        """The seed of this fit's randomness (``ctx.seed``), the family's derivation from ``random_state``.
+
+        Default (subdata, surrogate and its baselines): :func:`~goalfit.fit.as_seed`: an int
+        as it is, one draw from a ``RandomState``, None stays None (each random step then draws
+        fresh entropy). Three families keep their own derivation, because one shared rule would
+        change the classifier that an existing script fits with the same ``random_state``:
+
+        * ramp: one draw ``check_random_state(random_state).randint(2**31 - 1)``, so an int
+          seeds the draw, not the solver (ramp fits and benchmark numbers made with an int
+          seed reproduce), and None draws from NumPy's global generator (``np.random.seed``
+          reproduces a fit, as with scikit-learn's estimators).
+        * Lagrangian: always an int, recorded as ``seed_`` (PyTorch's ``manual_seed`` needs
+          one): an int as it is, None drawn from the operating system's entropy so that
+          ``random_state=model.seed_`` refits the same network; a ``RandomState`` is refused.
+        * plug-in (GoalClassifier): None: no fit-wide seed; the base model, the cross-fitting
+          folds, the sample split and the safety split each read ``random_state`` where they
+          are made, so a ``RandomState`` is consumed as a stream as in scikit-learn (an int
+          gives the same seed everywhere).
+
+        The safety test of ``confidence=`` splits with ``as_seed(random_state)`` in every
+        family (:meth:`_fit_goals`).
+        """
         return as_seed(getattr(self, "random_state", None))
 
     def _fit_features(self, X):
