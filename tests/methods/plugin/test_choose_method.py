@@ -1,10 +1,12 @@
-"""method="auto": the rule of choose_method, one test per class of goal, and two measured cells.
+"""method="auto": the rule of choose_method, one test per class of goal, and three measured cells.
 
 The rule (the table in choose_method's docstring) was read from benchmarks/atlas.py: the fastest
 plug-in method whose objective, on the training rows and on held-out rows, is within 1e-3 of
 the best method's. Each class test asserts the choice for every member of the class that the
-atlas covers (objectives of the kind x constraint families of the kind); the last two tests fit
-small problems where the rule changed and compare auto's objective with every method's.
+atlas covers (objectives of the kind x constraint families of the kind); the last three tests fit
+small problems where the rule changed and compare auto's objective with every method's (the
+last with the method it replaced: at 4,000 rows no method is within 1e-3 of the best on
+both samples).
 """
 import warnings
 
@@ -61,9 +63,22 @@ def test_linear_polyhedral_multiclass_is_split_frank_wolfe(classes):
     assert _choices(["error", "balanced_error"], list(POLYHEDRAL), classes) == {"split_frank_wolfe"}
 
 
-@pytest.mark.parametrize("classes", [2, 4])
-def test_linear_unconstrained_is_one_oracle_call(classes):
-    assert _choices(["error", "balanced_error"], ["none"], classes) == {"column_generation"}
+@pytest.mark.parametrize("groups", [2, 5])
+def test_linear_unconstrained_binary_is_one_oracle_call(groups):
+    assert _choices(["error", "balanced_error"], ["none"], 2, groups) == {"column_generation"}
+
+
+@pytest.mark.parametrize("classes", [3, 4, 5])
+def test_unconstrained_multiclass_is_split_frank_wolfe(classes):
+    # 3 classes, 10^5 rows (atlas): one oracle call (error, balanced error) and the ellipsoid
+    # (H-mean, G-mean) stop 2.3e-3 to 3.5e-3 above SplitFW on train and held-out rows
+    assert _choices(["error", "balanced_error", "hmean", "gmean", "qmean"], ["none"], classes) == {"split_frank_wolfe"}
+
+
+@pytest.mark.parametrize("classes", [3, 5])
+def test_piecewise_linear_unconstrained_multiclass_is_con_gda(classes):
+    # 3 classes, 10^5 rows: the ellipsoid stops 3.8e-3 above ConGDA; SplitFW stalls 4e-2 above
+    assert _choices(["minmax_recall"], ["none"], classes) == {"con_gda"}
 
 
 @pytest.mark.parametrize("classes", [2, 3, 5])
@@ -79,18 +94,24 @@ def test_convex_piecewise_linear_polyhedral_is_con_gda(classes):
     assert _choices(["minmax_recall"], list(POLYHEDRAL), classes) == {"con_gda"}
 
 
-def test_ratio_objectives_are_bisection():
+def test_ratio_objectives_binary_are_bisection():
     assert _choices(["f1", "micro_f1"], list(POLYHEDRAL), 2) == {"con_bisection"}
     assert _choices(["f1", "micro_f1"], ["none"], 2) == {"bisection"}
-    assert _choices(["micro_f1"], list(POLYHEDRAL), 4) == {"con_bisection"}
 
 
-def test_convex_unconstrained_follows_section_8_6():
-    assert _choices(["hmean", "qmean"], ["none"], 2) == {"frank_wolfe"}
-    assert _choices(["gmean", "minmax_recall"], ["none"], 2) == {"ellipsoid"}  # dim 2
-    space = _space(8, 1)  # dim 8 > 6
-    assert choose_method(gf.Problem("gmean").compile(space)) == "gda"
-    assert choose_method(gf.Problem("hmean").compile(space)) == "frank_wolfe"
+@pytest.mark.parametrize("classes", [3, 4])
+def test_ratio_objectives_multiclass_are_split_frank_wolfe(classes):
+    # micro-F1, 3 classes x 10^5 rows: (con_)bisection 5e-3 (none) and 1.6e-2 (DP) above SplitFW
+    assert _choices(["micro_f1"], ["none"] + list(POLYHEDRAL), classes) == {"split_frank_wolfe"}
+
+
+@pytest.mark.parametrize("groups", [2, 5])
+def test_convex_unconstrained_binary_follows_section_8_6(groups):
+    assert _choices(["hmean", "qmean"], ["none"], 2, groups) == {"frank_wolfe"}
+    assert _choices(["gmean", "minmax_recall"], ["none"], 2, groups) == {"ellipsoid"}  # dim 2
+    space = _space(8, 1)  # dim 8 > 6: multiclass, where the sample's mixture decides (above)
+    assert choose_method(gf.Problem("gmean").compile(space)) == "split_frank_wolfe"
+    assert choose_method(gf.Problem("minmax_recall").compile(space)) == "con_gda"
 
 
 def test_non_polyhedral_constraint_keeps_the_ellipsoid_or_con_gda():
@@ -166,3 +187,16 @@ def test_multiclass_balanced_error_dp_auto_is_near_best():
     assert picked == "split_frank_wolfe"
     assert "column_generation" in res and "split_frank_wolfe" in res
     _assert_auto_near_best(res, picked)
+
+
+def test_multiclass_hmean_unconstrained_auto_beats_the_ellipsoid():
+    # 4,000 rows rank methods differently on train and held-out rows (here GDA is 1.1e-3 below
+    # SplitFW on train and 8e-3 above it on held-out rows), so the assertion is the old choice
+    # (the ellipsoid) beaten on both and the best held-out objective to 1e-3
+    P, Y, G = _cell(4, seed=3)
+    res, picked = _objectives("hmean", [], P, Y, G)
+    assert picked == "split_frank_wolfe"
+    train, test, viol = res["auto"]
+    assert viol <= 1e-3
+    assert train < res["ellipsoid"][0] and test < res["ellipsoid"][1], res
+    assert test <= min(v[1] for m, v in res.items() if m != "auto") + 1e-3, res

@@ -336,15 +336,16 @@ def test_auto_follows_section_8_6():
              ("f1", [], "bisection"), ("f1", [gf.coverage(1) <= 0.3], "con_bisection")]
     for obj, cons, method in cases:
         assert choose_method(gf.Problem(obj, cons).compile(space)) == method, (obj, cons)
-    # many classes: Frank-Wolfe / SplitFW for smooth, GDA / ConGDA otherwise
+    # many classes: SplitFW (the sample's mixture) but on min-max recall and nonlinear constraints (ConGDA)
     rng = np.random.default_rng(0)
     n = 8
     yk = rng.integers(0, n, 400)
     from goalfit.confusion import CellEncoder as _CE, ConfusionSpace as _CS
     enc = _CE().fit(None, len(yk))
     big = _CS.from_codes(yk, np.zeros(len(yk), int), np.arange(n), enc.cells_)
-    cases = [("hmean", [], "frank_wolfe"), ("hmean", [gf.coverage_deviation() <= 0.05], "split_frank_wolfe"),
-             ("hmean", [gf.kl_quantification() <= 0.01], "con_gda"), ("gmean", [], "gda"),
+    cases = [("hmean", [], "split_frank_wolfe"), ("hmean", [gf.coverage_deviation() <= 0.05], "split_frank_wolfe"),
+             ("hmean", [gf.kl_quantification() <= 0.01], "con_gda"), ("gmean", [], "split_frank_wolfe"),
+             ("minmax_recall", [], "con_gda"),
              ("minmax_recall", [gf.coverage_deviation() <= 0.05], "con_gda")]
     for obj, cons, method in cases:
         assert choose_method(gf.Problem(obj, cons).compile(big)) == method, (obj, cons)

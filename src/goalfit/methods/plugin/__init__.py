@@ -12,8 +12,7 @@ certificate):
 =========================================  ==========================  ===========================
 objective                                  no constraints              constraints
 =========================================  ==========================  ===========================
-linear (error, cost-sensitive, balanced)   one oracle call             binary: column generation;
-                                                                       multiclass: SplitFW (Alg. 5)
+linear (error, cost-sensitive, balanced)   one oracle call             column generation
 ratio of linear (F-beta, micro-F1)         bisection (Alg. 4)          ConBisection (Alg. 8)
 convex, representation dim <= 6            ellipsoid (Alg. 3)          see the rows below
 convex, smooth (H-mean, Q-mean)            Frank-Wolfe (Alg. 1)        SplitFW (Alg. 5)*
@@ -22,22 +21,26 @@ convex, piecewise linear (min-max recall)  GDA (Alg. 2)                ConGDA (A
 =========================================  ==========================  ===========================
 
 (*) For polyhedral constraints (coverage, fairness, precision, ratios such as the 80% rule).
+The table is for binary problems. With more than two classes, every objective with polyhedral
+constraints or none runs SplitFW (Alg. 5), but min-max recall, which runs ConGDA (Alg. 6).
 A constraint that is smooth convex but not polyhedral (KL quantification) gets the constrained
 ellipsoid when the cuts' dimension ``r + K`` is at most 6, ConGDA otherwise (e.g. G-mean with
 a between-groups equal-opportunity constraint on two groups: 3 + 2 = 5; with
 ``method="to_overall"``: 3 + 4 = 7).
 
-The constrained column is the rule "the fastest method whose objective, on the training rows
-and on held-out rows, is within 1e-3 of the best method's", read by class of goal (objective
-kind x constraint kind x binary / multiclass) from ``benchmarks/atlas.py`` (its results, and
+The constrained column and the multiclass choice are the rule "the fastest method whose
+objective, on the training rows and on held-out rows, is within 1e-3 of the best method's",
+read by class of goal (objective kind x constraint kind x binary / multiclass) from ``benchmarks/atlas.py`` (its results, and
 which cells it covers, are in ``benchmarks/README.md``): SplitFW has no step sizes to tune and
 reaches the best objective on smooth and non-smooth convex objectives in a few fully-corrective
 iterations where the constrained ellipsoid needs hundreds of cuts; on a piecewise-linear
 objective Frank-Wolfe's linearization stalls at a vertex and ConGDA gets there first; with
-several classes, column generation's pricing is exact for the model's probabilities but not for
-the sample, and SplitFW's fully-corrective steps on the sample reach the best objective on
-held-out rows as well. ConGDA after tuning (:func:`goalfit.estimators.select_method_params`)
-can do better than with its defaults, as §8.6 of the paper reports.
+several classes, the plug-in oracle's rules (one oracle call, bisection's and column
+generation's pricing, the ellipsoid's cuts) are optimal for the model's probabilities but not
+for the sample, and SplitFW's fully-corrective mixtures on the sample reach the best objective
+on held-out rows as well, with or without constraints. ConGDA after tuning
+(:func:`goalfit.estimators.select_method_params`) can do better than with its defaults, as §8.6
+of the paper reports.
 """
 from collections.abc import Callable
 
@@ -75,14 +78,16 @@ def choose_method(problem) -> str:
     =========================  ======================  ========================  ====================
     objective                  constraints             binary                    multiclass
     =========================  ======================  ========================  ====================
-    linear                     none                    column_generation         column_generation
+    linear                     none                    column_generation         split_frank_wolfe
     linear                     polyhedral              column_generation         split_frank_wolfe
     any                        smooth, not polyhedral  con_gda (linear); con_ellipsoid if dim <= 6,
-                                                       else con_gda (convex)
-    ratio of linear            none / polyhedral       bisection / con_bisection (both)
-    convex smooth              none                    frank_wolfe               ellipsoid if dim <= 6,
-                                                                                 else frank_wolfe
-    convex non-smooth          none                    ellipsoid if dim <= 6, else gda (both)
+                                                       else con_gda (convex); con_bisection (ratio)
+    ratio of linear            none / polyhedral       bisection / con_bisection split_frank_wolfe
+    convex smooth              none                    frank_wolfe               split_frank_wolfe
+    convex non-smooth          none                    ellipsoid if dim <= 6,    split_frank_wolfe
+                                                       else gda
+    convex piecewise linear    none                    ellipsoid if dim <= 6,    con_gda
+                                                       else gda
     convex, not piecewise lin. polyhedral              split_frank_wolfe         split_frank_wolfe
     convex piecewise linear    polyhedral              con_gda                   con_gda
     =========================  ======================  ========================  ====================
@@ -97,22 +102,28 @@ def choose_method(problem) -> str:
     kind = problem.objective.kind
     constrained = bool(problem.constraints)
     binary = problem.space.n_classes == 2
+    # measured (benchmarks/atlas.py): with several classes the plug-in oracle's rules are optimal
+    # for the model's probabilities, not for the sample (a model that does not see the group is
+    # not calibrated within it); SplitFW's fully-corrective mixtures, fitted on the sample, reach
+    # the best objective on train and held-out rows where one oracle call, bisection, column
+    # generation and the ellipsoid stop above it, with or without constraints
+    mixture_on_sample = not binary and not problem.nonlinear
     if kind == "linear":
         if problem.nonlinear:
             return "con_gda"
-        if constrained and not binary:  # column generation's pricing is exact for the model, not the sample
-            return "split_frank_wolfe"
-        return "column_generation"
+        return "split_frank_wolfe" if mixture_on_sample else "column_generation"
     if kind == "ratio":
+        if mixture_on_sample:
+            return "split_frank_wolfe"
         return "con_bisection" if constrained else "bisection"
     if kind == "convex":
         if binary and problem.objective.smooth and not problem.nonlinear:
             return "split_frank_wolfe" if constrained else "frank_wolfe"  # the exact binary program
-        if constrained and not problem.nonlinear:
-            # measured (benchmarks/atlas.py): SplitFW reaches the best objective on train and
-            # held-out rows at a fraction of the constrained ellipsoid's / ConGDA's time, except on
-            # a piecewise-linear objective (min-max recall), where Frank-Wolfe's linearization
-            # stalls at a vertex and ConGDA's subgradient steps are the fastest that get there
+        if (constrained or mixture_on_sample) and not problem.nonlinear:
+            # SplitFW reaches the best objective on train and held-out rows at a fraction of the
+            # (constrained) ellipsoid's / ConGDA's time, except on a piecewise-linear objective
+            # (min-max recall), where Frank-Wolfe's linearization stalls at a vertex and ConGDA's
+            # subgradient steps are the fastest that get there
             return "con_gda" if _piecewise_linear(problem.objective) else "split_frank_wolfe"
         dim = _ellipsoid_dim(problem)
         if dim is not None and 2 <= dim <= ELLIPSOID_MAX_DIM:
