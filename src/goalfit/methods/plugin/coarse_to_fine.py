@@ -238,7 +238,7 @@ def differentiable_at(objective, C, *, step: float = 1e-7, rtol: float = 1e-3) -
 
 
 def exact_column_generation(problem, oracle, start, *, method: str, tol: float = 1e-4, max_rounds: int = 2000,
-                            record_every: int = 10, callback=None) -> FitResult:
+                            record_every: int = 10, callback=None) -> FitResult | None:
     """Fully-corrective column generation from ``start`` with an exact oracle (:func:`certifies`).
 
     The polish of :func:`corrective_polish` run from the first member instead of after an iterative
