@@ -339,7 +339,7 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
         outer, prob = backend.probabilities(data)
         self.base_fit_seconds_ = max(self.base_fit_seconds_, backend.base_seconds + time.perf_counter() - t0)
         try:
-            compiled = type(problem)(self.objective, constraints).compile(outer.space)
+            compiled = self._compile_goals(ctx, constraints, outer.space)  # the template's compile on its space
         except ValueError as err:
             if self._holdout() is None:
                 raise
