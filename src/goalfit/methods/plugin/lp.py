@@ -1,6 +1,8 @@
 """A linear program re-solved with changing costs (HiGHS through highspy, warm started)."""
 from __future__ import annotations
 
+import threading
+
 import highspy
 import numpy as np
 
@@ -95,6 +97,22 @@ class RepeatedLP:
         return out.reshape(self.shape)
 
 
+#: one HiGHS instance per thread for :func:`highs_linprog` (each call passes a whole new model)
+_SOLVERS = threading.local()
+
+
+def _solver():
+    """This thread's ``highspy.Highs`` for :func:`highs_linprog`, made once (silenced).
+
+    Creating an instance (and silencing its banner) cost more than solving the small LPs of the
+    plug-in methods; ``passModel`` replaces the previous model, its solution and its basis.
+    """
+    h = getattr(_SOLVERS, "highs", None)
+    if h is None:
+        h = _SOLVERS.highs = quiet_highs()
+    return h
+
+
 def highs_linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), method="highs"):
     """``scipy.optimize.linprog(method="highs")`` for small dense LPs, without its overhead.
 
@@ -138,23 +156,24 @@ def highs_linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None
         beq = np.asarray(b_eq, float).ravel()
         rlo.append(beq)
         rhi.append(beq)
-    h = quiet_highs()
+    h = _solver()
     lp = highspy.HighsLp()
     lp.num_col_ = n
     lp.col_cost_ = c
     lp.col_lower_ = lo
     lp.col_upper_ = hi
     if blocks:
-        from scipy.sparse import csc_matrix
-
-        A = csc_matrix(np.vstack(blocks))
-        lp.num_row_ = A.shape[0]
+        # column-wise (CSC) arrays of the dense matrix: its transpose's non-zeros in row order
+        # are the matrix's, column by column (no scipy.sparse object to build)
+        AT = np.vstack(blocks).T
+        col, row = np.nonzero(AT)
+        lp.num_row_ = AT.shape[1]
         lp.row_lower_ = np.concatenate(rlo)
         lp.row_upper_ = np.concatenate(rhi)
         lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = A.indptr.astype(np.int32)
-        lp.a_matrix_.index_ = A.indices.astype(np.int32)
-        lp.a_matrix_.value_ = A.data
+        lp.a_matrix_.start_ = np.searchsorted(col, np.arange(n + 1)).astype(np.int32)
+        lp.a_matrix_.index_ = row.astype(np.int32)
+        lp.a_matrix_.value_ = AT[col, row]
     h.passModel(lp)
     h.run()
     status = h.getModelStatus()
