@@ -4,10 +4,10 @@
 the problem's succinct representation (§8.6: ellipsoid for few dimensions, Frank-Wolfe for
 smooth metrics without constraints, GDA / ConGDA otherwise, bisection for ratios), with one
 departure for speed at the same guarantee: a **binary** problem with a smooth convex objective
-(H-mean, Q-mean) and polyhedral constraints gets Frank-Wolfe / SplitFW, whose exact binary path
-(:mod:`goalfit.methods.plugin.binary_hull`) solves the convex program over the groups' ROC hulls
-with a certified gap in a few oracle calls (the ellipsoid needs hundreds of cuts for the same
-certificate):
+(H-mean, Q-mean) or G-mean, under polyhedral constraints or none, gets Frank-Wolfe / SplitFW,
+whose exact binary path (:mod:`goalfit.methods.plugin.binary_hull`) solves the convex program
+over the groups' ROC hulls with a certified gap in a few oracle calls (the ellipsoid needs
+hundreds of cuts for the same certificate):
 
 =========================================  ==========================  ===========================
 objective                                  no constraints              constraints
@@ -16,13 +16,13 @@ linear (error, cost-sensitive, balanced)   one oracle call             column ge
 ratio of linear (F-beta, micro-F1)         bisection (Alg. 4)          ConBisection (Alg. 8)
 convex, representation dim <= 6            ellipsoid (Alg. 3)          see the rows below
 convex, smooth (H-mean, Q-mean)            Frank-Wolfe (Alg. 1)        SplitFW (Alg. 5)*
-convex, non-smooth (G-mean)                GDA (Alg. 2)                SplitFW (Alg. 5)*
+convex, non-smooth (G-mean)                SplitFW (Alg. 5)            SplitFW (Alg. 5)*
 convex, piecewise linear (min-max recall)  GDA (Alg. 2)                ConGDA (Alg. 6)
 =========================================  ==========================  ===========================
 
 (*) For polyhedral constraints (coverage, fairness, precision, ratios such as the 80% rule).
 The table is for binary problems. With more than two classes, every objective with polyhedral
-constraints or none runs SplitFW (Alg. 5), but min-max recall, which runs ConGDA (Alg. 6).
+constraints or none runs SplitFW (Alg. 5), but min-max recall, which keeps the rows above.
 A constraint that is smooth convex but not polyhedral (KL quantification) gets the constrained
 ellipsoid when the cuts' dimension ``r + K`` is at most 6, ConGDA otherwise (e.g. G-mean with
 a between-groups equal-opportunity constraint on two groups: 3 + 2 = 5; with
@@ -84,10 +84,8 @@ def choose_method(problem) -> str:
                                                        else con_gda (convex); con_bisection (ratio)
     ratio of linear            none / polyhedral       bisection / con_bisection split_frank_wolfe
     convex smooth              none                    frank_wolfe               split_frank_wolfe
-    convex non-smooth          none                    ellipsoid if dim <= 6,    split_frank_wolfe
-                                                       else gda
-    convex piecewise linear    none                    ellipsoid if dim <= 6,    con_gda
-                                                       else gda
+    convex non-smooth          none                    split_frank_wolfe         split_frank_wolfe
+    convex piecewise linear    none                    ellipsoid if dim <= 6, else gda (both)
     convex, not piecewise lin. polyhedral              split_frank_wolfe         split_frank_wolfe
     convex piecewise linear    polyhedral              con_gda                   con_gda
     =========================  ======================  ========================  ====================
@@ -119,12 +117,18 @@ def choose_method(problem) -> str:
     if kind == "convex":
         if binary and problem.objective.smooth and not problem.nonlinear:
             return "split_frank_wolfe" if constrained else "frank_wolfe"  # the exact binary program
-        if (constrained or mixture_on_sample) and not problem.nonlinear:
+        pwl = _piecewise_linear(problem.objective)
+        if constrained and not problem.nonlinear:
             # SplitFW reaches the best objective on train and held-out rows at a fraction of the
-            # (constrained) ellipsoid's / ConGDA's time, except on a piecewise-linear objective
+            # constrained ellipsoid's / ConGDA's time, except on a piecewise-linear objective
             # (min-max recall), where Frank-Wolfe's linearization stalls at a vertex and ConGDA's
             # subgradient steps are the fastest that get there
-            return "con_gda" if _piecewise_linear(problem.objective) else "split_frank_wolfe"
+            return "con_gda" if pwl else "split_frank_wolfe"
+        if not constrained and not pwl:
+            # multiclass (see above), and binary G-mean: SplitFW's exact column generation on the
+            # threshold oracle certifies the optimum in a few oracle calls where the ellipsoid
+            # needs tens of cuts for the same objective
+            return "split_frank_wolfe"
         dim = _ellipsoid_dim(problem)
         if dim is not None and 2 <= dim <= ELLIPSOID_MAX_DIM:
             return "con_ellipsoid" if constrained else "ellipsoid"
