@@ -36,7 +36,10 @@ Usage::
     python benchmarks/atlas.py --quick          # 10^4 rows, binary and 4 classes, 2 groups, 4 objectives x 3 families: ~3 min
     python benchmarks/atlas.py --sizes 10000 100000 --objectives gmean minmax_recall --constraints dp
     python benchmarks/atlas.py --resume         # skip the cells already in the JSON
-    python benchmarks/atlas.py --replot         # re-score the JSON with the current rule; PNG + worst cells
+    python benchmarks/atlas.py --replot         # re-score the JSON with the current rule; PNG, per-class
+                                                # table, worst cells, the must-show check from 10^5 rows
+    python benchmarks/atlas.py --out a.json ...  # runs in parallel, each to its own file, then
+    python benchmarks/atlas.py --merge a.json b.json   # their cells join --out's (later files win)
 
 Writes ``benchmarks/results/atlas.json`` (the Benchmarks rows of ``DESIGN.md``, one per cell,
 method, split and metric; the per-cell records under ``details``) and ``atlas.png`` (auto's time
@@ -361,10 +364,13 @@ KIND = {"error": "linear", "balanced_error": "linear", "f1": "ratio", "micro_f1"
 
 
 def class_table(cells, min_rows=100_000):
-    """Markdown table: per class of cells (objective kind x constraints x binary / multiclass), from ``min_rows`` up."""
+    """Markdown table: per class of cells (objective kind x constraints x binary / multiclass), from ``min_rows`` up.
+
+    Only cells run with the estimator's default oracle (no ``--oracle``) count.
+    """
     by = {}
     for c in cells:
-        if c["n"] >= min_rows:
+        if c["n"] >= min_rows and c.get("oracle") is None:  # the estimator's defaults
             key = (KIND[c["objective"]], "none" if c["constraints"] == "none" else "polyhedral",
                    "binary" if c["n_classes"] == 2 else "multiclass")
             by.setdefault(key, []).append(c)
@@ -470,6 +476,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--resume", action="store_true", help="keep the cells already in --out; run the others")
     ap.add_argument("--replot", action="store_true", help="re-score --out with the current rule, write the PNG and table")
+    ap.add_argument("--merge", type=Path, nargs="+", default=None,
+                    help="add these files' cells to --out (same cell: the later file's), then --replot")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--png", type=Path, default=PNG)
     args = ap.parse_args(argv)
@@ -477,15 +485,21 @@ def main(argv=None):
         args.sizes, args.objectives, args.constraints = [10_000], ["error", "gmean", "hmean", "f1"], ["none", "dp", "eodds"]
         args.groups, args.min_limit, args.limit_ratio = [2], 10.0, 200.0
     t0 = time.time()
+    args.replot = args.replot or args.merge is not None
     old = json.loads(args.out.read_text()) if (args.resume or args.replot) and args.out.exists() else {}
     cells = old.get("details", {}).get("cells", [])
+    if args.merge:
+        by = {cell_id(c): c for c in cells}
+        for f in args.merge:
+            by.update((cell_id(c), c) for c in json.loads(f.read_text())["details"]["cells"])
+        cells = list(by.values())
     if args.replot:
         for c in cells:
             score(c)
         save(cells, args, t0, old.get("seconds", 0.0))
         plot(cells, args.png)
         print(worst_table(cells))
-        print(worst_table([c for c in cells if c["n"] >= 100_000]))
+        print(worst_table([c for c in cells if c["n"] >= 100_000 and c.get("oracle") is None]))
         print(class_table(cells))
         print("\n".join(must_show(cells)))
         return
