@@ -85,7 +85,7 @@ def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, che
     members, Cs, steps = [], [], []
     # a non-smooth objective (min-max recall) makes Frank-Wolfe stall short of the optimum
     # (Fig. 10): a stall there says nothing about convergence, so the budget runs
-    stop = GapStop(problem, oracle, tol if problem.objective.smooth else 0.0, check_every)
+    stop = GapStop(problem, oracle, tol if problem.objective.smooth else 0.0, check_every, price_inexact=True)
     message = f"reached max_iter={max_iter}"
     fw_lower = None  # psi(C) minus the Frank-Wolfe gap at C (Jaggi, ICML 2013, Eq. 2): a bound for an exact oracle
     for t in range(1, max_iter + 1):
