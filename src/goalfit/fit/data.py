@@ -256,6 +256,8 @@ def _encode(y, classes, suffix):
 
 def warn_many_groups(encoder: CellEncoder, cells, stacklevel: int = 3) -> None:
     """Warn, before fitting, about each slicing column with more than :data:`MANY_GROUPS` values."""
+    if encoder.n_cells <= MANY_GROUPS:  # a column has at most one value per cell: nothing to count
+        return
     for col in encoder.columns_:
         values = encoder.cells_[col]
         count = values.nunique()

@@ -8,6 +8,7 @@ method lives in :mod:`goalfit.methods`.
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 from dataclasses import dataclass, field, fields, make_dataclass
 from typing import cast
@@ -112,10 +113,18 @@ def check_method_params(params, known, method: str, owner=None) -> dict:
 
 def keyword_names(func, exclude=()) -> list[str]:
     """The keyword parameters of ``func`` (a solver's knobs), minus ``exclude``."""
+    try:
+        names = _keyword_names(func)  # a solver's signature is read once per process
+    except TypeError:  # an unhashable callable
+        names = _keyword_names.__wrapped__(func)
+    return [name for name in names if name not in exclude]
+
+
+@functools.lru_cache(maxsize=256)
+def _keyword_names(func) -> tuple[str, ...]:
     sig = inspect.signature(func)
-    return [p.name for p in sig.parameters.values()
-            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is not p.empty
-            and p.name not in exclude]
+    return tuple(p.name for p in sig.parameters.values()
+                 if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is not p.empty)
 
 
 #: ``method_params`` keys that configure the template rather than a method, with their defaults.
