@@ -248,7 +248,7 @@ def unique_members(members, confusions, weights=None):
     return [members[i] for i in first], confusions[first], merged_w
 
 
-def prune(problem, members, confusions, weights=None, tol: float = 0.0):
+def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=None):
     """Re-weight candidate members so the mixture meets the constraints (§8.2, LP on HiGHS).
 
     Solves ``min_alpha sum_t alpha_t psi(C_t)`` s.t. ``sum_t alpha_t (A C_t - b) <= 0``,
@@ -261,10 +261,15 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0):
     **least-violating** mixture: ``min s`` s.t. every row ``<= s``, then the best objective at
     that violation.
 
+    ``warm`` (optional, members): columns to start the LP from (:func:`_members_lp`: column
+    generation over the others, the same optimum at a fraction of the cost when they hold most
+    of the support, e.g. the previous stopping check's re-fit members).
+
     Returns
     -------
     members, confusions, weights, feasible (bool), max_row_violation (float)
     """
+    start = None if warm is None else {id(m) for m in warm}
     members, confusions, w0 = unique_members(members, confusions, weights)
     w0 = w0 / w0.sum()
     T = len(members)
@@ -312,7 +317,7 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0):
         if M is not None:
             x = epigraph(0.0)
         return _support(members, confusions, best_of(x, 0.0)) + (True, 0.0)
-    res = linprog(psi, A_ub=G, b_ub=np.full(K, tol), A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs")
+    res = _members_lp(psi, G, tol, None if start is None else np.array([id(m) in start for m in members]))
     if res.status == 0:
         x = res.x if M is None else epigraph(tol)
         x = best_of(x, tol + 1e-12)
@@ -331,6 +336,48 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0):
         x = x if x_epi is None else x_epi
     x = best_of(x, limit)
     return _support(members, confusions, x) + (False, float((G @ x).max()))
+
+
+def _members_lp(psi, G, limit, start=None):
+    """``min psi . alpha`` s.t. ``G alpha <= limit``, ``alpha`` in the simplex (the LP of :func:`prune`).
+
+    With ``start`` (bool mask of the columns), by column generation: the LP over the started
+    columns, then every column of negative reduced cost under its duals joins and it is solved
+    again, until none is left (Dantzig-Wolfe pricing over an explicit list), so the optimum is
+    the full LP's; when the restricted LP is infeasible, the full LP is solved.
+
+    Returns
+    -------
+    types.SimpleNamespace
+        ``status`` (0: optimal) and ``x`` of shape (T,), as :func:`highs_linprog`.
+    """
+    from types import SimpleNamespace
+
+    T, K = len(psi), G.shape[0]
+
+    def solve(S):
+        return linprog(psi[S], A_ub=G[:, S], b_ub=np.full(K, limit), A_eq=np.ones((1, int(S.sum()))),
+                       b_eq=[1.0], bounds=(0, None), method="highs")
+
+    full = np.ones(T, bool)
+    if start is None or start.all() or not start.any():
+        return solve(full)
+    S = np.asarray(start, bool).copy()
+    while True:
+        res = solve(S)
+        if res.status != 0:
+            return solve(full)
+        # reduced costs psi - G^T y - y0 (scipy's marginals: d fun / d b, y <= 0)
+        reduced = psi - np.asarray(res.ineqlin.marginals, float) @ G - float(res.eqlin.marginals[0])
+        reduced[S] = 0.0
+        enter = np.flatnonzero(reduced < -1e-9 * max(1.0, float(np.abs(psi).max())))
+        if not enter.size:
+            x = np.zeros(T)
+            x[S] = res.x
+            return SimpleNamespace(status=0, x=x)
+        # the most negative ones (a basis has K + 1 columns): small LPs, a few rounds
+        m = max(8, K + 1)
+        S[enter if enter.size <= m else enter[np.argpartition(reduced[enter], m)[:m]]] = True
 
 
 def final_mixture(problem, members, confusions, weights, prune_output: bool = True):
@@ -360,7 +407,7 @@ def final_mixture(problem, members, confusions, weights, prune_output: bool = Tr
     return members, confusions, w, bool(problem.max_violation(np.tensordot(w, confusions, axes=1)) <= FEASIBLE_TOL)
 
 
-def prune_finite(problem, members, confusions, weights=None):
+def prune_finite(problem, members, confusions, weights=None, warm=None):
     """:func:`prune` over the members whose objective and constraint values are finite.
 
     A member with an infinite value (e.g. KL quantification of a rule that never predicts some
@@ -375,9 +422,9 @@ def prune_finite(problem, members, confusions, weights=None):
     for cc in problem.nonlinear:
         ok &= np.isfinite(np.asarray(cc.function.values(confusions), dtype=float))
     if ok.all():
-        return prune(problem, members, confusions, weights)
+        return prune(problem, members, confusions, weights, warm=warm)
     if ok.any():
-        return prune(problem, [m for m, k in zip(members, ok) if k], confusions[ok], weights[ok])
+        return prune(problem, [m for m, k in zip(members, ok) if k], confusions[ok], weights[ok], warm=warm)
     w = weights / weights.sum()
     viol = problem.max_violation(np.tensordot(w, confusions, axes=1))
     return list(members), confusions, w, bool(viol <= 1e-9), float(viol)
@@ -423,7 +470,8 @@ class GapStop:
     At checks spaced geometrically (every ``max(check_every, t // 4)`` iterations, so O(log T)
     checks), the members so far are re-weighted by the LP of §8.2 (:func:`prune`): its mixture
     ``C_bar`` is what the method would return, with objective ``U = psi(C_bar)`` and largest
-    constraint violation ``v``.
+    constraint violation ``v``. The LP starts from the previous check's support and prices the
+    other members in by their reduced costs (:func:`_members_lp`: the same optimum, small LPs).
 
     * **Lower bound** (convex objective with a gradient, polyhedral constraints ``A c <= b``):
       with ``g = grad psi(C_bar)`` and multipliers ``mu >= 0`` (the duals of
@@ -504,6 +552,9 @@ class GapStop:
         self.trail: list[Certificate] = []
         self.extra_members: list = []
         self.extra_confusions: list = []
+        #: the latest check's re-fit members (the next check's LP starts from them; the final
+        #: pruning does not, so a run that does not stall returns exactly the ``tol=0`` mixture)
+        self.support: list = []
         #: why :meth:`check` said stop (None while it has not)
         self.reason: StopReason | None = None
 
@@ -523,7 +574,11 @@ class GapStop:
         # duplicates merged first: prune does the same, but the per-member objective values of
         # prune_finite would otherwise cost O(t) Python calls per check (GDA repeats members)
         allm, allC, w = unique_members(*self.pool(members, confusions, weights))
-        _, Cm, wm, feasible, _ = prune_finite(problem, allm, allC, w)
+        # the re-fit starts from the previous check's support, the other members priced in by
+        # their reduced costs (column generation, the same optimum): small LPs instead of one
+        # over all the members
+        support, Cm, wm, feasible, _ = prune_finite(problem, allm, allC, w, warm=self.support + self.extra_members)
+        self.support = list(support)
         C_bar = np.tensordot(wm, Cm, axes=1)
         upper = float(problem.objective.value(C_bar))
         viol = float(problem.max_violation(C_bar))
