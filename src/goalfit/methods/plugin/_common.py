@@ -470,8 +470,9 @@ class GapStop:
     At checks spaced geometrically (every ``max(check_every, t // 4)`` iterations, so O(log T)
     checks), the members so far are re-weighted by the LP of §8.2 (:func:`prune`): its mixture
     ``C_bar`` is what the method would return, with objective ``U = psi(C_bar)`` and largest
-    constraint violation ``v``. The LP starts from the previous check's support and prices the
-    other members in by their reduced costs (:func:`_members_lp`: the same optimum, small LPs).
+    constraint violation ``v``. From ``min_iter`` on, the LP starts from the previous check's
+    support and prices the other members in by their reduced costs (:func:`_members_lp`: the
+    same optimum, small LPs).
 
     * **Lower bound** (convex objective with a gradient, polyhedral constraints ``A c <= b``):
       with ``g = grad psi(C_bar)`` and multipliers ``mu >= 0`` (the duals of
@@ -574,10 +575,14 @@ class GapStop:
         # duplicates merged first: prune does the same, but the per-member objective values of
         # prune_finite would otherwise cost O(t) Python calls per check (GDA repeats members)
         allm, allC, w = unique_members(*self.pool(members, confusions, weights))
-        # the re-fit starts from the previous check's support, the other members priced in by
-        # their reduced costs (column generation, the same optimum): small LPs instead of one
-        # over all the members
-        support, Cm, wm, feasible, _ = prune_finite(problem, allm, allC, w, warm=self.support + self.extra_members)
+        # from min_iter on, the re-fit starts from the previous check's support, the other members
+        # priced in by their reduced costs (column generation, the same optimum): small LPs instead
+        # of one over all the members. The early checks (few members, cheap) solve the full LP as
+        # the final pruning does: where the LP has several optima (members of equal value, e.g.
+        # early G-mean members) the two would return different re-fits of equal LP value, and the
+        # early checks are the stall test's references
+        warm = self.support + self.extra_members if t >= self.min_iter else None
+        support, Cm, wm, feasible, _ = prune_finite(problem, allm, allC, w, warm=warm)
         self.support = list(support)
         C_bar = np.tensordot(wm, Cm, axes=1)
         upper = float(problem.objective.value(C_bar))
