@@ -59,12 +59,13 @@ def merge_previous(path, rows, details):
     return rows, {**old.get("details", {}), **details}, old
 
 
-def write_results(path, record):
-    """Write ``record`` (with its ``seconds``) as JSON at ``path``, creating the folder; say so."""
+def write_results(path, record, indent=1):
+    """Write ``record`` (with its ``seconds``) as JSON at ``path``, creating the folder; say so
+    (``indent=None``: compact, for a results file of thousands of rows)."""
     import json
     from pathlib import Path
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1, default=str))
+    path.write_text(json.dumps(record, indent=indent, default=str))
     print(f"wrote {path} ({record['seconds']:.0f} s)")

@@ -41,8 +41,9 @@ Usage::
     python benchmarks/atlas.py --out a.json ...  # runs in parallel, each to its own file, then
     python benchmarks/atlas.py --merge a.json b.json   # their cells join --out's (later files win)
 
-Writes ``benchmarks/results/atlas.json`` (the Benchmarks rows of ``DESIGN.md``, one per cell,
-method, split and metric; the per-cell records under ``details``) and ``atlas.png`` (auto's time
+Writes ``benchmarks/results/atlas.json`` (the Benchmarks rows of ``DESIGN.md``: each finished
+method's held-out objective and violation per cell; the per-cell records under ``details``, without
+the numbers the rows hold; compact, floats to 6 significant digits) and ``atlas.png`` (auto's time
 ratio and objective gap per cell). The whole grid (up to 10^6 rows) takes hours on one core;
 benchmarks/README.md says which part was run.
 """
@@ -304,19 +305,64 @@ def cell_id(key):
     return "|".join(str(key.get(k)) for k in ("data", "objective", "constraints", "n_classes", "n_groups", "n", "oracle"))
 
 
+#: a finished method's numbers that its rows hold: ``details`` does not repeat them (see :func:`slim`)
+ROW_FIELDS = ("test_objective", "test_violation", "seconds")
+
+
+def experiment_name(cell):
+    return (f"{cell['objective']} s.t. {cell['constraints']}, {cell['n_classes']} classes x {cell['n_groups']} groups, "
+            f"n={cell['n']}")
+
+
 def rows_of(cell):
-    """The DESIGN.md Benchmarks rows of one cell."""
+    """The DESIGN.md Benchmarks rows of one cell: each finished method's objective and violation on the
+    held-out rows (its training-sample numbers, which the near-best test also reads, stay in ``details``)."""
     out = []
-    name = f"{cell['objective']} s.t. {cell['constraints']}, {cell['n_classes']} classes x {cell['n_groups']} groups, n={cell['n']}"
+    name = experiment_name(cell)
     for m, r in cell["methods"].items():
         if not r.get("finished"):
             continue
-        for split in ("train", "test"):
+        for split in ("test",):
             for metric in ("objective", "violation"):
                 out.append({"experiment": name, "dataset": cell["data"], "method": m, "metric": metric, "split": split,
                             "value": r[f"{split}_{metric}"], "spread": None, "paper_value": None,
                             "lower_is_better": True, "seconds": r["seconds"]})
     return out
+
+
+def slim(cell):
+    """The cell as ``details`` stores it: a finished method's :data:`ROW_FIELDS` live in the rows only, a
+    refused method keeps its status and message, and no record repeats its method's name."""
+    def kept(r):
+        drop = set(ROW_FIELDS) if r.get("finished") else {"seconds", "ratio"} if r.get("status") == "refused" else set()
+        return {k: v for k, v in r.items() if k != "method" and k not in drop}
+    return {**cell, "methods": {m: kept(r) for m, r in cell["methods"].items()}}
+
+
+def load_cells(record):
+    """The per-cell records of a written atlas: ``details`` with the rows' numbers put back (:func:`slim`'s inverse)."""
+    numbers: dict = {}
+    for row in record.get("rows", []):
+        v = numbers.setdefault((row["experiment"], row["dataset"], row["method"]), {"seconds": row["seconds"]})
+        v[f"{row['split']}_{row['metric']}"] = row["value"]
+    cells = record.get("details", {}).get("cells", [])
+    for c in cells:
+        for m, r in c["methods"].items():
+            r["method"] = m
+            if r.get("finished"):
+                r.update(numbers.get((experiment_name(c), c["data"], m), {}))
+    return cells
+
+
+def rounded(x, digits=6):
+    """``x`` with every float to ``digits`` significant digits (the atlas compares objectives at 1e-3)."""
+    if isinstance(x, float):
+        return float(f"{x:.{digits}g}")
+    if isinstance(x, dict):
+        return {k: rounded(v, digits) for k, v in x.items()}
+    if isinstance(x, list):
+        return [rounded(v, digits) for v in x]
+    return x
 
 
 # ============================================================================ outputs
@@ -452,8 +498,10 @@ def save(cells, args, t0, old_seconds=0.0):
               "summary": {"cells": len(pub), "auto_ok": int(sum(ok)),
                           "auto_not_near_best": [cell_id(c) for c in pub if c.get("score", {}).get("gap") is not None
                                                  and c["score"]["gap"] > TOL]},
-              "rows": rows, "details": {"cells": pub}}
-    write_results(args.out, record)
+              "rows": rows, "details": {"cells": [slim(c) for c in pub]}}
+    keys = [(r["experiment"], r["dataset"], r["method"], r["split"], r["metric"]) for r in rows]
+    assert len(set(keys)) == len(keys), "two cells share an experiment name and data label"
+    write_results(args.out, rounded(record), indent=None)  # compact: thousands of rows
 
 
 def main(argv=None):
@@ -487,11 +535,11 @@ def main(argv=None):
     t0 = time.time()
     args.replot = args.replot or args.merge is not None
     old = json.loads(args.out.read_text()) if (args.resume or args.replot) and args.out.exists() else {}
-    cells = old.get("details", {}).get("cells", [])
+    cells = load_cells(old)
     if args.merge:
         by = {cell_id(c): c for c in cells}
         for f in args.merge:
-            by.update((cell_id(c), c) for c in json.loads(f.read_text())["details"]["cells"])
+            by.update((cell_id(c), c) for c in load_cells(json.loads(f.read_text())))
         cells = list(by.values())
     if args.replot:
         for c in cells:
