@@ -18,6 +18,17 @@ elif os.environ.get("GOALFIT_DATA"):  # absolute: tests that change directory st
     os.environ["GOALFIT_DATA"] = os.pathsep.join(str(Path(p).resolve()) for p in os.environ["GOALFIT_DATA"].split(os.pathsep))
 
 
+@pytest.fixture(scope="module")
+def one_thread():
+    """One thread in every BLAS / OpenMP pool for a module, whatever the environment says: tiny matrix
+    products (L-BFGS-B's, the surrogate's) slow down some 30x when threads compete with another busy
+    process, and some modules compare with values saved from one-thread runs."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        yield
+
+
 #: Set to 1 to skip (instead of fail) the tests whose real data is not found.
 SKIP_MISSING_DATA = "GOALFIT_SKIP_MISSING_DATA"
 #: Datasets shipped inside the package: always available.

@@ -7,16 +7,11 @@ import pandas as pd
 import pytest
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
-from threadpoolctl import threadpool_limits
 
 import goalfit as gf
 from goalfit.datasets import make_jiang_simulated
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with threadpool_limits(1):  # tiny matrix products: threads only add overhead
-        yield
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 def _loss(model, X, y, **kw):

@@ -10,22 +10,15 @@ import itertools
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_limits
 from scipy.optimize import linprog
 
 import goalfit as gf
 from goalfit.methods.plugin import PluginOracle, con_bisection, min_max_violation
 from tests.methods.plugin.test_solvers import calibrated, cell_rules
 
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
+
 cg_module = importlib.import_module("goalfit.methods.plugin.column_generation")
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_blas_thread():
-    """L-BFGS-B's tiny BLAS calls slow down some 30x when OpenBLAS threads compete with another
-    busy process (measured on 2 cores); one thread keeps these tests fast anywhere."""
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
 
 
 def _cell_simplices(sets, extra_cols=0):

@@ -11,7 +11,6 @@ import importlib
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_limits
 from scipy.optimize import linprog
 
 import goalfit as gf
@@ -20,15 +19,9 @@ from goalfit.methods.plugin import (PluginOracle, con_ellipsoid, con_gda, ellips
 from tests.methods.plugin.test_mixture_and_features import kl_coverage_rows
 from tests.methods.plugin.test_solvers import calibrated, cell_rules, gmean, hmean, minmax, qmean, recall_optimum
 
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
+
 ell_module = importlib.import_module("goalfit.methods.plugin.ellipsoid")
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_blas_thread():
-    """L-BFGS-B's tiny BLAS calls slow down some 30x when OpenBLAS threads compete with another
-    busy process (measured on 2 cores); one thread keeps these tests fast anywhere."""
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
 
 
 # ------------------------------------------------------------------ helpers

@@ -5,23 +5,17 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
-from threadpoolctl import threadpool_limits
 from scipy.optimize import brentq, linprog, minimize
 
 import goalfit as gf
 from goalfit.confusion import CellEncoder, ConfusionSpace
 from goalfit.methods.plugin import PluginOracle, mixture_program, prune
 from goalfit.methods.plugin._common import unique_members
+from tests.methods.plugin.test_solvers import candidates
 from goalfit.methods.plugin.representation import FeatureSpace
 from tests.methods.plugin.test_solvers import calibrated, cell_rules, gmean, hmean, qmean, recall_optimum
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_blas_thread():
-    """L-BFGS-B's tiny BLAS calls slow down some 30x when OpenBLAS threads compete with another
-    busy process (measured on 2 cores); one thread keeps these tests fast anywhere."""
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 # ------------------------------------------------------------------ helpers
@@ -251,25 +245,13 @@ def test_argmin_xi_min_max_recall_is_the_lp():
 
 
 # ------------------------------------------------------------------ (4) mixture program
-def _candidates(seed, n=12):
-    P, y, cells, space = calibrated(seed)
-    oracle = PluginOracle(P, y, cells, space)
-    rng = np.random.default_rng(seed)
-    members, Cs = [], []
-    for _ in range(n):
-        m, C = oracle(rng.normal(size=space.shape))
-        members.append(m)
-        Cs.append(C)
-    return space, members, np.array(Cs)
-
-
 MIX_CASES = [("hmean", hmean, []), ("hmean", hmean, [gf.coverage(1) <= 0.45]),
              ("gmean", gmean, [gf.demographic_parity_difference() <= 0.03]), ("qmean", qmean, [gf.coverage(1) <= 0.45])]
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_mixture_program_is_the_optimum_over_mixtures(seed):
-    space, members, Cs = _candidates(seed)
+    space, members, Cs = candidates(seed)
     _, uC, _ = unique_members(members, Cs)
     gains = []
     for obj, psi, cons in MIX_CASES:
@@ -293,7 +275,7 @@ def test_mixture_program_is_the_optimum_over_mixtures(seed):
 def test_mixture_program_three_members_brute_force():
     """Three members at a time: the program against a fine grid over the 2-simplex (H-mean and
     the coverage row vectorized in the recalls)."""
-    space, members, Cs = _candidates(5, n=40)
+    space, members, Cs = candidates(5, n_members=40)
     _, uC, _ = unique_members(members, Cs)
     cp = gf.Problem("hmean", [gf.coverage(1) <= 0.5]).compile(space)
     pi = space.priors
@@ -328,7 +310,7 @@ def hmean_rows(R):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_mixture_program_linear_objective_is_the_lp(seed):
-    space, members, Cs = _candidates(seed)
+    space, members, Cs = candidates(seed)
     cp = gf.Problem("balanced_error", [gf.demographic_parity_difference() <= 0.03, gf.coverage(1) >= 0.3]).compile(space)
     ms, C2, w, feasible, viol = mixture_program(cp, members, Cs)
     _, uC, _ = unique_members(members, Cs)
@@ -342,7 +324,7 @@ def test_mixture_program_linear_objective_is_the_lp(seed):
 
 
 def test_mixture_program_infeasible_members_least_violation():
-    space, members, Cs = _candidates(1)
+    space, members, Cs = candidates(1)
     cp = gf.Problem("hmean", [gf.coverage(1) <= 0.1, gf.coverage(1) >= 0.2]).compile(space)
     ms, C2, w, feasible, viol = mixture_program(cp, members, Cs)
     mix = np.tensordot(w, C2, axes=1)

@@ -426,7 +426,8 @@ def test_bisection_multiclass_micro_f1_brute_force():
 
 
 # ------------------------------------------------------------------ (e) prune
-def _candidates(seed, n_members=12):
+def candidates(seed, n_members=12):
+    """``n_members`` plug-in rules for random linear costs on ``calibrated(seed)``: (space, members, confusions)."""
     P, y, cells, space = calibrated(seed)
     oracle = PluginOracle(P, y, cells, space)
     rng = np.random.default_rng(seed)
@@ -440,7 +441,7 @@ def _candidates(seed, n_members=12):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_prune_feasible_is_lp_optimum(seed):
-    space, members, Cs = _candidates(seed)
+    space, members, Cs = candidates(seed)
     cp = gf.Problem("error", [gf.demographic_parity_difference() <= 0.03]).compile(space)
     ms, Cp, w, feasible, viol = prune(cp, members, Cs)
     u_members, u_Cs, _ = unique_members(members, Cs)
@@ -457,7 +458,7 @@ def test_prune_feasible_is_lp_optimum(seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_prune_infeasible_returns_least_violation(seed):
-    space, members, Cs = _candidates(seed)
+    space, members, Cs = candidates(seed)
     cp = gf.Problem("error", [gf.demographic_parity_difference() <= 0.0, gf.coverage(1) >= 0.5,
                               gf.error_rate() <= 0.2]).compile(space)
     ms, Cp, w, feasible, viol = prune(cp, members, Cs)
@@ -481,7 +482,7 @@ def test_prune_infeasible_returns_least_violation(seed):
 
 
 def test_prune_minmax_objective_is_exact_epigraph():
-    space, members, Cs = _candidates(4, n_members=20)
+    space, members, Cs = candidates(4, n_members=20)
     cp = gf.Problem("minmax_recall").compile(space)
     ms, Cp, w, feasible, viol = prune(cp, members, Cs)
     _, u_Cs, _ = unique_members(members, Cs)
@@ -497,7 +498,7 @@ def test_prune_minmax_objective_is_exact_epigraph():
 
 
 def test_prune_nonlinear_objective_never_worse_than_input_mixture():
-    space, members, Cs = _candidates(5, n_members=15)
+    space, members, Cs = candidates(5, n_members=15)
     cp = gf.Problem("hmean", [gf.coverage(1) <= 0.6]).compile(space)
     _, u_Cs, w_u = unique_members(members, Cs)
     w0 = w_u / w_u.sum()
@@ -510,7 +511,7 @@ def test_prune_nonlinear_objective_never_worse_than_input_mixture():
 
 
 def test_unique_members_merges_weights():
-    space, members, Cs = _candidates(0, n_members=3)
+    space, members, Cs = candidates(0, n_members=3)
     ms, Cu, w = unique_members(members + members[:2], np.concatenate([Cs, Cs[:2]]), [1, 2, 3, 4, 5])
     assert len(ms) == len(np.unique(Cs.reshape(3, -1).round(12), axis=0))
     assert w.sum() == pytest.approx(15)

@@ -20,6 +20,21 @@ from tests.methods.plugin.test_solvers import calibrated, cell_rules, gmean, hme
 TOL = 1e-3
 
 
+@pytest.fixture
+def check_trail(monkeypatch):
+    """Every :class:`GapStop` certificate the test's runs compute, in order."""
+    trail = []
+    orig = GapStop.check
+
+    def spy(self, *a, **k):
+        cert, why = orig(self, *a, **k)
+        trail.append(cert)
+        return cert, why
+
+    monkeypatch.setattr(GapStop, "check", spy)
+    return trail
+
+
 def test_frank_wolfe_weights_match_the_recurrence_and_closed_form():
     T = 40
     steps = [2.0 / (t + 1) for t in range(1, T + 1)]  # Alg. 1
@@ -53,27 +68,16 @@ def test_highs_linprog_equals_scipy(seed):
 
 
 @pytest.mark.parametrize("seed", [0, 2, 3])
-def test_split_frank_wolfe_stops_within_tol_of_the_optimum_with_exact_oracle(seed):
+def test_split_frank_wolfe_stops_within_tol_of_the_optimum_with_exact_oracle(seed, check_trail):
     """Threshold oracle on calibrated data (exact on the sample): the rule stops early and the
     result is within tol of the exact optimum; every certified lower bound is below it."""
     P, y, cells, space = calibrated(seed, groups=("F", "M"), n_buckets=8)
     cp = gf.Problem("hmean", [gf.demographic_parity_difference() <= 0.02]).compile(space)
     ref = recall_optimum(cell_rules(P, y, cells, space), space, hmean, cp.A, cp.b)
-    trail = []
-    orig = GapStop.check
-
-    def spy(self, *a, **k):
-        cert, why = orig(self, *a, **k)
-        trail.append(cert)
-        return cert, why
-
-    GapStop.check = spy
-    try:
-        # the iterations and their checks, not the column generation an exact oracle takes by
-        # default (tests/methods/plugin/test_coarse_to_fine.py)
-        res = split_frank_wolfe(cp, ThresholdOracle(P, y, cells, space), max_iter=2000, tol=TOL, exact_binary=False)
-    finally:
-        GapStop.check = orig
+    trail = check_trail
+    # the iterations and their checks, not the column generation an exact oracle takes by
+    # default (tests/methods/plugin/test_coarse_to_fine.py)
+    res = split_frank_wolfe(cp, ThresholdOracle(P, y, cells, space), max_iter=2000, tol=TOL, exact_binary=False)
     assert res.n_oracle_calls < 2000
     assert trail and all(c.lower <= ref + 1e-9 for c in trail)
     assert any(np.isfinite(c.lower) for c in trail)
@@ -202,7 +206,7 @@ def test_con_gda_that_does_not_stall_returns_the_full_budget_result(seed):
                                    [gf.equal_opportunity_difference() <= 0.01, gf.coverage(1) <= 0.45]],
                          ids=["dp", "eopp+coverage"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_min_max_recall_is_certified_by_the_epigraph_duals(seed, goals):
+def test_min_max_recall_is_certified_by_the_epigraph_duals(seed, goals, check_trail):
     """Min-max recall (a max of linear pieces) with the exact threshold oracle: the checks price
     with the duals of the epigraph LP over the members (column generation's reduced cost), every
     bound is below the brute-force optimum, and ConGDA stops on a certified gap within tol of it
@@ -210,19 +214,8 @@ def test_min_max_recall_is_certified_by_the_epigraph_duals(seed, goals):
     P, y, cells, space = calibrated(seed, groups=("F", "M"), n_buckets=8)
     cp = gf.Problem("minmax_recall", goals).compile(space)
     ref = recall_optimum(cell_rules(P, y, cells, space), space, minmax, cp.A, cp.b)
-    trail = []
-    orig = GapStop.check
-
-    def spy(self, *a, **k):
-        cert, why = orig(self, *a, **k)
-        trail.append(cert)
-        return cert, why
-
-    GapStop.check = spy
-    try:
-        res = con_gda(cp, ThresholdOracle(P, y, cells, space), max_iter=2000, tol=1e-4)
-    finally:
-        GapStop.check = orig
+    trail = check_trail
+    res = con_gda(cp, ThresholdOracle(P, y, cells, space), max_iter=2000, tol=1e-4)
     assert res.message.startswith("converged: certified gap"), res.message
     assert res.n_oracle_calls < 500
     assert all(c.lower <= ref + 1e-9 for c in trail) and np.isfinite(trail[-1].lower)

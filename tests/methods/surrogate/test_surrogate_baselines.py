@@ -4,27 +4,15 @@ import warnings
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_limits
 
 import goalfit as gf
 from goalfit.datasets import make_jiang_simulated
 from goalfit.fit import GoalEstimator
 from goalfit.methods.surrogate.baselines import (PostShiftDetails, PostShiftMethod, RelaxedFMDetails,
                                                  RelaxedFMMethod)
+from tests.estimators.test_surrogate_estimator import _groups_data
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with threadpool_limits(1):  # the saved values were computed with one BLAS thread
-        yield
-
-
-def _groups_data(seed=0, n=900):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 4))
-    g = np.where(rng.random(n) < 0.4, "F", "M")
-    y = np.where(X[:, 0] + 0.7 * (g == "F") + rng.normal(size=n) > 0.8, "yes", "no")
-    return X, y, g
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 def _by_hand(y, pred, g, w):

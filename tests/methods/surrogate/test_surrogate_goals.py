@@ -7,7 +7,6 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from threadpoolctl import threadpool_limits
 
 import goalfit as gf
 from goalfit import metrics as gm
@@ -16,11 +15,7 @@ from goalfit.fit import UnsupportedGoal, prepare
 from goalfit.goals import Problem
 from goalfit.methods.surrogate import SampleGoals, SliceSurrogate, build_surrogates, error_mass_weights, goal_slices
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with threadpool_limits(1):
-        yield
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 rng = np.random.default_rng(11)
