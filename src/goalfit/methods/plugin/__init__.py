@@ -126,14 +126,14 @@ def choose_method(problem) -> str:
             return "con_gda" if pwl else "split_frank_wolfe"
         if not constrained and not pwl:
             # multiclass (see above), and binary G-mean: SplitFW's exact column generation on the
-            # threshold oracle certifies the optimum in a few oracle calls where the ellipsoid
-            # needs tens of cuts for the same objective
+            # threshold oracle certifies the optimum in a few oracle calls, faster than the
+            # ellipsoid at the same objective (benchmarks/README.md, atlas.py)
             return "split_frank_wolfe"
         dim = _ellipsoid_dim(problem)
         if dim is not None and 2 <= dim <= ELLIPSOID_MAX_DIM:
             return "con_ellipsoid" if constrained else "ellipsoid"
         if not constrained:
-            return "frank_wolfe" if problem.objective.smooth else "gda"
+            return "gda"  # piecewise linear (the smooth ones returned above)
         return "con_gda"  # a nonlinear constraint (polyhedral ones returned above)
     if not constrained and problem.objective.smooth:
         # macro-F1, macro-F1 over groups: smooth but neither convex nor ratio-of-linear (a sum of

@@ -302,13 +302,7 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=Non
 
     def epigraph(limit):
         assert M is not None  # called for an objective with linear pieces only
-        P = M.shape[0]
-        c = np.zeros(T + 1)
-        c[-1] = 1.0
-        A_ub = np.vstack([np.hstack([M, -np.ones((P, 1))]), np.hstack([G, np.zeros((K, 1))])])
-        b_ub = np.concatenate([-problem.objective.consts, np.full(K, limit)])
-        r = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=np.hstack([A_eq, [[0.0]]]), b_eq=b_eq,
-                    bounds=[(0, None)] * T + [(None, None)], method="highs")
+        r = epigraph_lp(M, problem.objective.consts, G, limit)
         return r.x[:T] if r.status == 0 else None
 
     if K == 0:
@@ -530,8 +524,8 @@ class GapStop:
         With an inexact oracle, still make the pricing call at each check of a smooth objective
         (no bound comes of it: it is not reported) and let its member join the re-fit, as one
         more Frank-Wolfe vertex. The unconstrained Frank-Wolfe sets it: without those members
-        its stall test stops 0.0005-0.003 higher in training objective on the Narasimhan
-        tables (benchmarks/README.md, "Paper benchmarks before and after the fit template").
+        its stall test stops higher in training objective on the Narasimhan tables
+        (benchmarks/README.md, "Paper benchmarks before and after the fit template").
     """
 
     def __init__(self, problem, oracle, tol, check_every=10, min_iter=100, lower_bound=True, agree=False,
@@ -644,6 +638,40 @@ class GapStop:
         return lower
 
 
+def epigraph_lp(M, consts, G, limit=0.0):
+    """The best mixture of ``T`` members for a maximum of linear pieces: the epigraph LP.
+
+    ``min s`` over ``(alpha, s)`` s.t. ``M alpha + consts <= s`` (each piece),
+    ``G alpha <= limit`` (each constraint row), ``alpha >= 0``, ``sum alpha = 1`` (Narasimhan et
+    al., the final step for min-max objectives, Sec. 5.3).
+
+    Parameters
+    ----------
+    M : ndarray of shape (P, T)
+        Each piece's linear part at each member's confusion tensor.
+    consts : ndarray of shape (P,)
+        The pieces' constants.
+    G : ndarray of shape (K, T)
+        Each constraint row's value (``A vec(C) - b``) at each member; ``K`` may be 0.
+    limit : float, default 0.0
+        The rows' allowance.
+
+    Returns
+    -------
+    scipy.optimize.OptimizeResult
+        HiGHS's result: ``x[:T]`` the weights, ``x[T]`` the objective, ``ineqlin.marginals`` the
+        duals (the ``P`` pieces, then the ``K`` rows); ``status != 0`` when infeasible.
+    """
+    P, T = M.shape
+    K = len(G)
+    c = np.zeros(T + 1)
+    c[-1] = 1.0
+    A_ub = np.vstack([np.hstack([M, -np.ones((P, 1))]), np.hstack([G, np.zeros((K, 1))])])
+    b_ub = np.concatenate([-np.asarray(consts, float), np.full(K, float(limit))])
+    return linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=np.r_[np.ones(T), 0.0][None], b_eq=[1.0],
+                   bounds=[(0, None)] * T + [(None, None)], method="highs")
+
+
 def epigraph_price(problem, oracle, confusions):
     """One pricing step for a maximum of linear pieces (min-max recall) over the members ``confusions``.
 
@@ -699,12 +727,7 @@ def epigraph_price(problem, oracle, confusions):
     M = obj.coefs @ flat.T  # (P, T)
     P = M.shape[0]
     G = np.zeros((0, T)) if problem.A is None else problem.A @ flat.T - problem.b[:, None]  # (K, T)
-    c = np.zeros(T + 1)
-    c[-1] = 1.0
-    A_ub = np.vstack([np.hstack([M, -np.ones((P, 1))]), np.hstack([G, np.zeros((len(G), 1))])])
-    b_ub = np.concatenate([-obj.consts, np.zeros(len(G))])
-    res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=np.r_[np.ones(T), 0.0][None], b_eq=[1.0],
-                  bounds=[(0, None)] * T + [(None, None)], method="highs")
+    res = epigraph_lp(M, obj.consts, G)
     if res.status != 0:
         return None, None, -np.inf
     duals = np.maximum(-np.asarray(res.ineqlin.marginals, float), 0.0)

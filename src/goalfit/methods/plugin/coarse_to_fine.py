@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import FitResult, Recorder, StopReason, lagrangian_price, plugin_result
+from ._common import FitResult, Recorder, StopReason, is_exact, lagrangian_price, plugin_result
 from .mixture import mixture_program
 from .oracle import is_plugin
 
@@ -54,7 +54,7 @@ class _Recording:
     def __init__(self, oracle):
         self.oracle = oracle
         self.space = oracle.space
-        self.exact = bool(getattr(oracle, "exact", False))
+        self.exact = is_exact(oracle)
         self.members = []
 
     @property
@@ -198,7 +198,7 @@ def certifies(problem, oracle) -> bool:
     obj = problem.objective
     smooth_enough = polishes(obj) or (obj.kind == "convex" and getattr(obj, "coefs", None) is None
                                       and hasattr(obj, "features"))
-    return bool(getattr(oracle, "exact", False)) and smooth_enough and not problem.nonlinear
+    return is_exact(oracle) and smooth_enough and not problem.nonlinear
 
 
 def differentiable_at(objective, C, *, step: float = 1e-7, rtol: float = 1e-3) -> bool:

@@ -47,7 +47,11 @@ __all__ = ["PostShiftDetails", "PostShiftMethod", "PostShiftSettings", "RelaxedF
            "best_threshold", "relaxed_f_measure", "relaxed_macro_f1"]
 
 
-def best_threshold(scores, goals, *, grid_size=1000, chunk_elements=4_000_000):
+#: post-shift's default ``grid_size``: the largest number of threshold candidates
+GRID_SIZE = 1000
+
+
+def best_threshold(scores, goals, *, grid_size=GRID_SIZE, chunk_elements=4_000_000):
     """The threshold t of the rule ``scores > t`` that is best for the goals on a sample.
 
     Feasible first: among the thresholds meeting every constraint, the lowest objective; when
@@ -198,7 +202,7 @@ def _check_post_shift(params: dict) -> dict:
     ValueError
         Naming ``method_params['grid_size']``.
     """
-    out = {"grid_size": 1000, **params}
+    out = {"grid_size": GRID_SIZE, **params}
     grid_size = out["grid_size"]
     if isinstance(grid_size, (bool, np.bool_)) or not isinstance(grid_size, (Integral, np.integer)) or grid_size < 2:
         raise ValueError(f"method_params['grid_size'] must be an integer >= 2, got {grid_size!r}")
@@ -207,7 +211,7 @@ def _check_post_shift(params: dict) -> dict:
 
 
 #: The settings of :class:`PostShiftMethod`: ``grid_size``, the largest number of threshold candidates.
-PostShiftSettings = settings_dataclass("PostShiftSettings", {"grid_size": 1000}, _check_post_shift,
+PostShiftSettings = settings_dataclass("PostShiftSettings", {"grid_size": GRID_SIZE}, _check_post_shift,
                                        "Validated ``method_params`` of post-shift (``grid_size``: the largest "
                                        "number of threshold candidates); built once per fit.")
 
@@ -272,7 +276,7 @@ class PostShiftMethod(Method):
         from sklearn.base import clone
         from sklearn.linear_model import LogisticRegression
 
-        grid_size = int(params.get("grid_size", 1000))
+        grid_size = int(params.get("grid_size", GRID_SIZE))
         selection = params.get("selection")
         estimator = params.get("estimator")
         model = clone(estimator if estimator is not None else LogisticRegression(max_iter=1000))
