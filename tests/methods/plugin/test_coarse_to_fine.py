@@ -27,7 +27,8 @@ def test_polish_with_an_exact_oracle_reaches_the_optimum(seed, goals):
     ref = recall_optimum(cell_rules(P, y, cells, space), space, hmean, cp.A, cp.b)
     oracle = ThresholdOracle(P, y, cells, space)
     member, C = oracle(-np.eye(2)[None] / space.row_mass[:, :, None])  # the balanced rule
-    members, Cs, w, feasible, why = c2f.corrective_polish(cp, oracle, [member], C[None], tol=1e-7)
+    p = c2f.corrective_polish(cp, oracle, [member], C[None], tol=1e-7)
+    members, Cs, w, feasible, why = p.members, p.confusions, p.weights, p.feasible, p.message
     assert why.startswith("gap"), why
     assert feasible and cp.max_violation(np.tensordot(w, Cs, axes=1)) <= 1e-7
     val = cp.objective.value(np.tensordot(w, Cs, axes=1))
@@ -95,8 +96,8 @@ def test_polish_solves_one_mixture_program_per_round(monkeypatch):
         calls.clear()
         oracle = ThresholdOracle(P, y, cells, space)
         member, C = oracle(-np.eye(2)[None] / space.row_mass[:, :, None])
-        members, Cs, w, feasible, why = c2f.corrective_polish(cp, oracle, [member], C[None], tol=1e-7,
-                                                             max_rounds=max_rounds)
+        p = c2f.corrective_polish(cp, oracle, [member], C[None], tol=1e-7, max_rounds=max_rounds)
+        members, Cs, w, why = p.members, p.confusions, p.weights, p.message
         rounds = int(why.split("after ")[1].split()[0]) if max_rounds == 50 else max_rounds + 1
         assert len(calls) == rounds, why
         ref = real(cp, members, Cs, w)  # what the polish returned is the mixture program's optimum

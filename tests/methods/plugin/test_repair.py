@@ -9,7 +9,7 @@ import pytest
 
 import goalfit as gf
 from goalfit.fit import FitResult
-from goalfit.methods.plugin import PluginOracle, column_generation, solve
+from goalfit.methods.plugin import PluginDetails, PluginOracle, StopReason, column_generation, solve
 from goalfit.methods.plugin.repair import applies, constant_costs, repair_infeasible
 from tests.methods.plugin.test_coarse_to_fine import _multiclass
 
@@ -26,9 +26,13 @@ def test_repair_finds_a_feasible_optimized_mixture(objective):
     cp = gf.Problem(objective, [gf.demographic_parity_difference() <= 0.01]).compile(space)
     oracle = PluginOracle(P, y, cells, space)
     start = _argmax_result(cp, oracle, space)
+    start.details = PluginDetails("plugin", StopReason.FAILED, 0)
     assert cp.max_violation(start.confusion) > 0.05  # the argmax rule breaks the goal
     out = repair_infeasible(cp, oracle, start)
     assert out.feasible and cp.max_violation(out.confusion) <= 1e-7
+    # the details describe the polish that made the returned mixture (no bound: inexact oracle)
+    assert out.details.stop in (StopReason.CONVERGED, StopReason.STALLED, StopReason.MAX_ITER)
+    assert out.details.polish_rounds >= 1 and out.details.lower_bound is None
     assert "repaired" in out.message and "fully-corrective" in out.message
     assert out.history and out.history[-1]["max_violation"] <= 1e-7  # the record says what is returned
     assert out.n_oracle_calls >= space.n_classes  # the constants' calls are counted

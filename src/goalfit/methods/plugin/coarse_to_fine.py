@@ -86,7 +86,7 @@ def polishes(objective) -> bool:
 
 @dataclass
 class Polished:
-    """What :func:`polish` returns: the final mixture and why the polish stopped.
+    """What :func:`corrective_polish` returns: the final mixture and why the polish stopped.
 
     Attributes
     ----------
@@ -119,7 +119,7 @@ class Polished:
     lower_bound: float
 
 
-def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4, max_rounds: int = 50):
+def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4, max_rounds: int = 50) -> Polished:
     """Fully-corrective column generation from the given members (see the module docstring).
 
     Parameters
@@ -141,15 +141,10 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
 
     Returns
     -------
-    members, confusions, weights, feasible, message
-        The fields of :func:`polish`'s :class:`Polished` (``message``: why the polish stopped).
+    Polished
+        The mixture (members, confusions, weights), whether it meets the constraints, why the
+        polish stopped (in words and as a :class:`StopReason`), its rounds and its best lower bound.
     """
-    p = polish(problem, oracle, members, confusions, tol=tol, max_rounds=max_rounds)
-    return p.members, p.confusions, p.weights, p.feasible, p.message
-
-
-def polish(problem, oracle, members, confusions, *, tol: float = 1e-4, max_rounds: int = 50) -> Polished:
-    """:func:`corrective_polish` with its stop reason, rounds and lower bound (:class:`Polished`)."""
     members, Cs = list(members), [np.asarray(C) for C in confusions]
     why = f"{max_rounds} polishing rounds"
     stop, rounds, best_lower = StopReason.MAX_ITER, max_rounds, -np.inf
@@ -294,7 +289,7 @@ def exact_column_generation(problem, oracle, start, *, method: str, tol: float =
     """
     rec = Recorder(problem, oracle, record_every, callback)
     member, C = start
-    p = polish(problem, oracle, [member], np.asarray(C)[None], tol=tol, max_rounds=max(1, int(max_rounds)))
+    p = corrective_polish(problem, oracle, [member], np.asarray(C)[None], tol=tol, max_rounds=max(1, int(max_rounds)))
     C_bar = np.tensordot(p.weights, p.confusions, axes=1)
     if not differentiable_at(problem.objective, C_bar):  # no certificate at a kink: the caller iterates
         return None
@@ -356,7 +351,7 @@ def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n
             chosen.append(m)
             keys.add(m.key())
     evaluated = [oracle(m.cost) for m in chosen]
-    p = polish(problem, oracle, [e[0] for e in evaluated], np.array([e[1] for e in evaluated]), tol=tol)
+    p = corrective_polish(problem, oracle, [e[0] for e in evaluated], np.array([e[1] for e in evaluated]), tol=tol)
     rec(1, np.tensordot(p.weights, p.confusions, axes=1), force=True)
     msg = (f"coarse-to-fine: {coarse.n_oracle_calls} oracle calls on a {len(rows)}-row subsample "
            f"({coarse.message}), then {oracle.n_calls} on all {n} rows ({p.message})")

@@ -32,7 +32,7 @@ import warnings
 import numpy as np
 
 from ...goals.problem import FEASIBLE_TOL
-from ._common import Recorder
+from ._common import Recorder, is_exact
 from .coarse_to_fine import corrective_polish, polishes
 from .mixture import mixture_program
 from .oracle import RefitOracle
@@ -159,9 +159,11 @@ def repair_infeasible(problem, oracle, result, *, tol: float = 1e-4):
         return result
     if polishes(problem.objective):
         calls0 = oracle.n_calls
-        pm, pC, pw, feasible, why = corrective_polish(problem, oracle, pm, pC, tol=tol)
+        polished = corrective_polish(problem, oracle, pm, pC, tol=tol)
+        pm, pC, pw, feasible = polished.members, polished.confusions, polished.weights, polished.feasible
         result.n_oracle_calls += oracle.n_calls - calls0
-        how = f"fully-corrective column generation continued from it ({why})"
+        _adopt_polish(result, oracle, polished)
+        how = f"fully-corrective column generation continued from it ({polished.message})"
     else:
         how = (f"not optimized further (the polish needs a linear or smooth convex objective; "
                f"{problem.objective.name!r} is {problem.objective.kind}"
@@ -227,8 +229,10 @@ def compare_constants(problem, oracle, result, *, tol: float = 1e-4):
         pm, pC, pw, feasible, _ = mixture_program(problem, members, Cs)
         if feasible and polishes(f) and problem.A is not None:
             calls1 = oracle.n_calls
-            pm, pC, pw, feasible, _ = corrective_polish(problem, oracle, pm, pC, tol=tol)
+            polished = corrective_polish(problem, oracle, pm, pC, tol=tol)
+            pm, pC, pw, feasible = polished.members, polished.confusions, polished.weights, polished.feasible
             result.n_oracle_calls += oracle.n_calls - calls1
+            _adopt_polish(result, oracle, polished)
         if feasible and float(f.value(np.tensordot(pw, pC, axes=1))) <= v:
             mixture = (pm, pC, pw)
     if mixture is None:
@@ -245,3 +249,15 @@ def compare_constants(problem, oracle, result, *, tol: float = 1e-4):
     result.message += (f"; a constant rule (predict {cls!r}) beat it ({v:.4g} < {value:.4g}): the best mixture "
                        f"with the constant rules is returned ({new:.4g})")
     return result
+
+
+def _adopt_polish(result, oracle, polished) -> None:
+    """``result.details`` after a polish that produced its mixture: the polish's stop reason and
+    rounds, and its lower bound when the oracle certifies it and it is better (``details.gap`` is
+    recomputed by :func:`goalfit.methods.plugin.solve` on the final mixture)."""
+    d = result.details
+    if d is None:  # a result built without details (by hand)
+        return
+    d.stop, d.polish_rounds = polished.stop, polished.rounds
+    if is_exact(oracle) and np.isfinite(polished.lower_bound):
+        d.lower_bound = polished.lower_bound if d.lower_bound is None else max(d.lower_bound, polished.lower_bound)
