@@ -57,6 +57,7 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse
 import json
 import signal
+import subprocess
 import sys
 import time
 import warnings
@@ -78,6 +79,9 @@ PNG = HERE / "results" / "atlas.png"
 OBJECTIVES = ["error", "balanced_error", "hmean", "gmean", "qmean", "f1", "micro_f1", "macro_f1",
               "minmax_recall", "kl_quantification"]
 FAMILIES = ["none", "dp", "eopp", "eodds", "fpr", "ratio80", "coverage", "precision"]
+#: the code a cell ran on (cells of one file may come from several runs: ``--resume``, ``--merge``)
+COMMIT = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=HERE, capture_output=True,
+                        text=True).stdout.strip() or None
 #: near-best: within this much of the best objective (train and held-out), violation at most this
 TOL = 1e-3
 
@@ -216,7 +220,7 @@ def run_cell(key, P, Y, G, lr_seconds, limit_ratio, min_limit, oracle=None):
     objective, family = key["objective"], key["constraints"]
     cons = constraints(family, Y["train"], P["train"], P["train"].shape[1])
     limit = max(min_limit, limit_ratio * lr_seconds)
-    cell = dict(key, lr_seconds=lr_seconds, limit_seconds=limit, goal=[str(c) for c in cons], methods={},
+    cell = dict(key, lr_seconds=lr_seconds, limit_seconds=limit, goal=[str(c) for c in cons], methods={}, commit=COMMIT,
                 oracle_used=resolve_oracle(oracle or "auto", P["train"].shape[1]), temperature=key.get("temperature", 1.0))
     # untimed warm-up (an unconstrained fit on the same rows): the first fit of a cell pays for
     # first touches of the arrays, which would otherwise land on auto, the first method timed
