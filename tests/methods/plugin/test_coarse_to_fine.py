@@ -12,7 +12,7 @@ import goalfit as gf
 from goalfit.confusion import CellEncoder, ConfusionSpace
 from goalfit.methods.plugin import PluginOracle, ThresholdOracle, split_frank_wolfe
 from goalfit.methods.plugin import coarse_to_fine as c2f
-from tests.methods.plugin.test_solvers import calibrated, cell_rules, gmean, hmean, qmean, recall_optimum
+from tests.methods.plugin.test_solvers import calibrated, cell_rules, gmean, hmean, minmax, qmean, recall_optimum
 
 
 @pytest.mark.parametrize("goals", [[gf.demographic_parity_difference() <= 0.02],
@@ -121,15 +121,16 @@ def test_coarse_iter_sets_the_coarse_budget():
             split_frank_wolfe(cp, PluginOracle(P, y, cells, space), subsample=5_000, coarse_iter=bad)
 
 
-def test_polishes_linear_and_smooth_convex_objectives_only():
+def test_polishes_linear_smooth_convex_and_piecewise_linear_objectives_only():
     _, _, _, space = _multiclass(500)
     kinds = {name: c2f.polishes(gf.Problem(name).compile(space).objective)
              for name in ("error", "hmean", "qmean", "gmean", "minmax_recall", "micro_f1")}
-    assert kinds == {"error": True, "hmean": True, "qmean": True, "gmean": False, "minmax_recall": False,
+    assert kinds == {"error": True, "hmean": True, "qmean": True, "gmean": False, "minmax_recall": True,
                      "micro_f1": False}
 
 
-@pytest.mark.parametrize("objective,psi", [("hmean", hmean), ("qmean", qmean), ("gmean", gmean)])
+@pytest.mark.parametrize("objective,psi", [("hmean", hmean), ("qmean", qmean), ("gmean", gmean),
+                                           ("minmax_recall", minmax)])
 @pytest.mark.parametrize("goals", [[gf.demographic_parity_difference() <= 0.02],
                                    [gf.equal_opportunity_difference() <= 0.01, gf.coverage(1) <= 0.45]],
                          ids=["dp", "eopp+coverage"])
@@ -205,3 +206,49 @@ def test_exact_column_generation_at_a_kink_falls_back_to_the_iterations():
     ref = split_frank_wolfe(cp, ThresholdOracle(P, y, cells, space), exact_binary=False)
     assert not res.message.startswith("exact column generation") and res.message == ref.message
     assert res.feasible and cp.objective.value(res.confusion) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("goals", [[], [gf.demographic_parity_difference() <= 0.02],
+                                   [gf.equal_opportunity_difference() <= 0.01, gf.coverage(1) <= 0.45]],
+                         ids=["none", "dp", "eopp+coverage"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_polish_prices_min_max_recall_by_its_epigraph_duals(seed, goals):
+    """Min-max recall (a maximum of linear pieces, no gradient at its optimum, a tie of the
+    recalls): the polish prices each round with the epigraph LP's duals, so from the balanced
+    rule it stops on a certified gap at the brute-force optimum over mixtures of all threshold
+    rules (a single piece's gradient would stall at the tie)."""
+    P, y, cells, space = calibrated(seed, groups=("F", "M"), n_buckets=8)
+    cp = gf.Problem("minmax_recall", goals).compile(space)
+    ref = recall_optimum(cell_rules(P, y, cells, space), space, minmax, cp.A, cp.b)
+    oracle = ThresholdOracle(P, y, cells, space)
+    member, C = oracle(-np.eye(2)[None] / space.row_mass[:, :, None])
+    p = c2f.corrective_polish(cp, oracle, [member], C[None], tol=1e-7)
+    assert p.stop.name in ("CONVERGED", "STALLED"), p.message
+    C_bar = np.tensordot(p.weights, p.confusions, axes=1)
+    assert p.feasible and cp.max_violation(C_bar) <= 1e-7
+    assert ref - 1e-7 <= cp.objective.value(C_bar) <= ref + 1e-6
+    assert p.lower_bound <= ref + 1e-7  # a certified bound with the exact oracle
+    assert oracle.n_calls <= 40
+
+
+def test_con_gda_coarse_run_is_opt_in_and_near_the_full_sample_run():
+    """ConGDA's ``subsample``: off by default (the paper's method on every row); on, the
+    iterations run on the subsample and the polish (epigraph pricing for min-max recall) on all
+    rows: within 3e-3 of the full-sample run with the same budget on 40,000 rows (4 classes,
+    min-max recall s.t. DP; the group-wise rules the subsample's iterates explore differ from the
+    full sample's, see the docstring), meeting the constraints, with at most 60 + 50 calls on
+    all rows."""
+    from goalfit.methods.plugin import con_gda
+
+    P, y, cells, space = _multiclass(40_000)
+    cp = gf.Problem("minmax_recall", [gf.demographic_parity_difference() <= 0.05]).compile(space)
+    full_oracle = PluginOracle(P, y, cells, space)
+    full = con_gda(cp, full_oracle, max_iter=400)
+    assert not full.message.startswith("coarse-to-fine") and full_oracle.n_calls == 401, full.message
+    oracle = PluginOracle(P, y, cells, space)
+    res = con_gda(cp, oracle, max_iter=400, subsample=5_000)
+    assert res.message.startswith("coarse-to-fine"), res.message
+    assert res.details.coarse_subsample == 5_000
+    assert res.feasible and cp.max_violation(res.confusion) <= 1e-7
+    assert oracle.n_calls <= 60 + 50 + 10
+    assert cp.objective.value(res.confusion) <= cp.objective.value(full.confusion) + 3e-3

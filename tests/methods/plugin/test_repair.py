@@ -67,15 +67,39 @@ def test_repair_leaves_feasible_results_and_refit_oracles_alone():
 
 
 def test_repair_of_a_non_smooth_objective_is_feasible_and_says_it_is_not_optimized():
-    """Min-max recall (non-smooth): the polish does not apply, the feasible mixture of the pool
-    is returned with a warning and a message that says so."""
+    """G-mean (non-smooth, no epigraph LP): the polish does not apply, the feasible mixture of
+    the pool is returned with a warning and a message that says so."""
     P, y, cells, space = _multiclass(4000, seed=4, n_classes=3)
-    cp = gf.Problem("minmax_recall", [gf.demographic_parity_difference() <= 0.01]).compile(space)
+    cp = gf.Problem("gmean", [gf.demographic_parity_difference() <= 0.01]).compile(space)
     oracle = PluginOracle(P, y, cells, space)
     with pytest.warns(RuntimeWarning, match="not optimized"):
         out = repair_infeasible(cp, oracle, _argmax_result(cp, oracle, space))
     assert out.feasible and cp.max_violation(out.confusion) <= 1e-7
     assert "not optimized further" in out.message
+
+
+def test_repair_polishes_min_max_recall_by_its_epigraph_duals():
+    """Min-max recall (a maximum of linear pieces): the repair's column generation prices it with
+    the epigraph LP's duals, so the repaired mixture is feasible and no worse than the feasible
+    mixture of the pool and the constants alone (the mixture program over them), with no warning."""
+    import warnings
+
+    from goalfit.methods.plugin.mixture import mixture_program
+    from goalfit.methods.plugin.repair import constant_costs
+
+    P, y, cells, space = _multiclass(4000, seed=4, n_classes=3)
+    cp = gf.Problem("minmax_recall", [gf.demographic_parity_difference() <= 0.01]).compile(space)
+    oracle = PluginOracle(P, y, cells, space)
+    start = _argmax_result(cp, oracle, space)
+    consts = [PluginOracle(P, y, cells, space)(L) for L in constant_costs(space)]
+    pool = mixture_program(cp, list(start.members) + [m for m, _ in consts],
+                           np.concatenate([start.confusions, np.array([C for _, C in consts])]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        out = repair_infeasible(cp, oracle, start)
+    assert out.feasible and cp.max_violation(out.confusion) <= 1e-7
+    assert "column generation continued" in out.message
+    assert cp.objective.value(out.confusion) <= cp.objective.value(np.tensordot(pool[2], pool[1], axes=1)) + 1e-9
 
 
 def test_repair_with_the_group_blind_oracle():

@@ -21,7 +21,10 @@ convex, piecewise linear (min-max recall)  GDA (Alg. 2)                ConGDA (A
 =========================================  ==========================  ===========================
 
 (*) For polyhedral constraints (coverage, fairness, precision, ratios such as the 80% rule).
-The table is for binary problems. With more than two classes, every objective with polyhedral
+The table is for binary problems with the plug-in oracle. With an exact oracle (the threshold
+oracle, the binary default) the unconstrained smooth row runs SplitFW's exact column generation
+and the unconstrained piecewise-linear row GDA, both certified in a few oracle calls (the
+ellipsoid row then no longer applies to min-max recall). With more than two classes, every objective with polyhedral
 constraints or none runs SplitFW (Alg. 5), but min-max recall, which keeps the rows above.
 A constraint that is smooth convex but not polyhedral (KL quantification) gets the constrained
 ellipsoid when the cuts' dimension ``r + K`` is at most 6, ConGDA otherwise (e.g. G-mean with
@@ -51,7 +54,7 @@ from .frank_wolfe import frank_wolfe, split_frank_wolfe
 from .gda import con_gda, gda
 from .mixture import mixture_program
 from .oracle import PluginOracle, RefitOracle, ThresholdOracle
-from ._common import FitResult, PluginDetails, StopReason, certified_gap, prune
+from ._common import FitResult, PluginDetails, StopReason, certified_gap, is_exact, prune
 from .repair import applies, compare_constants, repair_infeasible
 
 METHODS: dict[str, Callable[..., FitResult]] = {
@@ -69,7 +72,7 @@ METHODS: dict[str, Callable[..., FitResult]] = {
 ELLIPSOID_MAX_DIM = 6
 
 
-def choose_method(problem) -> str:
+def choose_method(problem, oracle=None) -> str:
     """The method ``"auto"`` resolves to for a compiled problem (the module docstring's table).
 
     By class of goal (objective kind x constraint kind x binary / multiclass); "polyhedral":
@@ -83,12 +86,29 @@ def choose_method(problem) -> str:
     any                        smooth, not polyhedral  con_gda (linear); con_ellipsoid if dim <= 6,
                                                        else con_gda (convex); con_bisection (ratio)
     ratio of linear            none / polyhedral       bisection / con_bisection split_frank_wolfe
-    convex smooth              none                    frank_wolfe               split_frank_wolfe
+    convex smooth              none                    split_frank_wolfe (exact  split_frank_wolfe
+                                                       oracle), else frank_wolfe
     convex non-smooth          none                    split_frank_wolfe         split_frank_wolfe
-    convex piecewise linear    none                    ellipsoid if dim <= 6, else gda (both)
+    convex piecewise linear    none                    gda (exact oracle);       ellipsoid if dim <= 6,
+                                                       else as multiclass        else gda
     convex, not piecewise lin. polyhedral              split_frank_wolfe         split_frank_wolfe
     convex piecewise linear    polyhedral              con_gda                   con_gda
     =========================  ======================  ========================  ====================
+
+    Parameters
+    ----------
+    problem : CompiledProblem
+    oracle : linear minimization oracle, optional
+        The oracle the method will run on. With an exact one (``oracle.exact``: the threshold
+        oracle, binary problems), a smooth convex objective without constraints runs SplitFW's
+        exact column generation (instead of Frank-Wolfe) and min-max recall without
+        constraints GDA, whose epigraph pricing certifies the optimum in a few tens of oracle
+        calls (instead of the ellipsoid's cuts); None: the choice for an inexact oracle.
+
+    Returns
+    -------
+    str
+        A name of :data:`METHODS`.
 
     Raises
     ------
@@ -116,7 +136,11 @@ def choose_method(problem) -> str:
         return "con_bisection" if constrained else "bisection"
     if kind == "convex":
         if binary and problem.objective.smooth and not problem.nonlinear:
-            return "split_frank_wolfe" if constrained else "frank_wolfe"  # the exact binary program
+            # the exact binary program (ROC hulls with the plug-in oracle); with an exact oracle
+            # SplitFW's column generation certifies in a few calls, unconstrained too (KL
+            # quantification: 3 calls where Frank-Wolfe's iterations stall after hundreds)
+            exact = oracle is not None and is_exact(oracle)
+            return "split_frank_wolfe" if constrained or exact else "frank_wolfe"
         pwl = _piecewise_linear(problem.objective)
         if constrained and not problem.nonlinear:
             # SplitFW reaches the best objective on train and held-out rows at a fraction of the
@@ -129,6 +153,11 @@ def choose_method(problem) -> str:
             # threshold oracle certifies the optimum in a few oracle calls, faster than the
             # ellipsoid at the same objective (benchmarks/README.md, atlas.py)
             return "split_frank_wolfe"
+        if not constrained and oracle is not None and is_exact(oracle):
+            # min-max recall (the smooth ones returned above): GDA's stopping checks price it by
+            # the epigraph LP's duals, a certified gap in a few tens of exact oracle calls; the
+            # ellipsoid's cuts take several times longer (benchmarks/README.md, atlas.py)
+            return "gda"
         dim = _ellipsoid_dim(problem)
         if dim is not None and 2 <= dim <= ELLIPSOID_MAX_DIM:
             return "con_ellipsoid" if constrained else "ellipsoid"
@@ -197,7 +226,7 @@ def solve(problem, oracle, method: str = "auto", **params) -> FitResult:
         Unknown method, or a method that does not support the problem.
     """
     if method == "auto":
-        method = choose_method(problem)
+        method = choose_method(problem, oracle)
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; known: ['auto'] + {sorted(METHODS)}")
     result = METHODS[method](problem, oracle, **params)

@@ -10,7 +10,9 @@ are evaluated on the full sample, and fully-corrective column generation takes o
 1. the best mixture of the members for the true objective and constraints (the convex program
    of :func:`~goalfit.methods.plugin.mixture.mixture_program`);
 2. one oracle call with the Lagrangian cost at that mixture
-   (:func:`~goalfit.methods.plugin._common.lagrangian_price`); its member joins the pool;
+   (:func:`~goalfit.methods.plugin._common.lagrangian_price`; for a maximum of linear pieces
+   such as min-max recall, the epigraph LP's duals:
+   :func:`~goalfit.methods.plugin._common.epigraph_price`); its member joins the pool;
 
 until the oracle returns no member that improves the linearized problem by more than ``tol``
 (the Frank-Wolfe gap with the constraints priced in; a certified gap for an exact oracle) or
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import FitResult, Recorder, StopReason, is_exact, lagrangian_price, plugin_result
+from ._common import FitResult, Recorder, StopReason, epigraph_price, is_exact, lagrangian_price, plugin_result
 from .mixture import mixture_program
 from .oracle import is_plugin
 
@@ -71,6 +73,20 @@ class _Recording:
         return member, C
 
 
+def coarse_rows(subsample, oracle) -> int:
+    """The rows of a method's coarse run for its ``subsample`` argument; 0 for none.
+
+    ``"auto"``: :func:`auto_subsample` with the plug-in oracle (a coarse run needs the oracle's
+    rows in memory, which Dask's map-reduce oracle does not hold), else 0; ``None``: 0; an int
+    as given. Whether the run happens is :func:`applies`.
+    """
+    if subsample is None:
+        return 0
+    if isinstance(subsample, str) and subsample == "auto":
+        return auto_subsample(len(oracle.y)) if is_plugin(oracle) else 0
+    return int(subsample)
+
+
 def applies(oracle, subsample) -> bool:
     """Whether a coarse run on ``subsample`` rows applies: the plug-in oracle on at least
     ``MIN_RATIO * subsample`` rows."""
@@ -78,10 +94,18 @@ def applies(oracle, subsample) -> bool:
 
 
 def polishes(objective) -> bool:
-    """Whether :func:`corrective_polish` optimizes this objective: a linear or a smooth convex
-    one (its mixture program and its Lagrangian pricing need a gradient and convexity; a ratio
-    such as the F-measure or a non-smooth one such as min-max recall is out of its scope)."""
-    return objective.kind == "linear" or (objective.kind == "convex" and bool(getattr(objective, "smooth", False)))
+    """Whether :func:`corrective_polish` optimizes this objective: a linear or a smooth convex one
+    (the mixture program and the Lagrangian pricing need a gradient and convexity), or a maximum
+    of linear pieces such as min-max recall (the mixture program is its epigraph LP, priced by
+    that LP's duals). A ratio such as the F-measure, or a non-smooth objective with no epigraph
+    LP such as G-mean, is out of its scope."""
+    return (objective.kind == "linear" or _piecewise_linear(objective)
+            or (objective.kind == "convex" and bool(getattr(objective, "smooth", False))))
+
+
+def _piecewise_linear(objective) -> bool:
+    """A convex maximum of linear pieces (``coefs``, ``consts``: :class:`~goalfit.goals.functions.MaxOfLinear`)."""
+    return objective.kind == "convex" and getattr(objective, "coefs", None) is not None
 
 
 @dataclass
@@ -125,7 +149,8 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
     Parameters
     ----------
     problem : CompiledProblem
-        Linear or smooth convex objective (:func:`polishes`); polyhedral constraints.
+        Linear, smooth convex or piecewise-linear convex objective (:func:`polishes`); polyhedral
+        constraints.
     oracle : linear minimization oracle
         Called as ``oracle(cost)`` with ``cost`` of shape ``space.shape``; returns
         ``(member, C)``. With ``oracle.exact`` the stopping gap is certified.
@@ -153,7 +178,10 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
         C_bar = np.tensordot(pw, pC, axes=1)
         if feasible:
             upper = float(problem.objective.value(C_bar))
-            member, Co, lower = lagrangian_price(problem, oracle, C_bar, upper, np.array(Cs))
+            if _piecewise_linear(problem.objective):
+                member, Co, lower = epigraph_price(problem, oracle, np.array(Cs))
+            else:
+                member, Co, lower = lagrangian_price(problem, oracle, C_bar, upper, np.array(Cs))
             if member is None:  # pragma: no cover - a feasible mixture exists, so the LP is feasible
                 why = "pricing LP failed"
                 stop, rounds = StopReason.FAILED, r
@@ -291,7 +319,9 @@ def exact_column_generation(problem, oracle, start, *, method: str, tol: float =
     member, C = start
     p = corrective_polish(problem, oracle, [member], np.asarray(C)[None], tol=tol, max_rounds=max(1, int(max_rounds)))
     C_bar = np.tensordot(p.weights, p.confusions, axes=1)
-    if not differentiable_at(problem.objective, C_bar):  # no certificate at a kink: the caller iterates
+    # no gradient certificate at a kink: the caller iterates (a maximum of linear pieces is priced
+    # by its epigraph LP's duals, a certificate at every point)
+    if not _piecewise_linear(problem.objective) and not differentiable_at(problem.objective, C_bar):
         return None
     rec(1, C_bar, force=True)
     msg = f"exact column generation: {oracle.n_calls} oracle calls ({p.message})"

@@ -217,11 +217,7 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
         # a non-smooth objective ended at a kink, where its gap certifies nothing
         if result is not None and result.feasible:
             return result
-    if isinstance(subsample, str):
-        if subsample == "auto":  # a coarse run needs the oracle's rows in memory (not Dask's map-reduce oracle)
-            subsample = coarse_to_fine.auto_subsample(len(oracle.y)) if coarse_to_fine.is_plugin(oracle) else 0
-        else:
-            subsample = int(subsample)
+    subsample = coarse_to_fine.coarse_rows(subsample, oracle)
     if coarse_to_fine.applies(oracle, subsample):
         if isinstance(coarse_iter, str) and coarse_iter == "auto":
             coarse_iter = min(max_iter, 1000)

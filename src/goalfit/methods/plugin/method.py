@@ -114,8 +114,10 @@ class PluginMethod(Method):
             raise ValueError(f"unknown plug-in method {name!r}; known: {list(PLUGIN_NAMES)}")
         self.name = name
 
-    def resolve(self, compiled) -> str:
-        """The algorithm that runs on ``compiled`` (``"auto"`` resolved, §8.6).
+    def resolve(self, compiled, oracle=None) -> str:
+        """The algorithm that runs on ``compiled`` (``"auto"`` resolved, §8.6) with ``oracle``
+        (an oracle object; None: as for an inexact one, see
+        :func:`~goalfit.methods.plugin.choose_method`).
 
         Raises
         ------
@@ -125,7 +127,7 @@ class PluginMethod(Method):
         if self.name != "auto":
             return self.name
         try:
-            return choose_method(compiled)
+            return choose_method(compiled, oracle)
         except ValueError as err:
             raise UnsupportedGoal(str(err)) from None
 
@@ -171,11 +173,11 @@ class PluginMethod(Method):
             When the method's members meet no constraint set, the constant classifiers join
             them first (:func:`~goalfit.methods.plugin.repair.repair_infeasible`).
         """
-        name = self.resolve(compiled)
         params = dict(params or {})
         oracle = params.pop("oracle", "plugin")
         if isinstance(oracle, str):
             oracle = make_oracle(data, oracle)
+        name = self.resolve(compiled, oracle)
         progress.phase(name)
         if name in BASELINES:
             return BASELINES[name](compiled, oracle, **params)

@@ -9,12 +9,12 @@ classifiers ("predict class ``j`` everywhere") are rules every plug-in oracle re
 cost ``L[:, :, j] = -1`` (zero elsewhere), and they meet every parity goal (demographic
 parity, equal opportunity, equalized odds: each group's rate is 0 or 1). So before reporting
 infeasibility, :func:`repair_infeasible` evaluates them and solves the mixture program over the
-enlarged pool. When that meets the constraints and the objective is linear or smooth convex,
-fully-corrective column generation continues from it
+enlarged pool. When that meets the constraints and the objective is linear, smooth convex or a
+maximum of linear pieces (min-max recall), fully-corrective column generation continues from it
 (:func:`~goalfit.methods.plugin.coarse_to_fine.corrective_polish`) for as long as the oracle
 prices an improving member (with an inexact oracle it can stop early: the result is feasible,
 optimized as far as the oracle's members allow). For other objectives (ratios such as the
-F-measure, non-smooth ones such as min-max recall) the feasible mixture of the pool is returned
+F-measure, non-smooth ones such as G-mean) the feasible mixture of the pool is returned
 as it is, with a ``RuntimeWarning``: it is feasible, not optimized. Not in Narasimhan et al.
 (their Assumption 1 takes a strictly feasible classifier as given); an addition against
 silent infeasibility reports.
@@ -165,7 +165,7 @@ def repair_infeasible(problem, oracle, result, *, tol: float = 1e-4):
         _adopt_polish(result, oracle, polished)
         how = f"fully-corrective column generation continued from it ({polished.message})"
     else:
-        how = (f"not optimized further (the polish needs a linear or smooth convex objective; "
+        how = (f"not optimized further (the polish needs a linear, smooth convex or piecewise-linear objective; "
                f"{problem.objective.name!r} is {problem.objective.kind}"
                + ("" if problem.objective.kind != "convex" else ", non-smooth") + ")")
         warnings.warn(f"the method found no mixture meeting the goals; with the constant classifiers a feasible "
