@@ -188,3 +188,34 @@ def test_con_bisection_rejects_non_ratio_objectives():
     P, y, cells, space = calibrated(0)
     with pytest.raises(ValueError, match="ratio"):
         con_bisection(gf.Problem("hmean", [gf.coverage(1) <= 0.3]).compile(space), PluginOracle(P, y, cells, space))
+
+
+@pytest.mark.parametrize("goal,constraints,seeds", CASES[:3], ids=["f1-cov", "f1-dp", "f2-cov-eopp"])
+def test_warm_started_steps_reach_the_same_optimum_in_fewer_calls(goal, constraints, seeds):
+    """Each step's column generation starts from the supports of the steps before: the bracket
+    and the answer are the cold start's (``inner_params={"warm_start": None}``), within the
+    bracket's width, in fewer oracle calls."""
+    P, y, cells, space = calibrated(seeds[0])
+    cp = gf.Problem(goal, constraints).compile(space)
+    warm_oracle, cold_oracle = PluginOracle(P, y, cells, space), PluginOracle(P, y, cells, space)
+    warm = con_bisection(cp, warm_oracle)
+    cold = con_bisection(cp, cold_oracle, inner_params={"warm_start": None})
+    assert warm.feasible and cold.feasible
+    assert cp.objective.value(warm.confusion) == pytest.approx(cp.objective.value(cold.confusion), abs=1e-6)
+    assert warm_oracle.n_calls < cold_oracle.n_calls
+
+
+def test_column_generation_stops_when_the_priced_member_is_a_column():
+    """At the master's optimum the pricing member is a column it already has, its reduced cost
+    zero up to the LP solver's tolerances; where those exceed ``tol`` (simulated here by a
+    negative ``tol``, which the reduced-cost test never passes) column generation stops on the
+    repeated column within two rounds, at the same value, instead of adding it again until
+    ``max_iter`` (con_bisection's warm-started steps near the optimum: 200 rounds each)."""
+    P, y, cells, space = calibrated(2)
+    cp = gf.Problem("error", [gf.demographic_parity_difference() <= 0.02]).compile(space)
+    first = cg_module.column_generation(cp, PluginOracle(P, y, cells, space), max_iter=200)
+    oracle = PluginOracle(P, y, cells, space)
+    again = cg_module.column_generation(cp, oracle, max_iter=200, tol=-1.0,
+                                        warm_start=(first.members, first.confusions))
+    assert "already a column after" in again.message and again.details.iterations <= 2, again.message
+    assert cp.objective.value(again.confusion) == pytest.approx(cp.objective.value(first.confusion), abs=1e-9)

@@ -73,7 +73,8 @@ def con_bisection(problem, oracle, *, max_iter: int = 30, tol: float = 1e-6, bou
 
     Each step solves the constrained problem with the linear objective ``<A - gamma B, C>``
     (ConGDA in the paper; here column generation when the constraints are polyhedral, whose
-    answer is optimal up to the oracle's error, else ConGDA) and keeps its classifier when its
+    answer is optimal up to the oracle's error, each step warm-started with the columns of the
+    steps before; else ConGDA) and keeps its classifier when its
     ratio is ``<= gamma`` and it meets the constraints — the **corrected** branch of the
     erratum (the printed Alg. 8 keeps the wrong classifier; Lemmas 47-48 use Alg. 4's logic).
     The best feasible classifier seen is returned (a randomized mixture).
@@ -109,10 +110,22 @@ def con_bisection(problem, oracle, *, max_iter: int = 30, tol: float = 1e-6, bou
     fallback: tuple | None = None
     t = 0
     certified_lo = None  # the largest gamma whose sub-problem has a certified positive lower bound
+    # column generation starts each step from the supports of the steps before (the optimal
+    # columns of nearby gammas): the same optimum in fewer pricing rounds
+    pool_members: list = []
+    pool_C: list = []
     for t in range(1, max_iter + 1):
         gamma = 0.5 * (lo + hi)
         sub = dataclasses.replace(problem, objective=LinearFunction(num.coef - gamma * den.coef))
-        res = run(sub, oracle, **(inner_params or {}))
+        kw = dict(inner_params or {})
+        if inner == "column_generation" and pool_members and "warm_start" not in kw:
+            kw["warm_start"] = (pool_members, np.array(pool_C))
+        res = run(sub, oracle, **kw)
+        if inner == "column_generation":
+            for m, Cm in zip(res.members, res.confusions):
+                if not any(np.array_equal(Cm, Cp) for Cp in pool_C):
+                    pool_members.append(m)
+                    pool_C.append(np.asarray(Cm))
         sub_lower = res.details.lower_bound if isinstance(res.details, PluginDetails) else None
         if sub_lower is not None and sub_lower > 0:  # no feasible classifier has psi <= gamma
             certified_lo = gamma if certified_lo is None else max(certified_lo, gamma)

@@ -110,6 +110,13 @@ def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-1
             message = f"optimal: no member with negative reduced cost after {it} rounds"
             stop, rounds = StopReason.CONVERGED, it
             break
+        if any(np.array_equal(C, Ck) for Ck in Cs):
+            # a column the master has: its reduced cost is negative only within the LP solver's
+            # tolerances (1e-7, above ``tol``), so the master is optimal over the oracle's members;
+            # adding it again would repeat the same round until max_iter
+            message = f"optimal: the priced member is already a column after {it} rounds"
+            stop, rounds = StopReason.CONVERGED, it
+            break
         members.append(member)
         Cs.append(C)
     members, Cs, w, feasible, viol = prune(problem, members, np.array(Cs))
