@@ -252,3 +252,26 @@ def test_con_gda_coarse_run_is_opt_in_and_near_the_full_sample_run():
     assert res.feasible and cp.max_violation(res.confusion) <= 1e-7
     assert oracle.n_calls <= 60 + 50 + 10
     assert cp.objective.value(res.confusion) <= cp.objective.value(full.confusion) + 3e-3
+
+
+def test_coarse_to_fine_evaluates_at_most_the_heaviest_output_members():
+    """A coarse mixture with many members (KL quantification's mixture program can keep hundreds
+    of tiny weights): only the ``n_candidates`` heaviest output members and as many of the latest
+    other members are evaluated on the full sample (one oracle call each), not all 150."""
+    from goalfit.methods.plugin._common import StopReason, plugin_result
+
+    P, y, cells, space = _multiclass(40_000)
+    cp = gf.Problem("hmean", [gf.demographic_parity_difference() <= 0.05]).compile(space)
+    rng = np.random.default_rng(0)
+
+    def many_members(problem, oracle, **kw):
+        pairs = [oracle(rng.normal(size=space.shape)) for _ in range(150)]
+        w = np.r_[np.full(5, 10.0), np.ones(145)]
+        return plugin_result(problem, oracle, [m for m, _ in pairs], w / w.sum(), np.array([C for _, C in pairs]),
+                             "split_frank_wolfe", [], True, "150 members", stop=StopReason.MAX_ITER, iterations=150,
+                             tol=0.0)
+
+    oracle = PluginOracle(P, y, cells, space)
+    res = c2f.coarse_to_fine(many_members, cp, oracle, subsample=5_000, n_candidates=10)
+    assert res.feasible and res.details.coarse_subsample == 5_000
+    assert oracle.n_calls <= 10 + 10 + 50, oracle.n_calls  # 20 evaluated, then at most 50 polishing rounds

@@ -348,7 +348,8 @@ def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n
         Seeds the subsample.
     n_candidates : int, default 60
         The coarse run's latest distinct members evaluated on the full sample besides its
-        output members (one oracle call each).
+        output members (one oracle call each), and the most output members evaluated (the
+        heaviest in the coarse mixture).
     tol : float, default 1e-4
         The polish's stopping tolerance (objective units). The coarse run takes its whole
         budget (``tol=0``).
@@ -371,11 +372,14 @@ def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n
     # on the 5-class problem of benchmarks/speed.py it never stopped the run while costing about
     # a fifth of it
     coarse = method(problem, sub, tol=0.0, subsample=None, record_every=record_every, **params)
-    # the output members, then the latest distinct ones (rules compared by their key, the cost)
-    chosen = list(coarse.members)
+    # the output members (the n_candidates heaviest, in their order: a mixture program that keeps
+    # hundreds of tiny weights, as KL quantification's can, would cost a full pass each), then the
+    # latest distinct ones (rules compared by their key, the cost)
+    heaviest = np.sort(np.argsort(-np.asarray(coarse.weights), kind="stable")[:n_candidates])
+    chosen = [coarse.members[i] for i in heaviest]
     keys = {m.key() for m in chosen}
     for m in reversed(sub.members):
-        if len(chosen) >= len(coarse.members) + n_candidates:
+        if len(chosen) >= len(heaviest) + n_candidates:
             break
         if m.key() not in keys:
             chosen.append(m)
