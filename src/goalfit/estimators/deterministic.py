@@ -11,17 +11,13 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-# _safe_indexing: public despite the underscore (in sklearn.utils.__all__ and the API reference)
-from sklearn.utils import _safe_indexing
-# _num_samples: no public equivalent (the row count of any array-like scikit-learn accepts, a
-# TypeError for the rest)
-from sklearn.utils.validation import _num_samples
 
 from ..classifiers.hashing import hash_predictions, row_hash
 from ..classifiers.members import PluginRule, ThresholdRule
 from ..confusion import confusion_tensor
 from ..goals import FEASIBLE_TOL
 from ..methods.derandomize import best_candidate_rule, best_direction_rule, best_threshold_rule, rank
+from ..utils.rows import num_samples, take_rows
 
 STRATEGIES = ("hash", "best_rule", "max_weight")
 
@@ -55,7 +51,7 @@ class TrainingSample:
     @classmethod
     def build(cls, classifier, X, out_rows, proba, y, cells, sample_weight, problem):
         """The sample of a fit whose outer loop ran on ``X``'s rows ``out_rows`` (None: every row)."""
-        Xo = X if out_rows is None or len(out_rows) == _num_samples(X) else _safe_indexing(X, out_rows)
+        Xo = X if out_rows is None or len(out_rows) == num_samples(X) else take_rows(X, out_rows)
         proba = np.asarray(proba, float)
         return cls(proba, y, cells, sample_weight, row_hash(Xo), _member_codes(classifier, proba, cells, Xo))
 
@@ -85,7 +81,7 @@ def _member_codes(classifier, proba, cells, X=None) -> np.ndarray:
         raise ValueError("members that read the features (refits of the base model) need the rows X")
     for start in range(0, n, _BLOCK_ROWS):
         rows = slice(start, start + _BLOCK_ROWS)
-        Xb = None if not reads_X else _safe_indexing(X, np.arange(start, min(start + _BLOCK_ROWS, n)))
+        Xb = None if not reads_X else take_rows(X, np.arange(start, min(start + _BLOCK_ROWS, n)))
         for k, m in enumerate(classifier.members):
             out[k, rows] = m.predict_codes(Xb if m.needs == "X" else None, proba[rows], cells[rows])
     return out

@@ -8,8 +8,6 @@ import numpy as np
 from sklearn.base import MetaEstimatorMixin, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import StratifiedKFold, check_cv, train_test_split
-# _safe_indexing: public despite the underscore (in sklearn.utils.__all__ and the API reference)
-from sklearn.utils import _safe_indexing
 # scikit-learn has no public module for parameter constraints: _param_validation is what its own
 # estimators and scikit-learn-compatible libraries use for _parameter_constraints
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
@@ -22,6 +20,7 @@ from ..fit import (GOAL_PARAMETERS, GoalEstimator, InMemoryData, as_seed, prepar
                    tighten)
 from ..methods.plugin import FIT_OPTIONS, PLUGIN_NAMES, PluginMethod, PluginSettings, RefitOracle, make_oracle
 from ..utils.deprecation import NOTHING, DeprecatedParams, Renamed
+from ..utils.rows import take_rows
 from ..utils.validation import check_has_predict_proba
 from .deterministic import TrainingSample, to_deterministic as _to_deterministic
 from .models import resolve_estimator
@@ -696,9 +695,9 @@ class PluginData(InMemoryData):
             progress.phase(f"fitting the base model on {1 - holdout:.0%} of the rows (sample splitting)")
             fit_rows, out_rows = _split(codes, holdout, est.random_state)
             est.estimator_ = clone(base)
-            fit_base(est.estimator_, _safe_indexing(X, fit_rows), labels[fit_rows],
+            fit_base(est.estimator_, take_rows(X, fit_rows), labels[fit_rows],
                      None if sw is None else sw[fit_rows])
-            P_out = aligned_proba(est.estimator_, _safe_indexing(X, out_rows), classes)
+            P_out = aligned_proba(est.estimator_, take_rows(X, out_rows), classes)
             prob = probability_model(est.estimator_, classes, allow_missing=joint)
         elif folds is not None:
             progress.phase("cross-fitting the base model", _n_splits(folds), unit="fold")

@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-# _safe_indexing: public despite the underscore (in sklearn.utils.__all__ and the API reference)
-from sklearn.utils import _safe_indexing
 
 from ..methods.plugin import JOINT_MODELS  # noqa: F401 (the joint models of method_params["joint_model"])
 from ..utils.fitting import fit_weighted
+from ..utils.rows import take_rows
 from .probabilities import aligned_proba
 
 
@@ -77,7 +76,7 @@ class FactoredJointClassifier(ClassifierMixin, BaseEstimator):
                 self.group_models_.append(int(seen[0]))
             else:
                 m = clone(self.estimator)
-                fit_weighted(m, _safe_indexing(X, rows), aa[rows], None if sw is None else sw[rows])
+                fit_weighted(m, take_rows(X, rows), aa[rows], None if sw is None else sw[rows])
                 self.group_models_.append(m)
         self.classes_ = np.arange(G * K)
         for attr in ("n_features_in_", "feature_names_in_"):  # what the base model saw

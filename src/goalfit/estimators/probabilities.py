@@ -10,14 +10,10 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.pipeline import Pipeline
-# _safe_indexing: public despite the underscore (in sklearn.utils.__all__ and the API reference)
-from sklearn.utils import _safe_indexing
-# _num_samples: no public equivalent (the row count of any array-like scikit-learn accepts, a
-# TypeError for the rest)
-from sklearn.utils.validation import _num_samples
 
 from ..classifiers import probability_model
 from ..utils.fitting import final_step, fit_weighted
+from ..utils.rows import num_samples, take_rows
 
 def is_linear(estimator) -> bool:
     """Whether the (final step of the) base estimator is a scikit-learn linear model."""
@@ -57,7 +53,7 @@ def cross_fit(base, X, y, sample_weight, folds, classes, progress=None):
     ValueError
         If the splitter does not put every row in exactly one test fold.
     """
-    n = _num_samples(X)
+    n = num_samples(X)
     P = np.full((n, len(classes)), np.nan)
     seen = np.zeros(n, dtype=int)
     models = []
@@ -65,8 +61,8 @@ def cross_fit(base, X, y, sample_weight, folds, classes, progress=None):
         if progress is not None:
             progress.update(k + 1, force=True)
         m = clone(base)
-        fit_weighted(m, _safe_indexing(X, train), y[train], None if sample_weight is None else sample_weight[train])
-        P[test] = aligned_proba(m, _safe_indexing(X, test), classes)
+        fit_weighted(m, take_rows(X, train), y[train], None if sample_weight is None else sample_weight[train])
+        P[test] = aligned_proba(m, take_rows(X, test), classes)
         seen[test] += 1
         models.append(m)
     if not (seen == 1).all():

@@ -13,14 +13,13 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 from sklearn.utils.multiclass import check_classification_targets
-# _num_samples: no public equivalent (the row count of any array-like scikit-learn accepts, a
-# TypeError for the rest)
-from sklearn.utils.validation import _num_samples, column_or_1d
+from sklearn.utils.validation import column_or_1d
 
 from ..classifiers import class_labels, encode_labels
 from ..confusion import CellEncoder, ConfusionSpace, compact_codes
 from ..confusion.datasets import DATASET_COLUMN, TRAIN, space_with_unlabelled, stack_datasets
 from ..confusion.space import AMBIGUOUS_IN_GOALS
+from ..utils.rows import num_samples, take_rows
 from ..utils.validation import (check_aligned_indexes, check_consistent_rows, check_sample_weight, n_rows,
                                 resolve_pos_label)
 
@@ -109,14 +108,11 @@ class PreparedData:
         space rebuilt on them, ``X``, ``scores`` and the sensitive features indexed. An empty
         slice is reported when goals are compiled on the subset.
         """
-        # _safe_indexing: public despite the underscore (in sklearn.utils.__all__ and the API reference)
-        from sklearn.utils import _safe_indexing
-
         rows = np.asarray(rows)
         sw = None if self.sample_weight is None else self.sample_weight[rows]
         lab = None if self.labelled is None else self.labelled[rows]
         y_codes, cells = self.y_codes[rows], self.cells[rows]
-        X = None if self.X is None else _safe_indexing(self.X, rows)
+        X = None if self.X is None else take_rows(self.X, rows)
         sf = self.sensitive_features
         if isinstance(sf, (pd.DataFrame, pd.Series)):
             sf = sf.iloc[rows].reset_index(drop=True)
@@ -329,7 +325,7 @@ def prepare(X, y, *, sensitive_features=None, sample_weight=None, datasets=None,
                                 warn_groups)
     n = n_rows(X)
     if n is None:
-        n = _num_samples(X)  # array-likes without len (an __array__ object); raises for the rest
+        n = num_samples(X)  # array-likes without len (an __array__ object); raises for the rest
     if n == 0:
         raise ValueError(f"X{suffix} has 0 rows: {who} needs labelled rows")
     y = _labels(y, n, who, suffix)

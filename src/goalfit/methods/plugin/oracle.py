@@ -30,12 +30,12 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils import _safe_indexing  # public despite the underscore: in sklearn.utils.__all__ and the API reference
 
 from ...classifiers.members import (ConstantMember, FittedMember, PluginRule, ThresholdRule,
                                     binary_margin, plugin_codes_block)
 from ...confusion import confusion_tensor, int_codes
 from ...utils.fitting import fit_weighted
+from ...utils.rows import take_rows
 from .._scan import hull_candidates, split_positions
 
 
@@ -426,7 +426,7 @@ class RefitOracle:
             member: ConstantMember | FittedMember = ConstantMember(const)
         else:
             rows = np.flatnonzero(keep)
-            fit_weighted(model, self.X if len(rows) == len(keep) else _safe_indexing(self.X, rows), target[keep],
+            fit_weighted(model, self.X if len(rows) == len(keep) else take_rows(self.X, rows), target[keep],
                          weight[keep])
             member = FittedMember(model, {c: c for c in range(self.space.n_classes)})
             pred = member.predict_codes(self.X, None, self.cells)
