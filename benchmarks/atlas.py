@@ -255,15 +255,17 @@ def near_best(cell):
     return good, bt, bh
 
 
-def compiled_problem(objective, family, n_classes, n_groups):
-    """The cell's goal compiled on a small stand-in sample of the same classes and groups.
+def compiled_problem(objective, family, n_classes, n_groups, oracle="plugin"):
+    """The cell's goal compiled on a small stand-in sample of the same classes and groups, and the
+    cell's kind of oracle (``"plugin"`` / ``"threshold"``) built on it.
 
-    ``choose_method`` reads the goal's structure (objective kind, constraints, dimensions), not
-    the data, so this is what ``auto`` decides on for the cell.
+    ``choose_method`` reads the goal's structure (objective kind, constraints, dimensions) and
+    whether the oracle is exact, not the data, so this is what ``auto`` decides on for the cell.
     """
     import pandas as pd
 
     from goalfit.confusion import CellEncoder, ConfusionSpace
+    from goalfit.methods.plugin import PluginOracle, ThresholdOracle
 
     n = 20 * n_classes * n_groups
     y = np.arange(n) % n_classes
@@ -272,16 +274,17 @@ def compiled_problem(objective, family, n_classes, n_groups):
     enc = CellEncoder()
     cells = enc.fit_transform(pd.Series(g, name="group"))
     space = ConfusionSpace.from_codes(y, cells, np.arange(n_classes), enc.cells_)
-    return gf.Problem(objective, constraints(family, y, P, n_classes)).compile(space)
+    kind = ThresholdOracle if oracle == "threshold" else PluginOracle
+    return gf.Problem(objective, constraints(family, y, P, n_classes)).compile(space), kind(P, y, cells, space)
 
 
 def current_choice(cell):
-    """What ``choose_method`` picks now for the cell's goal (None: it refuses the goal)."""
+    """What ``choose_method`` picks now for the cell's goal and oracle (None: it refuses the goal)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return choose_method(compiled_problem(cell["objective"], cell["constraints"], cell["n_classes"],
-                                                  cell["n_groups"]))
+            return choose_method(*compiled_problem(cell["objective"], cell["constraints"], cell["n_classes"],
+                                                   cell["n_groups"], cell.get("oracle_used", "plugin")))
     except ValueError:
         return None
 
