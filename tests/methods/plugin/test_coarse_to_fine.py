@@ -275,3 +275,19 @@ def test_coarse_to_fine_evaluates_at_most_the_heaviest_output_members():
     res = c2f.coarse_to_fine(many_members, cp, oracle, subsample=5_000, n_candidates=10)
     assert res.feasible and res.details.coarse_subsample == 5_000
     assert oracle.n_calls <= 10 + 10 + 50, oracle.n_calls  # 20 evaluated, then at most 50 polishing rounds
+
+
+def test_f_step_without_constraints_is_a_row_argmin_equal_to_the_lp():
+    """SplitFW's F-step with no constraint rows: :class:`RowArgmin` (one argmin per live row)
+    returns the vertex HiGHS returns for the same LP (a non-binding row keeps the LP in HiGHS),
+    on random costs and on the all-zero cost of SplitFW's start (ties: the first class)."""
+    from goalfit.methods.plugin.lp import RepeatedLP, RowArgmin
+
+    _, _, _, space = _multiclass(2_000)
+    fast = RepeatedLP.rows_in_simplex(space, None, None)
+    assert isinstance(fast, RowArgmin)
+    slow = RepeatedLP.rows_in_simplex(space, np.zeros((1, space.size)), np.ones(1))
+    assert isinstance(slow, RepeatedLP)
+    rng = np.random.default_rng(0)
+    for cost in [np.zeros(space.shape)] + [rng.normal(size=space.shape) for _ in range(50)]:
+        np.testing.assert_array_equal(fast.solve(cost), slow.solve(cost))

@@ -39,11 +39,16 @@ class RepeatedLP:
     def rows_in_simplex(cls, space, A, b):
         """Polytope of row-normalized tensors ``F`` with rows in the simplex and ``A vec(F * mass) <= b``.
 
+        Without constraint rows (``A`` None or empty) the polytope is a product of simplices and
+        the LP separates by row: :class:`RowArgmin` solves it without HiGHS.
+
         Raises
         ------
         ValueError
             If it is empty: then no confusion matrix meets the constraints.
         """
+        if A is None or np.asarray(A).shape[0] == 0:
+            return RowArgmin(space)
         mass = space.row_mass[:, :, None]
         live = np.broadcast_to(mass > 0, space.shape).ravel()
         lv = np.flatnonzero(live)
@@ -95,6 +100,34 @@ class RepeatedLP:
         out = np.zeros(int(np.prod(self.shape)))
         out[self.live] = x
         return out.reshape(self.shape)
+
+
+class RowArgmin:
+    """``min_F <c, F>`` over row-normalized tensors whose live rows (cells and true classes with
+    rows) each lie in the simplex: a vertex puts each live row's mass on its cheapest entry.
+
+    The unconstrained case of :meth:`RepeatedLP.rows_in_simplex`, with its :meth:`solve`; ties go
+    to the first (smallest) class index, the vertex HiGHS returns there (e.g. the all-zero cost
+    of SplitFW's start), so the two give the same answers on the same costs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from types import SimpleNamespace
+    >>> space = SimpleNamespace(shape=(1, 2, 3), row_mass=np.array([[0.5, 0.5]]))
+    >>> RowArgmin(space).solve(np.array([[[3.0, 1.0, 2.0], [0.0, 0.0, 5.0]]]))[0].tolist()
+    [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]
+    """
+
+    def __init__(self, space):
+        self.shape = tuple(space.shape)
+        self.cells, self.rows = np.nonzero(np.asarray(space.row_mass) > 0)
+
+    def solve(self, cost) -> np.ndarray:
+        c = np.asarray(cost, float).reshape(self.shape)
+        out = np.zeros(self.shape)
+        out[self.cells, self.rows, np.argmin(c[self.cells, self.rows], axis=1)] = 1.0
+        return out
 
 
 #: one HiGHS instance per thread for :func:`highs_linprog` (each call passes a whole new model)
