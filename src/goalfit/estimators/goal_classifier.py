@@ -54,7 +54,8 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
     constraints : sequence of Constraint, default ()
         E.g. ``[demographic_parity_difference("sex") <= 0.01]``.
     method : str, default "auto"
-        ``"auto"`` (by the objective's class, §8.6; :func:`goalfit.methods.plugin.choose_method`),
+        ``"auto"`` (by the objective's class and whether the oracle is exact, §8.6;
+        :func:`goalfit.methods.plugin.choose_method`),
         a plug-in method (``"column_generation"``, ``"frank_wolfe"``, ``"split_frank_wolfe"``,
         ``"gda"``, ``"con_gda"``, ``"ellipsoid"``, ``"con_ellipsoid"``, ``"bisection"``,
         ``"con_bisection"``) or an unconstrained baseline (``"argmax"``, ``"balanced"``,
