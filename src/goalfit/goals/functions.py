@@ -200,6 +200,10 @@ class MaxOfLinear(BoundFunction):
             return None
         return self.coefs.copy(), bound - self.consts
 
+    def smoothed(self, mu: float) -> SmoothMaxOfLinear:
+        """The log-sum-exp smoothing of this maximum at temperature ``mu`` (:class:`SmoothMaxOfLinear`)."""
+        return SmoothMaxOfLinear(self, mu)
+
     def features(self):
         consts = self.consts
         P = np.eye(len(consts))
@@ -211,6 +215,63 @@ class MaxOfLinear(BoundFunction):
 
         return Features(self.coefs, lambda z: float(np.max(z + consts)), gradient, "convex", False,
                         (P, consts))
+
+
+class SmoothMaxOfLinear(BoundFunction):
+    """Log-sum-exp smoothing of a maximum of linear pieces (Nesterov, *Smooth minimization of
+    non-smooth functions*, Math. Program. 103, 2005, §4):
+    ``f_mu(C) = mu log sum_p exp((coefs_p . vec(C) + consts_p) / mu)``.
+
+    Convex and smooth (its gradient, the softmax-weighted average of the pieces' coefficients,
+    is ``1/mu``-Lipschitz in the pieces' values), and ``max <= f_mu <= max + mu log P`` for ``P``
+    pieces. Frank-Wolfe-type methods, whose linearization of the maximum itself stalls at a
+    vertex (one piece's gradient), iterate on it; the final mixture is then fitted to the true
+    maximum (:func:`goalfit.methods.plugin.split_frank_wolfe`).
+
+    Parameters
+    ----------
+    base : MaxOfLinear
+    mu : float
+        Temperature (objective units), > 0.
+
+    Raises
+    ------
+    ValueError
+        If ``mu`` is not positive.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> f = MaxOfLinear.from_arrays(np.eye(2), np.zeros(2), (2,))
+    >>> g = f.smoothed(0.01)
+    >>> f.value(np.array([0.3, 0.5])), round(g.value(np.array([0.3, 0.5])), 6)
+    (0.5, 0.5)
+    >>> np.round(g.gradient(np.array([0.5, 0.5])), 3).tolist()
+    [0.5, 0.5]
+    """
+
+    kind = "convex"
+    smooth = True
+
+    def __init__(self, base: MaxOfLinear, mu: float):
+        if not mu > 0:
+            raise ValueError(f"the smoothing temperature mu must be > 0, got {mu!r}")
+        super().__init__(base.shape, base.name)
+        self.base, self.mu = base, float(mu)
+
+    def _weights(self, C):
+        z = self.base.piece_values(C) / self.mu
+        top = z.max()
+        w = np.exp(z - top)
+        return w, top
+
+    def value(self, C) -> float:
+        w, top = self._weights(C)
+        return float(self.mu * (top + np.log(w.sum())))
+
+    def gradient(self, C) -> np.ndarray:
+        w, _ = self._weights(C)
+        return (w @ self.base.coefs / w.sum()).reshape(self.shape)
 
 
 class FeatureFunction(BoundFunction):

@@ -75,11 +75,13 @@ def test_unconstrained_multiclass_is_split_frank_wolfe(classes):
     assert _choices(["error", "balanced_error", "hmean", "gmean", "qmean"], ["none"], classes) == {"split_frank_wolfe"}
 
 
-@pytest.mark.parametrize("classes", [3, 5])
-def test_piecewise_linear_unconstrained_multiclass_keeps_the_ellipsoid(classes):
-    # 10^5 rows: SplitFW stalls 4e-2 above the best; the ellipsoid is near-best with 4 and 5
-    # classes, ConGDA with 3: neither on every cell, so the section 8.6 choice stays
-    assert _choices(["minmax_recall"], ["none"], classes) == {"ellipsoid"}
+@pytest.mark.parametrize("classes", [3, 4, 5])
+def test_piecewise_linear_multiclass_is_smoothed_split_frank_wolfe(classes):
+    # min-max recall, 10^5 rows, 3-5 classes x 2-5 groups, none / DP / EOdds: SplitFW on the
+    # log-sum-exp smoothing, its mixture fitted to the true maximum, is within 1e-3 of ConGDA or
+    # better on train and held-out rows at 1.8-5.9x one LR fit (ConGDA 18-23x; the ellipsoid,
+    # without constraints, 3.8e-3 above at 3 classes); without smoothing SplitFW stalls 4e-2 above
+    assert _choices(["minmax_recall"], ["none"] + list(POLYHEDRAL), classes) == {"split_frank_wolfe"}
 
 
 @pytest.mark.parametrize("classes", [2, 3, 5])
@@ -89,10 +91,11 @@ def test_convex_not_piecewise_linear_polyhedral_is_split_frank_wolfe(classes):
     assert _choices(["hmean", "gmean", "qmean"], list(POLYHEDRAL), classes) == {"split_frank_wolfe"}
 
 
-@pytest.mark.parametrize("classes", [2, 4])
-def test_convex_piecewise_linear_polyhedral_is_con_gda(classes):
-    # Frank-Wolfe stalls on min-max recall; ConGDA reaches the ellipsoid's objective at 1/4 its time
-    assert _choices(["minmax_recall"], list(POLYHEDRAL), classes) == {"con_gda"}
+@pytest.mark.parametrize("groups", [2, 5])
+def test_convex_piecewise_linear_polyhedral_binary_is_con_gda(groups):
+    # binary min-max recall: ConGDA reaches the constrained ellipsoid's objective at 1/4 its time
+    # (with the threshold oracle, the default, its epigraph pricing certifies it in tens of calls)
+    assert _choices(["minmax_recall"], list(POLYHEDRAL), 2, groups) == {"con_gda"}
 
 
 def test_ratio_objectives_binary_are_bisection():
@@ -110,8 +113,8 @@ def test_ratio_objectives_multiclass_are_split_frank_wolfe(classes):
 def test_convex_unconstrained_binary_follows_section_8_6(groups):
     assert _choices(["hmean", "qmean"], ["none"], 2, groups) == {"frank_wolfe"}
     assert _choices(["minmax_recall"], ["none"], 2, groups) == {"ellipsoid"}  # dim 2
-    space = _space(8, 1)  # dim 8 > 6: GDA for min-max recall; G-mean is multiclass, so SplitFW (above)
-    assert choose_method(gf.Problem("minmax_recall").compile(space)) == "gda"
+    space = _space(8, 1)  # 8 classes: SplitFW for both (multiclass, above)
+    assert choose_method(gf.Problem("minmax_recall").compile(space)) == "split_frank_wolfe"
     assert choose_method(gf.Problem("gmean").compile(space)) == "split_frank_wolfe"
 
 

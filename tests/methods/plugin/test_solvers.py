@@ -337,7 +337,7 @@ def test_auto_follows_section_8_6():
              ("f1", [], "bisection"), ("f1", [gf.coverage(1) <= 0.3], "con_bisection")]
     for obj, cons, method in cases:
         assert choose_method(gf.Problem(obj, cons).compile(space)) == method, (obj, cons)
-    # many classes: SplitFW (the sample's mixture) but on min-max recall and nonlinear constraints
+    # many classes: SplitFW (the sample's mixture; min-max recall on its smoothing) but with nonlinear constraints
     rng = np.random.default_rng(0)
     n = 8
     yk = rng.integers(0, n, 400)
@@ -346,8 +346,8 @@ def test_auto_follows_section_8_6():
     big = _CS.from_codes(yk, np.zeros(len(yk), int), np.arange(n), enc.cells_)
     cases = [("hmean", [], "split_frank_wolfe"), ("hmean", [gf.coverage_deviation() <= 0.05], "split_frank_wolfe"),
              ("hmean", [gf.kl_quantification() <= 0.01], "con_gda"), ("gmean", [], "split_frank_wolfe"),
-             ("minmax_recall", [], "gda"),
-             ("minmax_recall", [gf.coverage_deviation() <= 0.05], "con_gda")]
+             ("minmax_recall", [], "split_frank_wolfe"),
+             ("minmax_recall", [gf.coverage_deviation() <= 0.05], "split_frank_wolfe")]
     for obj, cons, method in cases:
         assert choose_method(gf.Problem(obj, cons).compile(big)) == method, (obj, cons)
     with pytest.warns(RuntimeWarning, match="heuristic"):

@@ -92,6 +92,12 @@ class PluginDetails:
     polish_rounds: int | None = None
 
 
+def piecewise_linear(objective) -> bool:
+    """Whether a compiled objective is a convex maximum of linear pieces (min-max recall): it has
+    ``coefs`` and ``consts`` (:class:`~goalfit.goals.functions.MaxOfLinear`)."""
+    return objective.kind == "convex" and getattr(objective, "coefs", None) is not None
+
+
 def is_exact(oracle) -> bool:
     """Whether ``oracle`` minimizes linear costs exactly on its sample (its bounds are certified)."""
     return bool(getattr(oracle, "exact", False))

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import FitResult, Recorder, StopReason, epigraph_price, is_exact, lagrangian_price, plugin_result
+from ._common import (FitResult, Recorder, StopReason, epigraph_price, is_exact, lagrangian_price, piecewise_linear,
+                      plugin_result)
 from .mixture import mixture_program
 from .oracle import is_plugin
 
@@ -99,13 +100,9 @@ def polishes(objective) -> bool:
     of linear pieces such as min-max recall (the mixture program is its epigraph LP, priced by
     that LP's duals). A ratio such as the F-measure, or a non-smooth objective with no epigraph
     LP such as G-mean, is out of its scope."""
-    return (objective.kind == "linear" or _piecewise_linear(objective)
+    return (objective.kind == "linear" or piecewise_linear(objective)
             or (objective.kind == "convex" and bool(getattr(objective, "smooth", False))))
 
-
-def _piecewise_linear(objective) -> bool:
-    """A convex maximum of linear pieces (``coefs``, ``consts``: :class:`~goalfit.goals.functions.MaxOfLinear`)."""
-    return objective.kind == "convex" and getattr(objective, "coefs", None) is not None
 
 
 @dataclass
@@ -178,7 +175,7 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
         C_bar = np.tensordot(pw, pC, axes=1)
         if feasible:
             upper = float(problem.objective.value(C_bar))
-            if _piecewise_linear(problem.objective):
+            if piecewise_linear(problem.objective):
                 member, Co, lower = epigraph_price(problem, oracle, np.array(Cs))
             else:
                 member, Co, lower = lagrangian_price(problem, oracle, C_bar, upper, np.array(Cs))
@@ -321,7 +318,7 @@ def exact_column_generation(problem, oracle, start, *, method: str, tol: float =
     C_bar = np.tensordot(p.weights, p.confusions, axes=1)
     # no gradient certificate at a kink: the caller iterates (a maximum of linear pieces is priced
     # by its epigraph LP's duals, a certificate at every point)
-    if not _piecewise_linear(problem.objective) and not differentiable_at(problem.objective, C_bar):
+    if not piecewise_linear(problem.objective) and not differentiable_at(problem.objective, C_bar):
         return None
     rec(1, C_bar, force=True)
     msg = f"exact column generation: {oracle.n_calls} oracle calls ({p.message})"
