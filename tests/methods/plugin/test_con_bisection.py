@@ -219,3 +219,19 @@ def test_column_generation_stops_when_the_priced_member_is_a_column():
                                         warm_start=(first.members, first.confusions))
     assert "already a column after" in again.message and again.details.iterations <= 2, again.message
     assert cp.objective.value(again.confusion) == pytest.approx(cp.objective.value(first.confusion), abs=1e-9)
+
+
+def test_con_bisection_without_constraints_with_warm_columns():
+    """Unconstrained, con_bisection's steps are single oracle calls (column generation's
+    unconstrained case) and their warm-start columns are not mixed in: the result is the
+    optimal rule of the last step whose ratio was below its gamma (here the same value as
+    ``bisection``, up to the bracket), on two and on three classes."""
+    from goalfit.methods.plugin import bisection
+    from tests.methods.plugin.test_coarse_to_fine import _multiclass
+
+    for P, y, cells, space in (calibrated(0), _multiclass(3_000, n_classes=3)):
+        cp = gf.Problem("micro_f1" if space.n_classes > 2 else "f1").compile(space)
+        res = con_bisection(cp, PluginOracle(P, y, cells, space))
+        ref = bisection(cp, PluginOracle(P, y, cells, space))
+        assert res.feasible and len(res.members) == 1
+        assert cp.objective.value(res.confusion) == pytest.approx(cp.objective.value(ref.confusion), abs=1e-5)

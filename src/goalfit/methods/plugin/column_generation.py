@@ -76,8 +76,8 @@ def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-1
         members += list(ws_members)
         Cs += list(ws_C)
     rec(0, C, force=True)
-    if A is None:  # the oracle's answer is the optimum (certified when the oracle is exact)
-        return plugin_result(problem, oracle, members, np.ones(1), np.array(Cs), "column_generation", rec.rows,
+    if A is None:  # the oracle's answer is the optimum (certified when the oracle is exact); no warm columns needed
+        return plugin_result(problem, oracle, [member], np.ones(1), np.asarray(C)[None], "column_generation", rec.rows,
                              True, "unconstrained linear objective: one oracle call", stop=StopReason.EXACT,
                              iterations=0, tol=tol, lower_bound=float(problem.objective.value(C)))
     K = A.shape[0]
