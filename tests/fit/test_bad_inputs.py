@@ -211,7 +211,7 @@ def test_macro_f1_under_auto_matches_sklearn():
     y3 = np.digitize(X[:, 0] + 0.5 * rng.normal(size=N), [-0.5, 0.5])
     with pytest.warns(RuntimeWarning, match="heuristic"):
         m = gf.GoalClassifier(objective="macro_f1").fit(X, y3)
-    assert m.method_ == "frank_wolfe"
+    assert m.method_ == "split_frank_wolfe"  # three classes: SplitFW's mixtures on the sample
     det = m.to_deterministic()
     p = det.predict(X)
     assert gm.score("macro_f1", y3, p) == pytest.approx(1 - f1_score(y3, p, average="macro"))

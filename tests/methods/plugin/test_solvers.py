@@ -352,8 +352,17 @@ def test_auto_follows_section_8_6():
         assert choose_method(gf.Problem(obj, cons).compile(big)) == method, (obj, cons)
     with pytest.warns(RuntimeWarning, match="heuristic"):
         assert choose_method(gf.Problem("macro_f1").compile(space)) == "frank_wolfe"
-    with pytest.raises(ValueError, match="neither convex nor ratio"):
-        choose_method(gf.Problem("macro_f1", [gf.coverage_deviation() <= 0.05]).compile(space))
+    with pytest.warns(RuntimeWarning, match="runs con_gda as a heuristic"):  # binary, with constraints
+        assert choose_method(gf.Problem("macro_f1", [gf.coverage_deviation() <= 0.05]).compile(space)) == "con_gda"
+    with pytest.warns(RuntimeWarning, match="runs split_frank_wolfe as a heuristic"):  # several classes
+        assert choose_method(gf.Problem("macro_f1", [gf.coverage_deviation() <= 0.05]).compile(big)) == "split_frank_wolfe"
+    import dataclasses
+
+    from goalfit.goals.functions import BoundFunction
+
+    rough = dataclasses.replace(gf.Problem("error").compile(space), objective=BoundFunction(space.shape, "rough"))
+    with pytest.raises(ValueError, match="neither convex nor ratio-of-linear nor smooth"):
+        choose_method(rough)
     with pytest.raises(ValueError, match="unknown method"):
         solve(gf.Problem("error").compile(space), PluginOracle(P, y, cells, space), method="ellipse")
 
