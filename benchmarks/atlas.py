@@ -568,6 +568,7 @@ def main(argv=None):
             todo = [(o, f) for o in args.objectives for f in args.constraints
                     if (wanted is None or (o, f, str(k), str(g), str(n)) in wanted)]
             label = data if args.temperature == 1 else f"{data}-T{args.temperature:g}"
+            label += "" if args.oracle is None else f"-{args.oracle}"  # rows name the data and the oracle
             if data == "synthetic":
                 keys = [{"data": label, "objective": o, "constraints": f, "n_classes": k, "n_groups": g, "n": n}
                         for o, f in todo]
