@@ -346,7 +346,8 @@ def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n
     n_candidates : int, default 60
         The coarse run's latest distinct members evaluated on the full sample besides its
         output members (one oracle call each), and the most output members evaluated (the
-        heaviest in the coarse mixture).
+        heaviest in the coarse mixture; the others join when no mixture of those meets the
+        constraints on the full sample).
     tol : float, default 1e-4
         The polish's stopping tolerance (objective units). The coarse run takes its whole
         budget (``tol=0``).
@@ -383,6 +384,14 @@ def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n
             keys.add(m.key())
     evaluated = [oracle(m.cost) for m in chosen]
     p = corrective_polish(problem, oracle, [e[0] for e in evaluated], np.array([e[1] for e in evaluated]), tol=tol)
+    rest = [coarse.members[i] for i in np.setdiff1d(np.arange(len(coarse.members)), heaviest)]
+    if not p.feasible and rest:
+        # the heaviest members admit no feasible mixture on all rows (a mixture program that drops
+        # members of infinite objective, such as KL quantification's, can need the light ones):
+        # the rest of the coarse mixture joins before the least violation is reported
+        more = [oracle(m.cost) for m in rest]
+        p = corrective_polish(problem, oracle, list(p.members) + [e[0] for e in more],
+                              np.concatenate([p.confusions, np.array([e[1] for e in more])]), tol=tol)
     rec(1, np.tensordot(p.weights, p.confusions, axes=1), force=True)
     msg = (f"coarse-to-fine: {coarse.n_oracle_calls} oracle calls on a {len(rows)}-row subsample "
            f"({coarse.message}), then {oracle.n_calls} on all {n} rows ({p.message})")
