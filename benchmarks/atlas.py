@@ -337,17 +337,35 @@ def rows_of(cell):
     return out
 
 
+#: a stopping message is kept to this many characters (its reason comes first)
+MESSAGE_CHARS = 80
+#: what :func:`score` recomputes from the methods' records
+SCORED = ("score", "near_best", "auto_now")
+
+
 def slim(cell):
-    """The cell as ``details`` stores it: a finished method's :data:`ROW_FIELDS` live in the rows only, a
-    refused method keeps its status and message, and no record repeats its method's name."""
-    def kept(r):
-        drop = set(ROW_FIELDS) if r.get("finished") else {"seconds", "ratio"} if r.get("status") == "refused" else set()
-        return {k: v for k, v in r.items() if k != "method" and k not in drop}
-    return {**cell, "methods": {m: kept(r) for m, r in cell["methods"].items()}}
+    """The cell as ``details`` stores it: a finished method's :data:`ROW_FIELDS` live in the rows only,
+    and so does what they imply (``finished``, ``status``, ``ratio``, ``ran`` when it is the method);
+    a refused method keeps its status only; messages are cut to :data:`MESSAGE_CHARS`; the
+    scoring (:data:`SCORED`) is recomputed when read."""
+    def kept(m, r):
+        drop = {"method"}
+        if r.get("finished"):
+            drop |= set(ROW_FIELDS) | {"finished", "status", "ratio"} | ({"ran"} if r.get("ran") == m else set())
+        elif r.get("status") == "refused":  # depends on the goal's kind only; running the method again says why
+            return {"status": "refused"}
+        out = {k: v for k, v in r.items() if k not in drop}
+        if isinstance(out.get("message"), str):
+            out["message"] = out["message"][:MESSAGE_CHARS]
+        return out
+    return {**{k: v for k, v in cell.items() if k not in SCORED},
+            "methods": {m: kept(m, r) for m, r in cell["methods"].items()}}
 
 
 def load_cells(record):
-    """The per-cell records of a written atlas: ``details`` with the rows' numbers put back (:func:`slim`'s inverse)."""
+    """The per-cell records of a written atlas: ``details`` with the rows' numbers put back (:func:`slim`'s inverse).
+
+    A method with rows finished (files written before :func:`slim` dropped ``finished`` keep it)."""
     numbers: dict = {}
     for row in record.get("rows", []):
         v = numbers.setdefault((row["experiment"], row["dataset"], row["method"]), {"seconds": row["seconds"]})
@@ -356,8 +374,15 @@ def load_cells(record):
     for c in cells:
         for m, r in c["methods"].items():
             r["method"] = m
-            if r.get("finished"):
-                r.update(numbers.get((experiment_name(c), c["data"], m), {}))
+            got = numbers.get((experiment_name(c), c["data"], m))
+            if r.get("status") == "refused":
+                r.setdefault("finished", False)
+            if got is not None:
+                r.update(got)
+                r.setdefault("finished", True)
+                r.setdefault("status", "finished")
+                r.setdefault("ran", m)
+                r["ratio"] = r["seconds"] / c["lr_seconds"]
     return cells
 
 
