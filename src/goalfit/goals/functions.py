@@ -219,8 +219,9 @@ class MaxOfLinear(BoundFunction):
 
 class SmoothMaxOfLinear(BoundFunction):
     """Log-sum-exp smoothing of a maximum of linear pieces (Nesterov, *Smooth minimization of
-    non-smooth functions*, Math. Program. 103, 2005, §4):
-    ``f_mu(C) = mu log sum_p exp((coefs_p . vec(C) + consts_p) / mu)``.
+    non-smooth functions*, Math. Program. 103, 2005, the entropy prox-function):
+    ``f_mu(C) = mu log sum_p exp((coefs_p . vec(C) + consts_p) / mu)`` for ``C`` of the base's
+    shape (a confusion tensor ``(n_cells, n_classes, n_classes)``), in the objective's units.
 
     Convex and smooth (its gradient, the softmax-weighted average of the pieces' coefficients,
     is ``1/mu``-Lipschitz in the pieces' values), and ``max <= f_mu <= max + mu log P`` for ``P``

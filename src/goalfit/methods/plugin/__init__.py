@@ -40,8 +40,8 @@ which cells it covers, are in ``benchmarks/README.md``): SplitFW has no step siz
 reaches the best objective on smooth and non-smooth convex objectives in a few fully-corrective
 iterations where the constrained ellipsoid needs hundreds of cuts; on a piecewise-linear
 objective Frank-Wolfe's linearization stalls at a vertex, and with an exact oracle (binary)
-ConGDA's certified steps get there first, while with several classes SplitFW on the smoothed
-maximum reaches ConGDA's objective or better at a sixth to a tenth of its time; with
+ConGDA's certified steps get there first, while with several classes SplitFW iterates on the
+smoothed maximum, within 1e-3 of ConGDA or below it at a fraction of its time; with
 several classes, the plug-in oracle's rules (one oracle call, bisection's and column
 generation's pricing, the ellipsoid's cuts) are optimal for the model's probabilities but not
 for the sample, and SplitFW's fully-corrective mixtures on the sample reach the best objective
@@ -136,6 +136,7 @@ def choose_method(problem, oracle=None) -> str:
     # the best objective on train and held-out rows where one oracle call, bisection, column
     # generation and the ellipsoid stop above it, with or without constraints
     mixture_on_sample = not binary and not problem.nonlinear
+    exact = oracle is not None and is_exact(oracle)
     if kind == "linear":
         if problem.nonlinear:
             return "con_gda"
@@ -149,26 +150,25 @@ def choose_method(problem, oracle=None) -> str:
             # the exact binary program (ROC hulls with the plug-in oracle); with an exact oracle
             # SplitFW's column generation certifies in a few calls, unconstrained too (KL
             # quantification: 3 calls where Frank-Wolfe's iterations stall after hundreds)
-            exact = oracle is not None and is_exact(oracle)
             return "split_frank_wolfe" if constrained or exact else "frank_wolfe"
         pwl = piecewise_linear(problem.objective)
         if mixture_on_sample:
             # multiclass, polyhedral constraints or none: SplitFW (see above); a maximum of linear
-            # pieces (min-max recall) iterates on its log-sum-exp smoothing, and reaches ConGDA's
-            # objective or better on train and held-out rows at a sixth to a tenth of its time
+            # pieces (min-max recall) iterates on its log-sum-exp smoothing (its measurements
+            # against ConGDA: benchmarks/README.md, "Measurements behind the library's choices")
             return "split_frank_wolfe"
         if constrained and not problem.nonlinear:
-            # SplitFW reaches the best objective on train and held-out rows at a fraction of the
-            # constrained ellipsoid's / ConGDA's time, except on a piecewise-linear objective
-            # (min-max recall), where Frank-Wolfe's linearization stalls at a vertex and ConGDA's
-            # subgradient steps are the fastest that get there
+            # binary: SplitFW reaches the best objective on train and held-out rows at a fraction
+            # of the constrained ellipsoid's / ConGDA's time; on min-max recall ConGDA (certified
+            # by its epigraph pricing with the exact oracle) is as fast as SplitFW's column
+            # generation and, with the plug-in oracle, closer to the best (benchmarks/README.md)
             return "con_gda" if pwl else "split_frank_wolfe"
         if not constrained and not pwl:
-            # multiclass (see above), and binary G-mean: SplitFW's exact column generation on the
-            # threshold oracle certifies the optimum in a few oracle calls, faster than the
-            # ellipsoid at the same objective (benchmarks/README.md, atlas.py)
+            # binary G-mean: SplitFW's exact column generation on the threshold oracle certifies the
+            # optimum in a few oracle calls, faster than the ellipsoid at the same objective
+            # (benchmarks/README.md, atlas.py)
             return "split_frank_wolfe"
-        if not constrained and oracle is not None and is_exact(oracle):
+        if not constrained and exact:
             # min-max recall (the smooth ones returned above): GDA's stopping checks price it by
             # the epigraph LP's duals, a certified gap in a few tens of exact oracle calls; the
             # ellipsoid's cuts take several times longer (benchmarks/README.md, atlas.py)
@@ -182,9 +182,9 @@ def choose_method(problem, oracle=None) -> str:
     if problem.objective.smooth:
         # macro-F1, macro-F1 over groups: smooth but neither convex nor ratio-of-linear (a sum of
         # ratios); Frank-Wolfe is the heuristic Narasimhan et al. run on them (§8.6, no
-        # guarantee). Measured (atlas, 10^5 rows): with several classes SplitFW's mixtures on the
-        # sample (within 1e-3 of the best with constraints, 2.5e-3 below Frank-Wolfe without);
-        # binary with constraints ConGDA (SplitFW's linearization stalls at the balanced rule)
+        # guarantee). Read from the atlas (benchmarks/README.md): with several classes SplitFW's
+        # mixtures on the sample; binary with constraints ConGDA (SplitFW's linearization stalls
+        # at the balanced rule there)
         import warnings
 
         method = ("split_frank_wolfe" if mixture_on_sample

@@ -230,6 +230,13 @@ def project_simplex_rows(V):
     return np.maximum(V - theta[:, None], 0.0)
 
 
+def in_pool(C, confusions) -> bool:
+    """Whether the confusion tensor ``C`` (shape ``space.shape``) equals one of ``confusions``
+    (an iterable of tensors of that shape) exactly: a priced member the column generations
+    already hold adds nothing to their LPs."""
+    return any(np.array_equal(C, Ck) for Ck in confusions)
+
+
 def unique_members(members, confusions, weights=None):
     """Merge members with identical confusion tensors on the sample (weights add up).
 

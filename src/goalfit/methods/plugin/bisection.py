@@ -8,7 +8,7 @@ import numpy as np
 
 from ...goals.functions import LinearFunction
 from ...goals.problem import FEASIBLE_TOL
-from ._common import FitResult, PluginDetails, Recorder, StopReason, plugin_result
+from ._common import FitResult, PluginDetails, Recorder, StopReason, in_pool, plugin_result
 
 
 def bisection(problem, oracle, *, max_iter: int = 40, tol: float = 1e-9, bounds=(0.0, 1.0),
@@ -123,7 +123,7 @@ def con_bisection(problem, oracle, *, max_iter: int = 30, tol: float = 1e-6, bou
         res = run(sub, oracle, **kw)
         if inner == "column_generation":
             for m, Cm in zip(res.members, res.confusions):
-                if not any(np.array_equal(Cm, Cp) for Cp in pool_C):
+                if not in_pool(Cm, pool_C):
                     pool_members.append(m)
                     pool_C.append(np.asarray(Cm))
         sub_lower = res.details.lower_bound if isinstance(res.details, PluginDetails) else None

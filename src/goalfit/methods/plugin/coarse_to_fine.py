@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import (FitResult, Recorder, StopReason, epigraph_price, is_exact, lagrangian_price, piecewise_linear,
-                      plugin_result)
+from ._common import (FitResult, Recorder, StopReason, epigraph_price, in_pool, is_exact, lagrangian_price,
+                      piecewise_linear, plugin_result)
 from .mixture import mixture_program
 from .oracle import is_plugin
 
@@ -191,7 +191,7 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
         else:  # price the violated rows (gradient of half their squared violations)
             rows = np.maximum(problem.row_violations(C_bar), 0.0)
             member, Co = oracle((rows @ problem.A).reshape(C_bar.shape))
-        if any(np.array_equal(Co, C) for C in Cs):
+        if in_pool(Co, Cs):
             why = f"no new member after {r + 1} polishing rounds"
             stop, rounds = StopReason.STALLED, r + 1
             break
@@ -384,7 +384,7 @@ def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n
             keys.add(m.key())
     evaluated = [oracle(m.cost) for m in chosen]
     p = corrective_polish(problem, oracle, [e[0] for e in evaluated], np.array([e[1] for e in evaluated]), tol=tol)
-    rest = [coarse.members[i] for i in np.setdiff1d(np.arange(len(coarse.members)), heaviest)]
+    rest = [m for m in coarse.members if m.key() not in keys]  # the lighter output members not evaluated yet
     if not p.feasible and rest:
         # the heaviest members admit no feasible mixture on all rows (a mixture program that drops
         # members of infinite objective, such as KL quantification's, can need the light ones):

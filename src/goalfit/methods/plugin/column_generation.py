@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from .lp import highs_linprog as linprog
 
-from ._common import FitResult, Recorder, StopReason, lagrangian_price, plugin_result, prune
+from ._common import FitResult, Recorder, StopReason, in_pool, lagrangian_price, plugin_result, prune
 
 
 def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-10,
@@ -110,7 +110,7 @@ def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-1
             message = f"optimal: no member with negative reduced cost after {it} rounds"
             stop, rounds = StopReason.CONVERGED, it
             break
-        if any(np.array_equal(C, Ck) for Ck in Cs):
+        if in_pool(C, Cs):
             # a column the master has: its reduced cost is negative only within the LP solver's
             # tolerances (1e-7, above ``tol``), so the master is optimal over the oracle's members;
             # adding it again would repeat the same round until max_iter

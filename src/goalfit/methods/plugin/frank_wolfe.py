@@ -196,9 +196,8 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
     smoothing : float, default 3e-3
         Temperature of the log-sum-exp smoothing of a maximum of linear pieces (objective
         units; it overestimates the maximum by at most ``smoothing * log(pieces)``); not read
-        for other objectives. On multiclass min-max recall at 10^5 rows (3-5 classes, 2 and 5
-        groups, none / DP / EOdds) the default reaches ConGDA's objective or better on training
-        and held-out rows at a sixth to a tenth of its time (benchmarks/README.md, "atlas.py").
+        for other objectives. Chosen on multiclass min-max recall against ConGDA and other
+        temperatures (benchmarks/README.md, "Measurements behind the library's choices").
 
     Returns
     -------

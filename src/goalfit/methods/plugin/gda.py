@@ -54,11 +54,11 @@ def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step
         (or none): run the ``max_iter`` iterations on a random subsample of this many rows, then
         polish on the full sample by fully-corrective column generation from the subsample's
         members (:func:`~goalfit.methods.plugin.coarse_to_fine.coarse_to_fine`, as SplitFW
-        does); ``"auto"``: a tenth of the rows, between 10,000 and 50,000. About 5x faster at
-        10^5 rows, but not the default: on multiclass min-max recall its mixture ends up to
-        2e-3 above the full-sample run's on the training rows and up to 1e-3 on held-out rows,
-        as the subsample's iterates explore other group-wise rules than the full sample's
-        (benchmarks/README.md, section "atlas.py"). ``None``: the full sample (the paper's method).
+        does); ``"auto"``: a tenth of the rows, between 10,000 and 50,000. Several times faster,
+        but not the default: on multiclass min-max recall its mixture ends above the
+        full-sample run's, as the subsample's iterates explore other group-wise rules than the
+        full sample's (benchmarks/README.md, "Measurements behind the library's choices").
+        ``None``: the full sample (the paper's method).
     random_state : int, Generator or None, default 0
         Seeds the subsample.
 
