@@ -50,6 +50,15 @@ def test_one_compile_per_fit(compiles, margin, expected):
     assert len(compiles) == 1
 
 
+@pytest.mark.parametrize("kw, expected", [({}, 1), ({"cv": 3}, 1), ({"margin": 0.01}, 2)])
+def test_goal_classifier_compiles_once(compiles, kw, expected):
+    """GoalClassifier has its own candidate hook (_fit_candidate): in-sample and cross-fitted outer rows
+    share the training space, so the template's compile is the solve's; a margin adds the untightened one."""
+    X, y, g = _data()
+    _fit(gf.GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.1], random_state=0, **kw), X, y, g)
+    assert len(compiles) == expected
+
+
 def test_the_reused_compile_fits_what_a_fresh_one_fits(monkeypatch):
     """The same rule, bounds and training values as compiling anew for the solve (the template's
     behaviour before it compiled once)."""

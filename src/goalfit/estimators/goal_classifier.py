@@ -334,7 +334,7 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
     def _fit_candidate(self, ctx, constraints, data):
         """Base-model probabilities on ``data`` (shared by the candidates of a safety test), then the
         plug-in method on them."""
-        backend, problem, method = ctx.backend, ctx.problem, ctx.method
+        backend, method = ctx.backend, ctx.method
         t0 = time.perf_counter()
         outer, prob = backend.probabilities(data)
         self.base_fit_seconds_ = max(self.base_fit_seconds_, backend.base_seconds + time.perf_counter() - t0)
@@ -345,9 +345,9 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
                 raise
             raise ValueError(f"cv={self.cv} (sample splitting) leaves {outer.n_samples} of {data.n_samples} "
                              f"examples for the goals, too few: {err}. Use a smaller share or more data") from None
-        method.check(compiled)
-        self.method_ = method.resolve(compiled)
-        run = dict(ctx.settings.params(), oracle=backend.oracle(self.method_, outer))
+        # the oracle depends on whether the method is a baseline, which no oracle changes; "auto"
+        # itself is resolved by method.solve with the oracle (the template adopts result.method)
+        run = dict(ctx.settings.params(), oracle=backend.oracle(method.resolve(compiled), outer))
         result = method.solve(outer, compiled, run, ctx.progress)
         kind = GroupBlindClassifier if self.group_blind else RandomizedClassifier
         ctx.state["outer"] = outer
@@ -510,13 +510,13 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
         compiled = type(problem)(new.objective, tighten(problem, margins)).compile(space)
         method = PluginMethod(self.method)
         method.check(compiled)
-        name = method.resolve(compiled)
+        outer = self._training_data(ts, space)
+        params["oracle"] = make_oracle(outer, settings.oracle, group_blind=self.group_blind)
+        name = method.resolve(compiled, params["oracle"])  # as solve resolves "auto": with the oracle
         if warm_start is not None:
             if name != "column_generation":
                 raise ValueError(f"warm_start starts column generation, but the method is {name!r}")
             params["warm_start"] = warm_start
-        outer = self._training_data(ts, space)
-        params["oracle"] = make_oracle(outer, settings.oracle, group_blind=self.group_blind)
         result = method.solve(outer, compiled, params)
         clf = self.classifier_
         new._adopt(result, type(clf)(result.members, result.weights, clf.classes, clf.cell_encoder,

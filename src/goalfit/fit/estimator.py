@@ -238,8 +238,7 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         self._before_solve(ctx)
         ctx.constraints = tighten(problem, margins)
         if data is not None:  # the goals' structure, before any fitting (compiled once: reused by the solve)
-            ctx.compiled = type(problem)(problem.objective, ctx.constraints).compile(data.space)
-            ctx.method.check(ctx.compiled)
+            ctx.compiled = self._compile_goals(ctx, ctx.constraints, data.space)
         ctx.seed = self._fit_seed()
         if getattr(self, "confidence", None) is not None:
             ctx.backend.require_in_memory("confidence")

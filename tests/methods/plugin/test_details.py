@@ -203,6 +203,11 @@ def test_goal_classifier_exposes_the_details():
     new = m.with_goals([gf.demographic_parity_difference() <= 0.01])
     assert new.n_iter_ == new.result_.details.iterations and new.optimality_gap_ == new.result_.details.gap
     assert m.n_iter_ == d.iterations  # the original is unchanged
+    # auto resolves with the oracle (threshold: exact) in fit and in with_goals alike, and method_ names
+    # the method that ran: min-max recall without constraints is GDA there (the ellipsoid without the oracle)
+    mm = m.with_goals([], objective="minmax_recall")
+    fresh = gf.GoalClassifier(objective="minmax_recall", random_state=0).fit(X, y, sensitive_features=s)
+    assert mm.method_ == mm.result_.method == fresh.method_ == "gda"
     plug = gf.GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.05],
                              method_params={"oracle": "plugin"}, random_state=0).fit(X, y, sensitive_features=s)
     assert plug.oracle_ == "plugin" and plug.optimality_gap_ is None
