@@ -310,8 +310,7 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=Non
     # a max of linear pieces (min-max recall, a disparity as objective) is minimized exactly over
     # the mixtures by its epigraph LP (the paper's final step for min-max, §5.3 [code]); the LP on
     # the members' values would only minimize an upper bound
-    coefs = getattr(problem.objective, "coefs", None)
-    M = None if coefs is None else coefs @ confusions.reshape(T, -1).T  # (pieces, T)
+    M = problem.objective.coefs @ confusions.reshape(T, -1).T if piecewise_linear(problem.objective) else None
 
     def epigraph(limit):
         assert M is not None  # called for an objective with linear pieces only
@@ -329,11 +328,8 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=Non
         x = res.x if M is None else epigraph(tol)
         x = best_of(x, tol + 1e-12)
         return _support(members, confusions, x) + (True, float(max(0.0, (G @ x).max())))
-    # least violation: variables (alpha, s)
-    c = np.zeros(T + 1); c[-1] = 1.0
-    A_ub = np.hstack([G, -np.ones((K, 1))])
-    res = linprog(c, A_ub=A_ub, b_ub=np.zeros(K), A_eq=np.hstack([A_eq, [[0.0]]]), b_eq=b_eq,
-                  bounds=[(0, None)] * T + [(None, None)], method="highs")
+    # least violation: the epigraph LP of the largest row violation (the rows as its pieces)
+    res = epigraph_lp(G, np.zeros(K), np.zeros((0, T)))
     s = float(res.x[-1])
     limit = s + max(1e-9, 1e-9 * abs(s))
     res2 = linprog(psi, A_ub=G, b_ub=np.full(K, limit), A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs")
@@ -491,10 +487,13 @@ class GapStop:
       reduced cost of column generation), whose member joins the candidates. ``L`` is a certified lower bound when the oracle
       minimizes linear costs exactly on the sample (``oracle.exact``: the threshold oracle,
       over threshold rules); the method then stops once ``C_bar`` meets the constraints and
-      ``U - L <= tol``. The plug-in oracle minimizes the cost expected under the probability
-      estimates, not on the sample, so there ``L`` is no bound (it can exceed ``U``): it is not
-      computed (no pricing LP, no oracle call), and only the stall test applies, so a run that
-      does not stall returns exactly the ``tol=0`` result.
+      ``U - L <= tol``. A maximum of linear pieces (min-max recall) has no gradient at its ties,
+      where its optimum usually lies: it is priced by its epigraph LP's duals instead
+      (:func:`epigraph_price`, the same bound). The plug-in oracle minimizes the cost expected
+      under the probability estimates, not on the sample, so there ``L`` is no bound (it can
+      exceed ``U``): it is not computed (no pricing LP, no oracle call; but see
+      ``price_inexact``), and only the stall test applies, so a run that does not stall returns
+      exactly the ``tol=0`` result.
     * **Stall test**: at a check ``t >= min_iter``, with ``t'`` the latest earlier check at or
       before ``t / 4``, stop when the mixture meets the constraints, ``|U(t') - U(t)| < tol`` and
       ``v(t') - v(t) < tol``: quadrupling the number of iterations changed the re-fit by less than
@@ -555,7 +554,7 @@ class GapStop:
         # (epigraph_price): one piece's gradient would bound it only far from a tie
         smooth = getattr(obj, "smooth", False)
         self.bounded = (lower_bound and obj.kind in ("linear", "convex") and not problem.nonlinear
-                        and ((self.exact and (smooth or getattr(obj, "coefs", None) is not None))
+                        and ((self.exact and (smooth or piecewise_linear(obj)))
                              or (smooth and bool(price_inexact))))
         self.trail: list[Certificate] = []
         self.extra_members: list = []

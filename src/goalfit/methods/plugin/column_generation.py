@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from .lp import highs_linprog as linprog
 
-from ._common import FitResult, Recorder, StopReason, in_pool, lagrangian_price, plugin_result, prune
+from ._common import FitResult, Recorder, StopReason, epigraph_lp, in_pool, lagrangian_price, plugin_result, prune
 
 
 def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-10,
@@ -161,11 +161,7 @@ def min_max_violation(problem, oracle, *, max_iter: int = 100, tol: float = 1e-1
     for it in range(max_iter):
         T = len(Cs)
         G = (np.array(Cs).reshape(T, -1) @ A.T - b).T  # (K, T)
-        c = np.zeros(T + 1)
-        c[-1] = 1.0
-        res = linprog(c, A_ub=np.hstack([G, -np.ones((K, 1))]), b_ub=np.zeros(K),
-                      A_eq=np.concatenate([np.ones(T), [0.0]])[None, :], b_eq=[1.0],
-                      bounds=[(0, None)] * T + [(None, None)], method="highs")
+        res = epigraph_lp(G, np.zeros(K), np.zeros((0, T)))  # min over mixtures of the largest row value
         x, s = res.x[:T], float(res.x[-1])
         mu = -np.asarray(res.ineqlin.marginals)
         v = float(res.eqlin.marginals[0])

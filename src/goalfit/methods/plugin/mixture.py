@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import minimize
 
-from ._common import _support, prune, prune_finite, unique_members  # noqa: F401 (prune_finite re-exported)
+from ._common import _support, piecewise_linear, prune, prune_finite, unique_members  # noqa: F401 (prune_finite re-exported)
 
 MAX_MEMBERS = 60
 
@@ -38,7 +38,7 @@ def mixture_program(problem, members, confusions, weights=None, *, max_members: 
     """
     mu, Cu, wu = unique_members(members, np.asarray(confusions), weights)
     pruned = prune_finite(problem, mu, Cu, wu)
-    if problem.objective.kind == "linear" or hasattr(problem.objective, "coefs"):
+    if problem.objective.kind == "linear" or piecewise_linear(problem.objective):
         return pruned
     pm, pC, pw, feasible, viol = pruned
     if len(mu) > max_members:
