@@ -169,8 +169,9 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
         :class:`~goalfit.methods.plugin.StopReason`).
     optimality_gap_ : float or None
         The certified gap of the classifier to the optimum on the method's training rows
-        (objective units), when the oracle is exact (``method_params["oracle"]="threshold"``, or
-        the exact binary program); None otherwise.
+        (objective units), when the oracle is exact (the threshold oracle, the binary default, or
+        the plug-in oracle's exact binary program) and the mixture meets the goals; None
+        otherwise (the plug-in oracle on several classes, an infeasible goal).
     oracle_ : str
         The oracle that ran (``"threshold"``, ``"plugin"``, ``"refit"``, ...: ``"auto"`` resolved).
     train_sample_ : TrainingSample

@@ -113,11 +113,7 @@ def check_method_params(params, known, method: str, owner=None) -> dict:
 
 def keyword_names(func, exclude=()) -> list[str]:
     """The keyword parameters of ``func`` (a solver's knobs), minus ``exclude``."""
-    try:
-        names = _keyword_names(func)  # a solver's signature is read once per process
-    except TypeError:  # an unhashable callable
-        names = _keyword_names.__wrapped__(func)
-    return [name for name in names if name not in exclude]
+    return [name for name in _keyword_names(func) if name not in exclude]  # read once per process
 
 
 @functools.lru_cache(maxsize=256)

@@ -99,7 +99,7 @@ def check_slice_sizes(problem, confusion, data, *, stacklevel: int = 2) -> list:
         return []
     n_cells, K = C.shape[0], C.shape[1]
     n = len(data.y_codes)
-    counts = _space_counts(data, n) if data.sample_weight is None else None
+    counts = _space_counts(data, n)
     if counts is None:
         counts = _row_counts(data.cells, data.y_codes, None, n_cells, K)
     counts_w = counts if data.sample_weight is None else _row_counts(data.cells, data.y_codes, data.sample_weight,
@@ -144,7 +144,7 @@ def _space_counts(data, n):
     """The rows of each (cell, class), read from the space that :func:`goalfit.fit.prepare` built
     on these unweighted, labelled rows (its row masses are those counts over ``n``), or None when
     the space is not that (weights, unlabelled rows, another row count): no second pass over the rows."""
-    if getattr(data, "labelled", None) is not None:
+    if data.sample_weight is not None or getattr(data, "labelled", None) is not None:
         return None
     counts = np.rint(np.asarray(data.space.row_mass, dtype=float) * n)
     return counts if counts.sum() == n else None

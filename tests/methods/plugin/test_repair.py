@@ -85,7 +85,6 @@ def test_repair_polishes_min_max_recall_by_its_epigraph_duals():
     import warnings
 
     from goalfit.methods.plugin.mixture import mixture_program
-    from goalfit.methods.plugin.repair import constant_costs
 
     P, y, cells, space = _multiclass(4000, seed=4, n_classes=3)
     cp = gf.Problem("minmax_recall", [gf.demographic_parity_difference() <= 0.01]).compile(space)
