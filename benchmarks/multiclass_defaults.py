@@ -85,15 +85,15 @@ def one_seed(n, seed):
     return out
 
 
-def summarize(per_seed):
-    """Per method: mean of each measure, and the paired difference to the reference (mean,
+def summarize(per_seed, reference=REFERENCE):
+    """Per method: mean of each measure, and the paired difference to ``reference`` (mean,
     half-width, min, max) of the training and test objectives."""
     out = {}
     for label in per_seed[0]:
         vals = {k: [s[label][k] for s in per_seed] for k in per_seed[0][label]}
         d = {k: float(np.mean(v)) for k, v in vals.items()}
         for split in ("train", "test"):
-            diff = [s[label][f"{split}_objective"] - s[REFERENCE][f"{split}_objective"] for s in per_seed]
+            diff = [s[label][f"{split}_objective"] - s[reference][f"{split}_objective"] for s in per_seed]
             d[f"{split}_objective_minus_reference"] = {"mean": float(np.mean(diff)), "half_width": half_width(diff),
                                                        "min": float(np.min(diff)), "max": float(np.max(diff))}
         out[label] = d
