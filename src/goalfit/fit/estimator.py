@@ -243,8 +243,7 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         if getattr(self, "confidence", None) is not None:
             ctx.backend.require_in_memory("confidence")
         compiled, result, clf, margins, certification = self._fit_goals(
-            lambda constraints, d: self._fit_candidate(ctx, constraints, d), data, problem, margins,
-            self._safety_fraction(ctx), ctx.constraints, ctx.compiled)
+            ctx, lambda constraints, d: self._fit_candidate(ctx, constraints, d), data, margins)
         self._adopt(result, clf, compiled, method=result.method, margins=margins,
                     certification=certification, stacklevel=3)
         self.small_slices_ = check_slice_sizes(problem, result.confusion, data, stacklevel=3)
@@ -347,16 +346,18 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
     def _adopt_details(self, ctx, result, compiled, certification) -> None:
         """The family's fitted attributes, from the adopted result's ``details``."""
 
-    def _fit_goals(self, fit_candidate, data, problem, margins, safety_fraction, tight, compiled):
+    def _fit_goals(self, ctx, fit_candidate, data, margins):
         """Run the method on the goals: once on ``data`` with the constraints tightened by
-        ``margins`` (``tight``; ``compiled``: the goals with them on ``data``'s space, or None), or,
-        with ``confidence``, as candidates and a safety test (:func:`goalfit.fit.certify`); without
-        constraints ``confidence`` is ignored (UserWarning) and every row is used.
+        ``margins`` (``ctx.constraints``; ``ctx.compiled``: the goals with them on ``data``'s space,
+        or None), or, with ``confidence``, as candidates and a safety test
+        (:func:`goalfit.fit.certify`); without constraints ``confidence`` is ignored (UserWarning)
+        and every row is used.
 
         ``fit_candidate(constraints, data)`` returns ``(compiled, FitResult, classifier)``.
         Returns ``(compiled, result, classifier, margins, certification)`` for :meth:`_adopt`,
         ``certification`` the :class:`~goalfit.fit.Certification` or None.
         """
+        problem, compiled = ctx.problem, ctx.compiled
         confidence = getattr(self, "confidence", None)
         if confidence is not None and not problem.constraints:  # nothing to certify: hold out no rows
             warnings.warn(f"confidence={confidence:g} is ignored: there are no constraints to certify, so the "
@@ -365,9 +366,9 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         if confidence is None or not problem.constraints:
             if margins is not None and compiled is not None:  # margins that the goals' identities forbid
                 check_tightenable(problem.compile(data.space), compiled.b, margins)
-            compiled, result, clf = fit_candidate(tight, data)
+            compiled, result, clf = fit_candidate(ctx.constraints, data)
             return compiled, result, clf, margins, None
-        cert = certify(fit_candidate, data, problem, margins, confidence, safety_fraction,
+        cert = certify(fit_candidate, data, problem, margins, confidence, self._safety_fraction(ctx),
                        as_seed(self.random_state), stacklevel=5)
         return cert.compiled, cert.result, cert.classifier, cert.margins, cert
 
