@@ -155,6 +155,8 @@ def test_ellipsoid_reaches_optimum_and_duals_are_lower_bounds(name, psi, seed):
     assert np.all(np.diff(duals) >= 0)
     assert duals[-1] >= ref - 1e-4
     assert res.history[-1]["objective"] == pytest.approx(val)
+    # the final row is recorded at the cut the run stopped at, not at max_iter
+    assert res.history[-1]["iteration"] == res.details.iterations <= 200
 
 
 def test_ellipsoid_rejects_constraints_and_flat_cut_message(monkeypatch):

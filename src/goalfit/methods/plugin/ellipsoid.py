@@ -191,9 +191,11 @@ def _run(problem, oracle, fs, max_iter, radius, final, record_every, callback, c
         except ValueError:
             if np.any(w):  # w^T A w <= 0 in floating point: the ellipsoid is numerically flat
                 message = f"stopped after {t} cuts: degenerate cut (ellipsoid numerically flat)"
+                reason = StopReason.COLLAPSED
             else:
                 message = f"stopped after {t} cuts: zero supergradient (optimal for the sample problem)"
-            reason, cuts = StopReason.COLLAPSED, t
+                reason = StopReason.CONVERGED
+            cuts = t
             break
         if np.trace(A) < 1e-18:
             message = f"stopped after {t} cuts: ellipsoid collapsed"
@@ -201,7 +203,7 @@ def _run(problem, oracle, fs, max_iter, radius, final, record_every, callback, c
             break
     solver = mixture_program if final == "convex" else _prune_only
     members, Cs, w, feasible, viol = solver(problem, members, np.array(Cs))
-    rec(max_iter, np.tensordot(w, Cs, axes=1), force=True)
+    rec(cuts, np.tensordot(w, Cs, axes=1), force=True)
     rec.rows[-1]["dual"] = float(best_dual)
     if not feasible:
         message += "; no mixture of the iterates meets the constraints (least violation returned)"
