@@ -85,6 +85,10 @@ def test_sample_weight_and_precomputed_probabilities():
     with pytest.raises(ValueError, match="shape"):
         gf.GoalClassifier(**kw).fit(da.from_array(np.hstack([P, P]), chunks=(1000, 4)),
                                     da.from_array(y, chunks=1000), sensitive_features=da.from_array(s, chunks=1000))
+    # probabilities that do not sum to 1 are refused as in memory (the Dask path did not check the sums)
+    with pytest.raises(ValueError, match=r"partition \d+: precomputed probabilities must sum to 1 on each row"):
+        gf.GoalClassifier(**kw).fit(da.from_array(P * 0.9, chunks=(1000, 2)),
+                                    da.from_array(y, chunks=1000), sensitive_features=da.from_array(s, chunks=1000))
 
 
 def test_multiclass_map_reduce_equals_in_memory():

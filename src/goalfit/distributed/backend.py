@@ -21,6 +21,7 @@ from ..confusion.cells import as_frame
 from ..goals import Problem
 from ..fit import as_seed
 from ..methods.plugin import BASELINES, make_oracle
+from ..utils.validation import check_probabilities
 from .partitions import Partitions, block_weights, check_block, encode_cells, to_1d
 from .statistics import (MapReduceOracle, gather_scores, get_option, histogram_sample,
                          score_histograms)
@@ -40,9 +41,8 @@ def _raw(k, X, y, s, w, estimator):
     itself when precomputed); persisted, so later passes do not read or generate X again."""
     check_block(k, X, y, s, w)
     P = np.asarray(X if estimator is None else estimator.predict_proba(X), dtype=float)
-    if estimator is None and (P.ndim != 2 or not np.isfinite(P).all() or (P < 0).any()):
-        raise ValueError(f"partition {k}: precomputed probabilities must be a 2-D array without NaN, "
-                         "infinite or negative values")
+    if estimator is None and P.ndim != 2:
+        raise ValueError(f"partition {k}: precomputed probabilities must be a 2-D array, got {P.ndim} dimensions")
     return P, to_1d(y), s, block_weights(k, w)
 
 
@@ -52,6 +52,8 @@ def _prepare(k, raw, index, encoder, classes, precomputed):
     if precomputed and P.shape[1] != len(classes):
         raise ValueError(f"partition {k}: probabilities must have shape (n_samples, {len(classes)}) "
                          f"(one column per class of y), got {P.shape}")
+    if precomputed:  # as the in-memory fit checks them (after their shape)
+        check_probabilities(P, where=f"partition {k}: ")
     return P[:, index], encode_labels(y, classes), encode_cells(encoder, s, len(y)), w
 
 

@@ -21,7 +21,7 @@ from ..fit import (GOAL_PARAMETERS, GoalEstimator, InMemoryData, as_seed, prepar
 from ..methods.plugin import FIT_OPTIONS, PLUGIN_NAMES, PluginMethod, PluginSettings, RefitOracle, make_oracle
 from ..utils.deprecation import NOTHING, DeprecatedParams, Renamed
 from ..utils.rows import take_rows
-from ..utils.validation import check_has_predict_proba
+from ..utils.validation import check_has_predict_proba, check_probabilities
 from .deterministic import TrainingSample, to_deterministic as _to_deterministic
 from .models import resolve_estimator
 from .probabilities import FoldAverage, aligned_proba, cross_fit, fit_base, is_linear
@@ -667,17 +667,7 @@ class PluginData(InMemoryData):
                 what = "one column per (group, class) pair, cell-major" if joint else "one column per class of y"
                 raise ValueError(f"precomputed probabilities must have shape (n_samples, {len(classes)}) ({what}), "
                                  f"got {P.shape}")
-            # two passes over P: the row sums (finite unless P holds NaN or inf, or finite values
-            # overflow, which the full test tells apart) and the smallest value; two columns are
-            # added as columns (the same sums as P.sum(axis=1), without its per-row reduction)
-            sums = P[:, 0] + P[:, 1] if P.shape[1] == 2 else P.sum(axis=1)
-            if (not np.isfinite(sums).all() and not np.isfinite(P).all()) or (P.size and P.min() < 0):
-                raise ValueError("precomputed probabilities contain NaN, infinite or negative values")
-            if len(P) and (sums.max() - 1 > 1e-3 or 1 - sums.min() > 1e-3):  # |sum - 1| > 1e-3 on some row
-                i = int(np.argmax(np.abs(sums - 1)))
-                raise ValueError(f"precomputed probabilities must sum to 1 on each row (row {i} sums to "
-                                 f"{P[i].sum():.6g}): pass a model's predict_proba output, or scores turned into "
-                                 "probabilities (e.g. scipy.special.softmax(scores, axis=1))")
+            check_probabilities(P)
             est.estimator_ = None
             return data.with_scores(P), ProbabilityModel(None, np.arange(len(classes)))
         base = est._base()

@@ -83,6 +83,59 @@ def check_sample_weight(sample_weight, n_samples: int):
     return sw
 
 
+def check_probabilities(P, what: str = "precomputed probabilities", *, sum_to_one: bool = True, where: str = ""):
+    """Check class probabilities: finite, non-negative and (``sum_to_one``) summing to 1 on each row.
+
+    Two passes over ``P`` in the common case: the row sums (finite unless ``P`` holds NaN or
+    infinities, or finite values overflow, which a full test then tells apart) and the smallest value.
+
+    Parameters
+    ----------
+    P : ndarray of float, shape (n_samples, n_columns) (any shape when not ``sum_to_one``)
+    what : str
+        What the message calls ``P``.
+    sum_to_one : bool, default True
+        Also require each row to sum to 1 within 1e-3.
+    where : str
+        A prefix for the message (e.g. ``"partition 3: "``).
+
+    Returns
+    -------
+    ndarray
+        ``P``.
+
+    Raises
+    ------
+    ValueError
+        NaN, infinite or negative values; a row whose sum is off 1 by more than 1e-3 (naming it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_probabilities(np.array([[0.2, 0.8], [0.5, 0.5]])).shape
+    (2, 2)
+    >>> check_probabilities(np.array([[0.2, 0.7]]))
+    Traceback (most recent call last):
+    ...
+    ValueError: precomputed probabilities must sum to 1 on each row (row 0 sums to 0.9): pass a model's predict_proba output, or scores turned into probabilities (e.g. scipy.special.softmax(scores, axis=1))
+    """
+    P = np.asarray(P)
+    if sum_to_one:
+        # two columns are added as columns (the same sums as P.sum(axis=1), without its per-row reduction)
+        sums = P[:, 0] + P[:, 1] if P.ndim == 2 and P.shape[1] == 2 else P.sum(axis=-1)
+        finite = bool(np.isfinite(sums).all()) or bool(np.isfinite(P).all())
+    else:
+        finite = bool(np.isfinite(P).all())
+    if not finite or (P.size and P.min() < 0):
+        raise ValueError(f"{where}{what} contain NaN, infinite or negative values")
+    if sum_to_one and len(P) and (sums.max() - 1 > 1e-3 or 1 - sums.min() > 1e-3):  # |sum - 1| > 1e-3 on some row
+        i = int(np.argmax(np.abs(sums - 1)))
+        raise ValueError(f"{where}{what} must sum to 1 on each row (row {i} sums to {P[i].sum():.6g}): pass a "
+                         "model's predict_proba output, or scores turned into probabilities (e.g. "
+                         "scipy.special.softmax(scores, axis=1))")
+    return P
+
+
 def check_has_predict_proba(estimator, who: str = "GoalClassifier"):
     """Raise before fitting when ``estimator`` cannot give class probabilities.
 

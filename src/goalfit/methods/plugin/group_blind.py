@@ -36,6 +36,7 @@ import numpy as np
 
 from ...classifiers.members import GroupBlindRule, group_blind_predict
 from ...confusion import confusion_tensor
+from ...utils.validation import check_probabilities
 from .._scan import ScoreScan
 
 
@@ -76,8 +77,7 @@ class GroupBlindOracle:
         if joint.shape != shape:
             raise ValueError(f"joint probabilities must have shape {shape} (examples, cells, classes), "
                              f"got {joint.shape}")
-        if not np.isfinite(joint).all() or (joint < 0).any():
-            raise ValueError("joint probabilities contain NaN, infinite or negative values")
+        check_probabilities(joint, "joint probabilities", sum_to_one=False)
         self.joint = joint
         self.proba = joint.sum(axis=1)
         self.y = y
