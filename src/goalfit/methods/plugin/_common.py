@@ -325,13 +325,14 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=Non
         return _support(members, confusions, best_of(x, 0.0)) + (True, 0.0)
     # a maximum of linear pieces: its epigraph LP is the re-fit and says whether the rows can be met
     # (the same constraints as the LP on the members' values, which it replaces)
+    refit: np.ndarray | None
     if M is not None:
-        x = epigraph(tol)
+        refit = epigraph(tol)
     else:
         res = _members_lp(psi, G, tol, None if start is None else np.array([id(m) in start for m in members]))
-        x = res.x if res.status == 0 else None
-    if x is not None:
-        x = best_of(x, tol + 1e-12)
+        refit = res.x if res.status == 0 else None
+    if refit is not None:
+        x = best_of(refit, tol + 1e-12)
         return _support(members, confusions, x) + (True, float(max(0.0, (G @ x).max())))
     # least violation: the epigraph LP of the largest row violation (the rows as its pieces)
     res = epigraph_lp(G, np.zeros(K), np.zeros((0, T)))
