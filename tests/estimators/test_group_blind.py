@@ -416,3 +416,29 @@ def test_best_candidate_rule_scores_members_on_their_stored_predictions():
     np.testing.assert_allclose(C0, confusion_tensor(ts.y, np.zeros(len(ts.y), int), ts.cells, 2, C0.shape[0], None))
     with pytest.raises(ValueError, match="member_codes has"):
         best_candidate_rule(*args, member_codes=ts.member_codes[:0])
+
+
+@pytest.mark.parametrize("as_frame", [False, True])
+def test_training_sample_defers_hashes_and_member_predictions_until_to_deterministic(as_frame):
+    # a precomputed numeric array is hashed from the probabilities it holds, on first use; the
+    # members (plug-in rules) predict on first use; a DataFrame hashes by pandas' rules, at fit
+    rng = np.random.default_rng(4)
+    n = 4000
+    p = rng.random(n)
+    P = np.column_stack([1 - p, p]).astype(np.float32)  # float32 rows hash as their float64 values
+    y, g = (rng.random(n) < p).astype(int), rng.integers(0, 2, n)
+    X = pd.DataFrame(P, columns=["p0", "p1"]) if as_frame else P
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = gf.GoalClassifier("precomputed", constraints=[gf.demographic_parity_difference("g") <= 0.01]).fit(
+            X, y, sensitive_features={"g": g})
+    ts = m.train_sample_
+    assert (ts._hashes is None) is (not as_frame) and ts._member_codes is None
+    np.testing.assert_array_equal(ts.hashes, row_hash(X))
+    eager = np.array([mem.predict_codes(None, ts.proba, ts.cells) for mem in m.classifier_.members])
+    np.testing.assert_array_equal(ts.member_codes, eager)
+    assert ts.member_codes.dtype == np.uint8 and ts._classifier is None  # computed once, then kept
+    det = m.to_deterministic("hash")
+    np.testing.assert_array_equal(det.predict(X, sensitive_features={"g": g}),
+                                  gf.classifiers.hashing.hash_predictions(ts.hashes, m.classifier_.weights,
+                                                                          eager, 0))

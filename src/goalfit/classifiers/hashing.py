@@ -84,6 +84,15 @@ def row_hash(X) -> np.ndarray:
     return out
 
 
+def hashes_as_array(X) -> bool:
+    """Whether :func:`row_hash` hashes ``X``'s rows by their numeric values, as it hashes the
+    float64 array ``np.asarray(X, dtype=float)`` (not a DataFrame, a sparse matrix or an array
+    of objects or strings, which hash by their own rules)."""
+    if isinstance(X, pd.DataFrame) or sp.issparse(X):
+        return False
+    return np.asarray(X).dtype.kind in "biuf"
+
+
 def hash_uniform(hashes, seed: int = 0) -> np.ndarray:
     """Pseudo-uniform numbers in ``[0, 1)`` from row hashes and a seed, shape (n_samples,)."""
     with np.errstate(over="ignore"):

@@ -8,11 +8,10 @@ their probabilities, labels, true cells, weights, row hashes and the members' pr
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 
-from ..classifiers.hashing import hash_predictions, row_hash
+from ..classifiers.hashing import hash_predictions, hashes_as_array, row_hash
 from ..classifiers.members import PluginRule, ThresholdRule
 from ..confusion import confusion_tensor
 from ..goals import FEASIBLE_TOL
@@ -22,11 +21,17 @@ from ..utils.rows import num_samples, take_rows
 STRATEGIES = ("hash", "best_rule", "max_weight")
 
 
-@dataclass
 class TrainingSample:
     """The outer-loop training rows, as the method saw them.
 
-    Attributes
+    The row hashes and the members' predictions are computed on first use (by
+    :meth:`GoalClassifier.to_deterministic <goalfit.GoalClassifier.to_deterministic>`), not at
+    fit, wherever they can be: the hashes when the feature rows are the probabilities themselves
+    (``"precomputed"`` numeric arrays), the predictions when no member reads the features. Where
+    they need the feature rows, :meth:`build` computes them at once, so the sample never keeps
+    ``X``.
+
+    Parameters
     ----------
     proba : ndarray of shape (n, n_columns)
         What the members read (class probabilities, or joint ones when group-blind; out-of-fold
@@ -35,31 +40,60 @@ class TrainingSample:
         Class codes and **true** cells, in the smallest signed integer type that holds them
         (:func:`~goalfit.confusion.compact_codes`: one byte per row up to 127 classes / cells).
     sample_weight : ndarray of shape (n,) or None
+    hashes : ndarray of uint64, shape (n,), or None
+        :func:`~goalfit.classifiers.hashing.row_hash` of the feature rows; None when the feature
+        rows are ``proba`` (hashed on first use).
+    member_codes : ndarray, shape (n_members, n), or None
+        Each member's predictions; None to predict them on first use with ``classifier``.
+    classifier : RandomizedClassifier, optional
+        Whose members' predictions ``member_codes`` are, when it is None (no member may read
+        ``X``: refits of the base model need the rows).
+
+    Attributes
+    ----------
     hashes : ndarray of uint64, shape (n,)
-        :func:`~goalfit.classifiers.hashing.row_hash` of the feature rows.
     member_codes : ndarray of uint8 (or intp beyond 256 classes), shape (n_members, n)
-        Each member's predictions.
     """
 
-    proba: np.ndarray
-    y: np.ndarray
-    cells: np.ndarray
-    sample_weight: np.ndarray | None
-    hashes: np.ndarray
-    member_codes: np.ndarray
+    def __init__(self, proba, y, cells, sample_weight, hashes=None, member_codes=None, *, classifier=None):
+        if member_codes is None and classifier is None:
+            raise ValueError("TrainingSample needs the members' predictions (member_codes) or their classifier")
+        self.proba, self.y, self.cells, self.sample_weight = proba, y, cells, sample_weight
+        self._hashes, self._member_codes = hashes, member_codes
+        self._classifier = None if member_codes is not None else classifier
+
+    @property
+    def hashes(self) -> np.ndarray:
+        if self._hashes is None:
+            self._hashes = row_hash(self.proba)
+        return self._hashes
+
+    @property
+    def member_codes(self) -> np.ndarray:
+        if self._member_codes is None:
+            self._member_codes = _member_codes(self._classifier, self.proba, self.cells)
+            self._classifier = None
+        return self._member_codes
 
     @classmethod
-    def build(cls, classifier, X, out_rows, proba, y, cells, sample_weight, problem):
-        """The sample of a fit whose outer loop ran on ``X``'s rows ``out_rows`` (None: every row)."""
+    def build(cls, classifier, X, out_rows, proba, y, cells, sample_weight, problem, *, rows_are_proba=False):
+        """The sample of a fit whose outer loop ran on ``X``'s rows ``out_rows`` (None: every row).
+
+        ``rows_are_proba``: ``X`` holds the probabilities ``proba`` themselves (a
+        ``"precomputed"`` fit), so the row hashes can wait until they are used.
+        """
         Xo = X if out_rows is None or len(out_rows) == num_samples(X) else take_rows(X, out_rows)
         proba = np.asarray(proba, float)
-        return cls(proba, y, cells, sample_weight, row_hash(Xo), _member_codes(classifier, proba, cells, Xo))
+        lazy_hashes = rows_are_proba and hashes_as_array(Xo)
+        reads_X = any(m.needs == "X" for m in classifier.members)
+        return cls(proba, y, cells, sample_weight, None if lazy_hashes else row_hash(Xo),
+                   _member_codes(classifier, proba, cells, Xo) if reads_X else None, classifier=classifier)
 
-    def with_members(self, classifier) -> "TrainingSample":
+    def with_members(self, classifier) -> TrainingSample:
         """The same rows with ``classifier``'s members' predictions (members that read the
         probabilities only, i.e. not refits of the base model)."""
-        codes = _member_codes(classifier, self.proba, self.cells)
-        return TrainingSample(self.proba, self.y, self.cells, self.sample_weight, self.hashes, codes)
+        return TrainingSample(self.proba, self.y, self.cells, self.sample_weight, self._hashes,
+                              classifier=classifier)
 
     def confusion(self, pred, space) -> np.ndarray:
         # pred as given (one-byte member codes): confusion_tensor widens codes only in its key

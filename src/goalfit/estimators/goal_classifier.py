@@ -712,7 +712,8 @@ class PluginData(InMemoryData):
 
     def training_sample(self, clf, outer, compiled):
         return TrainingSample.build(clf, outer.X if outer.X is not None else self.data.X, None, outer.scores,
-                                    outer.y_codes, outer.cells, outer.sample_weight, compiled)
+                                    outer.y_codes, outer.cells, outer.sample_weight, compiled,
+                                    rows_are_proba=self.est._precomputed())
 
 
 def _frozen(estimator):
