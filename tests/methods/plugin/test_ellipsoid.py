@@ -351,20 +351,37 @@ def test_con_ellipsoid_4_class_minmax_recall_dp_survives_an_interrupt_hook_in_me
 
 
 def test_unique_members_merges_equal_tensors_as_np_unique_rows():
-    """Same members, order and summed weights as np.unique(axis=0, return_index, return_inverse)."""
+    """The groups of np.unique(axis=0) on the tensors rounded to 12 decimals, in the order they
+    first appear, with summed weights; -0.0 and 0.0 are one value; a hash collision (forced
+    here) falls back to the lexicographic grouping with the same answer."""
+    from goalfit.methods.plugin import _common
     from goalfit.methods.plugin._common import unique_members
 
     rng = np.random.default_rng(5)
     base = rng.integers(0, 3, size=(7, 2, 2, 2)) / 4.0
     pick = rng.integers(0, 7, size=40)
     confusions = base[pick] + rng.choice([0.0, 1e-14], size=(40, 2, 2, 2))  # equal once rounded to 12 decimals
+    sel = np.flatnonzero(pick == pick[0])[1::2]  # every other member of the first group: -0.0 for 0.0
+    confusions[sel] = np.where(confusions[sel] == 0, -0.0, confusions[sel])
+    assert np.signbit(confusions[sel]).any()
     weights = rng.random(40)
     members = [f"m{i}" for i in range(40)]
-    got_m, got_C, got_w = unique_members(members, confusions, weights)
     flat = np.round(confusions.reshape(40, -1), 12)
     _, first, inverse = np.unique(flat, axis=0, return_index=True, return_inverse=True)
-    assert got_m == [members[i] for i in first] and len(got_m) == len(np.unique(pick))
-    np.testing.assert_array_equal(got_C, confusions[first])
-    np.testing.assert_allclose(got_w, np.bincount(inverse.ravel(), weights=weights), rtol=1e-15)
+    order = np.argsort(first)
+    want_w = np.bincount(inverse.ravel(), weights=weights)[order]
+    assert first[order][0] == 0 and len(first) == len(np.unique(pick))
+    for collide in (False, True):
+        if collide:  # every row hashes alike: the verification must catch it
+            saved = _common._ROW_HASH.copy()
+            _common._ROW_HASH[:] = 0
+        try:
+            got_m, got_C, got_w = unique_members(members, confusions, weights)
+        finally:
+            if collide:
+                _common._ROW_HASH[:] = saved
+        assert got_m == [members[i] for i in first[order]]
+        np.testing.assert_array_equal(got_C, confusions[first[order]])
+        np.testing.assert_allclose(got_w, want_w, rtol=1e-15)
     m1, _, w1 = unique_members(["a"], confusions[:1])
     assert m1 == ["a"] and w1.tolist() == [1.0]

@@ -240,25 +240,65 @@ def in_pool(C, confusions) -> bool:
 def unique_members(members, confusions, weights=None):
     """Merge members with identical confusion tensors on the sample (weights add up).
 
-    The members are kept in the lexicographic order of their tensors (rounded to 12 decimals),
-    each merged group at its first member, as ``np.unique(..., axis=0, return_index=True)``
-    would. The rows are sorted with ``np.lexsort`` rather than ``np.unique(axis=0)``: the latter
-    compares the rows as structured arrays, and an exception raised by a signal handler there
-    (``KeyboardInterrupt``, a benchmark's alarm) surfaced as numpy's ``TypeError: Cannot compare
-    structured arrays``.
+    Tensors are equal when they agree to 12 decimals. The members are kept in the order they
+    first appear (each merged group at its first member), the order in which the method found
+    them. The rows are grouped by a 64-bit hash of their rounded values (one sort of ``n``
+    keys rather than a lexicographic sort of ``n`` rows over every entry of the tensor), and
+    the grouping is checked entry by entry: a hash collision falls back to the lexicographic
+    sort.
+
+    Parameters
+    ----------
+    members : list of length n
+    confusions : array-like of shape (n, *space.shape)
+    weights : array-like of shape (n,), optional
+        Default: one per member.
+
+    Returns
+    -------
+    members : list of length u
+    confusions : ndarray of shape (u, *space.shape)
+    weights : ndarray of shape (u,)
+        The summed weights of each group.
     """
     confusions = np.asarray(confusions)
-    flat = np.round(confusions.reshape(len(confusions), -1), 12)
-    order = np.lexsort(flat.T[::-1]) if flat.shape[1] else np.arange(len(flat))  # stable: first member first
-    ranked = flat[order]
-    new = np.ones(len(flat), bool)
-    new[1:] = np.any(ranked[1:] != ranked[:-1], axis=1)
-    first = order[new]
-    inverse = np.empty(len(flat), np.intp)
-    inverse[order] = np.cumsum(new) - 1
-    w = np.ones(len(members)) if weights is None else np.asarray(weights, float)
-    merged_w = np.bincount(inverse, weights=w, minlength=len(first))
+    n = len(confusions)
+    flat = np.round(confusions.reshape(n, -1), 12) + 0.0  # + 0.0: -0.0 and 0.0 are one value
+    inverse = _row_groups(flat)
+    first = np.full(int(inverse.max()) + 1 if n else 0, n, np.intp)
+    np.minimum.at(first, inverse, np.arange(n))
+    order = np.argsort(first, kind="stable")  # the groups in the order they first appear
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    w = np.ones(n) if weights is None else np.asarray(weights, float)
+    merged_w = np.bincount(rank[inverse], weights=w, minlength=len(order))
+    first = first[order]
     return [members[i] for i in first], confusions[first], merged_w
+
+
+_ROW_HASH = np.random.default_rng(20261202).integers(1, 2**63, size=4096, dtype=np.uint64) | np.uint64(1)
+
+
+def _row_groups(flat) -> np.ndarray:
+    """Group labels (shape (n,)) of equal rows of the 2-D float array ``flat``: a wrapping sum
+    of the rows' bit patterns times odd 64-bit multipliers, grouped by one sort of the sums; the
+    groups are then verified, and on a collision the rows are grouped by a lexicographic sort."""
+    n, d = flat.shape
+    if n == 0 or d == 0:
+        return np.zeros(n, np.intp)
+    mult = _ROW_HASH[:d] if d <= len(_ROW_HASH) else np.resize(_ROW_HASH, d)
+    with np.errstate(over="ignore"):
+        h = (np.ascontiguousarray(flat).view(np.uint64) * mult).sum(axis=1, dtype=np.uint64)
+    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+    if np.array_equal(flat[first[inverse]], flat):
+        return inverse.ravel()
+    order = np.lexsort(flat.T[::-1])
+    ranked = flat[order]
+    new = np.ones(n, bool)
+    new[1:] = np.any(ranked[1:] != ranked[:-1], axis=1)
+    groups = np.empty(n, np.intp)
+    groups[order] = np.cumsum(new) - 1
+    return groups
 
 
 def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=None):
