@@ -37,7 +37,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from ..metrics.evaluation import constraint_label
+from ..metrics.evaluation import measured_label
 from ..metrics.intervals import GoalSample, one_sided_bound, smallest_slice
 from .problem import check_tightenable, tighten
 
@@ -120,7 +120,7 @@ def safety_rows(problem, margins, candidate_sample, safety_sample, confidence, c
                                         _bounds(problem, safety_sample, level)):
         passed = bool(bs <= c.bound + 1e-12) if c.sense == "<=" else bool(bs >= c.bound - 1e-12)
         sense, bound = c.shown  # as written: F1 >= 0.7 reports F1 values (the test ran on 1 - F1)
-        row = {"name": c.name, "label": constraint_label(c), "sense": sense, "bound": bound, "margin": float(mg),
+        row = {"name": c.name, "label": measured_label(c), "sense": sense, "bound": bound, "margin": float(mg),
                "candidate_value": float(c.as_shown(vc)), "safety_value": float(c.as_shown(vs)),
                "certified_bound": float(c.as_shown(bs)), "confidence": confidence, "passed": passed}
         if not passed:

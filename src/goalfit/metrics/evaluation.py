@@ -233,12 +233,12 @@ def constraint_entry(constraint, loss: float) -> dict:
     sense, bound = constraint.shown
     score = constraint.as_shown(loss) if constraint.score_label is not None else None
     return {"name": constraint.name, "expression": constraint.expression.name,
-            "label": constraint_label(constraint),
+            "label": measured_label(constraint),
             "value": constraint.as_shown(loss), "bound": bound, "sense": sense, "loss": loss, "score": score,
             "violation": viol, "met": viol <= FEASIBLE_TOL}
 
 
-def constraint_label(constraint) -> str:
+def measured_label(constraint) -> str:
     """What a constraint's reported values measure, as written: ``"F1"`` for ``f1() >= 0.7``, the
     expression's label (``"true_positive_rate(group='F') - true_positive_rate()"``) otherwise."""
     from ..goals.metrics import loss_label
