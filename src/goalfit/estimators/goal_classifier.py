@@ -177,7 +177,9 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
     train_sample_ : TrainingSample
         What :meth:`to_deterministic` needs to check a deterministic classifier on the rows the
         method ran on: their probabilities, labels, true cells, weights, row hashes and every
-        member's predictions (10 bytes per row plus one per member and row).
+        member's predictions (10 bytes per row plus one per member and row). The hashes and the
+        predictions are computed on first use wherever they need no feature rows (precomputed
+        numeric probabilities; members that read only the probabilities).
 
     Raises
     ------
