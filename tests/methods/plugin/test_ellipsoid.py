@@ -383,5 +383,12 @@ def test_unique_members_merges_equal_tensors_as_np_unique_rows():
         assert got_m == [members[i] for i in first[order]]
         np.testing.assert_array_equal(got_C, confusions[first[order]])
         np.testing.assert_allclose(got_w, want_w, rtol=1e-15)
+    # float32 tensors group as their float64 values; no members, no groups
+    odd = base[pick].reshape(40, 8)[:, :3]  # 3 entries: no pairing of 4-byte words can hide a bug
+    m32, C32, _ = unique_members(members, odd.astype(np.float32), weights)
+    assert m32 == [members[i] for i in np.sort(np.unique(odd, axis=0, return_index=True)[1])]
+    assert C32.dtype == np.float32
+    m0, C0, w0 = unique_members([], np.zeros((0, 2, 2, 2)))
+    assert m0 == [] and C0.shape == (0, 2, 2, 2) and w0.shape == (0,) and w0.dtype == float
     m1, _, w1 = unique_members(["a"], confusions[:1])
     assert m1 == ["a"] and w1.tolist() == [1.0]

@@ -263,7 +263,8 @@ def unique_members(members, confusions, weights=None):
     """
     confusions = np.asarray(confusions)
     n = len(confusions)
-    flat = np.round(confusions.reshape(n, -1), 12) + 0.0  # + 0.0: -0.0 and 0.0 are one value
+    flat = np.round(confusions.reshape(n, int(np.prod(confusions.shape[1:]))).astype(np.float64), 12)
+    flat += 0.0  # -0.0 and 0.0 are one value
     inverse = _row_groups(flat)
     first = np.full(int(inverse.max()) + 1 if n else 0, n, np.intp)
     np.minimum.at(first, inverse, np.arange(n))
@@ -271,7 +272,7 @@ def unique_members(members, confusions, weights=None):
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
     w = np.ones(n) if weights is None else np.asarray(weights, float)
-    merged_w = np.bincount(rank[inverse], weights=w, minlength=len(order))
+    merged_w = np.bincount(rank[inverse], weights=w, minlength=len(order)).astype(float)
     first = first[order]
     return [members[i] for i in first], confusions[first], merged_w
 
