@@ -442,3 +442,44 @@ def test_training_sample_defers_hashes_and_member_predictions_until_to_determini
     np.testing.assert_array_equal(det.predict(X, sensitive_features={"g": g}),
                                   gf.classifiers.hashing.hash_predictions(ts.hashes, m.classifier_.weights,
                                                                           eager, 0))
+
+
+def test_precomputed_probabilities_changed_in_place_after_fit_are_refused():
+    # the model keeps a float64 precomputed array without a copy; its lazy hashes and the
+    # deterministic searches read it: a change in place is refused, not used silently
+    from goalfit.classifiers.hashing import array_fingerprint
+    from goalfit.estimators.deterministic import TrainingSample
+
+    rng = np.random.default_rng(6)
+    n = 3000
+    p = rng.random(n)
+    P = np.column_stack([1 - p, p])
+    y, g = (rng.random(n) < p).astype(int), rng.integers(0, 2, n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = gf.GoalClassifier("precomputed", constraints=[gf.demographic_parity_difference("g") <= 0.01]).fit(
+            P, y, sensitive_features={"g": g})
+    assert m.train_sample_.proba is P
+    before = m.to_deterministic("hash").train_objective_
+    P[:] = P[::-1].copy()  # the rows permuted: every value still a probability
+    for call in (lambda: m.to_deterministic("hash"), lambda: m.to_deterministic("best_rule"),
+                 lambda: m.with_goals(constraints=[gf.demographic_parity_difference("g") <= 0.05])):
+        with pytest.raises(ValueError, match="modified in place after fit"):
+            call()
+    P[:] = P[::-1].copy()  # restored: accepted again, with the same answer
+    assert m.to_deterministic("hash").train_objective_ == before
+    # the fingerprint sees a swap of two rows and not the memory layout
+    Q = rng.random((70_000, 3))
+    swapped = Q.copy()
+    swapped[[3, 69_999]] = swapped[[69_999, 3]]
+    assert array_fingerprint(Q) != array_fingerprint(swapped)
+    assert array_fingerprint(np.asfortranarray(Q)) == array_fingerprint(Q)
+    # a sample pickled when hashes and member_codes were plain attributes still loads
+    ts = m.train_sample_
+    old = {"proba": ts.proba, "y": ts.y, "cells": ts.cells, "sample_weight": None, "hashes": ts.hashes,
+           "member_codes": ts.member_codes}
+    loaded = TrainingSample.__new__(TrainingSample)
+    loaded.__setstate__(old)
+    np.testing.assert_array_equal(loaded.hashes, ts.hashes)
+    np.testing.assert_array_equal(loaded.member_codes, ts.member_codes)
+    loaded.check_unchanged()  # no fingerprint then: nothing to compare

@@ -86,11 +86,39 @@ def row_hash(X) -> np.ndarray:
 
 def hashes_as_array(X) -> bool:
     """Whether :func:`row_hash` hashes ``X``'s rows by their numeric values, as it hashes the
-    float64 array ``np.asarray(X, dtype=float)`` (not a DataFrame, a sparse matrix or an array
-    of objects or strings, which hash by their own rules)."""
+    float64 array ``np.asarray(X, dtype=float)`` (not a DataFrame, a sparse matrix, an array of
+    objects or strings, which hash by their own rules, or of floats wider than float64, whose
+    non-zero entries can round to zero)."""
     if isinstance(X, pd.DataFrame) or sp.issparse(X):
         return False
-    return np.asarray(X).dtype.kind in "biuf"
+    dtype = np.asarray(X).dtype
+    return dtype.kind in "biu" or (dtype.kind == "f" and dtype.itemsize <= 8)
+
+
+def array_fingerprint(A) -> int:
+    """A 64-bit fingerprint of a numeric 2-D array's values and their positions.
+
+    Equal arrays give equal fingerprints; changing, adding or moving an entry (a permutation of
+    the rows, say) changes it except with probability about ``2**-64``. One pass over blocks of
+    rows, with no temporary larger than a block.
+
+    Parameters
+    ----------
+    A : ndarray of shape (n_rows, n_columns)
+
+    Returns
+    -------
+    int
+    """
+    A = np.asarray(A)
+    out = _mix(np.uint64(A.shape[0]) ^ _mix(np.uint64(A.shape[1] if A.ndim > 1 else 0)))
+    weights = _mix(np.arange(1, _BLOCK_ROWS * max(1, A.shape[1] if A.ndim > 1 else 1) + 1, dtype=np.uint64))
+    with np.errstate(over="ignore"):
+        for start in range(0, A.shape[0], _BLOCK_ROWS):
+            block = np.ascontiguousarray(A[start:start + _BLOCK_ROWS], dtype=np.float64).reshape(-1) + 0.0
+            words = block.view(np.uint64)
+            out = _mix(out ^ (words * weights[:len(words)]).sum(dtype=np.uint64) ^ np.uint64(start))
+    return int(out)
 
 
 def hash_uniform(hashes, seed: int = 0) -> np.ndarray:

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from ..classifiers.hashing import hash_predictions, hashes_as_array, row_hash
+from ..classifiers.hashing import array_fingerprint, hash_predictions, hashes_as_array, row_hash
 from ..classifiers.members import PluginRule, ThresholdRule
 from ..confusion import confusion_tensor
 from ..goals import FEASIBLE_TOL
@@ -29,7 +29,9 @@ class TrainingSample:
     fit, wherever they can be: the hashes when the feature rows are the probabilities themselves
     (``"precomputed"`` numeric arrays), the predictions when no member reads the features. Where
     they need the feature rows, :meth:`build` computes them at once, so the sample never keeps
-    ``X``.
+    other feature rows. Precomputed probabilities are kept without a copy (as the user's array,
+    when it is float64): a fingerprint taken at fit lets :meth:`check_unchanged` refuse them
+    once the user has changed that array in place.
 
     Parameters
     ----------
@@ -48,6 +50,9 @@ class TrainingSample:
     classifier : RandomizedClassifier, optional
         Whose members' predictions ``member_codes`` are, when it is None (no member may read
         ``X``: refits of the base model need the rows).
+    fingerprint : int, optional
+        :func:`~goalfit.classifiers.hashing.array_fingerprint` of ``proba`` at fit, when
+        ``proba`` may be the user's own array.
 
     Attributes
     ----------
@@ -55,12 +60,34 @@ class TrainingSample:
     member_codes : ndarray of uint8 (or intp beyond 256 classes), shape (n_members, n)
     """
 
-    def __init__(self, proba, y, cells, sample_weight, hashes=None, member_codes=None, *, classifier=None):
+    def __init__(self, proba, y, cells, sample_weight, hashes=None, member_codes=None, *, classifier=None,
+                 fingerprint=None):
         if member_codes is None and classifier is None:
             raise ValueError("TrainingSample needs the members' predictions (member_codes) or their classifier")
         self.proba, self.y, self.cells, self.sample_weight = proba, y, cells, sample_weight
         self._hashes, self._member_codes = hashes, member_codes
         self._classifier = None if member_codes is not None else classifier
+        self._fingerprint = fingerprint
+
+    def __setstate__(self, state):
+        # a sample pickled when hashes and member_codes were plain attributes (goalfit 0.1)
+        if "hashes" in state:
+            state = {**state, "_hashes": state.pop("hashes"), "_member_codes": state.pop("member_codes")}
+        self.__dict__.update({"_classifier": None, "_fingerprint": None, **state})
+
+    def check_unchanged(self) -> None:
+        """Refuse probabilities that changed since fit (a precomputed array the user modified in
+        place): the deterministic rules and re-solves read them.
+
+        Raises
+        ------
+        ValueError
+            When ``proba`` no longer has the fingerprint it had at fit.
+        """
+        if self._fingerprint is not None and array_fingerprint(self.proba) != self._fingerprint:
+            raise ValueError("the precomputed probabilities passed to fit were modified in place after fit; "
+                             "the fitted model keeps them without a copy and needs them as they were: fit "
+                             "again, or pass a copy to fit")
 
     @property
     def hashes(self) -> np.ndarray:
@@ -87,13 +114,14 @@ class TrainingSample:
         lazy_hashes = rows_are_proba and hashes_as_array(Xo)
         reads_X = any(m.needs == "X" for m in classifier.members)
         return cls(proba, y, cells, sample_weight, None if lazy_hashes else row_hash(Xo),
-                   _member_codes(classifier, proba, cells, Xo) if reads_X else None, classifier=classifier)
+                   _member_codes(classifier, proba, cells, Xo) if reads_X else None, classifier=classifier,
+                   fingerprint=array_fingerprint(proba) if rows_are_proba else None)
 
     def with_members(self, classifier) -> TrainingSample:
         """The same rows with ``classifier``'s members' predictions (members that read the
         probabilities only, i.e. not refits of the base model)."""
         return TrainingSample(self.proba, self.y, self.cells, self.sample_weight, self._hashes,
-                              classifier=classifier)
+                              classifier=classifier, fingerprint=self._fingerprint)
 
     def confusion(self, pred, space) -> np.ndarray:
         # pred as given (one-byte member codes): confusion_tensor widens codes only in its key
@@ -168,6 +196,7 @@ def to_deterministic(model, strategy="hash", *, random_state=0):
     if ts is None:
         raise ValueError("to_deterministic checks the goals on the training rows the method ran on, which a "
                          "fit on Dask input does not keep in memory: derandomize an in-memory fit")
+    ts.check_unchanged()
     clf, problem = model.classifier_, model.problem_
     space = problem.space
     info = {"strategy": strategy}

@@ -473,8 +473,8 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
             A fit on Dask input (its training state is not in memory), the refit oracle (its
             members are refits of the base model), ``confidence`` (certification needs a
             fresh candidate/safety split: fit again), ``warm_start`` with a method other than
-            column generation, or goals the training sample cannot state (unknown groups or
-            classes).
+            column generation, goals the training sample cannot state (unknown groups or
+            classes), or precomputed probabilities modified in place since fit.
 
         Warns
         -----
@@ -489,6 +489,7 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
         if ts is None:
             raise ValueError("with_goals re-solves on the training state an in-memory fit keeps; a fit on "
                              "Dask input does not keep it: fit again with the new goals")
+        ts.check_unchanged()
         new = copy.copy(self)
         if method_params is not None:
             new.method_params = dict(method_params)
@@ -587,7 +588,8 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
         Raises
         ------
         ValueError
-            For an unknown strategy.
+            For an unknown strategy, a fit on Dask input (its training rows are not in memory),
+            or precomputed probabilities modified in place since fit.
         """
         check_is_fitted(self, "classifier_")
         return _to_deterministic(self, strategy, random_state=random_state)

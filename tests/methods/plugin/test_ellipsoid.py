@@ -350,7 +350,7 @@ def test_con_ellipsoid_4_class_minmax_recall_dp_survives_an_interrupt_hook_in_me
     assert ev["constraints"][0]["value"] <= 0.02 + 1e-9
 
 
-def test_unique_members_merges_equal_tensors_as_np_unique_rows():
+def test_unique_members_merges_equal_tensors_as_np_unique_rows(monkeypatch):
     """The groups of np.unique(axis=0) on the tensors rounded to 12 decimals, in the order they
     first appear, with summed weights; -0.0 and 0.0 are one value; a hash collision (forced
     here) falls back to the lexicographic grouping with the same answer."""
@@ -373,13 +373,8 @@ def test_unique_members_merges_equal_tensors_as_np_unique_rows():
     assert first[order][0] == 0 and len(first) == len(np.unique(pick))
     for collide in (False, True):
         if collide:  # every row hashes alike: the verification must catch it
-            saved = _common._ROW_HASH.copy()
-            _common._ROW_HASH[:] = 0
-        try:
-            got_m, got_C, got_w = unique_members(members, confusions, weights)
-        finally:
-            if collide:
-                _common._ROW_HASH[:] = saved
+            monkeypatch.setattr(_common, "_ROW_HASH", np.zeros_like(_common._ROW_HASH))
+        got_m, got_C, got_w = unique_members(members, confusions, weights)
         assert got_m == [members[i] for i in first[order]]
         np.testing.assert_array_equal(got_C, confusions[first[order]])
         np.testing.assert_allclose(got_w, want_w, rtol=1e-15)

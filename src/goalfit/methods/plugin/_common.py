@@ -265,9 +265,7 @@ def unique_members(members, confusions, weights=None):
     n = len(confusions)
     flat = np.round(confusions.reshape(n, int(np.prod(confusions.shape[1:]))).astype(np.float64), 12)
     flat += 0.0  # -0.0 and 0.0 are one value
-    inverse = _row_groups(flat)
-    first = np.full(int(inverse.max()) + 1 if n else 0, n, np.intp)
-    np.minimum.at(first, inverse, np.arange(n))
+    first, inverse = _row_groups(flat)
     order = np.argsort(first, kind="stable")  # the groups in the order they first appear
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
@@ -280,26 +278,32 @@ def unique_members(members, confusions, weights=None):
 _ROW_HASH = np.random.default_rng(20261202).integers(1, 2**63, size=4096, dtype=np.uint64) | np.uint64(1)
 
 
-def _row_groups(flat) -> np.ndarray:
-    """Group labels (shape (n,)) of equal rows of the 2-D float array ``flat``: a wrapping sum
-    of the rows' bit patterns times odd 64-bit multipliers, grouped by one sort of the sums; the
-    groups are then verified, and on a collision the rows are grouped by a lexicographic sort."""
+def _row_groups(flat):
+    """The groups of equal rows of the 2-D float64 array ``flat``: ``(first, inverse)``, the
+    first row of each group (shape (n_groups,)) and each row's group (shape (n,)).
+
+    A wrapping sum of the rows' bit patterns times odd 64-bit multipliers, grouped by one sort
+    of the sums (cheaper than :func:`~goalfit.classifiers.hashing.row_hash`'s hash per entry,
+    which must be stable across versions; this one need not); the groups are then verified
+    entry by entry, and on a collision the rows are grouped by a lexicographic sort.
+    """
     n, d = flat.shape
     if n == 0 or d == 0:
-        return np.zeros(n, np.intp)
+        return np.zeros(min(n, 1), np.intp), np.zeros(n, np.intp)
     mult = _ROW_HASH[:d] if d <= len(_ROW_HASH) else np.resize(_ROW_HASH, d)
     with np.errstate(over="ignore"):
         h = (np.ascontiguousarray(flat).view(np.uint64) * mult).sum(axis=1, dtype=np.uint64)
     _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
     if np.array_equal(flat[first[inverse]], flat):
-        return inverse.ravel()
-    order = np.lexsort(flat.T[::-1])
+        return first, inverse
+    order = np.lexsort(flat.T[::-1])  # stable: the first row of each run is the group's first
     ranked = flat[order]
     new = np.ones(n, bool)
     new[1:] = np.any(ranked[1:] != ranked[:-1], axis=1)
-    groups = np.empty(n, np.intp)
-    groups[order] = np.cumsum(new) - 1
-    return groups
+    inverse = np.empty(n, np.intp)
+    inverse[order] = np.cumsum(new) - 1
+    return order[new], inverse
 
 
 def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=None):
