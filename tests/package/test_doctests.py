@@ -21,7 +21,7 @@ MODULES = [
     "goalfit.goals.parse", "goalfit.goals.problem",
     "goalfit.estimators.goal_classifier", "goalfit.estimators.ramp_classifier",
     "goalfit.estimators.fair_subdata", "goalfit.estimators.surrogate_classifier",
-    "goalfit.torch.estimator",
+    "goalfit.torch.estimator", "goalfit.classifiers.hashing",
 ]
 ESTIMATORS = ["GoalClassifier", "RampClassifier", "FairSubdataClassifier", "SpectralFairSVC",
               "AdaptiveSurrogateClassifier", "BlackBoxPostShiftClassifier", "RelaxedFMClassifier"]

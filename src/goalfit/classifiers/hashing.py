@@ -88,7 +88,14 @@ def hashes_as_array(X) -> bool:
     """Whether :func:`row_hash` hashes ``X``'s rows by their numeric values, as it hashes the
     float64 array ``np.asarray(X, dtype=float)`` (not a DataFrame, a sparse matrix, an array of
     objects or strings, which hash by their own rules, or of floats wider than float64, whose
-    non-zero entries can round to zero)."""
+    non-zero entries can round to zero).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> hashes_as_array(np.eye(2, dtype=np.float32)), hashes_as_array(pd.DataFrame(np.eye(2)))
+    (True, False)
+    """
     if isinstance(X, pd.DataFrame) or sp.issparse(X):
         return False
     dtype = np.asarray(X).dtype
@@ -109,6 +116,13 @@ def array_fingerprint(A) -> int:
     Returns
     -------
     int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.arange(6.0).reshape(3, 2)
+    >>> array_fingerprint(A) == array_fingerprint(A.copy()), array_fingerprint(A) == array_fingerprint(A[::-1])
+    (True, False)
     """
     A = np.asarray(A)
     out = _mix(np.uint64(A.shape[0]) ^ _mix(np.uint64(A.shape[1] if A.ndim > 1 else 0)))
