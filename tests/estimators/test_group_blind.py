@@ -483,3 +483,20 @@ def test_precomputed_probabilities_changed_in_place_after_fit_are_refused():
     np.testing.assert_array_equal(loaded.hashes, ts.hashes)
     np.testing.assert_array_equal(loaded.member_codes, ts.member_codes)
     loaded.check_unchanged()  # no fingerprint then: nothing to compare
+
+
+def test_group_blind_precomputed_sample_is_deferred_and_equals_the_eager_one():
+    # joint (group, class) probabilities: the kept proba is the joint array the rows hash by, and
+    # the group-blind members read it; to_deterministic("hash") predicts from the same hashes
+    _, blind, _, J, _, _ = _aware_and_blind([gf.demographic_parity_difference("g") <= 0.02], 3, seed=3)
+    ts = blind.train_sample_
+    assert len(blind.classifier_.members) >= 2  # the hash picks between members
+    assert ts._hashes is None and ts._member_codes is None and ts.proba.shape == J.shape
+    np.testing.assert_array_equal(ts.hashes, row_hash(J))
+    eager = np.array([m.predict_codes(None, J, ts.cells) for m in blind.classifier_.members])
+    np.testing.assert_array_equal(ts.member_codes, eager)
+    det = blind.to_deterministic("hash")
+    from goalfit.classifiers.hashing import hash_predictions
+
+    np.testing.assert_array_equal(det.predict(J), blind.classes_[hash_predictions(row_hash(J), blind.classifier_.weights,
+                                                                                    eager, 0)])
