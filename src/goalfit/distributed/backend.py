@@ -247,7 +247,7 @@ class DaskData:
         kind = self.settings.oracle if self.settings.oracle in ("auto", "threshold") and method not in BASELINES else "plugin"
         return make_oracle(outer, kind)
 
-    def training_sample(self, clf, outer, compiled):
+    def training_sample(self, clf, outer):
         """None: the rows stay on the workers (``to_deterministic`` and ``with_goals`` need an in-memory fit)."""
         return None
 

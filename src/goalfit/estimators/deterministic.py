@@ -16,7 +16,7 @@ from ..classifiers.members import PluginRule, ThresholdRule
 from ..confusion import confusion_tensor
 from ..goals import FEASIBLE_TOL
 from ..methods.derandomize import best_candidate_rule, best_direction_rule, best_threshold_rule, rank
-from ..utils.rows import num_samples, take_rows
+from ..utils.rows import take_rows
 
 STRATEGIES = ("hash", "best_rule", "max_weight")
 
@@ -103,18 +103,18 @@ class TrainingSample:
         return self._member_codes
 
     @classmethod
-    def build(cls, classifier, X, out_rows, proba, y, cells, sample_weight, problem, *, rows_are_proba=False):
-        """The sample of a fit whose outer loop ran on ``X``'s rows ``out_rows`` (None: every row).
+    def build(cls, classifier, X, proba, y, cells, sample_weight, *, rows_are_proba=False):
+        """The sample of a fit whose outer loop ran on the rows ``X`` (``proba``: what the
+        members read on them).
 
         ``rows_are_proba``: ``X`` holds the probabilities ``proba`` themselves (a
         ``"precomputed"`` fit), so the row hashes can wait until they are used.
         """
-        Xo = X if out_rows is None or len(out_rows) == num_samples(X) else take_rows(X, out_rows)
         proba = np.asarray(proba, float)
-        lazy_hashes = rows_are_proba and hashes_as_array(Xo)
+        lazy_hashes = rows_are_proba and hashes_as_array(X)
         reads_X = any(m.needs == "X" for m in classifier.members)
-        return cls(proba, y, cells, sample_weight, None if lazy_hashes else row_hash(Xo),
-                   _member_codes(classifier, proba, cells, Xo) if reads_X else None, classifier=classifier,
+        return cls(proba, y, cells, sample_weight, None if lazy_hashes else row_hash(X),
+                   _member_codes(classifier, proba, cells, X) if reads_X else None, classifier=classifier,
                    fingerprint=array_fingerprint(proba) if rows_are_proba else None)
 
     def with_members(self, classifier) -> TrainingSample:

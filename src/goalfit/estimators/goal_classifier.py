@@ -363,12 +363,12 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
         for attr in ("n_features_in_", "feature_names_in_"):
             if hasattr(self.estimator_, attr):
                 setattr(self, attr, getattr(self.estimator_, attr))
-        self.train_sample_ = ctx.backend.training_sample(clf, outer, compiled)
+        self.train_sample_ = ctx.backend.training_sample(clf, outer)
         self.safety_sample_ = None
         if certification is not None:  # the safety rows, to re-test a deterministic rule
             safe = certification.safety
-            self.safety_sample_ = TrainingSample.build(clf, safe.X, None, clf.probability_model.predict_proba(safe.X),
-                                                       safe.y_codes, safe.cells, safe.sample_weight, compiled)
+            self.safety_sample_ = TrainingSample.build(clf, safe.X, clf.probability_model.predict_proba(safe.X),
+                                                       safe.y_codes, safe.cells, safe.sample_weight)
 
     def _adopt_method_details(self, result) -> None:
         """The method's :class:`~goalfit.methods.plugin.PluginDetails` as fitted attributes."""
@@ -714,9 +714,9 @@ class PluginData(InMemoryData):
             P_out = prob.columns(P_fit)
         return data.with_scores(P_out, rows=out_rows), prob
 
-    def training_sample(self, clf, outer, compiled):
-        return TrainingSample.build(clf, outer.X if outer.X is not None else self.data.X, None, outer.scores,
-                                    outer.y_codes, outer.cells, outer.sample_weight, compiled,
+    def training_sample(self, clf, outer):
+        return TrainingSample.build(clf, outer.X if outer.X is not None else self.data.X, outer.scores,
+                                    outer.y_codes, outer.cells, outer.sample_weight,
                                     rows_are_proba=self.est._precomputed())
 
 
