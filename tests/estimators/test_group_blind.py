@@ -468,12 +468,35 @@ def test_precomputed_probabilities_changed_in_place_after_fit_are_refused():
             call()
     P[:] = P[::-1].copy()  # restored: accepted again, with the same answer
     assert m.to_deterministic("hash").train_objective_ == before
-    # the fingerprint sees a swap of two rows and not the memory layout
+    # the fingerprint sees a swap of two rows and any change of one entry (its sign and its
+    # exponent too: the multipliers are odd), and not the memory layout
     Q = rng.random((70_000, 3))
     swapped = Q.copy()
     swapped[[3, 69_999]] = swapped[[69_999, 3]]
     assert array_fingerprint(Q) != array_fingerprint(swapped)
     assert array_fingerprint(np.asfortranarray(Q)) == array_fingerprint(Q)
+    small, f = Q[:100], array_fingerprint(Q[:100])
+    for change in (np.negative, lambda v: 2 * v, lambda v: v / 2, lambda v: np.nextafter(v, 2.0)):
+        for i in range(100):
+            for j in range(3):
+                edited = small.copy()
+                edited[i, j] = change(edited[i, j])
+                assert array_fingerprint(edited) != f
+    # a value computed from a changed array is never cached: the getters check first
+    lazy = gf.GoalClassifier("precomputed", constraints=[gf.demographic_parity_difference("g") <= 0.01]).fit(
+        P, y, sensitive_features={"g": g}).train_sample_
+    P[0] = P[0, ::-1].copy()
+    with pytest.raises(ValueError, match="modified in place"):
+        lazy.hashes
+    with pytest.raises(ValueError, match="modified in place"):
+        lazy.member_codes
+    P[0] = P[0, ::-1].copy()
+    assert lazy.hashes is not None and lazy._fingerprint is not None
+    # a copy made at fit (float32 input) is not the user's array: no fingerprint to keep
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        copied = gf.GoalClassifier("precomputed").fit(P.astype(np.float32), y, sensitive_features={"g": g})
+    assert copied.train_sample_._fingerprint is None
     # a sample pickled when hashes and member_codes were plain attributes still loads
     ts = m.train_sample_
     old = {"proba": ts.proba, "y": ts.y, "cells": ts.cells, "sample_weight": None, "hashes": ts.hashes,

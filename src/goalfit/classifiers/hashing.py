@@ -105,9 +105,11 @@ def hashes_as_array(X) -> bool:
 def array_fingerprint(A) -> int:
     """A 64-bit fingerprint of a numeric 2-D array's values and their positions.
 
-    Equal arrays give equal fingerprints; changing, adding or moving an entry (a permutation of
-    the rows, say) changes it except with probability about ``2**-64``. One pass over blocks of
-    rows, with no temporary larger than a block.
+    A wrapping sum of every entry's float64 bit pattern times an odd 64-bit multiplier of its
+    position (odd: multiplying by it is a bijection of 64-bit words, so a change of any single
+    entry, its sign or exponent bits included, always changes the sum). Equal arrays give equal
+    fingerprints; moving entries (a permutation of the rows, say) changes the multipliers they
+    meet. One pass over blocks of rows, with no temporary larger than a block.
 
     Parameters
     ----------
@@ -127,6 +129,7 @@ def array_fingerprint(A) -> int:
     A = np.asarray(A)
     out = _mix(np.uint64(A.shape[0]) ^ _mix(np.uint64(A.shape[1] if A.ndim > 1 else 0)))
     weights = _mix(np.arange(1, _BLOCK_ROWS * max(1, A.shape[1] if A.ndim > 1 else 1) + 1, dtype=np.uint64))
+    weights |= np.uint64(1)  # odd
     with np.errstate(over="ignore"):
         for start in range(0, A.shape[0], _BLOCK_ROWS):
             block = np.ascontiguousarray(A[start:start + _BLOCK_ROWS], dtype=np.float64).reshape(-1) + 0.0

@@ -92,12 +92,14 @@ class TrainingSample:
     @property
     def hashes(self) -> np.ndarray:
         if self._hashes is None:
+            self.check_unchanged()  # never cache what a changed array gives
             self._hashes = row_hash(self.proba)
         return self._hashes
 
     @property
     def member_codes(self) -> np.ndarray:
         if self._member_codes is None:
+            self.check_unchanged()
             self._member_codes = _member_codes(self._classifier, self.proba, self.cells)
             self._classifier = None
         return self._member_codes
@@ -115,7 +117,7 @@ class TrainingSample:
         reads_X = any(m.needs == "X" for m in classifier.members)
         return cls(proba, y, cells, sample_weight, None if lazy_hashes else row_hash(X),
                    _member_codes(classifier, proba, cells, X) if reads_X else None, classifier=classifier,
-                   fingerprint=array_fingerprint(proba) if rows_are_proba else None)
+                   fingerprint=array_fingerprint(proba) if rows_are_proba and np.may_share_memory(proba, X) else None)
 
     def with_members(self, classifier) -> TrainingSample:
         """The same rows with ``classifier``'s members' predictions (members that read the
