@@ -350,11 +350,9 @@ def test_con_ellipsoid_4_class_minmax_recall_dp_survives_an_interrupt_hook_in_me
     assert ev["constraints"][0]["value"] <= 0.02 + 1e-9
 
 
-def test_unique_members_merges_equal_tensors_as_np_unique_rows(monkeypatch):
+def test_unique_members_merges_equal_tensors_as_np_unique_rows():
     """The groups of np.unique(axis=0) on the tensors rounded to 12 decimals, in the order they
-    first appear, with summed weights; -0.0 and 0.0 are one value; a hash collision (forced
-    here) falls back to the lexicographic grouping with the same answer."""
-    from goalfit.methods.plugin import _common
+    first appear, with summed weights; -0.0 and 0.0 are one value."""
     from goalfit.methods.plugin._common import unique_members
 
     rng = np.random.default_rng(5)
@@ -371,15 +369,12 @@ def test_unique_members_merges_equal_tensors_as_np_unique_rows(monkeypatch):
     order = np.argsort(first)
     want_w = np.bincount(inverse.ravel(), weights=weights)[order]
     assert first[order][0] == 0 and len(first) == len(np.unique(pick))
-    for collide in (False, True):
-        if collide:  # every row hashes alike: the verification must catch it
-            monkeypatch.setattr(_common, "_ROW_HASH", np.zeros_like(_common._ROW_HASH))
-        got_m, got_C, got_w = unique_members(members, confusions, weights)
-        assert got_m == [members[i] for i in first[order]]
-        np.testing.assert_array_equal(got_C, confusions[first[order]])
-        np.testing.assert_allclose(got_w, want_w, rtol=1e-15)
+    got_m, got_C, got_w = unique_members(members, confusions, weights)
+    assert got_m == [members[i] for i in first[order]]
+    np.testing.assert_array_equal(got_C, confusions[first[order]])
+    np.testing.assert_allclose(got_w, want_w, rtol=1e-15)
     # float32 tensors group as their float64 values; no members, no groups
-    odd = base[pick].reshape(40, 8)[:, :3]  # 3 entries: no pairing of 4-byte words can hide a bug
+    odd = base[pick].reshape(40, 8)[:, :3]
     m32, C32, _ = unique_members(members, odd.astype(np.float32), weights)
     assert m32 == [members[i] for i in np.sort(np.unique(odd, axis=0, return_index=True)[1])]
     assert C32.dtype == np.float32

@@ -240,12 +240,9 @@ def in_pool(C, confusions) -> bool:
 def unique_members(members, confusions, weights=None):
     """Merge members with identical confusion tensors on the sample (weights add up).
 
-    Tensors are equal when they agree to 12 decimals. The members are kept in the order they
-    first appear (each merged group at its first member), the order in which the method found
-    them. The rows are grouped by a 64-bit hash of their rounded values (one sort of ``n``
-    keys rather than a lexicographic sort of ``n`` rows over every entry of the tensor), and
-    the grouping is checked entry by entry: a hash collision falls back to the lexicographic
-    sort.
+    Tensors are equal when they agree to 12 decimals (-0.0 and 0.0 alike). The members are kept
+    in the order they first appear (each merged group at its first member), the order in which
+    the method found them; the groups come from a dictionary keyed by each rounded tensor's bytes.
 
     Parameters
     ----------
@@ -265,45 +262,12 @@ def unique_members(members, confusions, weights=None):
     n = len(confusions)
     flat = np.round(confusions.reshape(n, int(np.prod(confusions.shape[1:]))).astype(np.float64), 12)
     flat += 0.0  # -0.0 and 0.0 are one value
-    first, inverse = _row_groups(flat)
-    order = np.argsort(first, kind="stable")  # the groups in the order they first appear
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
+    group: dict[bytes, int] = {}
+    inverse = np.array([group.setdefault(row.tobytes(), len(group)) for row in flat], dtype=np.intp)
+    first = np.unique(inverse, return_index=True)[1]  # group ids count up in order of appearance
     w = np.ones(n) if weights is None else np.asarray(weights, float)
-    merged_w = np.bincount(rank[inverse], weights=w, minlength=len(order)).astype(float)
-    first = first[order]
+    merged_w = np.bincount(inverse, weights=w, minlength=len(group)).astype(float)
     return [members[i] for i in first], confusions[first], merged_w
-
-
-_ROW_HASH = np.random.default_rng(20261202).integers(1, 2**63, size=4096, dtype=np.uint64) | np.uint64(1)
-
-
-def _row_groups(flat):
-    """The groups of equal rows of the 2-D float64 array ``flat``: ``(first, inverse)``, the
-    first row of each group (shape (n_groups,)) and each row's group (shape (n,)).
-
-    A wrapping sum of the rows' bit patterns times odd 64-bit multipliers, grouped by one sort
-    of the sums (cheaper than :func:`~goalfit.classifiers.hashing.row_hash`'s hash per entry,
-    which must be stable across versions; this one need not); the groups are then verified
-    entry by entry, and on a collision the rows are grouped by a lexicographic sort.
-    """
-    n, d = flat.shape
-    if n == 0 or d == 0:
-        return np.zeros(min(n, 1), np.intp), np.zeros(n, np.intp)
-    mult = _ROW_HASH[:d] if d <= len(_ROW_HASH) else np.resize(_ROW_HASH, d)
-    with np.errstate(over="ignore"):
-        h = (np.ascontiguousarray(flat).view(np.uint64) * mult).sum(axis=1, dtype=np.uint64)
-    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
-    inverse = inverse.ravel()
-    if np.array_equal(flat[first[inverse]], flat):
-        return first, inverse
-    order = np.lexsort(flat.T[::-1])  # stable: the first row of each run is the group's first
-    ranked = flat[order]
-    new = np.ones(n, bool)
-    new[1:] = np.any(ranked[1:] != ranked[:-1], axis=1)
-    inverse = np.empty(n, np.intp)
-    inverse[order] = np.cumsum(new) - 1
-    return order[new], inverse
 
 
 def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=None):
