@@ -224,7 +224,7 @@ def compare_constants(problem, oracle, result, *, tol: float = 1e-4):
     j = best[0]
     member, C = evaluated[j]
     v = float(f.value(C))
-    mixture = None
+    mixture, polished = None, None
     if not problem.nonlinear:
         pm, pC, pw, feasible, _ = mixture_program(problem, members, Cs)
         if feasible and polishes(f) and problem.A is not None:
@@ -232,9 +232,10 @@ def compare_constants(problem, oracle, result, *, tol: float = 1e-4):
             polished = corrective_polish(problem, oracle, pm, pC, tol=tol)
             pm, pC, pw, feasible = polished.members, polished.confusions, polished.weights, polished.feasible
             result.n_oracle_calls += oracle.n_calls - calls1
-            _adopt_polish(result, oracle, polished)
         if feasible and float(f.value(np.tensordot(pw, pC, axes=1))) <= v:
             mixture = (pm, pC, pw)
+    if polished is not None:  # its bound holds either way; its stop and rounds only if its mixture is kept
+        _adopt_polish(result, oracle, polished, produced=mixture is not None)
     if mixture is None:
         mixture = ([member], np.asarray(C)[None], np.ones(1))
     result.members, result.confusions, result.weights = mixture
@@ -251,13 +252,15 @@ def compare_constants(problem, oracle, result, *, tol: float = 1e-4):
     return result
 
 
-def _adopt_polish(result, oracle, polished) -> None:
-    """``result.details`` after a polish that produced its mixture: the polish's stop reason and
-    rounds, and its lower bound when the oracle certifies it and it is better (``details.gap`` is
-    recomputed by :func:`goalfit.methods.plugin.solve` on the final mixture)."""
+def _adopt_polish(result, oracle, polished, produced: bool = True) -> None:
+    """``result.details`` after a polish: its stop reason and rounds when it ``produced`` the
+    returned mixture, and its lower bound (on the optimum, whatever mixture is returned) when the
+    oracle certifies it and it is better (``details.gap`` is recomputed by
+    :func:`goalfit.methods.plugin.solve` on the final mixture)."""
     d = result.details
     if d is None:  # a result built without details (by hand)
         return
-    d.stop, d.polish_rounds = polished.stop, polished.rounds
+    if produced:
+        d.stop, d.polish_rounds = polished.stop, polished.rounds
     if is_exact(oracle) and np.isfinite(polished.lower_bound):
         d.lower_bound = polished.lower_bound if d.lower_bound is None else max(d.lower_bound, polished.lower_bound)
