@@ -104,7 +104,6 @@ def polishes(objective) -> bool:
             or (objective.kind == "convex" and bool(getattr(objective, "smooth", False))))
 
 
-
 @dataclass
 class Polished:
     """What :func:`corrective_polish` returns: the final mixture and why the polish stopped.
@@ -216,8 +215,8 @@ def certifies(problem, oracle) -> bool:
     iterative method needs to run first: see :func:`exact_column_generation`.
     """
     obj = problem.objective
-    smooth_enough = polishes(obj) or (obj.kind == "convex" and getattr(obj, "coefs", None) is None
-                                      and hasattr(obj, "features"))
+    # (a convex objective with pieces is piecewise linear, which polishes() already covers)
+    smooth_enough = polishes(obj) or (obj.kind == "convex" and hasattr(obj, "features"))
     return is_exact(oracle) and smooth_enough and not problem.nonlinear
 
 

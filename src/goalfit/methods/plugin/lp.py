@@ -58,11 +58,8 @@ class RepeatedLP:
         rows = np.unique(row_of)
         A_eq = (row_of[None, :] == rows[:, None]).astype(float)
         b_eq = np.ones(len(rows))
-        if A is None:
-            A_ub, b_ub = np.zeros((0, len(lv))), np.zeros(0)
-        else:
-            A_ub = (A * np.broadcast_to(mass, space.shape).ravel()[None, :])[:, lv]
-            b_ub = np.asarray(b, float)
+        A_ub = (A * np.broadcast_to(mass, space.shape).ravel()[None, :])[:, lv]
+        b_ub = np.asarray(b, float)
         lp = cls(len(lv), A_ub, b_ub, A_eq, b_eq, space.shape, live)
         lp.solve(np.zeros(space.shape))
         if lp.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
@@ -106,9 +103,9 @@ class RowArgmin:
     """``min_F <c, F>`` over row-normalized tensors whose live rows (cells and true classes with
     rows) each lie in the simplex: a vertex puts each live row's mass on its cheapest entry.
 
-    The unconstrained case of :meth:`RepeatedLP.rows_in_simplex`, with its :meth:`solve`; ties go
-    to the first (smallest) class index, the vertex HiGHS returns there (e.g. the all-zero cost
-    of SplitFW's start), so the two give the same answers on the same costs.
+    The unconstrained case of :meth:`RepeatedLP.rows_in_simplex`, with its :meth:`solve`: the
+    same optimal value as the LP. Ties go to the first (smallest) class index; HiGHS's vertex
+    among tied entries depends on its warm basis (the same at SplitFW's all-zero start).
 
     Examples
     --------
