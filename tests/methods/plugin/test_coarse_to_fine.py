@@ -265,17 +265,29 @@ def test_coarse_to_fine_evaluates_at_most_the_heaviest_output_members():
     cp = gf.Problem("hmean", [gf.demographic_parity_difference() <= 0.05]).compile(space)
     rng = np.random.default_rng(0)
 
+    heavy: list = []
+
     def many_members(problem, oracle, **kw):
         pairs = [oracle(rng.normal(size=space.shape)) for _ in range(150)]
+        heavy.extend(m for m, _ in pairs[:5])
         w = np.r_[np.full(5, 10.0), np.ones(145)]
         return plugin_result(problem, oracle, [m for m, _ in pairs], w / w.sum(), np.array([C for _, C in pairs]),
                              "split_frank_wolfe", [], True, "150 members", stop=StopReason.MAX_ITER, iterations=150,
                              tol=0.0)
 
-    oracle = PluginOracle(P, y, cells, space)
+    seen: list = []
+
+    class Recording(PluginOracle):
+        def __call__(self, cost):
+            seen.append(np.array(cost, float))
+            return super().__call__(cost)
+
+    oracle = Recording(P, y, cells, space)
     res = c2f.coarse_to_fine(many_members, cp, oracle, subsample=5_000, n_candidates=10)
     assert res.feasible and res.details.coarse_subsample == 5_000
     assert oracle.n_calls <= 10 + 10 + 50, oracle.n_calls  # 20 evaluated, then at most 50 polishing rounds
+    # the evaluated ones are the heaviest (the first 10 calls are the output members by weight)
+    assert all(any(np.array_equal(m.cost, c) for c in seen[:10]) for m in heavy)
 
 
 def test_f_step_without_constraints_is_a_row_argmin_equal_to_the_lp():

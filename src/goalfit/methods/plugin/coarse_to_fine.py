@@ -387,10 +387,10 @@ def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n
     if not p.feasible and rest:
         # the heaviest members admit no feasible mixture on all rows (a mixture program that drops
         # members of infinite objective, such as KL quantification's, can need the light ones):
-        # the rest of the coarse mixture joins before the least violation is reported
-        more = [oracle(m.cost) for m in rest]
-        p = corrective_polish(problem, oracle, list(p.members) + [e[0] for e in more],
-                              np.concatenate([p.confusions, np.array([e[1] for e in more])]), tol=tol)
+        # the rest of the coarse mixture joins the members already evaluated (and the polish's)
+        # before the least violation is reported; duplicates merge in the mixture program
+        pool = evaluated + list(zip(p.members, p.confusions)) + [oracle(m.cost) for m in rest]
+        p = corrective_polish(problem, oracle, [e[0] for e in pool], np.array([e[1] for e in pool]), tol=tol)
     rec(1, np.tensordot(p.weights, p.confusions, axes=1), force=True)
     msg = (f"coarse-to-fine: {coarse.n_oracle_calls} oracle calls on a {len(rows)}-row subsample "
            f"({coarse.message}), then {oracle.n_calls} on all {n} rows ({p.message})")
