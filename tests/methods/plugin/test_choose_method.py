@@ -250,3 +250,33 @@ def test_smooth_non_convex_objectives_get_a_heuristic_with_a_warning(groups):
     assert _choices(["macro_f1"], ["none"] + list(POLYHEDRAL), 3, groups) == {"split_frank_wolfe"}
     with pytest.warns(RuntimeWarning, match="runs con_gda as a heuristic"):
         choose_method(gf.Problem("macro_f1", POLYHEDRAL["dp"](2)).compile(_space(2, groups)))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_auto_picks_only_methods_that_accept_the_goal_for_either_oracle(n_classes):
+    """PluginMethod("auto").check only asks choose_method for a method (the oracle is not built
+    yet at check time): every goal of the atlas's classes gets, with no oracle and with an exact
+    one, a method whose own check accepts it."""
+    from goalfit.methods.plugin import ThresholdOracle
+    from goalfit.methods.plugin.method import PluginMethod
+
+    space = _space(n_classes, 2)
+    n = 20 * n_classes * 2  # the rows of _space
+    y = np.arange(n) % n_classes
+    cells = (np.arange(n) // n_classes) % 2
+    P = np.full((n, n_classes), 1.0 / n_classes)
+    exact = ThresholdOracle(P, y, cells, space) if n_classes == 2 else None
+    objectives = ["error", "balanced_error", "hmean", "gmean", "qmean", "micro_f1", "macro_f1", "minmax_recall",
+                  "kl_quantification"] + (["f1"] if n_classes == 2 else [])
+    checked = 0
+    for o in objectives:
+        for f in ["none", *POLYHEDRAL]:
+            cons = [] if f == "none" else POLYHEDRAL[f](n_classes)
+            cp = gf.Problem(o, cons).compile(space)
+            for oracle in (None, exact):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    name = choose_method(cp, oracle)
+                PluginMethod(name).check(cp)  # raises UnsupportedGoal if the pick could not take the goal
+                checked += 1
+    assert checked == len(objectives) * (len(POLYHEDRAL) + 1) * 2

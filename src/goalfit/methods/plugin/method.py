@@ -132,7 +132,15 @@ class PluginMethod(Method):
             raise UnsupportedGoal(str(err)) from None
 
     def check(self, compiled) -> None:
+        """Refuse a goal the method cannot express, before any fitting (:class:`UnsupportedGoal`).
+
+        ``"auto"`` only needs a method for the goal: :func:`choose_method` picks among the
+        methods that accept it, for any oracle (the oracle, not known yet, only decides between
+        such methods), so the refusals below are for a method the user named.
+        """
         name = self.resolve(compiled)
+        if self.name == "auto":
+            return
         obj = compiled.objective
         if name in BASELINES:
             refuse_constraints(compiled, name, "the baselines ignore goals; pass method='auto' to meet them")
@@ -151,9 +159,8 @@ class PluginMethod(Method):
             raise UnsupportedGoal(f"method {name!r} needs polyhedral constraints; {compiled.nonlinear[0].name!r} is "
                                   "not (use con_gda)")
 
-    def param_names(self, compiled=None) -> list[str]:
-        names = (list(METHODS) if self.name == "auto" and compiled is None
-                 else [self.resolve(compiled) if compiled is not None else self.name])
+    def param_names(self) -> list[str]:
+        names = list(METHODS) if self.name == "auto" else [self.name]
         keys = {"oracle"}
         for name in names:
             func = METHODS.get(name) or BASELINES[name]
