@@ -18,7 +18,8 @@ from ..classifiers.members import GroupBlindRule
 from ..classifiers.randomized import PluginClassifier
 from ..fit import (GOAL_PARAMETERS, GoalEstimator, InMemoryData, as_seed, prepare, resolve_margins,
                    tighten)
-from ..methods.plugin import FIT_OPTIONS, PLUGIN_NAMES, PluginMethod, PluginSettings, RefitOracle, make_oracle
+from ..methods.plugin import (BASELINES, FIT_OPTIONS, PLUGIN_NAMES, PluginMethod, PluginSettings, RefitOracle,
+                              make_oracle)
 from ..utils.deprecation import NOTHING, DeprecatedParams, Renamed
 from ..utils.rows import take_rows
 from ..utils.validation import check_has_predict_proba, check_probabilities
@@ -177,9 +178,11 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
     train_sample_ : TrainingSample
         What :meth:`to_deterministic` needs to check a deterministic classifier on the rows the
         method ran on: their probabilities, labels, true cells, weights, row hashes and every
-        member's predictions (10 bytes per row plus one per member and row). The hashes and the
-        predictions are computed on first use wherever they need no feature rows (precomputed
-        numeric probabilities; members that read only the probabilities).
+        member's predictions: per row, the probabilities (8 bytes per column; shared with the
+        caller's array, not copied, for float64 precomputed probabilities), 2 bytes of codes, 8 of
+        weight when given, 8 of hash and one per member. The hashes and the predictions are
+        computed on first use wherever they need no feature rows (precomputed numeric
+        probabilities; members that read only the probabilities).
 
     Raises
     ------
@@ -625,12 +628,12 @@ class PluginData(InMemoryData):
     def oracle(self, method, outer):
         """The linear minimization oracle of the method on the outer-loop rows."""
         kind = self.settings.oracle
-        if kind == "refit" and method not in ("argmax", "balanced", "post_shift", "post_shift_groups"):
+        if kind == "refit" and method not in BASELINES:
             base = self.est._base()
             return RefitOracle(base, outer.X, outer.y_codes, outer.cells, outer.space, outer.sample_weight)
         if kind == "refit":
             kind = "plugin"
-        if kind in ("threshold", "auto") and method in ("argmax", "balanced", "post_shift", "post_shift_groups"):
+        if kind in ("threshold", "auto") and method in BASELINES:
             kind = "plugin"
         return make_oracle(outer, kind, group_blind=self.est.group_blind)
 

@@ -242,8 +242,7 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         ctx.seed = self._fit_seed()
         if getattr(self, "confidence", None) is not None:
             ctx.backend.require_in_memory("confidence")
-        compiled, result, clf, margins, certification = self._fit_goals(
-            ctx, lambda constraints, d: self._fit_candidate(ctx, constraints, d), data, margins)
+        compiled, result, clf, margins, certification = self._fit_goals(ctx, data, margins)
         self._adopt(result, clf, compiled, method=result.method, margins=margins,
                     certification=certification, stacklevel=3)
         self.small_slices_ = check_slice_sizes(problem, result.confusion, data, stacklevel=3)
@@ -346,18 +345,21 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
     def _adopt_details(self, ctx, result, compiled, certification) -> None:
         """The family's fitted attributes, from the adopted result's ``details``."""
 
-    def _fit_goals(self, ctx, fit_candidate, data, margins):
+    def _fit_goals(self, ctx, data, margins):
         """Run the method on the goals: once on ``data`` with the constraints tightened by
         ``margins`` (``ctx.constraints``; ``ctx.compiled``: the goals with them on ``data``'s space,
         or None), or, with ``confidence``, as candidates and a safety test
         (:func:`goalfit.fit.certify`); without constraints ``confidence`` is ignored (UserWarning)
         and every row is used.
 
-        ``fit_candidate(constraints, data)`` returns ``(compiled, FitResult, classifier)``.
-        Returns ``(compiled, result, classifier, margins, certification)`` for :meth:`_adopt`,
+        Each fit is :meth:`_fit_candidate` (``(compiled, FitResult, classifier)``). Returns ``(compiled, result, classifier, margins, certification)`` for :meth:`_adopt`,
         ``certification`` the :class:`~goalfit.fit.Certification` or None.
         """
         problem, compiled = ctx.problem, ctx.compiled
+
+        def fit_candidate(constraints, d):
+            return self._fit_candidate(ctx, constraints, d)
+
         confidence = getattr(self, "confidence", None)
         if confidence is not None and not problem.constraints:  # nothing to certify: hold out no rows
             warnings.warn(f"confidence={confidence:g} is ignored: there are no constraints to certify, so the "
