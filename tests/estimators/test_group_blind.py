@@ -435,7 +435,8 @@ def test_training_sample_defers_hashes_and_member_predictions_until_to_determini
     ts = m.train_sample_
     assert (ts._hashes is None) is (not as_frame) and ts._member_codes is None
     np.testing.assert_array_equal(ts.hashes, row_hash(X))
-    eager = np.array([mem.predict_codes(None, ts.proba, ts.cells) for mem in m.classifier_.members])
+    # the classifier's own prediction path on the user's rows (not the sample's kept arrays)
+    eager = m.classifier_.member_predictions(X, sensitive_features={"g": g})
     np.testing.assert_array_equal(ts.member_codes, eager)
     assert ts.member_codes.dtype == np.uint8 and ts._classifier is None  # computed once, then kept
     det = m.to_deterministic("hash")
@@ -516,7 +517,7 @@ def test_group_blind_precomputed_sample_is_deferred_and_equals_the_eager_one():
     assert len(blind.classifier_.members) >= 2  # the hash picks between members
     assert ts._hashes is None and ts._member_codes is None and ts.proba.shape == J.shape
     np.testing.assert_array_equal(ts.hashes, row_hash(J))
-    eager = np.array([m.predict_codes(None, J, ts.cells) for m in blind.classifier_.members])
+    eager = blind.classifier_.member_predictions(J)  # the deployed classifier's path, group-blind
     np.testing.assert_array_equal(ts.member_codes, eager)
     det = blind.to_deterministic("hash")
     from goalfit.classifiers.hashing import hash_predictions

@@ -117,7 +117,7 @@ def test_convex_unconstrained_binary_follows_section_8_6(groups):
 
 
 @pytest.mark.parametrize("groups", [2, 5])
-def test_unconstrained_binary_with_an_exact_oracle_certifies(groups):
+def test_unconstrained_binary_min_max_recall_is_gda_with_an_exact_oracle_else_the_ellipsoid(groups):
     # binary min-max recall, no constraints, threshold oracle (atlas, 10^5 rows): GDA's epigraph
     # pricing certifies the optimum at 0.5-1.3x one LR fit, the ellipsoid 2.9-3.4x, the same
     # objective on train and held-out rows; with the plug-in oracle GDA certifies nothing and

@@ -37,8 +37,9 @@ def _objectives(cp_train, cp_test, oracle_test, res):
 @pytest.mark.parametrize("goals", [[], [gf.demographic_parity_difference() <= 0.05]], ids=["none", "dp"])
 def test_split_frank_wolfe_on_min_max_recall_reaches_con_gda(goals):
     """3 classes x 2 groups, 6,000 training rows and as many held-out rows (probabilities of a
-    model that does not see the group): SplitFW on the smoothed maximum is within 2e-3 of ConGDA
-    on both samples (measured: at or below it at 10^4 and 10^5 rows), meets the constraints, and
+    model that does not see the group): SplitFW on the smoothed maximum is within 5e-4 of ConGDA
+    on both samples (measured here: 6e-4 and 1.8e-3 below it without constraints, 1.6e-4 and
+    1.8e-4 above it s.t. DP; without the smoothing it stalls about 0.1 above), meets the constraints, and
     its output mixture is fitted to the true maximum (its training objective is the epigraph
     LP's over its members, not the smoothing's)."""
     from goalfit.methods.plugin.mixture import mixture_program
@@ -55,6 +56,6 @@ def test_split_frank_wolfe_on_min_max_recall_reaches_con_gda(goals):
     gda = con_gda(cp_tr, PluginOracle(P[tr], y[tr], cells[tr], sp_tr))
     assert sfw.feasible and cp_tr.max_violation(sfw.confusion) <= 1e-7
     (s_tr, s_te), (g_tr, g_te) = _objectives(cp_tr, cp_te, oracle_te, sfw), _objectives(cp_tr, cp_te, oracle_te, gda)
-    assert s_tr <= g_tr + 2e-3 and s_te <= g_te + 2e-3, (s_tr, g_tr, s_te, g_te)
+    assert s_tr <= g_tr + 5e-4 and s_te <= g_te + 5e-4, (s_tr, g_tr, s_te, g_te)
     refit = mixture_program(cp_tr, sfw.members, sfw.confusions)
     assert s_tr <= cp_tr.objective.value(np.tensordot(refit[2], refit[1], axes=1)) + 1e-9
