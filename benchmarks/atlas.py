@@ -175,13 +175,15 @@ def _alarm(signum, frame):
     raise _Timeout
 
 
-def run_method(method, objective, cons, P, Y, G, limit, oracle=None):
-    """One method on the cell: its record (seconds, objective and violation per split, status).
+def run_method(method, objective, cons, P, Y, G, limit, oracle=None, method_params=None):
+    """One method on the cell: its record (seconds, objective and violation per split, status)
+    and the fitted estimator (None unless it finished).
 
-    ``oracle``: ``method_params["oracle"]`` of the fit (None: the estimator's default).
+    ``oracle``: ``method_params["oracle"]`` of the fit (None: the estimator's default);
+    ``method_params``: the method's other knobs.
     """
     rec = {"method": method}
-    params = None if oracle is None else {"oracle": oracle}
+    params = {**(method_params or {}), **({} if oracle is None else {"oracle": oracle})} or None
     signal.signal(signal.SIGPROF, _alarm)  # the limit counts the process's CPU seconds, not the wall clock
     signal.setitimer(signal.ITIMER_PROF, max(1.0, float(limit)))
     t = time.process_time()

@@ -151,10 +151,16 @@ def curves(base, tr, te, objective, constraints, methods, budget, viol_goal=None
     return out
 
 
-def uci_split(name, X, y, i, budget, figures):
+def uci_base(X, y, i):
+    """Split ``i`` (70/30) of a UCI set and its base model: ``(tr, te, base)``, the row positions
+    and the standardized logistic regression fitted on the training rows."""
     tr, te = train_test_split(np.arange(len(y)), test_size=0.3, random_state=i)
+    return tr, te, make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)).fit(X.iloc[tr], y.iloc[tr])
+
+
+def uci_split(name, X, y, i, budget, figures):
+    tr, te, base = uci_base(X, y, i)
     Xtr, Xte, ytr, yte = X.iloc[tr], X.iloc[te], y.iloc[tr], y.iloc[te]
-    base = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)).fit(Xtr, ytr)
     cov = gf.coverage_deviation()
     for meth in T6 + CONSTRAINED:
         m = fit(base, Xtr, ytr, None, "hmean", [cov <= 0.01] if meth in CONSTRAINED else [], meth, budget)

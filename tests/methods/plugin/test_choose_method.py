@@ -80,7 +80,7 @@ def test_unconstrained_multiclass_is_split_frank_wolfe(classes):
 def test_piecewise_linear_multiclass_is_smoothed_split_frank_wolfe(classes):
     # min-max recall, 10^5 rows, 3-5 classes x 2-5 groups, none / DP / EOdds: SplitFW on the
     # log-sum-exp smoothing, its mixture fitted to the true maximum, is within 1e-3 of ConGDA or
-    # better on train and held-out rows at 1.8-5.9x one LR fit (ConGDA 18-23x; the ellipsoid,
+    # better on train and held-out rows at 1.8-6.3x one LR fit (ConGDA 19-23x, minmax_multiclass.py; the ellipsoid,
     # without constraints, 3.8e-3 above at 3 classes); without smoothing SplitFW stalls 4e-2 above
     assert _choices(["minmax_recall"], ["none"] + list(POLYHEDRAL), classes) == {"split_frank_wolfe"}
 
