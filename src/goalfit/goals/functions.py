@@ -19,6 +19,7 @@ expanded into K linear constraints, Narasimhan §7.2), or ``None``.
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import logsumexp, softmax
 
 
 class BoundFunction:
@@ -260,19 +261,11 @@ class SmoothMaxOfLinear(BoundFunction):
         super().__init__(base.shape, base.name)
         self.base, self.mu = base, float(mu)
 
-    def _weights(self, C):
-        z = self.base.piece_values(C) / self.mu
-        top = z.max()
-        w = np.exp(z - top)
-        return w, top
-
     def value(self, C) -> float:
-        w, top = self._weights(C)
-        return float(self.mu * (top + np.log(w.sum())))
+        return float(self.mu * logsumexp(self.base.piece_values(C) / self.mu))
 
     def gradient(self, C) -> np.ndarray:
-        w, _ = self._weights(C)
-        return (w @ self.base.coefs / w.sum()).reshape(self.shape)
+        return (softmax(self.base.piece_values(C) / self.mu) @ self.base.coefs).reshape(self.shape)
 
 
 class FeatureFunction(BoundFunction):
