@@ -16,7 +16,13 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ScoreScan", "split_positions"]
+__all__ = ["GRID_SIZE", "ScoreScan", "split_positions"]
+
+#: The default largest number of threshold candidates of the post-shift searches (the plug-in
+#: family's :func:`~goalfit.methods.plugin.baselines.post_shift` and the surrogate family's
+#: :func:`~goalfit.methods.surrogate.baselines.best_threshold`): quantiles of the score
+#: instead of every distinct value above it.
+GRID_SIZE = 1000
 
 
 def split_positions(sorted_scores) -> np.ndarray:

@@ -14,6 +14,7 @@ import numpy as np
 
 from ...goals.problem import FEASIBLE_TOL
 from ...classifiers.members import ThresholdRule
+from .._scan import GRID_SIZE
 from ._common import FitResult, Recorder, StopReason, plugin_result
 from .oracle import ThresholdOracle
 
@@ -41,7 +42,7 @@ def balanced_plugin(problem, oracle) -> FitResult:
     return _single(problem, oracle, cost, "balanced", "plug-in balanced argmax (baseline)")
 
 
-def post_shift(problem, oracle, *, per_group: bool = False, grid_size: int = 1000,
+def post_shift(problem, oracle, *, per_group: bool = False, grid_size: int = GRID_SIZE,
                n_sweeps: int = 3) -> FitResult:
     """Threshold(s) on ``eta_1`` minimizing the objective on the sample (binary only).
 

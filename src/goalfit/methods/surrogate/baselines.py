@@ -38,6 +38,7 @@ from ...classifiers import ScoreClassifier
 from ...confusion import confusion_tensor
 from ...fit import SILENT, FitResult, Method, UnsupportedGoal, refuse_constraints, require_binary, settings_dataclass
 from ...goals import FEASIBLE_TOL, Problem
+from .._scan import GRID_SIZE
 from .method import Selection, linear_start
 from .models import LinearScorer
 from .problem import BlackBoxProblem, SampleGoals
@@ -45,10 +46,6 @@ from .slices import build_surrogates
 
 __all__ = ["PostShiftDetails", "PostShiftMethod", "PostShiftSettings", "RelaxedFMDetails", "RelaxedFMMethod",
            "best_threshold", "relaxed_f_measure", "relaxed_macro_f1"]
-
-
-#: post-shift's default ``grid_size``: the largest number of threshold candidates
-GRID_SIZE = 1000
 
 
 def best_threshold(scores, goals, *, grid_size=GRID_SIZE, chunk_elements=4_000_000):
