@@ -81,6 +81,22 @@ def test_pickle_clone_pipeline_and_sparse():
     assert list(mdf.feature_names_in_) == list("abcd")
 
 
+@pytest.mark.parametrize("objective", ["error", "balanced_error", "hmean", "gmean", "qmean", "f1", "micro_f1",
+                                       "macro_f1", "minmax_recall", "kl_quantification"])
+def test_every_named_objective_pickles_after_fit(objective):
+    """A fitted estimator keeps its bound objective: every named objective must survive pickling
+    (macro-F1 and KL quantification once bound local functions, which pickle refuses)."""
+    X, y, s = make_data(n=800)
+    m = GoalClassifier("precomputed", objective=objective, constraints=DP)
+    P = LogisticRegression().fit(X, y).predict_proba(X)
+    m.fit(P, y, sensitive_features=s)
+    m2 = pickle.loads(pickle.dumps(m))
+    assert np.array_equal(m.predict_proba(P, sensitive_features=s), m2.predict_proba(P, sensitive_features=s))
+    # the restored estimator still evaluates and refits its goals (the bound objective is used)
+    assert m2.evaluate(P, y, sensitive_features=s)["objective"]["value"] == pytest.approx(
+        m.evaluate(P, y, sensitive_features=s)["objective"]["value"], abs=1e-12)
+
+
 def test_gridsearch_without_and_with_routing():
     X, y, s = make_data(n=1200)
     gs = GridSearchCV(GoalClassifier(), {"objective": ["error", "balanced_error"]}, cv=3).fit(X, y)

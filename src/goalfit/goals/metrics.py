@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from functools import partial
 from numbers import Real
 
 import numpy as np
@@ -471,19 +472,25 @@ class MacroF1Loss(_Named):
         n = space.n_classes
         R, Q = _row_col_features(space)
         U = np.vstack([_diag_features(space), R, Q])  # (3n, D): tp, row sums, column sums
+        # module-level functions (not closures): a fitted estimator keeps its bound objective and
+        # must pickle
+        return FeatureFunction(space.shape, U, partial(_macro_f1_value, n), partial(_macro_f1_gradient, n),
+                               kind="nonconvex", smooth=True, name=self.name)
 
-        def value(z):
-            tp, den = z[:n], z[n:2 * n] + z[2 * n:]
-            f = np.where(den > 0, 2 * tp / np.where(den > 0, den, 1), 0.0)
-            return float(1.0 - f.mean())
 
-        def gradient(z):
-            tp, den = z[:n], np.maximum(z[n:2 * n] + z[2 * n:], EPS)
-            g_tp = -2.0 / (n * den)
-            g_den = 2.0 * tp / (n * den**2)
-            return np.concatenate([g_tp, g_den, g_den])
+def _macro_f1_value(n, z):
+    """``1 - macro-F1`` from the features ``z = (tp, row sums, column sums)`` of ``n`` classes."""
+    tp, den = z[:n], z[n:2 * n] + z[2 * n:]
+    f = np.where(den > 0, 2 * tp / np.where(den > 0, den, 1), 0.0)
+    return float(1.0 - f.mean())
 
-        return FeatureFunction(space.shape, U, value, gradient, kind="nonconvex", smooth=True, name=self.name)
+
+def _macro_f1_gradient(n, z):
+    """The gradient of :func:`_macro_f1_value` in ``z``."""
+    tp, den = z[:n], np.maximum(z[n:2 * n] + z[2 * n:], EPS)
+    g_tp = -2.0 / (n * den)
+    g_den = 2.0 * tp / (n * den**2)
+    return np.concatenate([g_tp, g_den, g_den])
 
 
 class MacroF1OverGroupsLoss(_Named):
@@ -585,16 +592,22 @@ class KLQuantification(_Named):
         pi = space.priors
         pos = pi > 0
         _, Q = _row_col_features(space)
+        # module-level functions (not closures): a fitted estimator keeps its bound objective and
+        # must pickle
+        return FeatureFunction(space.shape, Q, partial(_kl_value, pi, pos), partial(_kl_gradient, pi),
+                               kind="convex", smooth=True, name=self.name)
 
-        def value(q):
-            if (q[pos] <= 0).any():
-                return float("inf")
-            return float(np.sum(pi[pos] * np.log(pi[pos] / q[pos])))
 
-        def gradient(q):
-            return -pi / np.maximum(q, EPS)
+def _kl_value(pi, pos, q):
+    """``KL(pi || q)`` over the classes ``pos`` with a positive prior; ``inf`` where ``q`` is 0 there."""
+    if (q[pos] <= 0).any():
+        return float("inf")
+    return float(np.sum(pi[pos] * np.log(pi[pos] / q[pos])))
 
-        return FeatureFunction(space.shape, Q, value, gradient, kind="convex", smooth=True, name=self.name)
+
+def _kl_gradient(pi, q):
+    """The gradient of :func:`_kl_value` in ``q`` (``q`` floored at a tiny positive value)."""
+    return -pi / np.maximum(q, EPS)
 
 
 class CoverageDeviation(_Named):
