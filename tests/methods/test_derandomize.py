@@ -82,3 +82,34 @@ def test_the_least_violating_rule_is_warned_about_exactly_beyond_the_tolerance(e
     warned = [w for w in caught if "deterministic classifier" in str(w.message)]
     assert det.train_max_violation_ == pytest.approx(excess, rel=1e-6)
     assert det.derandomization_["feasible"] is met and bool(warned) is not met
+
+
+def test_best_candidate_rule_interpolates_only_the_heaviest_members():
+    """Pairs are interpolated among the ``max_pair_members`` heaviest members only (their number
+    of candidates grows as the square of the members); every member stays a candidate itself, so
+    the search returns the better of the capped search and the lighter members."""
+    from goalfit.classifiers import PluginRule
+    from goalfit.confusion import CellEncoder, ConfusionSpace
+    from goalfit.methods.derandomize import best_candidate_rule
+
+    rng = np.random.default_rng(3)
+    n, K = 600, 3
+    P = rng.dirichlet(np.ones(K), n)
+    y = np.array([rng.choice(K, p=p) for p in P])
+    enc = CellEncoder()
+    cells = enc.fit_transform(np.array(rng.choice(["a", "b"], n)))
+    space = ConfusionSpace.from_codes(y, cells, np.arange(K), enc.cells_)
+    problem = Problem("balanced_error", [gf.demographic_parity_difference() <= 0.05]).compile(space)
+    members = [PluginRule(rng.normal(size=space.shape)) for _ in range(9)]
+    weights = rng.dirichlet(np.ones(9))
+    heavy = sorted(np.argsort(-weights, kind="stable")[:4])
+    got, C, n_cand = best_candidate_rule(problem, members, P, y, cells, n_grid=3, weights=weights,
+                                         max_pair_members=4)
+    assert n_cand == 9 + 6 * 3  # every member, and the 3 grid points of the 6 pairs of the 4 heaviest
+    _, C_heavy, n_heavy = best_candidate_rule(problem, [members[k] for k in heavy], P, y, cells, n_grid=3)
+    assert n_heavy == 4 + 6 * 3
+    best = min([rank(problem, C_heavy)] + [rank(problem, confusion_tensor(y, m.predict_codes(None, P, cells), cells,
+                                                                          K, 2)) for m in members])
+    assert rank(problem, C) == best
+    # without the cap every pair is interpolated
+    assert best_candidate_rule(problem, members, P, y, cells, n_grid=3, weights=weights)[2] == 9 + 36 * 3

@@ -226,7 +226,7 @@ def to_deterministic(model, strategy="hash", *, random_state=0):
                      and getattr(problem.objective, "kind", None) == "linear")
             member, C, n_cand = best_candidate_rule(
                 problem, clf.members, ts.proba, ts.y, ts.cells, ts.sample_weight,
-                n_grid=19 if shift else 49, shift=shift, member_codes=ts.member_codes)
+                n_grid=19 if shift else 49, shift=shift, member_codes=ts.member_codes, weights=clf.weights)
             info.update(search="members and plug-in rules between pairs of members", n_candidates=n_cand)
             if shift:  # binary group-blind, linear goals: also the Lagrangian directions' rules
                 m2, C2, n_dir = best_direction_rule(problem, ts.proba, ts.y, ts.cells, ts.sample_weight)

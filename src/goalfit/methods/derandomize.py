@@ -18,7 +18,8 @@ randomized classifier was fitted on (so both see the same confusion tensors as t
 * :func:`best_candidate_rule` — every other case (multiclass, group-blind rules, nonlinear
   goals): a documented heuristic. The candidates are the mixture's members and the plug-in
   rules of the convex combinations ``(1 - s) L_a / |L_a| + s L_b / |L_b|`` of every pair of
-  members' (max-abs normalized) cost tensors for ``s`` on a grid (``n_grid`` interior points):
+  the heaviest members' (at most :data:`MAX_PAIR_MEMBERS`; max-abs normalized) cost tensors
+  for ``s`` on a grid (``n_grid`` interior points):
   the rules "between" two members, where a feasible deterministic rule usually lies when the
   mixture needs both. For binary group-blind rules and linear goals each candidate is also
   tried with its threshold shifted to the best value on the sample (:func:`best_offset_rule`,
@@ -58,8 +59,13 @@ def _lexbest(viol, obj) -> int:
     return int(np.lexsort((obj, viol))[0])
 
 
+#: the most members whose pairs :func:`best_candidate_rule` interpolates (the heaviest): 190 pairs
+MAX_PAIR_MEMBERS = 20
+
+
 def best_candidate_rule(problem, members, proba, y_codes, cell_ids, sample_weight=None, n_grid: int = 49,
-                        shift: bool = False, member_codes=None):
+                        shift: bool = False, member_codes=None, weights=None,
+                        max_pair_members: int = MAX_PAIR_MEMBERS):
     """The best member, or plug-in rule between two members' costs (see module docstring).
 
     Parameters
@@ -81,6 +87,14 @@ def best_candidate_rule(problem, members, proba, y_codes, cell_ids, sample_weigh
         The members' predictions on the sample (e.g. the stored
         :attr:`TrainingSample.member_codes`); required for members that read ``X``,
         otherwise computed from ``proba``.
+    weights : ndarray of shape (len(members),), optional
+        The members' mixture weights: the pairs are taken among the ``max_pair_members``
+        heaviest members with a cost (default: the first ones).
+    max_pair_members : int, default 20
+        The most members whose pairs are interpolated (every member is a candidate itself). A
+        mixture can carry hundreds of members (a Frank-Wolfe run kept whole when the pruning LP
+        does not improve a nonlinear objective), and the pairs' candidates grow as their square,
+        each a pass over the sample.
 
     Returns
     -------
@@ -119,7 +133,11 @@ def best_candidate_rule(problem, members, proba, y_codes, cell_ids, sample_weigh
         raise ValueError(f"member_codes has {len(member_codes)} rows for {len(members)} members")
     for k, m in enumerate(members):
         consider(m, conf(m.predict_codes(None, proba, cell_ids) if member_codes is None else member_codes[k]))
-    costly = [m for m in members if hasattr(m, "cost")]
+    costly = [k for k, m in enumerate(members) if hasattr(m, "cost")]
+    if len(costly) > max_pair_members:  # the heaviest (without weights, the first ones)
+        key = np.zeros(len(costly)) if weights is None else -np.asarray(weights, float)[costly]
+        costly = sorted(costly[i] for i in np.argsort(key, kind="stable")[:max_pair_members])
+    costly = [members[k] for k in costly]
     grid = np.linspace(0, 1, n_grid + 2)[1:-1]
     for i in range(len(costly)):
         for j in range(i + 1, len(costly)):
