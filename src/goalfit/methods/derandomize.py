@@ -133,11 +133,11 @@ def best_candidate_rule(problem, members, proba, y_codes, cell_ids, sample_weigh
         raise ValueError(f"member_codes has {len(member_codes)} rows for {len(members)} members")
     for k, m in enumerate(members):
         consider(m, conf(m.predict_codes(None, proba, cell_ids) if member_codes is None else member_codes[k]))
-    costly = [k for k, m in enumerate(members) if hasattr(m, "cost")]
-    if len(costly) > max_pair_members:  # the heaviest (without weights, the first ones)
-        key = np.zeros(len(costly)) if weights is None else -np.asarray(weights, float)[costly]
-        costly = sorted(costly[i] for i in np.argsort(key, kind="stable")[:max_pair_members])
-    costly = [members[k] for k in costly]
+    with_cost = [k for k, m in enumerate(members) if hasattr(m, "cost")]
+    if len(with_cost) > max_pair_members:  # the heaviest (without weights, the first ones)
+        key = np.zeros(len(with_cost)) if weights is None else -np.asarray(weights, float)[with_cost]
+        with_cost = sorted(with_cost[i] for i in np.argsort(key, kind="stable")[:max_pair_members])
+    costly = [members[k] for k in with_cost]
     grid = np.linspace(0, 1, n_grid + 2)[1:-1]
     for i in range(len(costly)):
         for j in range(i + 1, len(costly)):
