@@ -10,7 +10,7 @@ import pytest
 
 import goalfit as gf
 from goalfit.confusion import CellEncoder, ConfusionSpace
-from goalfit.methods.plugin import PluginOracle, ThresholdOracle, split_frank_wolfe
+from goalfit.methods.plugin import PluginOracle, ThresholdOracle, mixture_program, split_frank_wolfe
 from goalfit.methods.plugin import coarse_to_fine as c2f
 from tests.methods.plugin.test_solvers import calibrated, cell_rules, gmean, hmean, minmax, qmean, recall_optimum
 
@@ -90,8 +90,8 @@ def test_polish_solves_one_mixture_program_per_round(monkeypatch):
     P, y, cells, space = calibrated(0, groups=("F", "M"), n_buckets=8)
     cp = gf.Problem("hmean", [gf.demographic_parity_difference() <= 0.02]).compile(space)
     calls = []
-    real = c2f.mixture_program
-    monkeypatch.setattr(c2f, "mixture_program", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = c2f.master_program
+    monkeypatch.setattr(c2f, "master_program", lambda *a, **k: calls.append(1) or real(*a, **k))
     for max_rounds in (50, 2):
         calls.clear()
         oracle = ThresholdOracle(P, y, cells, space)
@@ -100,7 +100,8 @@ def test_polish_solves_one_mixture_program_per_round(monkeypatch):
         members, Cs, w, why = p.members, p.confusions, p.weights, p.message
         rounds = int(why.split("after ")[1].split()[0]) if max_rounds == 50 else max_rounds + 1
         assert len(calls) == rounds, why
-        ref = real(cp, members, Cs, w)  # what the polish returned is the mixture program's optimum
+        # what the polish returned is the mixture program's optimum (solved here from the LP-pruned start)
+        ref = mixture_program(cp, members, Cs, w)
         assert cp.objective.value(np.tensordot(w, Cs, axes=1)) == pytest.approx(
             cp.objective.value(np.tensordot(ref[2], ref[1], axes=1)), abs=1e-9)
 
@@ -322,3 +323,62 @@ def test_coarse_to_fine_adds_the_light_members_when_the_heaviest_admit_no_feasib
         res = split_frank_wolfe(cp, PluginOracle(P, y, cells, space), subsample=10_000)
     assert res.feasible and cp.max_violation(res.confusion) <= 1e-7, res.message
     assert cp.objective.value(res.confusion) <= 1e-6
+
+
+@pytest.mark.parametrize("objective, constraint", [
+    ("hmean", gf.demographic_parity_difference() <= 0.02),
+    ("qmean", gf.equalized_odds_difference() <= 0.01),
+])
+def test_master_multipliers_price_as_the_lp_over_the_members(objective, constraint):
+    """At the master program's KKT point its row multipliers are optimal duals of the LP over
+    the members linearized there, so pricing with them gives the LP's member and Lagrangian
+    bound (three groups, binding constraints)."""
+    import scipy
+
+    from goalfit.methods.plugin._common import lagrangian_price
+    from goalfit.methods.plugin.mixture import master_program
+
+    P, y, cells, space = calibrated(0, groups=("F", "M", "X"), n_buckets=8)
+    cp = gf.Problem(objective, [constraint]).compile(space)
+    oracle = ThresholdOracle(P, y, cells, space)
+    member, C = oracle(-np.eye(2)[None] / space.row_mass[:, :, None])
+    p = c2f.corrective_polish(cp, oracle, [member], C[None], tol=1e-7, max_rounds=6)
+    m = master_program(cp, p.members, p.confusions)
+    if m.row_multipliers is None:
+        assert tuple(int(v) for v in scipy.__version__.split(".")[:2]) < (1, 15)  # SLSQP reports them from 1.15
+        pytest.skip("this SciPy's SLSQP reports no multipliers")
+    assert m.feasible and (m.row_multipliers >= 0).all() and m.row_multipliers.max() > 0  # the bound binds
+    C_bar = np.tensordot(m.weights, m.confusions, axes=1)
+    upper = float(cp.objective.value(C_bar))
+    _, C_mult, low_mult = lagrangian_price(cp, oracle, C_bar, upper, m.confusions, mu=m.row_multipliers)
+    _, C_lp, low_lp = lagrangian_price(cp, oracle, C_bar, upper, m.confusions)
+    np.testing.assert_allclose(C_mult, C_lp, atol=1e-12)
+    assert low_mult == pytest.approx(low_lp, abs=1e-7)
+    assert low_mult <= upper + 1e-12
+
+
+def test_polish_without_reported_multipliers_prices_by_the_lp(monkeypatch):
+    """Where SciPy reports no multipliers (before 1.15) the polish prices with the LP's duals:
+    the same rounds, mixture and bound as with the program's multipliers."""
+    from goalfit.methods.plugin import mixture
+
+    P, y, cells, space = calibrated(1, groups=("F", "M", "X"), n_buckets=8)
+    cp = gf.Problem("hmean", [gf.equalized_odds_difference() <= 0.01]).compile(space)
+
+    def polish():
+        oracle = ThresholdOracle(P, y, cells, space)
+        member, C = oracle(-np.eye(2)[None] / space.row_mass[:, :, None])
+        return c2f.corrective_polish(cp, oracle, [member], C[None], tol=1e-6)
+
+    real, reported = mixture._row_multipliers, []
+    monkeypatch.setattr(mixture, "_row_multipliers", lambda problem, res: reported.append(real(problem, res)) or reported[-1])
+    with_mult = polish()
+    if all(m is None for m in reported):
+        pytest.skip("this SciPy's SLSQP reports no multipliers")
+    monkeypatch.setattr(mixture, "_row_multipliers", lambda problem, res: None)
+    without = polish()
+    assert with_mult.stop == without.stop == c2f.StopReason.CONVERGED
+    value = [float(cp.objective.value(np.tensordot(p.weights, p.confusions, axes=1))) for p in (with_mult, without)]
+    assert value[0] == pytest.approx(value[1], abs=1e-9)
+    assert with_mult.lower_bound == pytest.approx(without.lower_bound, abs=1e-7)
+    assert value[0] - with_mult.lower_bound <= 1e-6

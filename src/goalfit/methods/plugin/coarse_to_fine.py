@@ -8,9 +8,12 @@ sample: the coarse run's output members and its latest members (rules that apply
 are evaluated on the full sample, and fully-corrective column generation takes over there:
 
 1. the best mixture of the members for the true objective and constraints (the convex program
-   of :func:`~goalfit.methods.plugin.mixture.mixture_program`);
+   of :func:`~goalfit.methods.plugin.mixture.master_program`, started from the previous
+   round's mixture once one meets the constraints);
 2. one oracle call with the Lagrangian cost at that mixture
-   (:func:`~goalfit.methods.plugin._common.lagrangian_price`; for a maximum of linear pieces
+   (:func:`~goalfit.methods.plugin._common.lagrangian_price`, the constraint rows priced by
+   the program's own Lagrange multipliers when SciPy reports them, else by the LP over the
+   members; for a maximum of linear pieces
    such as min-max recall, the epigraph LP's duals:
    :func:`~goalfit.methods.plugin._common.epigraph_price`); its member joins the pool;
 
@@ -30,7 +33,7 @@ import numpy as np
 
 from ._common import (FitResult, Recorder, StopReason, epigraph_price, in_pool, is_exact, lagrangian_price,
                       piecewise_linear, plugin_result)
-from .mixture import mixture_program
+from .mixture import master_program
 from .oracle import is_plugin
 
 #: the coarse run is used only when the sample has at least this many times ``subsample`` rows:
@@ -113,7 +116,7 @@ class Polished:
     members : list of length S
     confusions : ndarray of shape (S, *space.shape)
     weights : ndarray of shape (S,)
-        The mixture of :func:`~goalfit.methods.plugin.mixture.mixture_program` over the final
+        The mixture of :func:`~goalfit.methods.plugin.mixture.master_program` over the final
         pool (sums to 1).
     feasible : bool
         The mixture meets the constraints; else it is the least-violating one.
@@ -169,15 +172,24 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
     members, Cs = list(members), [np.asarray(C) for C in confusions]
     why = f"{max_rounds} polishing rounds"
     stop, rounds, best_lower = StopReason.MAX_ITER, max_rounds, -np.inf
+    previous = None  # the last feasible mixture: the next program starts from it (one more member)
     for r in range(max_rounds):
-        mixture = pm, pC, pw, feasible, _ = mixture_program(problem, members, np.array(Cs))
-        C_bar = np.tensordot(pw, pC, axes=1)
-        if feasible:
+        master = master_program(problem, members, np.array(Cs), start=previous)
+        C_bar = np.tensordot(master.weights, master.confusions, axes=1)
+        if master.feasible:
+            previous = (master.members, master.confusions, master.weights)
             upper = float(problem.objective.value(C_bar))
             if piecewise_linear(problem.objective):
                 member, Co, lower = epigraph_price(problem, oracle, np.array(Cs))
             else:
-                member, Co, lower = lagrangian_price(problem, oracle, C_bar, upper, np.array(Cs))
+                # the program's own multipliers price the rows (its KKT point: the LP over the
+                # members would return the same ones) when SLSQP reports them
+                member, Co, lower = lagrangian_price(problem, oracle, C_bar, upper, np.array(Cs),
+                                                     mu=master.row_multipliers)
+                if master.row_multipliers is not None and upper - lower > tol and in_pool(Co, Cs):
+                    # an inexact multiplier can price a member already in the pool: the LP's
+                    # decide before the polish stops as stalled
+                    member, Co, lower = lagrangian_price(problem, oracle, C_bar, upper, np.array(Cs))
             if member is None:  # pragma: no cover - a feasible mixture exists, so the LP is feasible
                 why = "pricing LP failed"
                 stop, rounds = StopReason.FAILED, r
@@ -197,10 +209,10 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
         members.append(member)
         Cs.append(Co)
     else:  # the budget ran out with a member the last mixture program has not seen
-        mixture = mixture_program(problem, members, np.array(Cs))
+        master = master_program(problem, members, np.array(Cs), start=previous)
     # on a break the pool is the one the last mixture program solved: its mixture is the answer
-    pm, pC, pw, feasible, _ = mixture
-    return Polished(pm, pC, pw, feasible, why, stop, rounds, best_lower)
+    return Polished(master.members, master.confusions, master.weights, master.feasible, why, stop, rounds,
+                    best_lower)
 
 
 def certifies(problem, oracle) -> bool:

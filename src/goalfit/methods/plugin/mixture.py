@@ -4,9 +4,14 @@
 is needed, only the members' confusion tensors. Solved with SLSQP (scipy) from the LP-pruned
 weights of §8.2; linear and piecewise-linear objectives (min-max recall) are solved exactly by
 the pruning LP, which is returned as is. Falls back to the pruned weights when SLSQP fails or
-does not improve, so the result is never worse than pruning.
+does not improve, so the result is never worse than pruning. Column generation, which re-solves
+the program after adding one member to a feasible pool, starts it from the previous mixture
+instead (:func:`master_program`: no pruning LP) and reads the constraint rows' multipliers off
+SLSQP.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
@@ -14,6 +19,39 @@ from scipy.optimize import minimize
 from ._common import _support, piecewise_linear, prune, prune_finite, unique_members  # noqa: F401 (prune_finite re-exported)
 
 MAX_MEMBERS = 60
+
+
+@dataclass
+class Master:
+    """What :func:`master_program` returns.
+
+    Attributes
+    ----------
+    members : list of length S
+    confusions : ndarray of shape (S, *space.shape)
+    weights : ndarray of shape (S,)
+        The mixture (sums to 1).
+    feasible : bool
+        It meets the constraints; else it is the least-violating mixture found.
+    max_row_violation : float
+        Its largest constraint violation (rate units).
+    row_multipliers : ndarray of shape (n_rows,) or None
+        Non-negative Lagrange multipliers of the linear constraint rows ``A vec(C) <= b`` at
+        the mixture, from SLSQP's KKT system (SciPy >= 1.15 reports them); None when the mixture
+        is not SLSQP's (the pruning LP's, or the start kept), when SciPy does not report them,
+        or when the problem has other constraints.
+    """
+
+    members: list
+    confusions: np.ndarray
+    weights: np.ndarray
+    feasible: bool
+    max_row_violation: float
+    row_multipliers: np.ndarray | None = None
+
+    def as_tuple(self):
+        """``(members, confusions, weights, feasible, max_row_violation)``, as :func:`mixture_program`."""
+        return self.members, self.confusions, self.weights, self.feasible, self.max_row_violation
 
 
 def mixture_program(problem, members, confusions, weights=None, *, max_members: int = MAX_MEMBERS):
@@ -36,10 +74,38 @@ def mixture_program(problem, members, confusions, weights=None, *, max_members: 
     members, confusions, weights, feasible (bool), max_row_violation (float)
         As :func:`~goalfit.methods.plugin._common.prune`.
     """
+    return master_program(problem, members, confusions, weights, max_members=max_members).as_tuple()
+
+
+def master_program(problem, members, confusions, weights=None, *, max_members: int = MAX_MEMBERS,
+                   start=None) -> Master:
+    """:func:`mixture_program` with its multipliers, optionally started from a feasible mixture.
+
+    Parameters
+    ----------
+    problem, members, confusions, weights, max_members
+        As :func:`mixture_program`.
+    start : tuple (members, confusions, weights), optional
+        A mixture of some of ``members`` that meets the constraints (e.g. the previous round's
+        of column generation, whose pool gained a member since): SLSQP starts from it (the new
+        members at weight 0) instead of the pruning LP's mixture, and it is the fallback, so the
+        result is never worse than it. Not read for linear or piecewise-linear objectives
+        (their program is the LP).
+
+    Returns
+    -------
+    Master
+    """
     mu, Cu, wu = unique_members(members, np.asarray(confusions), weights)
-    pruned = prune_finite(problem, mu, Cu, wu)
-    if problem.objective.kind == "linear" or piecewise_linear(problem.objective):
-        return pruned
+    exact_lp = problem.objective.kind == "linear" or piecewise_linear(problem.objective)
+    if start is not None and not exact_lp:
+        sm, sC, sw = start
+        sC, sw = np.asarray(sC), np.asarray(sw, float)
+        pruned = (list(sm), sC, sw, True, float(problem.max_violation(np.tensordot(sw, sC, axes=1))))
+    else:
+        pruned = prune_finite(problem, mu, Cu, wu)
+    if exact_lp:
+        return Master(*pruned)
     pm, pC, pw, feasible, viol = pruned
     if len(mu) > max_members:
         top = np.argsort(-np.asarray(pw))[: max_members // 4]  # the pruned mixture may be the uniform one
@@ -75,7 +141,7 @@ def mixture_program(problem, members, confusions, weights=None, *, max_members: 
     # SLSQP often ends at the optimum with "Positive directional derivative for linesearch"
     # (success False): its point is checked below like any other, and kept only when better
     if not np.isfinite(res.x).all() or res.x.max() <= 0:
-        return pruned
+        return Master(*pruned)
     a = np.clip(res.x, 0, None)
     a /= a.sum()
     C = np.tensordot(a, Cu, axes=1)
@@ -84,8 +150,19 @@ def mixture_program(problem, members, confusions, weights=None, *, max_members: 
     if now_feasible or (problem.objective.value(C) < problem.objective.value(np.tensordot(pw, pC, axes=1)) - 1e-12
                         and viol_new <= max(limit, 0.0) + 1e-9):
         m2, C2, w2 = _support(mu, Cu, a)
-        return m2, C2, w2, feasible or now_feasible, float(viol_new)
-    return pruned
+        return Master(m2, C2, w2, feasible or now_feasible, float(viol_new), _row_multipliers(problem, res))
+    return Master(*pruned)
+
+
+def _row_multipliers(problem, res):
+    """The multipliers of the rows ``A vec(C) <= b`` in SLSQP's result ``res`` of the program
+    above (its constraints: the simplex's equality, then the rows), or None (none reported,
+    no rows, or other constraints as well)."""
+    mult = getattr(res, "multipliers", None)  # SciPy >= 1.15
+    rows = 0 if problem.A is None else problem.A.shape[0]
+    if mult is None or not rows or problem.nonlinear or len(mult) != 1 + rows:
+        return None
+    return np.maximum(np.asarray(mult[1:], float), 0.0)
 
 
 def _candidates(problem, members, confusions, keep_members, size):
