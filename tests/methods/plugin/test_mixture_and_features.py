@@ -365,3 +365,33 @@ def test_mixture_program_nonlinear_constraint_met_by_mixing_infeasible_members(s
     A, b = kl_coverage_rows(space, c)
     ref = recall_optimum([uC.reshape(len(uC), -1)], space, hmean, A, b)
     assert ref - 1e-9 <= cp.objective.value(mix) <= ref + 1e-6
+
+
+def test_final_mixture_is_compact_and_never_worse_than_the_lp_or_the_iterates():
+    """Split Frank-Wolfe on KL quantification (3 classes, 2 groups, 2000 iterations, no stopping):
+    the LP of §8.2 loses to the iterates' own weights on this strongly curved objective, which
+    kept hundreds of members; the final mixture program returns at most MAX_MEMBERS members with a
+    lower objective than both, and ``prune_output="lp"`` is the LP alone."""
+    from goalfit.methods.plugin import split_frank_wolfe
+    from goalfit.methods.plugin.mixture import MAX_MEMBERS
+
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.full(3, 0.8), 3000)
+    y = (P.cumsum(axis=1) < rng.random((3000, 1))).sum(axis=1)  # drawn from P: calibrated
+    enc = CellEncoder()
+    cells = enc.fit_transform(pd.Series(rng.choice(["F", "M"], 3000), name="g"))
+    space = ConfusionSpace.from_codes(y, cells, np.arange(3), enc.cells_)
+    cp = gf.Problem("kl_quantification", [gf.demographic_parity_difference() <= 0.02]).compile(space)
+
+    def run(prune_output):
+        res = split_frank_wolfe(cp, PluginOracle(P, y, cells, space), max_iter=2000, tol=0.0,
+                                exact_binary=False, prune_output=prune_output)
+        return res, float(cp.objective.value(res.confusion))
+
+    (program, v_program), (lp, v_lp), (own, v_own) = run(True), run("lp"), run(False)
+    assert len(own.members) > MAX_MEMBERS and len(program.members) <= MAX_MEMBERS
+    assert program.feasible and cp.max_violation(program.confusion) <= 1e-9
+    assert v_program <= min(v_lp, v_own) + 1e-12
+    # the LP alone: the weights of prune on the same iterates
+    pm, pC, pw, _, _ = prune(cp, own.members, own.confusions, own.weights)
+    assert v_lp == pytest.approx(min(float(cp.objective.value(np.tensordot(pw, pC, axes=1))), v_own), abs=1e-12)

@@ -398,33 +398,6 @@ def _members_lp(psi, G, limit, start=None):
         S[enter if enter.size <= m else enter[np.argpartition(reduced[enter], m)[:m]]] = True
 
 
-def final_mixture(problem, members, confusions, weights, prune_output: bool = True):
-    """The mixture a primal-dual method returns: the LP of §8.2 (:func:`prune`) when
-    ``prune_output``, else the iterates' own weights (duplicates merged, normalized).
-
-    Parameters
-    ----------
-    problem : CompiledProblem
-    members : list of length T
-    confusions : ndarray of shape (T, *space.shape)
-    weights : ndarray of shape (T,)
-        Non-negative, not all zero (normalized here).
-    prune_output : bool, default True
-
-    Returns
-    -------
-    ``(members, confusions, weights, feasible)``: ``S <= T`` distinct members, their confusion
-    tensors ``(S, *space.shape)``, weights ``(S,)`` summing to 1; ``feasible``: the mixture meets
-    the constraints (to :data:`FEASIBLE_TOL` without pruning).
-    """
-    if prune_output:
-        members, confusions, w, feasible, _ = prune(problem, members, confusions, weights)
-        return members, confusions, w, feasible
-    members, confusions, w = unique_members(members, confusions, weights)
-    w = w / w.sum()
-    return members, confusions, w, bool(problem.max_violation(np.tensordot(w, confusions, axes=1)) <= FEASIBLE_TOL)
-
-
 def prune_finite(problem, members, confusions, weights=None, warm=None):
     """:func:`prune` over the members whose objective and constraint values are finite.
 

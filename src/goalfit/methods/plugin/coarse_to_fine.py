@@ -380,6 +380,9 @@ def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n
     # the subsample, so it certifies nothing about the full sample (the polish does that), and
     # on the 5-class problem of benchmarks/speed.py it never stopped the run while costing about
     # a fifth of it
+    # its output mixture only ranks candidates: the LP of §8.2 re-weights it, no convex program
+    if params.get("prune_output", True) is True:
+        params["prune_output"] = "lp"
     coarse = method(problem, sub, tol=0.0, subsample=None, record_every=record_every, **params)
     # the output members (the n_candidates heaviest, in their order: a mixture program that keeps
     # hundreds of tiny weights, as KL quantification's can, would cost a full pass each), then the

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import (FitResult, GapStop, Recorder, RowNormalizer, StopReason, final_mixture, frank_wolfe_weights,
+from ._common import (FitResult, GapStop, Recorder, RowNormalizer, StopReason, frank_wolfe_weights,
                       piecewise_linear, plugin_result, prune, unique_members)
 from . import binary_hull, coarse_to_fine
 from .lp import RepeatedLP
+from .mixture import final_mixture
 
 
 def _start(problem, oracle):
@@ -123,7 +124,7 @@ def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, che
 def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10.0,
                       eta=(0.5, 0.1, 0.001), tol: float = 1e-4, check_every: int = 10,
                       exact_binary: bool = True, subsample="auto", coarse_iter="auto", random_state=0,
-                      smoothing: float = 3e-3, prune_output: bool = True, record_every: int = 10,
+                      smoothing: float = 3e-3, prune_output: bool | str = True, record_every: int = 10,
                       callback=None) -> FitResult:
     """Split Frank-Wolfe (Alg. 5) for a smooth convex objective with polyhedral constraints.
 
@@ -134,7 +135,10 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
     constant by thirds (App. B.1: zeta = 10, eta = 0.5 / 0.1 / 0.001; no 1/t, as the experiments
     and the authors' code). Works in the row-normalized representation (see
     :class:`~goalfit.methods.plugin._common.RowNormalizer`). The output mixture is re-weighted by
-    the LP of §8.2 (``prune_output``), not ``t*``.
+    the LP of §8.2 (``prune_output``), not ``t*``; when that keeps more than 60 members (the
+    iterates' own weights of a strongly curved objective), by the convex program over at most 60
+    of them (:func:`~goalfit.methods.plugin.mixture.final_mixture`, an addition;
+    ``prune_output="lp"``: the LP alone).
 
     A maximum of linear pieces (min-max recall), on which the linearization stalls at a vertex
     (one piece's gradient), is iterated on its log-sum-exp smoothing at temperature

@@ -7,12 +7,13 @@ from __future__ import annotations
 import numpy as np
 
 from . import coarse_to_fine
-from ._common import FitResult, GapStop, Recorder, RowNormalizer, StopReason, final_mixture, plugin_result
+from ._common import FitResult, GapStop, Recorder, RowNormalizer, StopReason, plugin_result
+from .mixture import final_mixture
 
 
 def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step_lambda: float = 0.1,
             step_mu: float = 0.1, lambda_radius: float = 1e3, tol: float = 1e-4, check_every: int = 10,
-            subsample=None, random_state=0, prune_output: bool = True, record_every: int = 10,
+            subsample=None, random_state=0, prune_output: bool | str = True, record_every: int = 10,
             callback=None) -> FitResult:
     """ConGDA: saddle point of ``psi(xi) + <lam, C - xi> + <mu, phi(xi)>`` (Alg. 6).
 
@@ -22,7 +23,9 @@ def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step
     the row-normalized representation where ``xi`` has rows in the simplex (tighter than the
     paper's box ``[0,1]^d``; both contain the achievable set). The output is the uniform mixture
     of the oracle's members re-weighted by the LP of §8.2 when ``prune_output`` (the paper's
-    practice, App. B.1).
+    practice, App. B.1); when that keeps more than 60 members, by the convex program over at
+    most 60 of them (:func:`~goalfit.methods.plugin.mixture.final_mixture`, an addition;
+    ``prune_output="lp"``: the LP alone).
 
     Parameters
     ----------

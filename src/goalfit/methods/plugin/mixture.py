@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
+from ...goals.problem import FEASIBLE_TOL
 from ._common import _support, piecewise_linear, prune, prune_finite, unique_members  # noqa: F401 (prune_finite re-exported)
 
 MAX_MEMBERS = 60
@@ -163,6 +164,43 @@ def _row_multipliers(problem, res):
     if mult is None or not rows or problem.nonlinear or len(mult) != 1 + rows:
         return None
     return np.maximum(np.asarray(mult[1:], float), 0.0)
+
+
+def final_mixture(problem, members, confusions, weights, prune_output: bool | str = True):
+    """The mixture an iterative method returns from its iterates (members and weights).
+
+    With ``prune_output=True``: the LP of §8.2 (:func:`~goalfit.methods.plugin._common.prune`;
+    for a nonlinear objective it keeps the iterates' own weights when they are better), and when
+    that leaves more than :data:`MAX_MEMBERS` members, the convex program over at most
+    :data:`MAX_MEMBERS` of them (:func:`mixture_program`), whose mixture replaces them when it is
+    better: a Frank-Wolfe run on a strongly curved objective (KL quantification) otherwise
+    returned its iterates' own weights, hundreds of members, each a pass over the rows at
+    prediction, where the program reaches a lower objective (an addition to Narasimhan et al.).
+    ``"lp"``: the LP alone (the paper's practice). ``False``: the iterates' own weights.
+
+    Parameters
+    ----------
+    problem : CompiledProblem
+    members : list of length T
+    confusions : ndarray of shape (T, *space.shape)
+    weights : ndarray of shape (T,)
+        Non-negative, not all zero (normalized here).
+    prune_output : bool or "lp", default True
+
+    Returns
+    -------
+    ``(members, confusions, weights, feasible)``: ``S <= T`` distinct members, their confusion
+    tensors ``(S, *space.shape)``, weights ``(S,)`` summing to 1; ``feasible``: the mixture meets
+    the constraints (to :data:`~goalfit.goals.problem.FEASIBLE_TOL` without ``prune_output``).
+    """
+    if prune_output:
+        members, confusions, w, feasible, _ = prune(problem, members, confusions, weights)
+        if prune_output != "lp" and len(members) > MAX_MEMBERS:
+            members, confusions, w, feasible, _ = mixture_program(problem, members, confusions, w)
+        return members, confusions, w, feasible
+    members, confusions, w = unique_members(members, confusions, weights)
+    w = w / w.sum()
+    return members, confusions, w, bool(problem.max_violation(np.tensordot(w, confusions, axes=1)) <= FEASIBLE_TOL)
 
 
 def _candidates(problem, members, confusions, keep_members, size):
