@@ -113,13 +113,9 @@ class Polished:
 
     Attributes
     ----------
-    members : list of length S
-    confusions : ndarray of shape (S, *space.shape)
-    weights : ndarray of shape (S,)
+    members, confusions, weights, feasible
         The mixture of :func:`~goalfit.methods.plugin.mixture.master_program` over the final
-        pool (sums to 1).
-    feasible : bool
-        The mixture meets the constraints; else it is the least-violating one.
+        pool, as in its :class:`~goalfit.methods.plugin.mixture.Master`.
     message : str
         Why the polish stopped, in words.
     stop : StopReason
