@@ -289,3 +289,22 @@ def test_cli_fit_writes_the_html_report(tmp_path):
     res = runner.invoke(app, ["fit", str(spec), "--out", str(tmp_path / "o2"), "--html", str(tmp_path)])
     assert res.exit_code == 2 and "--html" in res.output and "is a folder" in res.output
     assert not (tmp_path / "o2").exists()  # refused before fitting
+
+
+def test_html_frontier_skipped_unasked_when_its_re_solves_would_be_slow(fitted, tmp_path, monkeypatch):
+    """frontier=None sweeps only when the re-solves (bounds x the fit's own method seconds) fit the
+    report's budget; a slow fit gets a note saying how to ask, and frontier=True still sweeps."""
+    from goalfit.report import html as report_html
+
+    _, report, _ = fitted
+    model = report.source["model"]
+    per_point = model.result_.history[-1]["seconds"]
+    monkeypatch.setattr(report_html, "FRONTIER_SECONDS", 9 * per_point / 2)  # nine default bounds: over budget
+    text = report.to_html(tmp_path / "slow.html", plan=False).read_text()
+    section = text.split('<section id="frontier">')[1].split("</section>")[0]
+    assert "Not computed" in section and "frontier=True" in section and "<tbody>" not in section
+    text = report.to_html(tmp_path / "asked.html", frontier=True, frontier_bounds=[0.0, 0.1], plan=False).read_text()
+    assert "<tbody>" in text.split('<section id="frontier">')[1].split("</section>")[0]
+    monkeypatch.setattr(report_html, "FRONTIER_SECONDS", 10.0)
+    text = report.to_html(tmp_path / "fast.html", plan=False).read_text()
+    assert "<tbody>" in text.split('<section id="frontier">')[1].split("</section>")[0]

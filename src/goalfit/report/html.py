@@ -32,6 +32,10 @@ CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--enable-logging=stderr", "--v=0")
 
+#: With ``frontier=None`` the sweep runs when its re-solves are estimated (bounds x the fit's own
+#: method seconds) under this many seconds; otherwise the report says how to ask for it.
+FRONTIER_SECONDS = 10.0
+
 #: The model card's fields the user fills in (``to_html(model_card={...})``), in display order.
 MODEL_CARD_FIELDS = {
     "intended_use": "Intended use",
@@ -403,6 +407,13 @@ def _frontier(report, frontier, frontier_bounds, data_sets) -> str:
     Xtr, ytr, sftr, _ = data_sets["train"]
     val = data_sets.get("test")
     bounds = _default_bounds(d) if frontier_bounds is None else np.asarray(frontier_bounds, dtype=float)
+    if frontier is None:  # each point re-solves the goals: about the fit's own method time
+        history = getattr(getattr(model, "result_", None), "history", None) or [{}]
+        per_point = float(history[-1].get("seconds") or getattr(model, "fit_seconds_", 0.0) or 0.0)
+        if len(bounds) * per_point > FRONTIER_SECONDS:
+            return _note(f"Not computed: {len(bounds)} re-solves of about {per_point:.1f} s each (the fit's own "
+                         f"method time), over the {FRONTIER_SECONDS:g} s a report spends unasked; pass "
+                         "frontier=True to compute it.")
     conf = d.get("confidence") or 0.95
     try:
         with warnings.catch_warnings():

@@ -288,8 +288,10 @@ class Report:
         frontier : bool or None, default None
             The trade-off frontier (:func:`goalfit.frontier`) of the first constraint's bound.
             None: computed when it is cheap (an estimator with ``with_goals`` re-solves on its
-            fitted state, no refit of the base model), skipped otherwise; True: always (other
-            estimators are refitted once per bound); False: never.
+            fitted state, no refit of the base model, and the re-solves, estimated from the
+            fit's own method time, take under
+            :data:`~goalfit.report.html.FRONTIER_SECONDS`), skipped otherwise with a note; True:
+            always (other estimators are refitted once per bound); False: never.
         frontier_bounds : array-like of float, optional
             The bounds to sweep (default: nine bounds from the asked bound to the baseline's
             value).
