@@ -395,3 +395,18 @@ def test_final_mixture_is_compact_and_never_worse_than_the_lp_or_the_iterates():
     # the LP alone: the weights of prune on the same iterates
     pm, pC, pw, _, _ = prune(cp, own.members, own.confusions, own.weights)
     assert v_lp == pytest.approx(min(float(cp.objective.value(np.tensordot(pw, pC, axes=1))), v_own), abs=1e-12)
+
+
+@pytest.mark.parametrize("value", ["LP", "paper", 2, None])
+def test_prune_output_other_than_true_false_or_lp_is_refused_before_the_run(value):
+    """A misspelt ``prune_output`` would have run as True (any truthy value): SplitFW and ConGDA
+    refuse it before their first oracle call."""
+    from goalfit.methods.plugin import con_gda, split_frank_wolfe
+
+    P, y, cells, space = calibrated(0, groups=("F", "M"), n_buckets=8)
+    cp = gf.Problem("hmean", [gf.demographic_parity_difference() <= 0.05]).compile(space)
+    for method in (split_frank_wolfe, con_gda):
+        oracle = PluginOracle(P, y, cells, space)
+        with pytest.raises(ValueError, match="prune_output must be True, False or 'lp'"):
+            method(cp, oracle, prune_output=value)
+        assert oracle.n_calls == 0

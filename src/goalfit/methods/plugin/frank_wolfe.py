@@ -7,7 +7,7 @@ from ._common import (FitResult, GapStop, Recorder, RowNormalizer, StopReason, f
                       piecewise_linear, plugin_result, prune, unique_members)
 from . import binary_hull, coarse_to_fine
 from .lp import RepeatedLP
-from .mixture import final_mixture
+from .mixture import check_prune_output, final_mixture
 
 
 def _start(problem, oracle):
@@ -202,6 +202,8 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
         units; it overestimates the maximum by at most ``smoothing * log(pieces)``); not read
         for other objectives. Chosen on multiclass min-max recall against ConGDA and other
         temperatures (benchmarks/README.md, "Measurements behind the library's choices").
+    prune_output : True, False or "lp", default True
+        The output mixture (:func:`~goalfit.methods.plugin.mixture.final_mixture`).
 
     Returns
     -------
@@ -210,13 +212,14 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
     Raises
     ------
     ValueError
-        If a constraint is not polyhedral, or ``smoothing`` is not positive for a maximum of
-        linear pieces. (When no confusion matrix at all meets the
+        If a constraint is not polyhedral, ``smoothing`` is not positive for a maximum of
+        linear pieces, or ``prune_output`` is not True, False or ``"lp"``. (When no confusion matrix at all meets the
         constraints, the F-step uses the least-relaxed polytope and the least-violating mixture
         is returned with ``feasible=False``.)
     """
     if problem.nonlinear:
         raise ValueError("split_frank_wolfe needs polyhedral constraints (its F-step is an LP)")
+    check_prune_output(prune_output)
     space = problem.space
     norm = RowNormalizer(space)
     rec = Recorder(problem, oracle, record_every, callback)

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import coarse_to_fine
 from ._common import FitResult, GapStop, Recorder, RowNormalizer, StopReason, plugin_result
-from .mixture import final_mixture
+from .mixture import check_prune_output, final_mixture
 
 
 def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step_lambda: float = 0.1,
@@ -64,11 +64,19 @@ def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step
         ``None``: the full sample (the paper's method).
     random_state : int, Generator or None, default 0
         Seeds the subsample.
+    prune_output : True, False or "lp", default True
+        The output mixture (:func:`~goalfit.methods.plugin.mixture.final_mixture`).
 
     Returns
     -------
     FitResult
+
+    Raises
+    ------
+    ValueError
+        For a ``prune_output`` other than True, False or ``"lp"``.
     """
+    check_prune_output(prune_output)
     rows = coarse_to_fine.coarse_rows(subsample, oracle)
     if (coarse_to_fine.applies(oracle, rows) and coarse_to_fine.polishes(problem.objective)
             and not problem.nonlinear):

@@ -166,6 +166,22 @@ def _row_multipliers(problem, res):
     return np.maximum(np.asarray(mult[1:], float), 0.0)
 
 
+#: the values of the methods' ``prune_output`` (:func:`final_mixture`)
+PRUNE_OUTPUTS = (True, False, "lp")
+
+
+def check_prune_output(prune_output) -> None:
+    """Refuse a ``prune_output`` other than True, False or ``"lp"`` (before a method runs).
+
+    Raises
+    ------
+    ValueError
+        Naming the value and the accepted ones.
+    """
+    if not any(prune_output is v or (isinstance(v, str) and prune_output == v) for v in PRUNE_OUTPUTS):
+        raise ValueError(f"prune_output must be True, False or 'lp', got {prune_output!r}")
+
+
 def final_mixture(problem, members, confusions, weights, prune_output: bool | str = True):
     """The mixture an iterative method returns from its iterates (members and weights).
 
@@ -192,7 +208,13 @@ def final_mixture(problem, members, confusions, weights, prune_output: bool | st
     ``(members, confusions, weights, feasible)``: ``S <= T`` distinct members, their confusion
     tensors ``(S, *space.shape)``, weights ``(S,)`` summing to 1; ``feasible``: the mixture meets
     the constraints (to :data:`~goalfit.goals.problem.FEASIBLE_TOL` without ``prune_output``).
+
+    Raises
+    ------
+    ValueError
+        For another ``prune_output`` (:func:`check_prune_output`).
     """
+    check_prune_output(prune_output)
     if prune_output:
         members, confusions, w, feasible, _ = prune(problem, members, confusions, weights)
         if prune_output != "lp" and len(members) > MAX_MEMBERS:
