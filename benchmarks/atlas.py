@@ -90,13 +90,15 @@ TOL = 1e-3
 # ============================================================================ goals
 
 
-def constraints(family, y, P, n_classes):
-    """The constraint list of ``family`` on training labels ``y`` and probabilities ``P``.
+def constraints(family, y, P, n_classes, label=None):
+    """The constraint list of ``family`` on training class codes ``y`` and probabilities ``P``.
 
     Coverage and precision bounds are set from the data so that they bind: coverage of the last
     class at most 3/4 of its base rate; its precision at least the argmax rule's plus 0.05.
+    ``label``: the last class as the fit's labels name it (default its code, ``n_classes - 1``).
     """
     k = n_classes - 1
+    name = k if label is None else label
     if family == "none":
         return []
     if family == "dp":
@@ -110,11 +112,11 @@ def constraints(family, y, P, n_classes):
     if family == "ratio80":
         return [gf.demographic_parity_ratio("group") >= 0.8]
     if family == "coverage":
-        return [gf.coverage(k) <= round(0.75 * float(np.mean(y == k)), 4)]
+        return [gf.coverage(name) <= round(0.75 * float(np.mean(y == k)), 4)]
     if family == "precision":
         pred = P.argmax(1)
         prec = float(gf.precision(y, pred, label=k)) if (pred == k).any() else 0.5
-        return [gf.precision(k) >= round(min(0.95, prec + 0.05), 4)]
+        return [gf.precision(name) >= round(min(0.95, prec + 0.05), 4)]
     raise ValueError(f"unknown constraint family {family!r}; known: {FAMILIES}")
 
 

@@ -15,9 +15,11 @@ Checked per draw, in order (the first failure is recorded with its stage):
 
 1. ``fit`` either succeeds or raises a ``ValueError`` that names the problem (a disparity over a
    single group is the expected refusal);
-2. a fit that reports its goals met meets them on its training rows (violation <= 1e-6, exact
-   expectations of the randomized rule through ``evaluate``; for ``precomputed`` the method's
-   own history agrees with ``evaluate`` to 1e-6);
+2. ``precomputed`` only (the method's training rows are the rows given; a cross-fitted fit
+   runs on out-of-fold probabilities, not the deployed model's): a fit that reports its goals met
+   meets them on its training rows (violation <= 1e-6, exact expectations of the randomized rule
+   through ``evaluate_problem``), and its own history's objective agrees with that evaluation to
+   1e-6;
 3. ``predict_proba`` rows are finite and sum to 1, ``predict`` returns known labels;
 4. ``evaluate(confidence=0.9)`` on held-out rows: every interval contains its value;
 5. ``with_goals`` with the second family (or a ``ValueError`` naming the problem, recorded),
@@ -84,18 +86,6 @@ def draw(seed):
     return shape
 
 
-def goals(family, y, P, labels):
-    """``atlas.constraints`` on class codes ``y``, the last class named as the data name it."""
-    last, k = labels[-1], P.shape[1] - 1
-    if family == "coverage":
-        return [gf.coverage(last) <= round(0.75 * float(np.mean(y == k)), 4)]
-    if family == "precision":
-        pred = P.argmax(axis=1)
-        prec = float(np.mean(y[pred == k] == k)) if (pred == k).any() else 0.5
-        return [gf.precision(last) >= round(min(0.95, prec + 0.05), 4)]
-    return atlas.constraints(family, y, P, P.shape[1])
-
-
 def run(shape, path, tmp):
     """One draw through the stages; returns its record."""
     rec = dict(shape, path=path)
@@ -109,8 +99,8 @@ def run(shape, path, tmp):
         labels = np.array([f"c{j}" for j in range(k)]) if shape["string_labels"] else np.arange(k)
         y = {s: labels[Y[s]] for s in Y}
         w = rng.uniform(0.2, 3.0, n) if shape["weighted"] else None
-        cons = goals(shape["constraints"], Y["train"], P["train"], labels)
-        cons2 = goals(shape["constraints_2"], Y["train"], P["train"], labels)
+        cons, cons2 = (atlas.constraints(f, Y["train"], P["train"], k, label=labels[-1])
+                       for f in (shape["constraints"], shape["constraints_2"]))
         if path == "precomputed":
             X = P
             est = gf.GoalClassifier("precomputed", objective=shape["objective"], constraints=cons)

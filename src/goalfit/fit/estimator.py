@@ -352,7 +352,8 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         (:func:`goalfit.fit.certify`); without constraints ``confidence`` is ignored (UserWarning)
         and every row is used.
 
-        Each fit is :meth:`_fit_candidate` (``(compiled, FitResult, classifier)``). Returns ``(compiled, result, classifier, margins, certification)`` for :meth:`_adopt`,
+        Each fit is :meth:`_fit_candidate` (``(compiled, FitResult, classifier)``). Returns
+        ``(compiled, result, classifier, margins, certification)`` for :meth:`_adopt`,
         ``certification`` the :class:`~goalfit.fit.Certification` or None.
         """
         problem, compiled = ctx.problem, ctx.compiled

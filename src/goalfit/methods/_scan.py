@@ -20,8 +20,8 @@ __all__ = ["GRID_SIZE", "ScoreScan", "split_positions"]
 
 #: The default largest number of threshold candidates of the post-shift searches (the plug-in
 #: family's :func:`~goalfit.methods.plugin.baselines.post_shift` and the surrogate family's
-#: :func:`~goalfit.methods.surrogate.baselines.best_threshold`): quantiles of the score
-#: instead of every distinct value above it.
+#: :func:`~goalfit.methods.surrogate.baselines.best_threshold`): evenly spaced quantiles of
+#: the score when it has more distinct values than this.
 GRID_SIZE = 1000
 
 

@@ -33,7 +33,8 @@ CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
                   "--enable-logging=stderr", "--v=0")
 
 #: With ``frontier=None`` the sweep runs when its re-solves are estimated (bounds x the fit's own
-#: method seconds) under this many seconds; otherwise the report says how to ask for it.
+#: method seconds) under this many seconds; otherwise the report says how to ask for it. A
+#: budget (what a report may spend unasked), not a measurement.
 FRONTIER_SECONDS = 10.0
 
 #: The model card's fields the user fills in (``to_html(model_card={...})``), in display order.

@@ -23,7 +23,7 @@ convex, piecewise linear (min-max recall)  GDA (Alg. 2)                ConGDA (A
 (*) For polyhedral constraints (coverage, fairness, precision, ratios such as the 80% rule).
 The table is for binary problems with the plug-in oracle. With an exact oracle (the threshold
 oracle, the binary default) the unconstrained smooth row runs SplitFW's exact column generation
-and the unconstrained piecewise-linear row GDA, certified in a few and a few tens of oracle calls (the
+(certified in a few oracle calls) and the unconstrained piecewise-linear row GDA (in a few tens; the
 ellipsoid row then no longer applies to min-max recall). With more than two classes, every
 objective with polyhedral constraints or none runs SplitFW (Alg. 5); min-max recall iterates on
 its log-sum-exp smoothing (``split_frank_wolfe(smoothing=...)``) and its output mixture is fitted
