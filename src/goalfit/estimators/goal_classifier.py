@@ -564,7 +564,7 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
               a linear objective and polyhedral constraints, a search over per-group thresholds
               ``1[eta_1(x) >= t_a]``, exact (every combination) for one or two groups,
               coordinate descent for more; otherwise the best of the members and of the
-              plug-in rules between pairs of its 20 heaviest members (meets the goals on the training data
+              plug-in rules between pairs of its 60 heaviest members (meets the goals on the training data
               whenever one of these candidates does); for binary ``group_blind`` fits with
               linear goals also the group-blind linear rules over a grid of Lagrangian
               directions (:func:`goalfit.methods.derandomize.best_direction_rule`). Chosen on

@@ -160,3 +160,49 @@ def test_compare_constants_replaces_a_feasible_rule_a_constant_beats():
     # a result no constant beats is returned as it is, with no oracle call
     calls = oracle.n_calls
     assert compare_constants(cp, oracle, ref) is ref and oracle.n_calls == calls
+
+
+def _predicting(space, classes, weights):
+    """The confusion tensor of a rule that predicts ``classes`` with probabilities ``weights``
+    whatever the example (each (cell, class) row spread as the row mass)."""
+    r = np.zeros(space.n_classes)
+    r[list(classes)] = weights
+    return space.row_mass[:, :, None] * r[None, None, :]
+
+
+def test_prune_keeps_a_feasible_mixture_of_members_whose_values_are_all_infinite():
+    """KL quantification is infinite for a rule that never predicts some class, finite for a
+    mixture of such rules that together predict every class: the LP of §8.2 on the members'
+    values cannot run, which is not infeasibility. The input mixture, which meets the slack
+    constraint, is returned as feasible with its finite objective (it was reported infeasible,
+    with an infinite-objective vertex, before)."""
+    from goalfit.methods.plugin import prune
+
+    _, _, _, space = _multiclass(600, seed=1, n_classes=3)
+    cp = gf.Problem("kl_quantification", [gf.coverage(0) <= 0.9]).compile(space)
+    Cs = np.array([_predicting(space, pair, [0.5, 0.5]) for pair in ((0, 1), (1, 2), (0, 2))])
+    assert np.isinf(cp.objective.values(Cs)).all()
+    members, C, w, feasible, viol = prune(cp, ["01", "12", "02"], Cs, np.ones(3))
+    mix = np.tensordot(w, C, axes=1)
+    assert feasible and viol <= 0 and cp.max_violation(mix) == 0
+    uniform = cp.objective.value(Cs.mean(axis=0))  # every class predicted a third of the time
+    assert np.isfinite(uniform) and cp.objective.value(mix) == pytest.approx(uniform, abs=1e-12)
+
+
+def test_compare_constants_replaces_an_infinite_objective_by_a_mixture_of_the_constants():
+    """A feasible result of infinite KL quantification (its rule predicts one class only) is not
+    beaten by any single constant rule (each infinite too), but by their mixture in the classes'
+    prior proportions (KL 0): the returned mixture is that, with a warning that says so."""
+    from goalfit.methods.plugin.repair import compare_constants
+
+    P, y, cells, space = _multiclass(3000, seed=2, n_classes=3)
+    cp = gf.Problem("kl_quantification", [gf.demographic_parity_difference() <= 0.05]).compile(space)
+    oracle = PluginOracle(P, y, cells, space)
+    member, C = oracle(constant_costs(space)[1])
+    start = FitResult([member], np.ones(1), C[None], "con_gda", feasible=True, message="stub")
+    start.details = PluginDetails("plugin", StopReason.MAX_ITER, 0)
+    assert np.isinf(cp.objective.value(start.confusion)) and cp.max_violation(start.confusion) == 0
+    with pytest.warns(RuntimeWarning, match="a mixture of the constant rules"):
+        out = compare_constants(cp, oracle, start)
+    assert cp.objective.value(out.confusion) <= 1e-9 and cp.max_violation(out.confusion) <= 1e-9
+    assert "a mixture of the constant rules" in out.message

@@ -281,7 +281,10 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=Non
     default uniform) is kept instead when it is feasible and truly better, so pruning never
     makes a method's output worse. When no mixture is feasible, returns the
     **least-violating** mixture: ``min s`` s.t. every row ``<= s``, then the best objective at
-    that violation.
+    that violation. When the LP fails although a mixture meets the rows (every member's value
+    infinite, as for KL quantification of rules that each never predict some class, while
+    their mixture predicts every class), the input mixture is kept if it meets them, else that
+    feasible least-violation mixture, and ``feasible`` says which.
 
     ``warm`` (optional, members): columns to start the LP from (:func:`_members_lp`: column
     generation over the others, the same optimum at a fraction of the cost when they hold most
@@ -352,8 +355,12 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=Non
     if M is not None and res2.status == 0:
         x_epi = epigraph(limit)
         x = x if x_epi is None else x_epi
-    x = best_of(x, limit)
-    return _support(members, confusions, x) + (False, float((G @ x).max()))
+    # s <= 0: a mixture meets the rows and the LP on the members' values failed for another
+    # reason (every member's value infinite, e.g. KL quantification of rules that each miss a
+    # class): the input mixture competes at the rows' own limit, and feasibility is measured
+    x = best_of(x, max(limit, tol))
+    viol = float((G @ x).max())
+    return _support(members, confusions, x) + (viol <= tol + 1e-12, viol)
 
 
 def _members_lp(psi, G, limit, start=None):

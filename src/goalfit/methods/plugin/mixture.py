@@ -187,11 +187,12 @@ def final_mixture(problem, members, confusions, weights, prune_output: bool | st
 
     With ``prune_output=True``: the LP of §8.2 (:func:`~goalfit.methods.plugin._common.prune`;
     for a nonlinear objective it keeps the iterates' own weights when they are better), and when
-    that leaves more than :data:`MAX_MEMBERS` members, the convex program over at most
-    :data:`MAX_MEMBERS` of them (:func:`mixture_program`), whose mixture replaces them when it is
-    better: a Frank-Wolfe run on a strongly curved objective (KL quantification) otherwise
-    returned its iterates' own weights, hundreds of members, each a pass over the rows at
-    prediction, where the program reaches a lower objective (an addition to Narasimhan et al.).
+    that leaves more than :data:`MAX_MEMBERS` members or an infinite objective, the convex
+    program over the iterates (:func:`mixture_program`, at most :data:`MAX_MEMBERS` members),
+    whichever of the two ranks first (feasible, then lower objective): a Frank-Wolfe run on a
+    strongly curved objective (KL quantification) otherwise returned its iterates' own weights,
+    hundreds of members, each a pass over the rows at prediction, where the program reaches a
+    lower objective (an addition to Narasimhan et al.).
     ``"lp"``: the LP alone (the paper's practice). ``False``: the iterates' own weights.
 
     Parameters
@@ -216,13 +217,23 @@ def final_mixture(problem, members, confusions, weights, prune_output: bool | st
     """
     check_prune_output(prune_output)
     if prune_output:
-        members, confusions, w, feasible, _ = prune(problem, members, confusions, weights)
-        if prune_output != "lp" and len(members) > MAX_MEMBERS:
-            members, confusions, w, feasible, _ = mixture_program(problem, members, confusions, w)
-        return members, confusions, w, feasible
+        out = prune(problem, members, confusions, weights)
+        if prune_output != "lp" and (len(out[0]) > MAX_MEMBERS or not np.isfinite(_value(problem, out))):
+            out = min(out, mixture_program(problem, members, confusions, weights), key=lambda o: _rank(problem, o))
+        return out[:4]
     members, confusions, w = unique_members(members, confusions, weights)
     w = w / w.sum()
     return members, confusions, w, bool(problem.max_violation(np.tensordot(w, confusions, axes=1)) <= FEASIBLE_TOL)
+
+
+def _value(problem, mixture) -> float:
+    """The objective of a ``(members, confusions, weights, ...)`` mixture."""
+    return float(problem.objective.value(np.tensordot(mixture[2], mixture[1], axes=1)))
+
+
+def _rank(problem, mixture):
+    """Sort key of a mixture: feasible first (by objective), else by its largest violation."""
+    return (0.0, _value(problem, mixture)) if mixture[3] else (mixture[4], _value(problem, mixture))
 
 
 def _candidates(problem, members, confusions, keep_members, size):

@@ -23,7 +23,9 @@ A feasible result is compared with the constants too (:func:`compare_constants`)
 from poor probability estimates can be feasible and still worse than predicting one class
 everywhere (a group-blind model whose joint probabilities point the wrong way), so a feasible
 constant that beats it on the objective joins the pool and the best mixture is returned, never
-worse than that constant.
+worse than that constant. A result of infinite objective (KL quantification of a rule that never
+predicts some class) is compared with the best feasible mixture of the constants as well, which
+can be finite where each constant is not.
 """
 from __future__ import annotations
 
@@ -178,7 +180,8 @@ def repair_infeasible(problem, oracle, result, *, tol: float = 1e-4):
 
 
 def compare_constants(problem, oracle, result, *, tol: float = 1e-4):
-    """A feasible result, or a better mixture with a feasible constant classifier that beats it.
+    """A feasible result, or a better mixture with a feasible constant classifier that beats it
+    (for a result of infinite objective, with the best feasible mixture of the constants).
 
     Parameters
     ----------
@@ -196,11 +199,12 @@ def compare_constants(problem, oracle, result, *, tol: float = 1e-4):
     -------
     FitResult
         ``result`` itself when it is infeasible (:func:`repair_infeasible`'s case), the oracle
-        is the refit one, or no feasible constant beats it by more than ``tol``. Otherwise
+        is the refit one, or no feasible constant (nor, for an infinite objective, mixture of
+        the constants) beats it by more than ``tol``. Otherwise
         ``result`` updated in place: the best mixture of its members and the constants
         (polished by :func:`~goalfit.methods.plugin.coarse_to_fine.corrective_polish` for a
         linear or smooth convex objective under polyhedral constraints), or the best feasible
-        constant alone when that mixture is not better; a history row and a note in
+        constant (or constants' mixture) alone when that mixture is not better; a history row and a note in
         ``message``. ``n_oracle_calls`` counts the extra calls.
 
     Warns
@@ -212,18 +216,24 @@ def compare_constants(problem, oracle, result, *, tol: float = 1e-4):
         return result
     f = problem.objective
     value = float(f.value(result.confusion))
-    best = None
-    for j, C in enumerate(constant_confusions(problem.space)):  # no oracle call unless one beats the result
+    consts = np.array(constant_confusions(problem.space))
+    best = None  # (weights over the constants, value): no oracle call unless they beat the result
+    for j, C in enumerate(consts):
         v = float(f.value(C))
-        feasible_better = problem.max_violation(C) <= FEASIBLE_TOL and np.isfinite(v) and v < value - tol
-        if feasible_better and (best is None or v < best[1]):
-            best = (j, v)
+        if problem.max_violation(C) <= FEASIBLE_TOL and np.isfinite(v) and v < value - tol and (
+                best is None or v < best[1]):
+            best = (np.eye(len(consts))[j], v)
+    if not np.isfinite(value):
+        # an infinite objective (KL quantification of rules that never predict some class): a
+        # mixture of the constants can be finite where each of them is not
+        idx, cC, cw, c_ok, _ = mixture_program(problem, list(range(len(consts))), consts)  # members: the indices
+        v = float(f.value(np.tensordot(cw, cC, axes=1)))
+        if c_ok and np.isfinite(v) and (best is None or v < best[1]):
+            best = (np.bincount(idx, weights=cw, minlength=len(consts)), v)
     if best is None:
         return result
     evaluated, members, Cs = _pool_with_constants(problem, oracle, result)
-    j = best[0]
-    member, C = evaluated[j]
-    v = float(f.value(C))
+    cw, v = best
     mixture, polished = None, None
     if not problem.nonlinear:
         pm, pC, pw, feasible, _ = mixture_program(problem, members, Cs)
@@ -236,19 +246,19 @@ def compare_constants(problem, oracle, result, *, tol: float = 1e-4):
             mixture = (pm, pC, pw)
     if polished is not None:  # its bound holds either way; its stop and rounds only if its mixture is kept
         _adopt_polish(result, oracle, polished, produced=mixture is not None)
-    if mixture is None:
-        mixture = ([member], np.asarray(C)[None], np.ones(1))
+    if mixture is None:  # the constants' own mixture
+        on = np.flatnonzero(cw > 0)
+        mixture = ([evaluated[i][0] for i in on], np.array([evaluated[i][1] for i in on]), cw[on] / cw[on].sum())
     result.members, result.confusions, result.weights = mixture
     new = float(f.value(result.confusion))
-    cls = problem.space.classes[j]
-    cls = cls.item() if hasattr(cls, "item") else cls
-    warnings.warn(f"the method's rule ({f.name} {value:.4g}) was worse than predicting {cls!r} everywhere "
-                  f"({v:.4g}), which meets the constraints: the returned mixture includes the constant rules "
-                  f"({f.name} {new:.4g}); the class probabilities may be poor (check the base model, or its "
-                  "calibration)", RuntimeWarning, stacklevel=3)
+    names = [c.item() if hasattr(c, "item") else c for c in np.asarray(problem.space.classes)[cw > 0]]
+    what = f"predicting {names[0]!r} everywhere" if len(names) == 1 else f"a mixture of the constant rules {names}"
+    warnings.warn(f"the method's rule ({f.name} {value:.4g}) was worse than {what} ({v:.4g}), which meets the "
+                  f"constraints: the returned mixture includes the constant rules ({f.name} {new:.4g}); the class "
+                  "probabilities may be poor (check the base model, or its calibration)", RuntimeWarning, stacklevel=3)
     _record(problem, oracle, result)
-    result.message += (f"; a constant rule (predict {cls!r}) beat it ({v:.4g} < {value:.4g}): the best mixture "
-                       f"with the constant rules is returned ({new:.4g})")
+    result.message += (f"; {what} beat it ({v:.4g} < {value:.4g}): the best mixture with the constant rules is "
+                       f"returned ({new:.4g})")
     return result
 
 
