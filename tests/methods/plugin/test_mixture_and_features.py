@@ -367,11 +367,11 @@ def test_mixture_program_nonlinear_constraint_met_by_mixing_infeasible_members(s
     assert ref - 1e-9 <= cp.objective.value(mix) <= ref + 1e-6
 
 
-def test_final_mixture_is_compact_and_never_worse_than_the_lp_or_the_iterates():
+def test_final_mixture_keeps_the_iterates_mixture_on_a_few_of_its_members():
     """Split Frank-Wolfe on KL quantification (3 classes, 2 groups, 2000 iterations, no stopping):
     the LP of §8.2 loses to the iterates' own weights on this strongly curved objective, which
-    kept hundreds of members; the final mixture program returns at most MAX_MEMBERS members with a
-    lower objective than both, and ``prune_output="lp"`` is the LP alone."""
+    kept hundreds of members; the output is the same confusion tensor (Carathéodory) on at most
+    D + 1 of them, and ``prune_output="lp"`` is the LP alone (the iterates' mixture here)."""
     from goalfit.methods.plugin import split_frank_wolfe
     from goalfit.methods.plugin.mixture import MAX_MEMBERS
 
@@ -384,17 +384,33 @@ def test_final_mixture_is_compact_and_never_worse_than_the_lp_or_the_iterates():
     cp = gf.Problem("kl_quantification", [gf.demographic_parity_difference() <= 0.02]).compile(space)
 
     def run(prune_output):
-        res = split_frank_wolfe(cp, PluginOracle(P, y, cells, space), max_iter=2000, tol=0.0,
-                                exact_binary=False, prune_output=prune_output)
-        return res, float(cp.objective.value(res.confusion))
+        return split_frank_wolfe(cp, PluginOracle(P, y, cells, space), max_iter=2000, tol=0.0,
+                                 exact_binary=False, prune_output=prune_output)
 
-    (program, v_program), (lp, v_lp), (own, v_own) = run(True), run("lp"), run(False)
-    assert len(own.members) > MAX_MEMBERS and len(program.members) <= MAX_MEMBERS
-    assert program.feasible and cp.max_violation(program.confusion) <= 1e-9
-    assert v_program <= min(v_lp, v_own) + 1e-12
-    # the LP alone: the weights of prune on the same iterates
-    pm, pC, pw, _, _ = prune(cp, own.members, own.confusions, own.weights)
-    assert v_lp == pytest.approx(min(float(cp.objective.value(np.tensordot(pw, pC, axes=1))), v_own), abs=1e-12)
+    compact, lp, own = run(True), run("lp"), run(False)
+    assert len(own.members) > MAX_MEMBERS and len(lp.members) == len(own.members)
+    assert len(compact.members) <= space.size + 1 and len(compact.members) <= MAX_MEMBERS
+    np.testing.assert_allclose(compact.confusion, own.confusion, atol=1e-7)
+    assert compact.feasible and cp.max_violation(compact.confusion) <= 1e-9
+    assert cp.objective.value(compact.confusion) == pytest.approx(cp.objective.value(own.confusion), abs=1e-9)
+
+
+def test_caratheodory_keeps_the_mixture_on_at_most_d_plus_one_members():
+    """200 random members of a 2 x 3 x 3 space: the same confusion tensor (to 1e-7) on at most
+    D + 1 of them, D the entries that differ between members."""
+    from goalfit.methods.plugin.mixture import caratheodory
+
+    space = space3(4)
+    rng = np.random.default_rng(4)
+    Cs = random_tensors(space, 200, rng)
+    w = rng.dirichlet(np.ones(200))
+    cp = gf.Problem("hmean", [gf.demographic_parity_difference() <= 0.5]).compile(space)
+    members = [f"m{i}" for i in range(200)]
+    m, C, w2, feasible, viol = caratheodory(cp, members, Cs, w, True, 0.0)
+    assert len(m) <= space.size + 1 and feasible and viol == 0.0
+    np.testing.assert_allclose(np.tensordot(w2, C, axes=1), np.tensordot(w, Cs, axes=1), atol=1e-7)
+    assert np.all(w2 > 0) and w2.sum() == pytest.approx(1.0)
+    assert all(mm in members for mm in m)
 
 
 @pytest.mark.parametrize("value", ["LP", "paper", 2, None])

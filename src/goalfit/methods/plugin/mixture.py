@@ -186,13 +186,13 @@ def final_mixture(problem, members, confusions, weights, prune_output: bool | st
     """The mixture an iterative method returns from its iterates (members and weights).
 
     With ``prune_output=True``: the LP of §8.2 (:func:`~goalfit.methods.plugin._common.prune`;
-    for a nonlinear objective it keeps the iterates' own weights when they are better), and when
-    that leaves more than :data:`MAX_MEMBERS` members or an infinite objective, the convex
-    program over the iterates (:func:`mixture_program`, at most :data:`MAX_MEMBERS` members),
-    whichever of the two ranks first (feasible, then lower objective): a Frank-Wolfe run on a
-    strongly curved objective (KL quantification) otherwise returned its iterates' own weights,
-    hundreds of members, each a pass over the rows at prediction, where the program reaches a
-    lower objective (an addition to Narasimhan et al.).
+    for a nonlinear objective it keeps the iterates' own weights when they are better). When
+    that leaves more than :data:`MAX_MEMBERS` members (the iterates' own weights of a strongly
+    curved objective such as KL quantification: hundreds of members, each a pass over the rows
+    at prediction), the same mixture on at most ``D + 1`` of them (:func:`caratheodory`: every
+    value on the sample kept). When more than :data:`MAX_MEMBERS` remain or the objective is
+    infinite, the convex program over the iterates (:func:`mixture_program`) if it ranks first
+    (feasible, then lower objective). Additions to Narasimhan et al.
     ``"lp"``: the LP alone (the paper's practice). ``False``: the iterates' own weights.
 
     Parameters
@@ -218,12 +218,54 @@ def final_mixture(problem, members, confusions, weights, prune_output: bool | st
     check_prune_output(prune_output)
     if prune_output:
         out = prune(problem, members, confusions, weights)
+        if prune_output != "lp" and len(out[0]) > MAX_MEMBERS:
+            out = caratheodory(problem, *out)
         if prune_output != "lp" and (len(out[0]) > MAX_MEMBERS or not np.isfinite(_value(problem, out))):
             out = min(out, mixture_program(problem, members, confusions, weights), key=lambda o: _rank(problem, o))
         return out[:4]
     members, confusions, w = unique_members(members, confusions, weights)
     w = w / w.sum()
     return members, confusions, w, bool(problem.max_violation(np.tensordot(w, confusions, axes=1)) <= FEASIBLE_TOL)
+
+
+def caratheodory(problem, members, confusions, weights, feasible, violation):
+    """The same mixture on at most ``D + 1`` of its members (``D`` entries of the confusion
+    tensor): Carathéodory's theorem, as a vertex of the LP ``{alpha >= 0, sum alpha = 1,
+    sum_t alpha_t C_t = C_bar}`` (HiGHS). The confusion tensor, so every objective and
+    constraint value on the sample, is kept (to HiGHS's 1e-7 feasibility tolerance), unlike a
+    re-optimization, which moves an interior mixture to the constraints' boundary where its
+    held-out violations grow. Returns the input when the vertex moves a value by more than 1e-9.
+
+    Parameters
+    ----------
+    problem : CompiledProblem
+    members : list of length T
+    confusions : ndarray of shape (T, *space.shape)
+    weights : ndarray of shape (T,)
+        Summing to 1.
+    feasible, violation
+        The mixture's, as :func:`~goalfit.methods.plugin._common.prune` returns them.
+
+    Returns
+    -------
+    ``(members, confusions, weights, feasible, violation)`` with at most ``D + 1`` members.
+    """
+    from .lp import highs_linprog
+
+    T = len(members)
+    flat = np.asarray(confusions).reshape(T, -1)
+    live = np.ptp(flat, axis=0) > 0  # entries equal in every member hold for any mixture
+    target = np.asarray(weights, float) @ flat[:, live]
+    res = highs_linprog(np.zeros(T), A_eq=np.vstack([flat[:, live].T, np.ones((1, T))]), b_eq=np.r_[target, 1.0])
+    if res.status != 0:
+        return members, confusions, weights, feasible, violation
+    out = _support(members, np.asarray(confusions), res.x)
+    C_old, C_new = np.tensordot(weights, confusions, axes=1), np.tensordot(out[2], out[1], axes=1)
+    moved = (abs(problem.objective.value(C_new) - problem.objective.value(C_old)) > 1e-9
+             or problem.max_violation(C_new) > max(problem.max_violation(C_old), 0.0) + 1e-9)
+    if moved:
+        return members, confusions, weights, feasible, violation
+    return out + (feasible, float(violation))
 
 
 def _value(problem, mixture) -> float:
