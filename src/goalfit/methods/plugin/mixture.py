@@ -238,11 +238,8 @@ def caratheodory(problem, members, confusions, weights, feasible, violation):
 
     Parameters
     ----------
-    problem : CompiledProblem
-    members : list of length T
-    confusions : ndarray of shape (T, *space.shape)
-    weights : ndarray of shape (T,)
-        Summing to 1.
+    problem, members, confusions, weights
+        As :func:`final_mixture` (``weights`` summing to 1).
     feasible, violation
         The mixture's, as :func:`~goalfit.methods.plugin._common.prune` returns them.
 
