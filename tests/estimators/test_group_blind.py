@@ -89,9 +89,10 @@ def _aware_and_blind(constraints, K, seed, n=600):
     joint = np.zeros((n, 2, K))
     joint[np.arange(n), g] = P  # A is a function of x: eta_{y,a} = eta_y 1[a = A(x)]
     sf = {"g": g}
-    # the plug-in oracle on both sides (the group-aware binary default is the threshold oracle)
-    aware = gf.GoalClassifier("precomputed", constraints=constraints, method_params={"oracle": "plugin"}).fit(
-        P, y, sensitive_features=sf)
+    # the plug-in oracle's pricing on both sides (the group-aware binary default is the threshold
+    # oracle, and with the plug-in oracle the binary default is the LP over the cells' ROC hulls)
+    aware = gf.GoalClassifier("precomputed", constraints=constraints,
+                              method_params={"oracle": "plugin", "exact_binary": False}).fit(P, y, sensitive_features=sf)
     blind = gf.GoalClassifier("precomputed", constraints=constraints, group_blind=True).fit(
         joint.reshape(n, -1), y, sensitive_features=sf)
     return aware, blind, P, joint.reshape(n, -1), y, sf

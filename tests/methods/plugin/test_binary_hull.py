@@ -12,9 +12,12 @@ import pandas as pd
 import pytest
 
 import goalfit as gf
-from goalfit.classifiers.members import PluginRule
+from scipy.optimize import linprog
+
+from goalfit.classifiers.members import PluginRule, ThresholdRule
 from goalfit.confusion import CellEncoder, ConfusionSpace
-from goalfit.methods.plugin import PluginOracle, ThresholdOracle, frank_wolfe, split_frank_wolfe
+from goalfit.methods.plugin import (PluginOracle, ThresholdOracle, choose_method, column_generation, con_gda,
+                                   frank_wolfe, split_frank_wolfe)
 from goalfit.methods.plugin import binary_hull
 from tests.methods.plugin.test_solvers import calibrated, cell_rules, hmean, qmean, recall_optimum, uncalibrated
 
@@ -91,11 +94,103 @@ def test_infeasible_goals_fall_back_to_the_iterations():
 
 
 def test_fast_path_scope():
-    """Only the binary plug-in oracle on smooth convex objectives with polyhedral goals."""
+    """Binary, the plug-in or threshold oracle, linear, smooth convex or piecewise-linear
+    objectives with polyhedral goals; not G-mean (non-smooth), macro-F1 (non-convex), refits."""
     P, y, cells, space = calibrated(0, groups=("F", "M"), n_buckets=8)
     cp = gf.Problem("hmean", [gf.demographic_parity_difference() <= 0.02]).compile(space)
-    assert binary_hull.applies(cp, PluginOracle(P, y, cells, space))
-    assert not binary_hull.applies(cp, ThresholdOracle(P, y, cells, space))
-    assert not binary_hull.applies(gf.Problem("gmean", []).compile(space), PluginOracle(P, y, cells, space))
+    plugin, threshold = PluginOracle(P, y, cells, space), ThresholdOracle(P, y, cells, space)
+    for objective in ("hmean", "error", "minmax_recall", "kl_quantification"):
+        goal = gf.Problem(objective, [gf.demographic_parity_difference() <= 0.02]).compile(space)
+        assert binary_hull.applies(goal, plugin) and binary_hull.applies(goal, threshold), objective
+    for objective in ("gmean", "macro_f1"):
+        assert not binary_hull.applies(gf.Problem(objective, []).compile(space), plugin), objective
+    assert not binary_hull.applies(cp, object())
     res = split_frank_wolfe(cp, PluginOracle(P, y, cells, space), max_iter=300, exact_binary=False)
     assert not res.message.startswith("exact")
+
+
+def _sample_confusion(member, P, y, cells, space):
+    """The member's confusion tensor from its own predictions on the sample."""
+    pred = member.predict_codes(None, P, cells)
+    C = np.zeros(space.shape)
+    np.add.at(C, (cells, y, pred), 1.0)
+    return C / len(y)
+
+
+@pytest.mark.parametrize("goals", GOALS[1:3], ids=["dp", "eo"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_threshold_oracle_takes_the_hulls_with_threshold_rules(seed, goals):
+    """With the threshold oracle (the binary default) the hulls are the same (per-cell thresholds
+    on eta_1): the same optimum as the brute-force reference and as exact column generation
+    over its calls, written as ThresholdRules whose own predictions give the confusions."""
+    P, y, cells, space = uncalibrated(seed, n=80)
+    cp = gf.Problem("qmean", goals).compile(space)
+    ref = recall_optimum(cell_rules(P, y, cells, space), space, qmean, cp.A, cp.b)
+    oracle = ThresholdOracle(P, y, cells, space)
+    res = split_frank_wolfe(cp, oracle, tol=1e-6)
+    assert res.message.startswith("exact"), res.message
+    assert all(isinstance(m, ThresholdRule) for m in res.members)
+    for m, C in zip(res.members, res.confusions):
+        np.testing.assert_allclose(_sample_confusion(m, P, y, cells, space), C, atol=1e-12)
+    assert res.feasible and cp.max_violation(res.confusion) <= 1e-9
+    assert cp.objective.value(res.confusion) == pytest.approx(ref, abs=1e-6)
+    cg = split_frank_wolfe(cp, ThresholdOracle(P, y, cells, space), tol=1e-6, exact_binary=False)
+    assert cp.objective.value(res.confusion) <= cp.objective.value(cg.confusion) + 1e-6
+
+
+def _linear_optimum(sets, coef, const, A, b):
+    """min <coef, C> + const over mixtures of each cell's rules (one simplex per cell) s.t. A vec(C) <= b."""
+    X = np.vstack(sets)
+    A_eq = np.zeros((len(sets), len(X)))
+    k = 0
+    for i, rules in enumerate(sets):
+        A_eq[i, k:k + len(rules)] = 1.0
+        k += len(rules)
+    res = linprog(X @ coef.ravel(), A_ub=A @ X.T, b_ub=b, A_eq=A_eq, b_eq=np.ones(len(sets)), bounds=(0, None))
+    assert res.status == 0
+    return res.fun + const
+
+
+LINEAR_GOALS = [[gf.demographic_parity_difference() <= 0.02], [gf.equalized_odds_difference() <= 0.01],
+                [gf.coverage(1) <= 0.3]]
+
+
+@pytest.mark.parametrize("goals", LINEAR_GOALS, ids=["dp", "eo", "coverage"])
+@pytest.mark.parametrize("objective", ["error", "balanced_error"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_column_generation_reaches_the_lp_optimum_over_all_threshold_rules(seed, objective, goals):
+    """Uncalibrated probabilities: pricing with the plug-in oracle stops where no rule has a
+    negative *expected* reduced cost; the hulls' LP reaches the sample's optimum over every
+    threshold rule, with either oracle."""
+    P, y, cells, space = uncalibrated(seed, n=80)
+    cp = gf.Problem(objective, goals).compile(space)
+    ref = _linear_optimum(cell_rules(P, y, cells, space), cp.objective.coef, cp.objective.const, cp.A, cp.b)
+    for oracle in (PluginOracle(P, y, cells, space), ThresholdOracle(P, y, cells, space)):
+        res = column_generation(cp, oracle)
+        assert res.message.startswith("exact: linear program"), res.message
+        assert res.feasible and cp.max_violation(res.confusion) <= 1e-9
+        assert cp.objective.value(res.confusion) == pytest.approx(ref, abs=1e-9)
+        priced = column_generation(cp, oracle, exact_binary=False)
+        assert cp.objective.value(res.confusion) <= cp.objective.value(priced.confusion) + 1e-9
+
+
+def minmax(r):
+    return float(np.max(1 - r))
+
+
+@pytest.mark.parametrize("goals", GOALS[:3], ids=["none", "dp", "eo"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_min_max_recall_takes_the_epigraph_lp(seed, goals):
+    """Binary min-max recall: method="auto" resolves to SplitFW, whose exact path solves the
+    epigraph LP over the hulls: the brute-force optimum, never above ConGDA's iterations."""
+    P, y, cells, space = uncalibrated(seed, n=80)
+    cp = gf.Problem("minmax_recall", goals).compile(space)
+    ref = recall_optimum(cell_rules(P, y, cells, space), space, minmax, cp.A, cp.b)
+    for oracle in (PluginOracle(P, y, cells, space), ThresholdOracle(P, y, cells, space)):
+        assert choose_method(cp, oracle) == "split_frank_wolfe"
+        res = split_frank_wolfe(cp, oracle)
+        assert res.message.startswith("exact: linear program"), res.message
+        assert res.feasible and cp.max_violation(res.confusion) <= 1e-9
+        assert cp.objective.value(res.confusion) == pytest.approx(ref, abs=1e-6)
+        it = con_gda(cp, type(oracle)(P, y, cells, space), max_iter=500)
+        assert cp.objective.value(res.confusion) <= cp.objective.value(it.confusion) + 1e-9

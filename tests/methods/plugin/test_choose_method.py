@@ -117,11 +117,11 @@ def test_convex_unconstrained_binary_follows_section_8_6(groups):
 
 
 @pytest.mark.parametrize("groups", [2, 5])
-def test_unconstrained_binary_min_max_recall_is_gda_with_an_exact_oracle_else_the_ellipsoid(groups):
-    # binary min-max recall, no constraints, threshold oracle (atlas, 10^5 rows): GDA's epigraph
-    # pricing certifies the optimum at 0.5-1.3x one LR fit, the ellipsoid 2.9-3.4x, the same
-    # objective on train and held-out rows; with the plug-in oracle GDA certifies nothing and
-    # runs its 5000 iterations, so the ellipsoid stays
+def test_binary_min_max_recall_is_the_hulls_epigraph_lp_with_the_plugin_or_threshold_oracle(groups):
+    # binary min-max recall, polyhedral constraints or none, on the plug-in or threshold oracle:
+    # SplitFW's exact path solves the epigraph LP over the cells' ROC hulls (the optimum over
+    # every mixture of threshold rules; tests/methods/plugin/test_binary_hull.py); without an
+    # oracle (the choice for one the hulls do not cover) the ellipsoid / ConGDA stay
     from goalfit.methods.plugin import PluginOracle, ThresholdOracle
 
     space = _space(2, groups)
@@ -129,18 +129,17 @@ def test_unconstrained_binary_min_max_recall_is_gda_with_an_exact_oracle_else_th
     y = np.arange(n) % 2
     cells = (np.arange(n) // 2) % groups
     P = np.full((n, 2), 0.5)
-    cp = gf.Problem("minmax_recall").compile(space)
-    assert choose_method(cp, ThresholdOracle(P, y, cells, space)) == "gda"
-    assert choose_method(cp, PluginOracle(P, y, cells, space)) == "ellipsoid"
-    assert choose_method(cp) == "ellipsoid"
+    for cons in ([], [gf.demographic_parity_difference("group") <= 0.02]):
+        cp = gf.Problem("minmax_recall", cons).compile(space)
+        assert choose_method(cp, ThresholdOracle(P, y, cells, space)) == "split_frank_wolfe"
+        assert choose_method(cp, PluginOracle(P, y, cells, space)) == "split_frank_wolfe"
+        assert choose_method(cp) == ("con_gda" if cons else "ellipsoid")
     for smooth in ("hmean", "qmean", "kl_quantification"):
         # KL quantification, no constraints, 10^5 rows: SplitFW's exact column generation 0.4x one LR
         # fit (3 oracle calls), Frank-Wolfe 0.9-1.3x (hundreds); H-/Q-mean within noise of each other
         sp = gf.Problem(smooth).compile(space)
         assert choose_method(sp, ThresholdOracle(P, y, cells, space)) == "split_frank_wolfe"
         assert choose_method(sp, PluginOracle(P, y, cells, space)) == "frank_wolfe"
-    with_dp = gf.Problem("minmax_recall", [gf.demographic_parity_difference("group") <= 0.02]).compile(space)
-    assert choose_method(with_dp, ThresholdOracle(P, y, cells, space)) == "con_gda"
 
 
 @pytest.mark.parametrize("groups", [2, 5])
@@ -212,9 +211,10 @@ def test_binary_minmax_recall_dp_auto_is_near_best():
     P, Y, G = _cell(2, seed=1)
     cons = [gf.demographic_parity_difference("group") <= 0.02]
     res, picked = _objectives("minmax_recall", cons, P, Y, G)
-    assert picked == "con_gda"
-    assert "con_ellipsoid" in res and "con_gda" in res  # the old choice and the new one both ran
+    assert picked == "split_frank_wolfe"  # the ROC hulls' epigraph LP (threshold oracle)
+    assert "con_ellipsoid" in res and "con_gda" in res  # the earlier choices both ran
     _assert_auto_near_best(res, picked)
+    assert res["auto"][0] <= min(v[0] for m, v in res.items() if m != "auto" and v[2] <= 1e-3) + 1e-9
 
 
 def test_multiclass_balanced_error_dp_auto_is_near_best():

@@ -137,32 +137,38 @@ def test_polishes_linear_smooth_convex_and_piecewise_linear_objectives_only():
                          ids=["dp", "eopp+coverage"])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_split_frank_wolfe_with_an_exact_oracle_runs_column_generation(seed, goals, objective, psi):
-    """SplitFW on the threshold oracle (exact on the sample) takes the certified column
-    generation from its first member: within its ``tol`` of the brute-force optimum over
-    mixtures of all threshold rules, in a few oracle calls; ``exact_binary=False`` runs Alg. 5's
-    iterations (tens of calls at the same tolerance) to a feasible mixture (no better than the
-    optimum, which the column generation's certificate already bounds)."""
+    """SplitFW on the threshold oracle (exact on the sample) takes an exact path: the program over
+    the cells' ROC hulls (smooth and piecewise-linear objectives) or, for G-mean, the certified
+    column generation from its first member; both within ``tol`` of the brute-force optimum
+    over mixtures of all threshold rules. The column generation itself gets there in a few
+    oracle calls on every objective; ``exact_binary=False`` runs Alg. 5's iterations (tens of
+    calls at the same tolerance) to a feasible mixture (no better than the optimum, which the
+    column generation's certificate already bounds)."""
     P, y, cells, space = calibrated(seed, groups=("F", "M"), n_buckets=8)
     cp = gf.Problem(objective, goals).compile(space)
     ref = recall_optimum(cell_rules(P, y, cells, space), space, psi, cp.A, cp.b)
+    res = split_frank_wolfe(cp, ThresholdOracle(P, y, cells, space), tol=1e-4)
+    hulls = objective != "gmean"  # G-mean is neither smooth nor piecewise linear
+    assert res.message.startswith("exact: " if hulls else "exact column generation"), res.message
     oracle = ThresholdOracle(P, y, cells, space)
-    res = split_frank_wolfe(cp, oracle, tol=1e-4)
-    assert res.message.startswith("exact column generation"), res.message
-    assert res.feasible and cp.max_violation(res.confusion) <= 1e-7
-    val = cp.objective.value(res.confusion)
-    assert ref - 1e-7 <= val <= ref + 1e-4
-    assert res.n_oracle_calls <= 20
+    cg = c2f.exact_column_generation(cp, oracle, oracle(-np.eye(2)[None] / space.row_mass[:, :, None]),
+                                     method="split_frank_wolfe", tol=1e-4)
+    for r in (res, cg):
+        assert r.feasible and cp.max_violation(r.confusion) <= 1e-7
+        assert ref - 1e-7 <= cp.objective.value(r.confusion) <= ref + 1e-4
+    assert cg.message.startswith("exact column generation") and cg.n_oracle_calls <= 20
     it = split_frank_wolfe(cp, ThresholdOracle(P, y, cells, space), tol=1e-4, exact_binary=False)
-    assert not it.message.startswith("exact column generation")
-    assert it.n_oracle_calls > res.n_oracle_calls
+    assert not it.message.startswith("exact")
+    assert it.n_oracle_calls > cg.n_oracle_calls
     assert it.feasible and cp.max_violation(it.confusion) <= 1e-7
 
 
 def test_exact_column_generation_falls_back_to_the_iterations_when_infeasible():
     """KL quantification s.t. a coverage bound: the balanced rule breaks the bound and the
     constant rule that meets it has an infinite KL, so the mixture program over those two
-    members stays infeasible and the column generation ends there; SplitFW then runs its
-    iterations, whose F-step finds the feasible mixtures (same answer as ``exact_binary=False``)."""
+    members stays infeasible and the column generation ends there; Alg. 5's iterations
+    (``exact_binary=False``), whose F-step finds the feasible mixtures, and the program over
+    the ROC hulls (SplitFW's default here) both reach a feasible mixture, the latter certified."""
     P, y, cells, space = calibrated(0, groups=("F", "M"), n_buckets=8)
     base = float(np.mean(y == 1))
     cp = gf.Problem("kl_quantification", [gf.coverage(1) <= round(0.75 * base, 4)]).compile(space)
@@ -172,8 +178,10 @@ def test_exact_column_generation_falls_back_to_the_iterations_when_infeasible():
     res = split_frank_wolfe(cp, ThresholdOracle(P, y, cells, space))
     ref = split_frank_wolfe(cp, ThresholdOracle(P, y, cells, space), exact_binary=False)
     assert not cg.feasible and cg.n_oracle_calls == 2, cg.message
-    assert res.message == ref.message and res.message.startswith("converged"), res.message
-    assert res.feasible and cp.max_violation(res.confusion) <= 1e-7
+    assert ref.message.startswith("converged") and res.message.startswith("exact: convex program"), res.message
+    for r in (res, ref):
+        assert r.feasible and cp.max_violation(r.confusion) <= 1e-7
+    assert cp.objective.value(res.confusion) <= cp.objective.value(ref.confusion) + 1e-4
 
 
 def test_differentiable_at_tells_a_kink():

@@ -195,14 +195,15 @@ def test_con_bisection_rejects_non_ratio_objectives():
 
 @pytest.mark.parametrize("goal,constraints,seeds", CASES[:3], ids=["f1-cov", "f1-dp", "f2-cov-eopp"])
 def test_warm_started_steps_reach_the_same_optimum_in_fewer_calls(goal, constraints, seeds):
-    """Each step's column generation starts from the supports of the steps before: the bracket
-    and the answer are the cold start's (``inner_params={"warm_start": None}``), within the
-    bracket's width, in fewer oracle calls."""
+    """Each step's column generation (pricing, not the ROC hulls' LP: ``exact_binary=False``)
+    starts from the supports of the steps before: the bracket and the answer are the cold
+    start's (``inner_params={"warm_start": None}``), within the bracket's width, in fewer
+    oracle calls."""
     P, y, cells, space = calibrated(seeds[0])
     cp = gf.Problem(goal, constraints).compile(space)
     warm_oracle, cold_oracle = PluginOracle(P, y, cells, space), PluginOracle(P, y, cells, space)
-    warm = con_bisection(cp, warm_oracle)
-    cold = con_bisection(cp, cold_oracle, inner_params={"warm_start": None})
+    warm = con_bisection(cp, warm_oracle, inner_params={"exact_binary": False})
+    cold = con_bisection(cp, cold_oracle, inner_params={"warm_start": None, "exact_binary": False})
     assert warm.feasible and cold.feasible
     assert cp.objective.value(warm.confusion) == pytest.approx(cp.objective.value(cold.confusion), abs=1e-6)
     assert warm_oracle.n_calls < cold_oracle.n_calls
@@ -216,9 +217,9 @@ def test_column_generation_stops_when_the_priced_member_is_a_column():
     ``max_iter`` (con_bisection's warm-started steps near the optimum: 200 rounds each)."""
     P, y, cells, space = calibrated(2)
     cp = gf.Problem("error", [gf.demographic_parity_difference() <= 0.02]).compile(space)
-    first = cg_module.column_generation(cp, PluginOracle(P, y, cells, space), max_iter=200)
+    first = cg_module.column_generation(cp, PluginOracle(P, y, cells, space), max_iter=200, exact_binary=False)
     oracle = PluginOracle(P, y, cells, space)
-    again = cg_module.column_generation(cp, oracle, max_iter=200, tol=-1.0,
+    again = cg_module.column_generation(cp, oracle, max_iter=200, tol=-1.0, exact_binary=False,
                                         warm_start=(first.members, first.confusions))
     assert "already a column after" in again.message and again.details.iterations <= 2, again.message
     assert cp.objective.value(again.confusion) == pytest.approx(cp.objective.value(first.confusion), abs=1e-9)

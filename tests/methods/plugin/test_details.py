@@ -24,11 +24,14 @@ DP = gf.demographic_parity_difference() <= 0.02
 # ------------------------------------------------------------------ certified gaps
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("method,kw", [("column_generation", {"tol": 1e-7}), ("split_frank_wolfe", {"tol": 1e-4}),
+                                       ("column_generation", {"tol": 1e-7, "exact_binary": False}),
+                                       ("split_frank_wolfe", {"tol": 1e-4, "exact_binary": False}),
                                        ("con_gda", {"tol": 1e-4, "max_iter": 3000})])
 def test_certified_gap_bounds_the_suboptimality_of_a_linear_goal(seed, method, kw):
     """Threshold oracle (exact over per-cell threshold rules): the lower bound is below the LP
     optimum over all mixtures of those rules, the gap above the true suboptimality, and at most
-    ``tol`` when the method says it converged."""
+    ``tol`` when the method says it converged or solved the ROC hulls' program (the default
+    with two classes; ``exact_binary=False``: pricing or Alg. 5's iterations)."""
     P, y, cells, space = uncalibrated(seed)
     cp = gf.Problem("error", [DP]).compile(space)
     res = solve(cp, ThresholdOracle(P, y, cells, space), method, **kw)
@@ -39,9 +42,10 @@ def test_certified_gap_bounds_the_suboptimality_of_a_linear_goal(seed, method, k
     assert d.lower_bound is not None and d.lower_bound <= ref + 1e-9
     assert d.gap == pytest.approx(value - d.lower_bound, abs=1e-15)
     assert d.gap >= value - ref - 1e-9 >= -2e-9
-    if d.stop == StopReason.CONVERGED:
+    if d.stop in (StopReason.CONVERGED, StopReason.EXACT):
         assert d.gap <= kw["tol"] * max(1.0, abs(value)) + 1e-9
-    assert d.stop in (StopReason.CONVERGED, StopReason.STALLED, StopReason.MAX_ITER)
+    exact = kw.get("exact_binary", True) and method != "con_gda"
+    assert d.stop in ((StopReason.EXACT,) if exact else (StopReason.CONVERGED, StopReason.STALLED, StopReason.MAX_ITER))
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -78,12 +82,18 @@ def test_bisection_lower_bound_is_below_the_best_rule(seed):
 
 
 def test_an_inexact_oracle_certifies_nothing():
-    """The plug-in oracle on uncalibrated probabilities: no lower bound, no gap, whatever the stop."""
+    """The plug-in oracle on uncalibrated probabilities, pricing or iterating
+    (``exact_binary=False``): no lower bound, no gap, whatever the stop. The ROC hulls' LP (the
+    default with two classes) reads the sample's labels, not the oracle's minimization: its
+    bound holds over every mixture of threshold rules (the LP reference)."""
     P, y, cells, space = uncalibrated(0)
     cp = gf.Problem("error", [DP]).compile(space)
+    ref = linear_optimum(cell_rules(P, y, cells, space), cp)
     for method in ("column_generation", "split_frank_wolfe"):
-        d = solve(cp, PluginOracle(P, y, cells, space), method).details
+        d = solve(cp, PluginOracle(P, y, cells, space), method, exact_binary=False).details
         assert d.oracle == "plugin" and d.lower_bound is None and d.gap is None
+        d = solve(cp, PluginOracle(P, y, cells, space), method).details
+        assert d.stop == StopReason.EXACT and d.lower_bound == pytest.approx(ref, abs=1e-9) and d.gap <= 1e-9
 
 
 # ------------------------------------------------------------------ details of every method
@@ -127,8 +137,10 @@ def test_stop_reasons_and_iterations_match_the_run():
     full = solve(cp, ThresholdOracle(P, y, cells, space), "con_gda", max_iter=20, tol=0.0)
     assert full.details.stop == StopReason.MAX_ITER and full.details.iterations == 20
     assert full.message == "20 iterations"
-    cg = solve(cp, ThresholdOracle(P, y, cells, space), "column_generation")
+    cg = solve(cp, ThresholdOracle(P, y, cells, space), "column_generation", exact_binary=False)
     assert cg.details.stop == "converged" and f"after {cg.details.iterations} rounds" in cg.message
+    hulls = solve(cp, ThresholdOracle(P, y, cells, space), "column_generation")
+    assert hulls.details.stop == "exact" and hulls.details.iterations == 0 and hulls.message.startswith("exact")
     free = solve(gf.Problem("error").compile(space), ThresholdOracle(P, y, cells, space), "column_generation")
     assert free.details.stop == "exact" and free.details.iterations == 0 and free.details.gap == pytest.approx(0, abs=1e-15)
 
@@ -199,15 +211,17 @@ def test_goal_classifier_exposes_the_details():
     d = m.result_.details
     assert m.oracle_ == d.oracle == "threshold"  # "auto" on a binary problem
     assert (m.n_iter_, m.stop_reason_, m.optimality_gap_) == (d.iterations, d.stop, d.gap)
-    assert m.stop_reason_ == "converged" and -1e-12 <= m.optimality_gap_ <= 1e-9  # up to round-off
+    assert m.stop_reason_ == "exact" and -1e-12 <= m.optimality_gap_ <= 1e-9  # the ROC hulls' LP
     new = m.with_goals([gf.demographic_parity_difference() <= 0.01])
     assert new.n_iter_ == new.result_.details.iterations and new.optimality_gap_ == new.result_.details.gap
     assert m.result_.details is d and new.result_ is not m.result_  # the original is unchanged
-    # auto resolves with the oracle (threshold: exact) in fit and in with_goals alike, and method_ names
-    # the method that ran: min-max recall without constraints is GDA there (the ellipsoid without the oracle)
+    # auto resolves with the oracle in fit and in with_goals alike, and method_ names the method that
+    # ran: min-max recall without constraints is SplitFW (the ROC hulls' epigraph LP) with the threshold
+    # oracle, the ellipsoid without an oracle
     mm = m.with_goals([], objective="minmax_recall")
     fresh = gf.GoalClassifier(objective="minmax_recall", random_state=0).fit(X, y, sensitive_features=s)
-    assert mm.method_ == mm.result_.method == fresh.method_ == "gda"
+    assert mm.method_ == mm.result_.method == fresh.method_ == "split_frank_wolfe"
     plug = gf.GoalClassifier(constraints=[gf.demographic_parity_difference() <= 0.05],
-                             method_params={"oracle": "plugin"}, random_state=0).fit(X, y, sensitive_features=s)
+                             method_params={"oracle": "plugin", "exact_binary": False},
+                             random_state=0).fit(X, y, sensitive_features=s)
     assert plug.oracle_ == "plugin" and plug.optimality_gap_ is None

@@ -181,16 +181,18 @@ CG_GOALS = [
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("objective,constraints", CG_GOALS, ids=range(len(CG_GOALS)))
 def test_column_generation_reaches_exact_lp(seed, objective, constraints):
+    """Calibrated probabilities: pricing with the plug-in oracle (``exact_binary=False``) and the
+    ROC hulls' LP (the default) both reach the LP optimum over every threshold rule."""
     P, y, cells, space = calibrated(seed)
     cp = gf.Problem(objective, constraints).compile(space)
-    oracle = PluginOracle(P, y, cells, space)
-    res = column_generation(cp, oracle)
     ref = linear_optimum(cell_rules(P, y, cells, space), cp)
-    assert res.feasible and res.message.startswith("optimal")
-    assert cp.objective.value(res.confusion) == pytest.approx(ref, abs=1e-9)
-    assert cp.max_violation(res.confusion) <= 1e-9
-    assert res.n_oracle_calls < 40
-    np.testing.assert_allclose(res.weights.sum(), 1.0)
+    for exact_binary, message in ((False, "optimal"), (True, "exact: linear program")):
+        res = column_generation(cp, PluginOracle(P, y, cells, space), exact_binary=exact_binary)
+        assert res.feasible and res.message.startswith(message)
+        assert cp.objective.value(res.confusion) == pytest.approx(ref, abs=1e-9)
+        assert cp.max_violation(res.confusion) <= 1e-9
+        assert res.n_oracle_calls < 40
+        np.testing.assert_allclose(res.weights.sum(), 1.0)
     # constraints never help, and on seeds 0 and 3 they bind for every goal set
     free = linear_optimum(cell_rules(P, y, cells, space), gf.Problem(objective).compile(space))
     assert free <= ref + 1e-12
@@ -203,12 +205,12 @@ def test_column_generation_reaches_exact_lp(seed, objective, constraints):
 
 
 def test_column_generation_uncalibrated_is_master_optimal():
-    """Approximate oracle: the result is the exact optimum over the hull of the members found
-    (and never below the optimum over all threshold rules)."""
+    """Approximate oracle, pricing (not the ROC hulls' LP): the result is the exact optimum over
+    the hull of the members found (and never below the optimum over all threshold rules)."""
     for seed in range(3):
         P, y, cells, space = uncalibrated(seed)
         cp = gf.Problem("error", [gf.demographic_parity_difference() <= 0.02]).compile(space)
-        res = column_generation(cp, PluginOracle(P, y, cells, space))
+        res = column_generation(cp, PluginOracle(P, y, cells, space), exact_binary=False)
         ref_all = linear_optimum(cell_rules(P, y, cells, space), cp)
         val = cp.objective.value(res.confusion)
         assert val >= ref_all - 1e-12

@@ -3,11 +3,13 @@
 ``solve(problem, oracle, method="auto")`` picks by the objective's class and the dimension of
 the problem's succinct representation (§8.6: ellipsoid for few dimensions, Frank-Wolfe for
 smooth metrics without constraints, GDA / ConGDA otherwise, bisection for ratios), with one
-departure for speed at the same guarantee: a **binary** problem with a smooth convex objective
-(H-mean, Q-mean) or G-mean, under polyhedral constraints or none, gets Frank-Wolfe / SplitFW,
-whose exact binary path (:mod:`goalfit.methods.plugin.binary_hull`) solves the convex program
-over the groups' ROC hulls with a certified gap in a few oracle calls (the ellipsoid needs
-hundreds of cuts for the same certificate):
+departure for speed at the same guarantee or a better one: a **binary** problem on the plug-in
+or the threshold oracle with a linear, smooth convex (H-mean, Q-mean, KL quantification) or
+piecewise-linear (min-max recall) objective, under polyhedral constraints or none, is solved
+exactly over the cells' ROC hulls (:mod:`goalfit.methods.plugin.binary_hull`: one linear or
+convex program over every mixture of threshold rules) by the exact path of column generation
+(linear) or of Frank-Wolfe / SplitFW (the others), where the paper's methods iterate (the
+ellipsoid needs hundreds of cuts, ConGDA thousands of oracle calls):
 
 =========================================  ==========================  ===========================
 objective                                  no constraints              constraints
@@ -21,10 +23,12 @@ convex, piecewise linear (min-max recall)  GDA (Alg. 2)                ConGDA (A
 =========================================  ==========================  ===========================
 
 (*) For polyhedral constraints (coverage, fairness, precision, ratios such as the 80% rule).
-The table is for binary problems with the plug-in oracle. With an exact oracle (the threshold
-oracle, the binary default) the unconstrained smooth row runs SplitFW's exact column generation
-(certified in a few oracle calls) and the unconstrained piecewise-linear row GDA (in a few tens; the
-ellipsoid row then no longer applies to min-max recall). With more than two classes, every
+The table is for binary problems with an oracle the ROC hulls do not cover; with the plug-in
+or the threshold oracle (the binary default) the linear rows run the hulls' LP inside column
+generation (and the ratio rows inside ConBisection's steps), the smooth rows inside
+Frank-Wolfe / SplitFW, and the piecewise-linear row is SplitFW (the hulls' epigraph LP);
+G-mean with the threshold oracle runs SplitFW's exact column generation (certified in a few
+oracle calls). With more than two classes, every
 objective with polyhedral constraints or none runs SplitFW (Alg. 5); min-max recall iterates on
 its log-sum-exp smoothing (``split_frank_wolfe(smoothing=...)``) and its output mixture is fitted
 to the true maximum.
@@ -51,6 +55,7 @@ of the paper reports.
 """
 from collections.abc import Callable
 
+from . import binary_hull
 from .bisection import bisection, con_bisection
 from .column_generation import column_generation, min_max_violation
 from .ellipsoid import con_ellipsoid, ellipsoid, jle_update
@@ -93,12 +98,14 @@ def choose_method(problem, oracle=None) -> str:
     convex smooth              none                    split_frank_wolfe (exact  split_frank_wolfe
                                                        oracle), else frank_wolfe
     convex non-smooth          none                    split_frank_wolfe         split_frank_wolfe
-    convex piecewise linear    none                    gda (exact oracle), else  split_frank_wolfe
-                                                       ellipsoid if dim <= 6,    (smoothed)
-                                                       else gda
+    convex piecewise linear    none                    split_frank_wolfe (plug-  split_frank_wolfe
+                                                       in / threshold oracle),   (smoothed)
+                                                       else ellipsoid if dim
+                                                       <= 6, else gda
     convex, not piecewise lin. polyhedral              split_frank_wolfe         split_frank_wolfe
-    convex piecewise linear    polyhedral              con_gda                   split_frank_wolfe
-                                                                                 (smoothed)
+    convex piecewise linear    polyhedral              split_frank_wolfe (plug-  split_frank_wolfe
+                                                       in / threshold oracle),   (smoothed)
+                                                       else con_gda
     smooth non-convex          none / polyhedral       frank_wolfe / con_gda     split_frank_wolfe
     (macro-F1; a heuristic,                            (heuristics)              (heuristic)
     with a RuntimeWarning)
@@ -110,9 +117,10 @@ def choose_method(problem, oracle=None) -> str:
     oracle : linear minimization oracle, optional
         The oracle the method will run on. With an exact one (``oracle.exact``: the threshold
         oracle, binary problems), a smooth convex objective without constraints runs SplitFW's
-        exact column generation (instead of Frank-Wolfe) and min-max recall without
-        constraints GDA, whose epigraph pricing certifies the optimum in a few tens of oracle
-        calls (instead of the ellipsoid's cuts); None: the choice for an inexact oracle.
+        exact path (instead of Frank-Wolfe); with the plug-in or the threshold oracle, binary
+        min-max recall runs SplitFW, whose exact path solves the epigraph LP over the cells'
+        ROC hulls (:mod:`~goalfit.methods.plugin.binary_hull`) in one program instead of GDA's
+        or ConGDA's iterations and the ellipsoid's cuts; None: the choice for another oracle.
 
     Returns
     -------
@@ -157,6 +165,11 @@ def choose_method(problem, oracle=None) -> str:
             # pieces (min-max recall) iterates on its log-sum-exp smoothing (its measurements
             # against ConGDA: benchmarks/README.md, "Measurements behind the library's choices")
             return "split_frank_wolfe"
+        if pwl and oracle is not None and binary_hull.applies(problem, oracle):
+            # binary min-max recall on the plug-in or threshold oracle, polyhedral constraints or
+            # none: SplitFW's exact path solves the epigraph LP over the cells' ROC hulls (one LP,
+            # the optimum over every mixture of threshold rules, where GDA and ConGDA iterate)
+            return "split_frank_wolfe"
         if constrained and not problem.nonlinear:
             # binary: SplitFW reaches the best objective on train and held-out rows at a fraction
             # of the constrained ellipsoid's / ConGDA's time; on min-max recall ConGDA (certified
@@ -168,11 +181,6 @@ def choose_method(problem, oracle=None) -> str:
             # optimum in a few oracle calls, faster than the ellipsoid at the same objective
             # (benchmarks/README.md, atlas.py)
             return "split_frank_wolfe"
-        if not constrained and exact:
-            # min-max recall (the smooth ones returned above): GDA's stopping checks price it by
-            # the epigraph LP's duals, a certified gap in a few tens of exact oracle calls; the
-            # ellipsoid's cuts take several times longer (benchmarks/README.md, atlas.py)
-            return "gda"
         dim = _ellipsoid_dim(problem)
         if dim is not None and 2 <= dim <= ELLIPSOID_MAX_DIM:
             return "con_ellipsoid" if constrained else "ellipsoid"

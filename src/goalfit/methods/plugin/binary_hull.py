@@ -1,23 +1,34 @@
-"""Exact solve of binary plug-in problems over the per-cell ROC convex hulls (a fast path).
+"""Exact solve of binary problems over the per-cell ROC convex hulls (a fast path).
 
 For two classes the plug-in oracle's rule in each cell is a threshold on ``eta_1`` (class 1
 above it, or below it for costs of the other sign; Narasimhan et al. JMLR 2024, Alg. 10), and a
-cost tensor sets each cell's threshold independently. So the confusion tensors of the mixtures
-of the oracle's outputs are exactly the product over cells of the convex hulls of the cells'
-threshold points ``(FP_c, TP_c)`` (the ROC convex hull of Provost & Fawcett, Mach. Learn. 2001;
-the geometry of Hardt, Price & Srebro, NeurIPS 2016, §4, for equalized odds). Every method that
-mixes plug-in rules (Frank-Wolfe, SplitFW, GDA, ...) therefore solves
+cost tensor sets each cell's threshold independently; the threshold oracle picks among the same
+rules by their cost on the sample. So the confusion tensors of the mixtures of either oracle's
+outputs are exactly the product over cells of the convex hulls of the cells' threshold points
+``(FP_c, TP_c)`` (the ROC convex hull of Provost & Fawcett, Mach. Learn. 2001; the geometry of
+Hardt, Price & Srebro, NeurIPS 2016, §4, for equalized odds). Every method that mixes threshold
+rules (column generation, Frank-Wolfe, SplitFW, GDA, ...) therefore solves
 
     min psi(C(x))  s.t.  x_c in hull_c for every cell c,  A vec(C(x)) <= b,
 
-a convex program in ``2 * n_cells`` variables with linear constraints (the hulls' facets and
-the goals' rows). It is solved here directly (SLSQP), its optimality certified by one LP (the
-Frank-Wolfe gap over the explicit polytope), and its solution written back as a mixture of a
-few plug-in rules: in each cell the point is a convex combination of at most three hull vertices
-(threshold rules), and the cells' combinations are coupled into at most
-``sum_c (k_c - 1) + 1`` product rules, each one oracle call with a cost tensor that selects the
-cell thresholds. Not in Narasimhan et al.; an addition that returns the limit their iterative
-methods approach (tested against the LP/brute-force optimum over all threshold rules).
+a program in ``2 * n_cells`` variables with linear constraints (the hulls' facets and the
+goals' rows), solved here directly:
+
+* a linear objective (error, cost-sensitive, balanced error): a linear program, exact;
+* a maximum of linear pieces (min-max recall): its epigraph linear program, exact;
+* a smooth convex objective (H-mean, Q-mean, KL quantification): SLSQP, its optimality
+  certified by one LP (the Frank-Wolfe gap over the explicit polytope).
+
+The solution is written back as a mixture of a few threshold rules: in each cell the point is a
+convex combination of at most three hull vertices, and the cells' combinations are coupled into
+at most ``sum_c (k_c - 1) + 1`` product rules (plug-in rules given by a cost tensor that selects
+the cell thresholds with the plug-in oracle, :class:`~goalfit.classifiers.ThresholdRule` objects
+with the threshold oracle). The optimum is over every threshold rule of the sample, so with the
+plug-in oracle it can lie below what the oracle's pricing reaches (its rules minimize the cost
+*expected* under the probabilities: column generation stops short of the sample's optimum when
+they are not calibrated within the cells). Not in Narasimhan et al.; an addition that returns
+the limit their iterative methods approach (tested against the LP/brute-force optimum over all
+threshold rules).
 """
 from __future__ import annotations
 
@@ -25,9 +36,12 @@ import numpy as np
 from scipy.optimize import minimize, nnls
 from scipy.spatial import ConvexHull, QhullError
 
+from ...classifiers.members import ThresholdRule
+from ._common import StopReason, piecewise_linear, plugin_result
 from .lp import highs_linprog as linprog
+from .mixture import final_mixture
 from .._scan import hull_candidates, split_positions
-from .oracle import is_plugin
+from .oracle import ThresholdOracle, is_plugin
 
 #: certified gap below which the solution is accepted when the caller's tolerance is 0
 EXACT_GAP = 1e-8
@@ -37,24 +51,47 @@ FEASIBLE = 1e-9
 
 
 def applies(problem, oracle) -> bool:
-    """Whether the fast path solves this problem: two classes, the plug-in oracle on fixed
-    probabilities (:class:`~goalfit.methods.plugin.PluginOracle`, not its threshold or refit
-    relatives), a smooth convex objective with a gradient and polyhedral constraints only."""
+    """Whether the fast path solves this problem: two classes, the plug-in or the threshold
+    oracle on fixed probabilities (:class:`~goalfit.methods.plugin.PluginOracle`,
+    :class:`~goalfit.methods.plugin.ThresholdOracle`; not the refit oracle), a linear objective,
+    a smooth convex one with a gradient or a maximum of linear pieces, and polyhedral
+    constraints only (G-mean, neither smooth nor piecewise linear, and macro-F1, not convex, are
+    left to the methods' own paths).
+
+    Examples
+    --------
+    >>> import numpy as np, goalfit as gf
+    >>> from goalfit.confusion import CellEncoder, ConfusionSpace
+    >>> from goalfit.methods.plugin import ThresholdOracle
+    >>> import pandas as pd
+    >>> y = np.array([0, 1, 0, 1, 1, 0]); eta = np.array([.2, .7, .4, .9, .6, .3])
+    >>> enc = CellEncoder(); cells = enc.fit_transform(pd.Series(list("aabbab"), name="g"))
+    >>> space = ConfusionSpace.from_codes(y, cells, np.arange(2), enc.cells_)
+    >>> oracle = ThresholdOracle(np.c_[1 - eta, eta], y, cells, space)
+    >>> [applies(gf.Problem(o).compile(space), oracle) for o in ("error", "minmax_recall", "gmean")]
+    [True, True, False]
+    """
     obj = problem.objective
-    return (problem.space.n_classes == 2 and is_plugin(oracle) and obj.kind == "convex"
-            and bool(getattr(obj, "smooth", False)) and not problem.nonlinear)
+    return (problem.space.n_classes == 2 and (is_plugin(oracle) or isinstance(oracle, ThresholdOracle))
+            and (obj.kind == "linear" or (obj.kind == "convex" and (bool(getattr(obj, "smooth", False))
+                                                                     or piecewise_linear(obj))))
+            and not problem.nonlinear)
 
 
 class _Cell:
     """The threshold rules of one cell and the facets of their convex hull (units of ``C``)."""
 
-    def __init__(self, eta, cum0, cum1, total):
+    def __init__(self, eta, cum0, cum1, total, cuts=None):
         n = len(eta)
         self.eta = eta  # a reference to the oracle's sorted probabilities, not a copy
         self.n0, self.n1 = float(cum0[n]) / total, float(cum1[n]) / total
-        # split positions: 0, n and every k with eta[k-1] < eta[k], by increasing false positives
-        # of the rules "class 1 on [k, n)" (a chain monotone in both coordinates)
-        cuts = split_positions(eta)[::-1] if n else np.zeros(2, int)
+        # split positions: 0, n and every k with eta[k-1] < eta[k] (or the subset ``cuts`` that
+        # holds every hull vertex: the threshold oracle's candidates), by increasing false
+        # positives of the rules "class 1 on [k, n)" (a chain monotone in both coordinates)
+        if not n:
+            cuts = np.zeros(2, int)
+        else:
+            cuts = (split_positions(eta) if cuts is None else np.asarray(cuts))[::-1]
         x = self.n0 - np.asarray(cum0[cuts], float) / total
         y = self.n1 - np.asarray(cum1[cuts], float) / total
         # hull vertices lie among the upper and lower hull vertices of that chain and their mirror
@@ -110,6 +147,15 @@ class _Cell:
         keep = w > 1e-12
         return [self.rule(i) for i in idx[keep]], w[keep] / w[keep].sum()
 
+    def threshold(self, rule):
+        """``(t, upper)`` of :class:`~goalfit.classifiers.ThresholdRule` for ``rule``: class 1
+        iff ``eta_1 >= t`` (upper) or ``eta_1 <= t``, as the threshold oracle writes it."""
+        k, upper = rule
+        n = len(self.eta)
+        if upper:
+            return (float(self.eta[k]) if k < n else np.inf), True
+        return (float(self.eta[k - 1]) if k > 0 else -np.inf), False
+
     def cost(self, rule):
         """2x2 cost whose plug-in rule is ``rule`` (threshold halfway between distinct eta values)."""
         k, upper = rule
@@ -122,14 +168,15 @@ class _Cell:
 
 
 def solve(problem, oracle, tol: float):
-    """The optimum over mixtures of the oracle's plug-in rules, or ``None`` when not certified.
+    """The optimum over mixtures of threshold rules, or ``None`` when not certified.
 
     Parameters
     ----------
     problem : CompiledProblem
         As accepted by :func:`applies`.
-    oracle : PluginOracle
-        Binary; its per-cell sorted probabilities and cumulative label weights are used.
+    oracle : PluginOracle or ThresholdOracle
+        Binary; its per-cell sorted probabilities and cumulative label weights are used (and the
+        threshold oracle's candidate cuts, which hold every hull vertex).
     tol : float
         The solution is accepted when its certified gap (objective units) is at most ``tol``
         (``EXACT_GAP`` when ``tol`` is 0).
@@ -137,16 +184,18 @@ def solve(problem, oracle, tol: float):
     Returns
     -------
     (members, confusions, weights, gap) or None
-        ``S`` plug-in rules (``S <= sum_c (k_c - 1) + 1 <= 2 * n_cells + 1``, ``k_c <= 3`` hull
+        ``S`` rules (``S <= sum_c (k_c - 1) + 1 <= 2 * n_cells + 1``, ``k_c <= 3`` hull
         vertices per cell), their confusion tensors of shape ``(S, n_cells, 2, 2)`` (fractions
         of the sample's weight), weights of shape ``(S,)`` summing to 1, and the certified gap
         (objective units). ``None`` when the goals admit no point of the hulls (the caller's iterative method then
-        returns the least-violating mixture) or the convex program was not solved to the
-        tolerance.
+        returns the least-violating mixture) or the convex program (smooth objectives) was not
+        solved to the tolerance; the linear programs' gap is 0.
     """
     space = problem.space
     m = space.n_cells
-    cells = [_Cell(eta, cum0, cum1, oracle.total) for eta, cum0, cum1 in oracle._sorted]
+    # the threshold oracle has each cell's candidate cuts already (every hull vertex among them)
+    known = getattr(oracle, "_cuts", [None] * m)
+    cells = [_Cell(eta, cum0, cum1, oracle.total, k) for (eta, cum0, cum1), k in zip(oracle._sorted, known)]
     # C(x) = C0 + sum_c [x_fp (e_01 - e_00) + x_tp (e_11 - e_10)] in cell c
     C0 = np.zeros(space.shape)
     M = np.zeros((2 * m, space.size))
@@ -175,21 +224,38 @@ def solve(problem, oracle, tol: float):
         C = conf(x)
         return obj.value(C), M @ obj.gradient(C).ravel()
 
-    # start: the random classifier predicting 1 with probability 1/2 in every cell (interior of
-    # every hull, meets parity-type goals)
-    x0 = np.array([v for cell in cells for v in (cell.n0 / 2, cell.n1 / 2)])
-    res = minimize(fun, x0, jac=True, method="SLSQP",
-                   constraints=[{"type": "ineq", "fun": lambda x: h - G @ x, "jac": lambda x: -G}],
-                   options={"maxiter": 500, "ftol": 1e-12})
-    x = res.x
-    if not np.isfinite(x).all() or (G @ x - h).max() > FEASIBLE:
-        return None
-    U, g = fun(x)
-    # certificate: psi(x) + min_{x' in polytope} <g, x' - x> bounds the optimum from below
-    lp = linprog(g, A_ub=G, b_ub=h, bounds=(None, None))
-    if lp.status != 0:
-        return None
-    gap = float(g @ (x - lp.x))
+    if obj.kind == "linear":
+        # a linear program over the same polytope: its optimum, with a zero gap
+        lp = linprog(M @ obj.coef.ravel(), A_ub=G, b_ub=h, bounds=(None, None))
+        if lp.status != 0:
+            return None
+        x, gap = np.asarray(lp.x, float), 0.0
+    elif piecewise_linear(obj):
+        # a maximum of linear pieces (min-max recall): the epigraph LP in (x, s), min s s.t.
+        # every piece at C(x) <= s, over the same polytope; its optimum, with a zero gap
+        P = obj.coefs @ M.T
+        A_ub = np.block([[P, -np.ones((len(P), 1))], [G, np.zeros((len(G), 1))]])
+        b_ub = np.concatenate([-(obj.coefs @ C0.ravel() + obj.consts), h])
+        lp = linprog(np.r_[np.zeros(2 * m), 1.0], A_ub=A_ub, b_ub=b_ub, bounds=(None, None))
+        if lp.status != 0:
+            return None
+        x, gap = np.asarray(lp.x[:-1], float), 0.0
+    else:
+        # start: the random classifier predicting 1 with probability 1/2 in every cell (interior
+        # of every hull, meets parity-type goals)
+        x0 = np.array([v for cell in cells for v in (cell.n0 / 2, cell.n1 / 2)])
+        res = minimize(fun, x0, jac=True, method="SLSQP",
+                       constraints=[{"type": "ineq", "fun": lambda x: h - G @ x, "jac": lambda x: -G}],
+                       options={"maxiter": 500, "ftol": 1e-12})
+        x = res.x
+        if not np.isfinite(x).all() or (G @ x - h).max() > FEASIBLE:
+            return None
+        U, g = fun(x)
+        # certificate: psi(x) + min_{x' in polytope} <g, x' - x> bounds the optimum from below
+        lp = linprog(g, A_ub=G, b_ub=h, bounds=(None, None))
+        if lp.status != 0:
+            return None
+        gap = float(g @ (x - lp.x))
     if gap > (tol if tol > 0 else EXACT_GAP):
         return None
     # each cell's point as rules, the cells coupled by their cumulative weights (quantiles)
@@ -202,13 +268,39 @@ def solve(problem, oracle, tol: float):
         if hi - lo <= 1e-15:
             continue
         mid = 0.5 * (lo + hi)
-        cost = np.zeros(space.shape)
-        for c, (rules, _) in enumerate(parts):
-            j = min(int(np.searchsorted(ends[c], mid)), len(rules) - 1)
-            cost[c] = cells[c].cost(rules[j])
-        member, Ct = oracle(cost)
+        rules = [r[min(int(np.searchsorted(e, mid)), len(r) - 1)] for (r, _), e in zip(parts, ends)]
+        if is_plugin(oracle):  # a plug-in rule: a cost tensor that selects the cells' thresholds
+            member, Ct = oracle(np.stack([cell.cost(r) for cell, r in zip(cells, rules)]))
+        else:  # the threshold oracle's rule itself
+            thresholds, upper = zip(*(cell.threshold(r) for cell, r in zip(cells, rules)))
+            member = ThresholdRule(thresholds, upper)
+            Ct = oracle.confusion_of_thresholds(member.thresholds, member.upper)
         members.append(member)
         confusions.append(Ct)
         weights.append(hi - lo)
     weights = np.asarray(weights) / np.sum(weights)
     return members, np.array(confusions), weights, gap
+
+
+def fit(problem, oracle, tol, rec, method):
+    """:func:`solve` as the result of ``method`` (a :class:`FitResult`), or ``None`` where
+    :func:`solve` returns ``None`` (the caller then runs its own iterations).
+
+    ``rec`` is the caller's :class:`~goalfit.methods.plugin._common.Recorder`.
+    """
+    out = solve(problem, oracle, tol)
+    if out is None:
+        return None
+    members, Cs, weights, gap = out
+    # the weights are the program's optimum: not re-weighted by the LP of §8.2 (which optimizes
+    # an upper bound and would reject a violation of 1e-12); feasible to the methods' 1e-7
+    members, Cs, w, feasible = final_mixture(problem, members, Cs, weights, prune_output=False)
+    C = np.tensordot(w, Cs, axes=1)
+    rec(1, C, force=True)
+    obj = problem.objective
+    program = "linear program" if obj.kind == "linear" or piecewise_linear(obj) else "convex program"
+    # the gap is certified over the mixtures of threshold rules, the plug-in oracle's rules here
+    return plugin_result(problem, oracle, members, w, Cs, method, rec.rows, feasible,
+                         f"exact: {program} over the per-cell ROC hulls of the threshold rules, certified "
+                         f"gap {gap:.1e}", stop=StopReason.EXACT, iterations=0, tol=tol,
+                         lower_bound=float(problem.objective.value(C)) - gap, certified=True)

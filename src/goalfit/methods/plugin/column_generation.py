@@ -21,6 +21,7 @@ For linear goals it replaces ConGDA/SplitFW's thousands of oracle calls by tens.
 from __future__ import annotations
 
 import numpy as np
+from . import binary_hull
 from .lp import highs_linprog as linprog
 
 from ._common import FitResult, Recorder, StopReason, epigraph_lp, in_pool, lagrangian_price, plugin_result, prune
@@ -28,7 +29,7 @@ from ._common import FitResult, Recorder, StopReason, epigraph_lp, in_pool, lagr
 
 def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-10,
                       penalty: float = 1e3, record_every: int = 1, callback=None,
-                      warm_start=None) -> FitResult:
+                      warm_start=None, exact_binary: bool = True) -> FitResult:
     """Solve ``min <L0, C>`` s.t. ``A vec(C) <= b`` over mixtures of oracle outputs.
 
     Parameters
@@ -47,6 +48,19 @@ def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-1
         Columns known from an earlier solve on the same sample (e.g. the previous point of a
         frontier, :func:`goalfit.frontier`): they enter the first master LP, so a nearby problem
         needs few pricing rounds. The result is the same optimum; only the path is shorter.
+    exact_binary : bool, default True
+        Two classes, constraints, the plug-in or the threshold oracle: solve the linear program
+        over the per-cell ROC hulls of the threshold rules
+        (:mod:`~goalfit.methods.plugin.binary_hull`: every threshold rule of every cell at once,
+        one LP and a few oracle calls) instead of pricing. The plug-in oracle prices by the cost
+        expected under the probabilities, so column generation stops where no rule has a
+        negative *expected* reduced cost, short of the sample's optimum when the probabilities
+        are not calibrated within the cells; the hulls give that optimum, the limit of the
+        paper's iterative methods on the same oracle. Column generation runs when it does not
+        apply or the goals admit no point of the hulls (the least-violating mixture). Without
+        constraints the answer stays one oracle call (the plug-in rule for the plug-in oracle,
+        whose user trusts the probabilities; the sample's optimum for the threshold oracle).
+        ``False``: always price.
 
     Returns
     -------
@@ -63,6 +77,10 @@ def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-1
     if problem.nonlinear:
         raise ValueError("column generation needs polyhedral constraints")
     rec = Recorder(problem, oracle, record_every, callback)
+    if exact_binary and problem.A is not None and binary_hull.applies(problem, oracle):
+        result = binary_hull.fit(problem, oracle, tol, rec, "column_generation")
+        if result is not None:
+            return result
     c0 = problem.objective.coef
     A, b = problem.A, problem.b
     member, C = oracle(c0)

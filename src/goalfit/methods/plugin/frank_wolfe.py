@@ -20,24 +20,6 @@ def _start(problem, oracle):
     return oracle(norm.cost(lam))
 
 
-def _exact_binary(problem, oracle, tol, rec, method):
-    """The fast path of :mod:`~goalfit.methods.plugin.binary_hull` as a method's result, or None."""
-    out = binary_hull.solve(problem, oracle, tol)
-    if out is None:
-        return None
-    members, Cs, weights, gap = out
-    # the weights are the program's optimum: not re-weighted by the LP of §8.2 (which optimizes
-    # an upper bound and would reject a violation of 1e-12); feasible to the methods' 1e-7
-    members, Cs, w, feasible = final_mixture(problem, members, Cs, weights, prune_output=False)
-    C = np.tensordot(w, Cs, axes=1)
-    rec(1, C, force=True)
-    # the gap is certified over the mixtures of threshold rules, the plug-in oracle's rules here
-    return plugin_result(problem, oracle, members, w, Cs, method, rec.rows, feasible,
-                         f"exact: convex program over the per-cell ROC hulls of the plug-in rules, certified "
-                         f"gap {gap:.1e}", stop=StopReason.EXACT, iterations=0, tol=tol,
-                         lower_bound=float(problem.objective.value(C)) - gap, certified=True)
-
-
 def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, check_every: int = 10,
                 exact_binary: bool = True, record_every: int = 10, callback=None) -> FitResult:
     """Frank-Wolfe over the achievable confusion set (Alg. 1) for a smooth convex objective.
@@ -65,11 +47,11 @@ def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, che
         (Fig. 10) and a stall is no sign of convergence.
     check_every : int, default 10
     exact_binary : bool, default True
-        Two classes with the plug-in oracle: solve the problem exactly over the per-cell ROC
-        hulls of the oracle's rules (:mod:`~goalfit.methods.plugin.binary_hull`, a certified
-        optimum in a few oracle calls, the limit the iterations approach) instead of iterating;
-        the iterations run when it does not apply or is not certified. ``False``: Alg. 1 as in
-        the paper.
+        Two classes with the plug-in or the threshold oracle: solve the problem exactly over
+        the per-cell ROC hulls of the threshold rules (:mod:`~goalfit.methods.plugin.binary_hull`,
+        a certified optimum in a few oracle calls, the limit the iterations approach) instead
+        of iterating; the iterations run when it does not apply or is not certified.
+        ``False``: Alg. 1 as in the paper.
 
     Returns
     -------
@@ -79,7 +61,7 @@ def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, che
         raise ValueError("frank_wolfe is unconstrained; use split_frank_wolfe or con_gda")
     rec = Recorder(problem, oracle, record_every, callback)
     if exact_binary and binary_hull.applies(problem, oracle):
-        result = _exact_binary(problem, oracle, tol, rec, "frank_wolfe")
+        result = binary_hull.fit(problem, oracle, tol, rec, "frank_wolfe")
         if result is not None:
             return result
     _, C = _start(problem, oracle)
@@ -167,14 +149,15 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
     check_every : int, default 10
         Smallest spacing of the checks.
     exact_binary : bool, default True
-        Two classes with the plug-in oracle: solve the problem exactly over the per-cell ROC
-        hulls of the oracle's rules (:mod:`~goalfit.methods.plugin.binary_hull`: a convex
-        program in ``2 * n_cells`` variables certified by one LP, a few oracle calls; the limit
-        the iterations approach) instead of iterating. The iterations run when it does not
-        apply, the goals admit no point of the hulls (least violation) or the gap is not
-        certified below ``tol``. With an exact oracle (the threshold oracle, binary only) and a
-        linear or convex objective (not piecewise linear): fully-corrective column generation
-        from the first member instead of the iterations
+        Two classes with the plug-in or the threshold oracle: solve the problem exactly over
+        the per-cell ROC hulls of the threshold rules (:mod:`~goalfit.methods.plugin.binary_hull`:
+        a program in ``2 * n_cells`` variables, a linear one for linear objectives and maxima
+        of linear pieces, a convex one certified by one LP for smooth objectives; the limit the
+        iterations approach) instead of iterating. Where it does not apply (G-mean), the goals
+        admit no point of the hulls (least violation) or the gap is not certified below
+        ``tol``, an exact oracle (the threshold oracle, binary only) with a linear or convex
+        objective runs fully-corrective column generation from the first member instead of
+        the iterations
         (:func:`~goalfit.methods.plugin.coarse_to_fine.exact_column_generation`: each round
         prices one member with a certified gap, so it stops on the gap ``tol`` after a few
         rounds where the iterations take tens to hundreds; ``max_iter`` bounds its oracle
@@ -224,7 +207,7 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
     norm = RowNormalizer(space)
     rec = Recorder(problem, oracle, record_every, callback)
     if exact_binary and binary_hull.applies(problem, oracle):
-        result = _exact_binary(problem, oracle, tol, rec, "split_frank_wolfe")
+        result = binary_hull.fit(problem, oracle, tol, rec, "split_frank_wolfe")
         if result is not None:
             return result
     if exact_binary and coarse_to_fine.certifies(problem, oracle):
