@@ -19,7 +19,8 @@ from goalfit.confusion import CellEncoder, ConfusionSpace
 from goalfit.methods.plugin import (PluginOracle, ThresholdOracle, choose_method, column_generation, con_gda,
                                    frank_wolfe, split_frank_wolfe)
 from goalfit.methods.plugin import binary_hull
-from tests.methods.plugin.test_solvers import calibrated, cell_rules, hmean, qmean, recall_optimum, uncalibrated
+from tests.methods.plugin.test_solvers import (calibrated, cell_rules, gmean, hmean, qmean, recall_optimum,
+                                               uncalibrated)
 
 GOALS = [
     [],
@@ -94,16 +95,15 @@ def test_infeasible_goals_fall_back_to_the_iterations():
 
 
 def test_fast_path_scope():
-    """Binary, the plug-in or threshold oracle, linear, smooth convex or piecewise-linear
-    objectives with polyhedral goals; not G-mean (non-smooth), macro-F1 (non-convex), refits."""
+    """Binary, the plug-in or threshold oracle, linear, convex (smooth, piecewise-linear or of a
+    few features) objectives with polyhedral goals; not macro-F1 (non-convex), not refits."""
     P, y, cells, space = calibrated(0, groups=("F", "M"), n_buckets=8)
     cp = gf.Problem("hmean", [gf.demographic_parity_difference() <= 0.02]).compile(space)
     plugin, threshold = PluginOracle(P, y, cells, space), ThresholdOracle(P, y, cells, space)
-    for objective in ("hmean", "error", "minmax_recall", "kl_quantification"):
+    for objective in ("hmean", "error", "minmax_recall", "kl_quantification", "gmean"):
         goal = gf.Problem(objective, [gf.demographic_parity_difference() <= 0.02]).compile(space)
         assert binary_hull.applies(goal, plugin) and binary_hull.applies(goal, threshold), objective
-    for objective in ("gmean", "macro_f1"):
-        assert not binary_hull.applies(gf.Problem(objective, []).compile(space), plugin), objective
+    assert not binary_hull.applies(gf.Problem("macro_f1", []).compile(space), plugin)
     assert not binary_hull.applies(cp, object())
     res = split_frank_wolfe(cp, PluginOracle(P, y, cells, space), max_iter=300, exact_binary=False)
     assert not res.message.startswith("exact")
@@ -194,3 +194,18 @@ def test_min_max_recall_takes_the_epigraph_lp(seed, goals):
         assert cp.objective.value(res.confusion) == pytest.approx(ref, abs=1e-6)
         it = con_gda(cp, type(oracle)(P, y, cells, space), max_iter=500)
         assert cp.objective.value(res.confusion) <= cp.objective.value(it.confusion) + 1e-9
+
+
+@pytest.mark.parametrize("goals", GOALS[:3], ids=["none", "dp", "eo"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_g_mean_takes_the_convex_program_where_it_is_differentiable(seed, goals):
+    """G-mean is convex but not smooth (a kink where a recall is 0): away from it the convex
+    program over the hulls is certified by the same LP and reaches the brute-force optimum."""
+    P, y, cells, space = uncalibrated(seed, n=80)
+    cp = gf.Problem("gmean", goals).compile(space)
+    ref = recall_optimum(cell_rules(P, y, cells, space), space, gmean, cp.A, cp.b)
+    for oracle in (PluginOracle(P, y, cells, space), ThresholdOracle(P, y, cells, space)):
+        res = split_frank_wolfe(cp, oracle, tol=1e-6)
+        assert res.message.startswith("exact: convex program"), res.message
+        assert res.feasible and cp.max_violation(res.confusion) <= 1e-9
+        assert cp.objective.value(res.confusion) == pytest.approx(ref, abs=1e-6)

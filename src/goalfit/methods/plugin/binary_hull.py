@@ -16,8 +16,9 @@ goals' rows), solved here directly:
 
 * a linear objective (error, cost-sensitive, balanced error): a linear program, exact;
 * a maximum of linear pieces (min-max recall): its epigraph linear program, exact;
-* a smooth convex objective (H-mean, Q-mean, KL quantification): SLSQP, its optimality
-  certified by one LP (the Frank-Wolfe gap over the explicit polytope).
+* a smooth convex objective (H-mean, Q-mean, KL quantification), or a convex function of a few
+  linear features at a point where it is differentiable (G-mean where no recall is 0): SLSQP,
+  its optimality certified by one LP (the Frank-Wolfe gap over the explicit polytope).
 
 The solution is written back as a mixture of a few threshold rules: in each cell the point is a
 convex combination of at most three hull vertices, and the cells' combinations are coupled into
@@ -38,6 +39,7 @@ from scipy.spatial import ConvexHull, QhullError
 
 from ...classifiers.members import ThresholdRule
 from ._common import StopReason, piecewise_linear, plugin_result
+from .coarse_to_fine import differentiable_at
 from .lp import highs_linprog as linprog
 from .mixture import final_mixture
 from .._scan import hull_candidates, split_positions
@@ -54,9 +56,9 @@ def applies(problem, oracle) -> bool:
     """Whether the fast path solves this problem: two classes, the plug-in or the threshold
     oracle on fixed probabilities (:class:`~goalfit.methods.plugin.PluginOracle`,
     :class:`~goalfit.methods.plugin.ThresholdOracle`; not the refit oracle), a linear objective,
-    a smooth convex one with a gradient or a maximum of linear pieces, and polyhedral
-    constraints only (G-mean, neither smooth nor piecewise linear, and macro-F1, not convex, are
-    left to the methods' own paths).
+    a smooth convex one with a gradient, a maximum of linear pieces or a convex function of a
+    few linear features (G-mean: :func:`solve` declines where it ends at a kink), and
+    polyhedral constraints only (macro-F1, not convex, is left to the methods' own paths).
 
     Examples
     --------
@@ -68,13 +70,14 @@ def applies(problem, oracle) -> bool:
     >>> enc = CellEncoder(); cells = enc.fit_transform(pd.Series(list("aabbab"), name="g"))
     >>> space = ConfusionSpace.from_codes(y, cells, np.arange(2), enc.cells_)
     >>> oracle = ThresholdOracle(np.c_[1 - eta, eta], y, cells, space)
-    >>> [applies(gf.Problem(o).compile(space), oracle) for o in ("error", "minmax_recall", "gmean")]
+    >>> [applies(gf.Problem(o).compile(space), oracle) for o in ("error", "minmax_recall", "macro_f1")]
     [True, True, False]
     """
     obj = problem.objective
     return (problem.space.n_classes == 2 and (is_plugin(oracle) or isinstance(oracle, ThresholdOracle))
             and (obj.kind == "linear" or (obj.kind == "convex" and (bool(getattr(obj, "smooth", False))
-                                                                     or piecewise_linear(obj))))
+                                                                     or piecewise_linear(obj)
+                                                                     or hasattr(obj, "features"))))
             and not problem.nonlinear)
 
 
@@ -189,7 +192,8 @@ def solve(problem, oracle, tol: float):
         of the sample's weight), weights of shape ``(S,)`` summing to 1, and the certified gap
         (objective units). ``None`` when the goals admit no point of the hulls (the caller's iterative method then
         returns the least-violating mixture) or the convex program (smooth objectives) was not
-        solved to the tolerance; the linear programs' gap is 0.
+        solved to the tolerance or ended where a non-smooth objective is not differentiable; the
+        linear programs' gap is 0.
     """
     space = problem.space
     m = space.n_cells
@@ -250,6 +254,8 @@ def solve(problem, oracle, tol: float):
         x = res.x
         if not np.isfinite(x).all() or (G @ x - h).max() > FEASIBLE:
             return None
+        if not differentiable_at(obj, conf(x)):
+            return None  # at a kink (G-mean where a recall is 0) the gradient certifies nothing
         U, g = fun(x)
         # certificate: psi(x) + min_{x' in polytope} <g, x' - x> bounds the optimum from below
         lp = linprog(g, A_ub=G, b_ub=h, bounds=(None, None))
