@@ -96,14 +96,17 @@ def test_infeasible_goals_fall_back_to_the_iterations():
 
 def test_fast_path_scope():
     """Binary, the plug-in or threshold oracle, linear, convex (smooth, piecewise-linear or of a
-    few features) objectives with polyhedral goals; not macro-F1 (non-convex), not refits."""
+    few features) or smooth non-convex objectives with polyhedral goals; not other oracles, not
+    a non-polyhedral constraint."""
     P, y, cells, space = calibrated(0, groups=("F", "M"), n_buckets=8)
     cp = gf.Problem("hmean", [gf.demographic_parity_difference() <= 0.02]).compile(space)
     plugin, threshold = PluginOracle(P, y, cells, space), ThresholdOracle(P, y, cells, space)
     for objective in ("hmean", "error", "minmax_recall", "kl_quantification", "gmean"):
         goal = gf.Problem(objective, [gf.demographic_parity_difference() <= 0.02]).compile(space)
         assert binary_hull.applies(goal, plugin) and binary_hull.applies(goal, threshold), objective
-    assert not binary_hull.applies(gf.Problem("macro_f1", []).compile(space), plugin)
+    assert binary_hull.applies(gf.Problem("macro_f1", []).compile(space), plugin)
+    kl = gf.Problem("error", [gf.kl_quantification() <= 0.01]).compile(space)  # a non-polyhedral constraint
+    assert not binary_hull.applies(kl, plugin)
     assert not binary_hull.applies(cp, object())
     res = split_frank_wolfe(cp, PluginOracle(P, y, cells, space), max_iter=300, exact_binary=False)
     assert not res.message.startswith("exact")
@@ -209,3 +212,62 @@ def test_g_mean_takes_the_convex_program_where_it_is_differentiable(seed, goals)
         assert res.message.startswith("exact: convex program"), res.message
         assert res.feasible and cp.max_violation(res.confusion) <= 1e-9
         assert cp.objective.value(res.confusion) == pytest.approx(ref, abs=1e-6)
+
+
+def _macro_f1_grid_optimum(sets, space, A, b, points=301):
+    """Binary macro-F1 over mixtures of each cell's rules, by brute force: at a fixed total of
+    false positives both classes' F1 grow with the true positives, so the optimum lies on
+    ``g(v) = max TP s.t. FP = v`` (one LP per ``v``); the best of a fine grid of ``v``."""
+    X = np.vstack(sets)
+    Xr = X.reshape(len(X), *space.shape)
+    fp, tp = Xr[:, :, 0, 1].sum(axis=1), Xr[:, :, 1, 1].sum(axis=1)
+    n0, n1 = space.row_mass[:, 0].sum(), space.row_mass[:, 1].sum()
+    A_eq = np.zeros((len(sets), len(X)))
+    k = 0
+    for i, rules in enumerate(sets):
+        A_eq[i, k:k + len(rules)] = 1.0
+        k += len(rules)
+    G = A @ X.T if A is not None else np.zeros((0, len(X)))
+    bb = b if A is not None else np.zeros(0)
+
+    def lp(c, extra=None, rhs=None):
+        Ae = A_eq if extra is None else np.vstack([A_eq, extra])
+        be = np.ones(len(sets)) if extra is None else np.r_[np.ones(len(sets)), rhs]
+        res = linprog(c, A_ub=G if len(G) else None, b_ub=bb if len(G) else None, A_eq=Ae, b_eq=be, bounds=(0, None))
+        return res.fun if res.status == 0 else None
+
+    lo, hi = lp(fp), -lp(-fp)
+    best = np.inf
+    for v in np.linspace(lo, hi, points):
+        t = lp(-tp, fp, v)
+        if t is None:
+            continue
+        t = -t
+        f1 = 2 * t / (t + v + n1) if t + v + n1 > 0 else 0.0
+        tn = n0 - v
+        f0 = 2 * tn / (2 * tn + (n1 - t) + v) if tn > 0 else 0.0
+        best = min(best, 1 - (f0 + f1) / 2)
+    return best
+
+
+@pytest.mark.parametrize("goals", GOALS[:3] + [[gf.coverage(1) <= 0.3]], ids=["none", "dp", "eo", "coverage"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_macro_f1_takes_the_best_local_optimum_over_the_hulls(seed, goals):
+    """Binary macro-F1 (not convex): auto runs SplitFW, whose exact path runs SLSQP over the
+    hulls from the balanced random rule (a stationary point) and from the linearization's vertex
+    there; its local optimum reaches the brute-force optimum here (at least as low as every
+    point of a 301-point grid along the frontier) and ConGDA's iterations, with no certificate."""
+    P, y, cells, space = uncalibrated(seed, n=80)
+    cp = gf.Problem("macro_f1", goals).compile(space)
+    ref = _macro_f1_grid_optimum(cell_rules(P, y, cells, space), space, cp.A, cp.b)
+    oracle = ThresholdOracle(P, y, cells, space)
+    with pytest.warns(RuntimeWarning, match="heuristic"):
+        assert choose_method(cp, oracle) == "split_frank_wolfe"
+    res = split_frank_wolfe(cp, oracle)
+    assert res.message.startswith("converged: local optimum"), res.message
+    assert res.details.gap is None and res.details.lower_bound is None
+    assert res.feasible and cp.max_violation(res.confusion) <= 1e-9
+    val = cp.objective.value(res.confusion)
+    assert val <= ref + 1e-9
+    it = con_gda(cp, ThresholdOracle(P, y, cells, space), max_iter=500)
+    assert val <= cp.objective.value(it.confusion) + 1e-9

@@ -106,9 +106,10 @@ def choose_method(problem, oracle=None) -> str:
     convex piecewise linear    polyhedral              split_frank_wolfe (plug-  split_frank_wolfe
                                                        in / threshold oracle),   (smoothed)
                                                        else con_gda
-    smooth non-convex          none / polyhedral       frank_wolfe / con_gda     split_frank_wolfe
-    (macro-F1; a heuristic,                            (heuristics)              (heuristic)
-    with a RuntimeWarning)
+    smooth non-convex          none / polyhedral       split_frank_wolfe (plug-  split_frank_wolfe
+    (macro-F1; a heuristic,                            in / threshold oracle),   (heuristic)
+    with a RuntimeWarning)                             else frank_wolfe /
+                                                       con_gda (heuristics)
     =========================  ======================  ========================  ====================
 
     Parameters
@@ -133,7 +134,8 @@ def choose_method(problem, oracle=None) -> str:
         When no method applies (a non-convex objective without smoothness). A smooth
         non-convex objective (``"macro_f1"``, ``macro_f1_over_groups``) gets a heuristic with a
         RuntimeWarning: ``"split_frank_wolfe"`` with several classes (polyhedral constraints or
-        none), else ``"frank_wolfe"`` without constraints and ``"con_gda"`` with them.
+        none) or on the binary plug-in or threshold oracle (a local optimum over the ROC hulls),
+        else ``"frank_wolfe"`` without constraints and ``"con_gda"`` with them.
     """
     kind = problem.objective.kind
     constrained = bool(problem.constraints)
@@ -191,11 +193,14 @@ def choose_method(problem, oracle=None) -> str:
         # macro-F1, macro-F1 over groups: smooth but neither convex nor ratio-of-linear (a sum of
         # ratios); Frank-Wolfe is the heuristic Narasimhan et al. run on them (§8.6, no
         # guarantee). Read from the atlas (benchmarks/README.md): with several classes SplitFW's
-        # mixtures on the sample; binary with constraints ConGDA (SplitFW's linearization stalls
-        # at the balanced rule there)
+        # mixtures on the sample; binary on the plug-in or threshold oracle SplitFW, whose exact
+        # path runs SLSQP over the cells' ROC hulls from two starts (as low as ConGDA's 2000
+        # iterations or lower, at a fraction of their time); otherwise ConGDA with constraints
+        # (SplitFW's linearization stalls at the balanced rule there)
         import warnings
 
-        method = ("split_frank_wolfe" if mixture_on_sample
+        hulls = oracle is not None and binary_hull.applies(problem, oracle)
+        method = ("split_frank_wolfe" if mixture_on_sample or hulls
                   else "frank_wolfe" if not constrained else "con_gda")
         warnings.warn(f"objective {problem.objective.name!r} is neither convex nor ratio-of-linear: "
                       f"method='auto' runs {method} as a heuristic (no optimality guarantee)",

@@ -20,7 +20,8 @@ class StopReason(StrEnum):
       the convex program over the per-cell ROC hulls, :mod:`~goalfit.methods.plugin.binary_hull`).
     * ``CONVERGED``: the method's optimality test passed within ``tol``: a certified gap
       (:class:`GapStop`; the Frank-Wolfe gap; the ellipsoid's duality gap), no member with a
-      negative reduced cost (column generation), the bisection bracket, or the polish's gap. It
+      negative reduced cost (column generation), the bisection bracket, the polish's gap, or a
+      local optimum of the non-convex program over the per-cell ROC hulls (binary macro-F1). It
       is a certificate only when :attr:`PluginDetails.gap` is not None (an exact oracle).
     * ``STALLED``: the stall test of :class:`GapStop`, or the polish's oracle returned no new member.
     * ``MAX_ITER``: the iteration budget ran out.

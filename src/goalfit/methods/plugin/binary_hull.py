@@ -18,7 +18,11 @@ goals' rows), solved here directly:
 * a maximum of linear pieces (min-max recall): its epigraph linear program, exact;
 * a smooth convex objective (H-mean, Q-mean, KL quantification), or a convex function of a few
   linear features at a point where it is differentiable (G-mean where no recall is 0): SLSQP,
-  its optimality certified by one LP (the Frank-Wolfe gap over the explicit polytope).
+  its optimality certified by one LP (the Frank-Wolfe gap over the explicit polytope);
+* a smooth non-convex objective (macro-F1, macro-F1 over groups): SLSQP from the balanced
+  random rule and from the linearization's vertex there (the first Frank-Wolfe step; the
+  balanced rule is a stationary point of macro-F1), the better local optimum, with no
+  certificate (a heuristic, as the iterative methods are on it).
 
 The solution is written back as a mixture of a few threshold rules: in each cell the point is a
 convex combination of at most three hull vertices, and the cells' combinations are coupled into
@@ -75,9 +79,10 @@ def applies(problem, oracle) -> bool:
     """
     obj = problem.objective
     return (problem.space.n_classes == 2 and (is_plugin(oracle) or isinstance(oracle, ThresholdOracle))
-            and (obj.kind == "linear" or (obj.kind == "convex" and (bool(getattr(obj, "smooth", False))
-                                                                     or piecewise_linear(obj)
-                                                                     or hasattr(obj, "features"))))
+            and (obj.kind == "linear"
+                 or (obj.kind == "convex" and (bool(getattr(obj, "smooth", False)) or piecewise_linear(obj)
+                                               or hasattr(obj, "features")))
+                 or (obj.kind == "nonconvex" and bool(getattr(obj, "smooth", False))))
             and not problem.nonlinear)
 
 
@@ -190,7 +195,7 @@ def solve(problem, oracle, tol: float):
         ``S`` rules (``S <= sum_c (k_c - 1) + 1 <= 2 * n_cells + 1``, ``k_c <= 3`` hull
         vertices per cell), their confusion tensors of shape ``(S, n_cells, 2, 2)`` (fractions
         of the sample's weight), weights of shape ``(S,)`` summing to 1, and the certified gap
-        (objective units). ``None`` when the goals admit no point of the hulls (the caller's iterative method then
+        (objective units; None for a non-convex objective, whose local optimum certifies nothing). ``None`` when the goals admit no point of the hulls (the caller's iterative method then
         returns the least-violating mixture) or the convex program (smooth objectives) was not
         solved to the tolerance or ended where a non-smooth objective is not differentiable; the
         linear programs' gap is 0.
@@ -247,22 +252,35 @@ def solve(problem, oracle, tol: float):
     else:
         # start: the random classifier predicting 1 with probability 1/2 in every cell (interior
         # of every hull, meets parity-type goals)
-        x0 = np.array([v for cell in cells for v in (cell.n0 / 2, cell.n1 / 2)])
-        res = minimize(fun, x0, jac=True, method="SLSQP",
-                       constraints=[{"type": "ineq", "fun": lambda x: h - G @ x, "jac": lambda x: -G}],
-                       options={"maxiter": 500, "ftol": 1e-12})
-        x = res.x
-        if not np.isfinite(x).all() or (G @ x - h).max() > FEASIBLE:
+        starts = [np.array([v for cell in cells for v in (cell.n0 / 2, cell.n1 / 2)])]
+        if obj.kind == "nonconvex":
+            # that rule is a stationary point of macro-F1 (where SplitFW's linearization stalls):
+            # also start from the vertex of the linearization there (the first Frank-Wolfe step)
+            lp = linprog(fun(starts[0])[1], A_ub=G, b_ub=h, bounds=(None, None))
+            if lp.status == 0:
+                starts.append(np.asarray(lp.x, float))
+        found, best = None, np.inf
+        for x0 in starts:
+            res = minimize(fun, x0, jac=True, method="SLSQP",
+                           constraints=[{"type": "ineq", "fun": lambda x: h - G @ x, "jac": lambda x: -G}],
+                           options={"maxiter": 500, "ftol": 1e-12})
+            if np.isfinite(res.x).all() and (G @ res.x - h).max() <= FEASIBLE and fun(res.x)[0] < best:
+                found, best = res.x, fun(res.x)[0]
+        if found is None:
             return None
-        if not differentiable_at(obj, conf(x)):
-            return None  # at a kink (G-mean where a recall is 0) the gradient certifies nothing
-        U, g = fun(x)
-        # certificate: psi(x) + min_{x' in polytope} <g, x' - x> bounds the optimum from below
-        lp = linprog(g, A_ub=G, b_ub=h, bounds=(None, None))
-        if lp.status != 0:
-            return None
-        gap = float(g @ (x - lp.x))
-    if gap > (tol if tol > 0 else EXACT_GAP):
+        x = found
+        if obj.kind == "nonconvex":
+            gap = None  # a local optimum: no certificate
+        else:
+            if not differentiable_at(obj, conf(x)):
+                return None  # at a kink (G-mean where a recall is 0) the gradient certifies nothing
+            U, g = fun(x)
+            # certificate: psi(x) + min_{x' in polytope} <g, x' - x> bounds the optimum from below
+            lp = linprog(g, A_ub=G, b_ub=h, bounds=(None, None))
+            if lp.status != 0:
+                return None
+            gap = float(g @ (x - lp.x))
+    if gap is not None and gap > (tol if tol > 0 else EXACT_GAP):
         return None
     # each cell's point as rules, the cells coupled by their cumulative weights (quantiles)
     parts = [cell.decompose(x[2 * c:2 * c + 2]) for c, cell in enumerate(cells)]
@@ -304,6 +322,11 @@ def fit(problem, oracle, tol, rec, method):
     C = np.tensordot(w, Cs, axes=1)
     rec(1, C, force=True)
     obj = problem.objective
+    if gap is None:  # a non-convex objective: the best local optimum of the program's starts
+        return plugin_result(problem, oracle, members, w, Cs, method, rec.rows, feasible,
+                             "converged: local optimum of the non-convex program over the per-cell ROC hulls of "
+                             "the threshold rules (no certificate)", stop=StopReason.CONVERGED, iterations=0,
+                             tol=tol, lower_bound=None, certified=False)
     program = "linear program" if obj.kind == "linear" or piecewise_linear(obj) else "convex program"
     # the gap is certified over the mixtures of threshold rules, the plug-in oracle's rules here
     return plugin_result(problem, oracle, members, w, Cs, method, rec.rows, feasible,

@@ -49,8 +49,9 @@ def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, che
     exact_binary : bool, default True
         Two classes with the plug-in or the threshold oracle: solve the problem exactly over
         the per-cell ROC hulls of the threshold rules (:mod:`~goalfit.methods.plugin.binary_hull`,
-        a certified optimum in a few oracle calls, the limit the iterations approach) instead
-        of iterating; the iterations run when it does not apply or is not certified.
+        a certified optimum in a few oracle calls, the limit the iterations approach; the best
+        of two local optima, uncertified, for a smooth non-convex objective such as macro-F1)
+        instead of iterating; the iterations run when it does not apply or is not certified.
         ``False``: Alg. 1 as in the paper.
 
     Returns
@@ -152,8 +153,9 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
         Two classes with the plug-in or the threshold oracle: solve the problem exactly over
         the per-cell ROC hulls of the threshold rules (:mod:`~goalfit.methods.plugin.binary_hull`:
         a program in ``2 * n_cells`` variables, a linear one for linear objectives and maxima
-        of linear pieces, a convex one certified by one LP for smooth objectives; the limit the
-        iterations approach) instead of iterating. Where it does not apply (G-mean), the goals
+        of linear pieces, a convex one certified by one LP for smooth objectives, the best of
+        two local optima, uncertified, for a smooth non-convex one such as macro-F1; the limit
+        the iterations approach) instead of iterating. Where it does not apply (G-mean), the goals
         admit no point of the hulls (least violation) or the gap is not certified below
         ``tol``, an exact oracle (the threshold oracle, binary only) with a linear or convex
         objective runs fully-corrective column generation from the first member instead of
