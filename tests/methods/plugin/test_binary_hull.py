@@ -19,8 +19,8 @@ from goalfit.confusion import CellEncoder, ConfusionSpace
 from goalfit.methods.plugin import (PluginOracle, ThresholdOracle, choose_method, column_generation, con_gda,
                                    frank_wolfe, split_frank_wolfe)
 from goalfit.methods.plugin import binary_hull
-from tests.methods.plugin.test_solvers import (calibrated, cell_rules, gmean, hmean, qmean, recall_optimum,
-                                               uncalibrated)
+from tests.methods.plugin.test_solvers import (calibrated, cell_rules, gmean, hmean, linear_optimum, qmean,
+                                               recall_optimum, uncalibrated)
 
 GOALS = [
     [],
@@ -141,19 +141,6 @@ def test_threshold_oracle_takes_the_hulls_with_threshold_rules(seed, goals):
     assert cp.objective.value(res.confusion) <= cp.objective.value(cg.confusion) + 1e-6
 
 
-def _linear_optimum(sets, coef, const, A, b):
-    """min <coef, C> + const over mixtures of each cell's rules (one simplex per cell) s.t. A vec(C) <= b."""
-    X = np.vstack(sets)
-    A_eq = np.zeros((len(sets), len(X)))
-    k = 0
-    for i, rules in enumerate(sets):
-        A_eq[i, k:k + len(rules)] = 1.0
-        k += len(rules)
-    res = linprog(X @ coef.ravel(), A_ub=A @ X.T, b_ub=b, A_eq=A_eq, b_eq=np.ones(len(sets)), bounds=(0, None))
-    assert res.status == 0
-    return res.fun + const
-
-
 LINEAR_GOALS = [[gf.demographic_parity_difference() <= 0.02], [gf.equalized_odds_difference() <= 0.01],
                 [gf.coverage(1) <= 0.3]]
 
@@ -167,7 +154,7 @@ def test_column_generation_reaches_the_lp_optimum_over_all_threshold_rules(seed,
     threshold rule, with either oracle."""
     P, y, cells, space = uncalibrated(seed, n=80)
     cp = gf.Problem(objective, goals).compile(space)
-    ref = _linear_optimum(cell_rules(P, y, cells, space), cp.objective.coef, cp.objective.const, cp.A, cp.b)
+    ref = linear_optimum(cell_rules(P, y, cells, space), cp)
     for oracle in (PluginOracle(P, y, cells, space), ThresholdOracle(P, y, cells, space)):
         res = column_generation(cp, oracle)
         assert res.message.startswith("exact: linear program"), res.message

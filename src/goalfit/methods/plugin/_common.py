@@ -17,7 +17,7 @@ class StopReason(StrEnum):
     """Why a plug-in method stopped (:attr:`PluginDetails.stop`); each compares equal to its string.
 
     * ``EXACT``: solved without iterating (one oracle call for an unconstrained linear objective;
-      the convex program over the per-cell ROC hulls, :mod:`~goalfit.methods.plugin.binary_hull`).
+      the linear or convex program over the per-cell ROC hulls, :mod:`~goalfit.methods.plugin.binary_hull`).
     * ``CONVERGED``: the method's optimality test passed within ``tol``: a certified gap
       (:class:`GapStop`; the Frank-Wolfe gap; the ellipsoid's duality gap), no member with a
       negative reduced cost (column generation), the bisection bracket, the polish's gap, or a

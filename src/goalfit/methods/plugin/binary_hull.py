@@ -46,7 +46,7 @@ from ._common import StopReason, piecewise_linear, plugin_result
 from .coarse_to_fine import differentiable_at
 from .lp import highs_linprog as linprog
 from .mixture import final_mixture
-from .._scan import hull_candidates, split_positions
+from .._scan import hull_candidates
 from .oracle import ThresholdOracle, is_plugin
 
 #: certified gap below which the solution is accepted when the caller's tolerance is 0
@@ -93,13 +93,14 @@ class _Cell:
         n = len(eta)
         self.eta = eta  # a reference to the oracle's sorted probabilities, not a copy
         self.n0, self.n1 = float(cum0[n]) / total, float(cum1[n]) / total
-        # split positions: 0, n and every k with eta[k-1] < eta[k] (or the subset ``cuts`` that
-        # holds every hull vertex: the threshold oracle's candidates), by increasing false
-        # positives of the rules "class 1 on [k, n)" (a chain monotone in both coordinates)
+        # the split positions that can be hull vertices (0, n and some k with eta[k-1] < eta[k]:
+        # the threshold oracle's candidate cuts, given or found block by block, so no temporary
+        # spans the cell), by increasing false positives of the rules "class 1 on [k, n)" (a
+        # chain monotone in both coordinates)
         if not n:
             cuts = np.zeros(2, int)
         else:
-            cuts = (split_positions(eta) if cuts is None else np.asarray(cuts))[::-1]
+            cuts = np.asarray(ThresholdOracle._candidate_cuts(eta, cum0, cum1) if cuts is None else cuts)[::-1]
         x = self.n0 - np.asarray(cum0[cuts], float) / total
         y = self.n1 - np.asarray(cum1[cuts], float) / total
         # hull vertices lie among the upper and lower hull vertices of that chain and their mirror
@@ -195,8 +196,9 @@ def solve(problem, oracle, tol: float):
         ``S`` rules (``S <= sum_c (k_c - 1) + 1 <= 2 * n_cells + 1``, ``k_c <= 3`` hull
         vertices per cell), their confusion tensors of shape ``(S, n_cells, 2, 2)`` (fractions
         of the sample's weight), weights of shape ``(S,)`` summing to 1, and the certified gap
-        (objective units; None for a non-convex objective, whose local optimum certifies nothing). ``None`` when the goals admit no point of the hulls (the caller's iterative method then
-        returns the least-violating mixture) or the convex program (smooth objectives) was not
+        (objective units; None for a non-convex objective, whose local optimum certifies
+        nothing). ``None`` when the goals admit no point of the hulls (the caller's iterative
+        method then returns the least-violating mixture) or the convex program (smooth objectives) was not
         solved to the tolerance or ended where a non-smooth objective is not differentiable; the
         linear programs' gap is 0.
     """
