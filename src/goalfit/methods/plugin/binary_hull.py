@@ -226,6 +226,10 @@ def solve(problem, oracle, tol: float):
         rows.append(problem.A @ M.T)
         rhs.append(problem.b - problem.A @ C0.ravel())
     G, h = np.vstack(rows), np.concatenate(rhs)
+    # the cell each row of G bounds (-1: a goal's row)
+    owner = np.concatenate([np.full(len(cell.h), c) for c, cell in enumerate(cells)] + [np.full(len(G) - sum(
+        len(cell.h) for cell in cells), -1)])
+    box = [(0.0, v) for cell in cells for v in (cell.n0, cell.n1)]
     obj = problem.objective
 
     def conf(x):
@@ -263,25 +267,24 @@ def solve(problem, oracle, tol: float):
                 starts.append(np.asarray(lp.x, float))
         found, best = None, np.inf
         for x0 in starts:
-            res = minimize(fun, x0, jac=True, method="SLSQP",
-                           constraints=[{"type": "ineq", "fun": lambda x: h - G @ x, "jac": lambda x: -G}],
-                           options={"maxiter": 500, "ftol": 1e-12})
-            if np.isfinite(res.x).all() and (G @ res.x - h).max() <= FEASIBLE and fun(res.x)[0] < best:
-                found, best = res.x, fun(res.x)[0]
+            x = _active_slsqp(fun, x0, G, h, owner, box)
+            if np.isfinite(x).all() and (G @ x - h).max() <= FEASIBLE and fun(x)[0] < best:
+                found, best = x, fun(x)[0]
         if found is None:
             return None
         x = found
         if obj.kind == "nonconvex":
             gap = None  # a local optimum: no certificate
         else:
-            if not differentiable_at(obj, conf(x)):
-                return None  # at a kink (G-mean where a recall is 0) the gradient certifies nothing
-            U, g = fun(x)
-            # certificate: psi(x) + min_{x' in polytope} <g, x' - x> bounds the optimum from below
-            lp = linprog(g, A_ub=G, b_ub=h, bounds=(None, None))
-            if lp.status != 0:
+            gap = _certified_gap(obj, fun, conf, x, G, h)
+            if gap is not None and gap > (tol if tol > 0 else EXACT_GAP):
+                # SLSQP can stop short on the few rows: once more from there with every row
+                x = _active_slsqp(fun, x, G, h, owner, box, every_row=True)
+                if not (np.isfinite(x).all() and (G @ x - h).max() <= FEASIBLE):
+                    return None
+                gap = _certified_gap(obj, fun, conf, x, G, h)
+            if gap is None:
                 return None
-            gap = float(g @ (x - lp.x))
     if gap is not None and gap > (tol if tol > 0 else EXACT_GAP):
         return None
     # each cell's point as rules, the cells coupled by their cumulative weights (quantiles)
@@ -306,6 +309,52 @@ def solve(problem, oracle, tol: float):
         weights.append(hi - lo)
     weights = np.asarray(weights) / np.sum(weights)
     return members, np.array(confusions), weights, gap
+
+
+#: hull facets added per cell and round by :func:`_active_slsqp` (the most violated first)
+FACETS_PER_ROUND = 5
+
+
+def _active_slsqp(fun, x0, G, h, owner, box, every_row=False):
+    """SLSQP on ``min fun(x)`` s.t. ``G x <= h`` and the cells' boxes, the hull facets joining as
+    they are violated.
+
+    Each cell's hull has some hundred facets at 10^5 rows, and SLSQP's subproblem grows with the
+    rows it carries (at 5 cells, 650 rows cost 8-15 ms a solve). So it starts from the goals' rows
+    and the boxes (which hold every hull), then adds, per cell, the :data:`FACETS_PER_ROUND` most
+    violated facets of its solution and solves again from there, until no facet is violated: a
+    KKT point of the relaxation that meets every row is one of the whole program (the rows left
+    out have zero multipliers). Two rounds of a few tens of rows at 5 cells, 4-6x faster.
+    ``every_row``: one solve with every row. Returns the last solution.
+    """
+    active = np.ones(len(G), bool) if every_row else owner < 0
+    x = np.asarray(x0, float)
+    while True:
+        Ga, ha = G[active], h[active]
+        cons = ([{"type": "ineq", "fun": lambda z, Ga=Ga, ha=ha: ha - Ga @ z, "jac": lambda z, Ga=Ga: -Ga}]
+                if active.any() else [])
+        x = minimize(fun, x, jac=True, method="SLSQP", bounds=box, constraints=cons,
+                     options={"maxiter": 500, "ftol": 1e-12}).x
+        if not np.isfinite(x).all():
+            return x
+        viol = G @ x - h
+        new = (viol > FEASIBLE) & ~active
+        if not new.any():
+            return x
+        for c in np.unique(owner[new]):
+            rows = np.flatnonzero(new & (owner == c))
+            active[rows[np.argsort(-viol[rows])[:FACETS_PER_ROUND]]] = True
+
+
+def _certified_gap(obj, fun, conf, x, G, h):
+    """The Frank-Wolfe gap at ``x`` over the polytope ``G x <= h`` (one LP), or None where it
+    certifies nothing (a kink of a non-smooth objective, a failed LP)."""
+    if not differentiable_at(obj, conf(x)):
+        return None  # at a kink (G-mean where a recall is 0) the gradient certifies nothing
+    _, g = fun(x)
+    # certificate: psi(x) + min_{x' in polytope} <g, x' - x> bounds the optimum from below
+    lp = linprog(g, A_ub=G, b_ub=h, bounds=(None, None))
+    return None if lp.status != 0 else float(g @ (x - lp.x))
 
 
 def fit(problem, oracle, tol, rec, method):
