@@ -206,3 +206,29 @@ def test_compare_constants_replaces_an_infinite_objective_by_a_mixture_of_the_co
         out = compare_constants(cp, oracle, start)
     assert cp.objective.value(out.confusion) <= 1e-9 and cp.max_violation(out.confusion) <= 1e-9
     assert "a mixture of the constant rules" in out.message
+
+
+def test_compare_constants_gives_the_returned_mixture_its_gap():
+    """The mixture compare_constants returns carries its own certified gap (value minus the
+    lower bound, the polish's when better), not the replaced rule's: ``details.gap`` is written
+    where the mixture changes."""
+    from goalfit.methods.plugin import ThresholdOracle
+    from goalfit.methods.plugin.repair import compare_constants
+    from tests.methods.plugin.test_solvers import calibrated
+
+    P, y, cells, space = calibrated(0)
+    cp = gf.Problem("error", [gf.demographic_parity_difference() <= 0.02]).compile(space)
+    oracle = ThresholdOracle(P, y, cells, space)
+    consts = [oracle(L) for L in constant_costs(space)]
+    values = [cp.objective.value(C) for _, C in consts]
+    worst = int(np.argmax(values))
+    start = FitResult([consts[worst][0]], np.ones(1), consts[worst][1][None], "column_generation",
+                      feasible=True, message="stub path")
+    start.details = PluginDetails("threshold", StopReason.CONVERGED, 0, lower_bound=0.0, gap=values[worst])
+    with pytest.warns(RuntimeWarning, match="worse than predicting"):
+        out = compare_constants(cp, oracle, start)
+    value = cp.objective.value(out.confusion)
+    assert value < values[worst] - 1e-3
+    assert out.details.lower_bound > 0.0  # the polish's certified bound replaced the stub's
+    assert out.details.gap == pytest.approx(value - out.details.lower_bound, abs=1e-12)
+    assert 0.0 <= out.details.gap <= 1e-4  # certified optimal over the threshold rules

@@ -262,7 +262,6 @@ def solve(problem, oracle, method: str = "auto", **params) -> FitResult:
         result = repair_infeasible(problem, oracle, result, **kw)
     else:
         result = compare_constants(problem, oracle, result, **kw)
-    result.details.gap = certified_gap(problem, result)  # the repair may have changed the mixture
     return result
 
 

@@ -34,7 +34,7 @@ import warnings
 import numpy as np
 
 from ...goals.problem import FEASIBLE_TOL
-from ._common import Recorder, is_exact
+from ._common import Recorder, certified_gap, is_exact
 from .coarse_to_fine import corrective_polish, polishes
 from .mixture import mixture_program
 from .oracle import RefitOracle
@@ -94,10 +94,14 @@ def _pool_with_constants(problem, oracle, result):
 
 
 def _record(problem, oracle, result) -> None:
-    """Append a history row for ``result``'s (new) mixture."""
+    """Append a history row for ``result``'s (new) mixture and give ``details.gap`` its value
+    there (:func:`~goalfit.methods.plugin._common.certified_gap`; its only writer after
+    :func:`~goalfit.methods.plugin._common.plugin_result`)."""
     rec = Recorder(problem, oracle)
     rec(result.history[-1]["iteration"] + 1 if result.history else 0, result.confusion, force=True)
     result.history = list(result.history) + rec.rows
+    if result.details is not None:
+        result.details.gap = certified_gap(problem, result)
 
 
 def applies(problem, oracle, result) -> bool:
@@ -265,8 +269,8 @@ def compare_constants(problem, oracle, result, *, tol: float = 1e-4):
 def _adopt_polish(result, oracle, polished, produced: bool = True) -> None:
     """``result.details`` after a polish: its stop reason and rounds when it ``produced`` the
     returned mixture, and its lower bound (on the optimum, whatever mixture is returned) when the
-    oracle certifies it and it is better (``details.gap`` is recomputed by
-    :func:`goalfit.methods.plugin.solve` on the final mixture)."""
+    oracle certifies it and it is better (``details.gap`` follows in :func:`_record`, on the
+    returned mixture)."""
     d = result.details
     if d is None:  # a result built without details (by hand)
         return
