@@ -258,3 +258,24 @@ def test_macro_f1_takes_the_best_local_optimum_over_the_hulls(seed, goals):
     assert val <= ref + 1e-9
     it = con_gda(cp, ThresholdOracle(P, y, cells, space), max_iter=500)
     assert val <= cp.objective.value(it.confusion) + 1e-9
+
+
+def test_adjacent_doubles_make_the_plug_in_path_decline_not_certify_another_mixture():
+    """Two probabilities one ulp apart: the plug-in rule's halfway threshold rounds onto one of
+    them, so the oracle's rule is not the hull's vertex. The hulls' path declines (column
+    generation prices instead, with no certificate) rather than report the program's optimum
+    for a mixture that is not its; the threshold oracle's rules are exact there."""
+    eta = np.array([0.1, 0.3, np.nextafter(0.3, 1.0), 0.8])
+    y = np.array([1, 1, 0, 0])
+    enc = CellEncoder()
+    cells = enc.fit_transform(pd.Series(["a"] * 4, name="g"))
+    space = ConfusionSpace.from_codes(y, cells, np.arange(2), enc.cells_)
+    P = np.column_stack([1 - eta, eta])
+    cp = gf.Problem("error", [gf.coverage(1) <= 0.5]).compile(space)
+    ref = linear_optimum(cell_rules(P, y, cells, space), cp)
+    plug = column_generation(cp, PluginOracle(P, y, cells, space))
+    assert not plug.message.startswith("exact") and plug.details.lower_bound is None
+    assert plug.feasible and cp.max_violation(plug.confusion) <= 1e-9
+    exact = column_generation(cp, ThresholdOracle(P, y, cells, space))
+    assert exact.message.startswith("exact") and exact.feasible
+    assert cp.objective.value(exact.confusion) == pytest.approx(ref, abs=1e-12)

@@ -92,6 +92,7 @@ class _Cell:
     def __init__(self, eta, cum0, cum1, total, cuts=None):
         n = len(eta)
         self.eta = eta  # a reference to the oracle's sorted probabilities, not a copy
+        self.cum0, self.cum1, self.total = cum0, cum1, total  # references too
         self.n0, self.n1 = float(cum0[n]) / total, float(cum1[n]) / total
         # the split positions that can be hull vertices (0, n and some k with eta[k-1] < eta[k]:
         # the threshold oracle's candidate cuts, given or found block by block, so no temporary
@@ -164,6 +165,12 @@ class _Cell:
         if upper:
             return (float(self.eta[k]) if k < n else np.inf), True
         return (float(self.eta[k - 1]) if k > 0 else -np.inf), False
+
+    def positives(self, rule):
+        """``(FP, TP)`` of ``rule`` in this cell (fractions of the sample's weight)."""
+        k, upper = rule
+        fp, tp = float(self.cum0[k]) / self.total, float(self.cum1[k]) / self.total
+        return (self.n0 - fp, self.n1 - tp) if upper else (fp, tp)
 
     def cost(self, rule):
         """2x2 cost whose plug-in rule is ``rule`` (threshold halfway between distinct eta values)."""
@@ -267,8 +274,11 @@ def solve(problem, oracle, tol: float):
                 starts.append(np.asarray(lp.x, float))
         found, best = None, np.inf
         for x0 in starts:
-            x = _active_slsqp(fun, x0, G, h, owner, box)
-            if np.isfinite(x).all() and (G @ x - h).max() <= FEASIBLE and fun(x)[0] < best:
+            x, converged = _active_slsqp(fun, x0, G, h, owner, box)
+            # a non-convex objective has no certificate: only SLSQP's own convergence makes its
+            # point a local optimum (a convex one is checked by the LP below)
+            if (np.isfinite(x).all() and (G @ x - h).max() <= FEASIBLE and fun(x)[0] < best
+                    and (converged or obj.kind != "nonconvex")):
                 found, best = x, fun(x)[0]
         if found is None:
             return None
@@ -279,7 +289,7 @@ def solve(problem, oracle, tol: float):
             gap = _certified_gap(obj, fun, conf, x, G, h)
             if gap is not None and gap > (tol if tol > 0 else EXACT_GAP):
                 # SLSQP can stop short on the few rows: once more from there with every row
-                x = _active_slsqp(fun, x, G, h, owner, box, every_row=True)
+                x, _ = _active_slsqp(fun, x, G, h, owner, box, every_row=True)
                 if not (np.isfinite(x).all() and (G @ x - h).max() <= FEASIBLE):
                     return None
                 gap = _certified_gap(obj, fun, conf, x, G, h)
@@ -300,6 +310,12 @@ def solve(problem, oracle, tol: float):
         rules = [r[min(int(np.searchsorted(e, mid)), len(r) - 1)] for (r, _), e in zip(parts, ends)]
         if is_plugin(oracle):  # a plug-in rule: a cost tensor that selects the cells' thresholds
             member, Ct = oracle(np.stack([cell.cost(r) for cell, r in zip(cells, rules)]))
+            # the halfway threshold rounds onto one of two adjacent doubles (eta one ulp apart),
+            # and the oracle's rule then differs from the hull's vertex: decline, never certify
+            # another mixture than the program's
+            want = np.array([cell.positives(r) for cell, r in zip(cells, rules)])
+            if not np.allclose(Ct[:, :, 1], want, rtol=0.0, atol=1e-12):
+                return None
         else:  # the threshold oracle's rule itself
             thresholds, upper = zip(*(cell.threshold(r) for cell, r in zip(cells, rules)))
             member = ThresholdRule(thresholds, upper)
@@ -325,7 +341,8 @@ def _active_slsqp(fun, x0, G, h, owner, box, every_row=False):
     violated facets of its solution and solves again from there, until no facet is violated: a
     KKT point of the relaxation that meets every row is one of the whole program (the rows left
     out have zero multipliers). Two rounds of a few tens of rows at 5 cells, 4-6x faster.
-    ``every_row``: one solve with every row. Returns the last solution.
+    ``every_row``: one solve with every row. Returns the last solution and whether SLSQP reported
+    it converged.
     """
     active = np.ones(len(G), bool) if every_row else owner < 0
     x = np.asarray(x0, float)
@@ -333,14 +350,15 @@ def _active_slsqp(fun, x0, G, h, owner, box, every_row=False):
         Ga, ha = G[active], h[active]
         cons = ([{"type": "ineq", "fun": lambda z, Ga=Ga, ha=ha: ha - Ga @ z, "jac": lambda z, Ga=Ga: -Ga}]
                 if active.any() else [])
-        x = minimize(fun, x, jac=True, method="SLSQP", bounds=box, constraints=cons,
-                     options={"maxiter": 500, "ftol": 1e-12}).x
+        res = minimize(fun, x, jac=True, method="SLSQP", bounds=box, constraints=cons,
+                       options={"maxiter": 500, "ftol": 1e-12})
+        x = res.x
         if not np.isfinite(x).all():
-            return x
+            return x, False
         viol = G @ x - h
         new = (viol > FEASIBLE) & ~active
         if not new.any():
-            return x
+            return x, bool(res.success)
         for c in np.unique(owner[new]):
             rows = np.flatnonzero(new & (owner == c))
             active[rows[np.argsort(-viol[rows])[:FACETS_PER_ROUND]]] = True
@@ -359,7 +377,8 @@ def _certified_gap(obj, fun, conf, x, G, h):
 
 def fit(problem, oracle, tol, rec, method):
     """:func:`solve` as the result of ``method`` (a :class:`FitResult`), or ``None`` where
-    :func:`solve` returns ``None`` (the caller then runs its own iterations).
+    :func:`solve` returns ``None`` or its mixture misses the goals (the caller then runs its own
+    iterations).
 
     ``rec`` is the caller's :class:`~goalfit.methods.plugin._common.Recorder`.
     """
@@ -370,6 +389,8 @@ def fit(problem, oracle, tol, rec, method):
     # the weights are the program's optimum: not re-weighted by the LP of §8.2 (which optimizes
     # an upper bound and would reject a violation of 1e-12); feasible to the methods' 1e-7
     members, Cs, w, feasible = final_mixture(problem, members, Cs, weights, prune_output=False)
+    if not feasible:  # the program's point met the goals; a mixture that does not is no exact answer
+        return None
     C = np.tensordot(w, Cs, axes=1)
     rec(1, C, force=True)
     obj = problem.objective
