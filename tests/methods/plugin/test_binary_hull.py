@@ -279,3 +279,21 @@ def test_adjacent_doubles_make_the_plug_in_path_decline_not_certify_another_mixt
     exact = column_generation(cp, ThresholdOracle(P, y, cells, space))
     assert exact.message.startswith("exact") and exact.feasible
     assert cp.objective.value(exact.confusion) == pytest.approx(ref, abs=1e-12)
+
+
+def test_a_cell_qhull_cannot_describe_makes_the_path_decline(monkeypatch):
+    """Qhull's failure is read as collinear points (a segment) only when they are: a cell whose
+    points leave the segment is not described, and the hulls' path declines instead of solving
+    over a smaller set (here Qhull is made to fail on every cell)."""
+    from scipy.spatial import QhullError
+
+    P, y, cells, space = uncalibrated(0, n=80)
+    cp = gf.Problem("hmean", [gf.demographic_parity_difference() <= 0.02]).compile(space)
+
+    def fail(points):
+        raise QhullError("forced")
+
+    monkeypatch.setattr(binary_hull, "ConvexHull", fail)
+    assert binary_hull.solve(cp, PluginOracle(P, y, cells, space), 1e-4) is None
+    res = split_frank_wolfe(cp, PluginOracle(P, y, cells, space), max_iter=200)
+    assert not res.message.startswith("exact") and res.feasible

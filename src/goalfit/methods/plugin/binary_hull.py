@@ -122,16 +122,19 @@ class _Cell:
         """``G x <= h`` describing the hull of the points (a segment or a point when degenerate)."""
         try:
             hull = ConvexHull(self.points)
+            self.described = True
             self.vertices = hull.vertices
             self.edges = hull.simplices  # the two ends of each facet, aligned with G
             return hull.equations[:, :2], -hull.equations[:, 2]
         except (QhullError, ValueError):  # collinear points: the segment below
             pass
         # all points lie on the segment from (0, 0) (nobody in class 1: the first candidate) to
-        # (n0, n1) (everybody: the last): n1 FP - n0 TP = 0 and box bounds
+        # (n0, n1) (everybody: the last): n1 FP - n0 TP = 0 and box bounds; if Qhull failed on
+        # points off that segment, the cell is not described and :func:`solve` declines
         self.vertices = np.array([0, len(self.points) // 2 - 1])
         self.edges = None
         d = np.array([self.n1, -self.n0])
+        self.described = bool(np.abs(self.points @ d).max(initial=0.0) <= FEASIBLE)
         G = np.vstack([d, -d, np.eye(2), -np.eye(2)])
         return G, np.array([0.0, 0.0, self.n0, self.n1, 0.0, 0.0])
 
@@ -214,6 +217,8 @@ def solve(problem, oracle, tol: float):
     # the threshold oracle has each cell's candidate cuts already (every hull vertex among them)
     known = getattr(oracle, "_cuts", [None] * m)
     cells = [_Cell(eta, cum0, cum1, oracle.total, k) for (eta, cum0, cum1), k in zip(oracle._sorted, known)]
+    if not all(cell.described for cell in cells):
+        return None
     # C(x) = C0 + sum_c [x_fp (e_01 - e_00) + x_tp (e_11 - e_10)] in cell c
     C0 = np.zeros(space.shape)
     M = np.zeros((2 * m, space.size))
