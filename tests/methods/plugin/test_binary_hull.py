@@ -14,7 +14,7 @@ import pytest
 import goalfit as gf
 from scipy.optimize import linprog
 
-from goalfit.classifiers.members import PluginRule, ThresholdRule
+from goalfit.classifiers.members import ThresholdRule
 from goalfit.confusion import CellEncoder, ConfusionSpace
 from goalfit.methods.plugin import (PluginOracle, ThresholdOracle, choose_method, column_generation, con_gda,
                                    frank_wolfe, split_frank_wolfe)
@@ -30,6 +30,14 @@ GOALS = [
 ]
 
 
+def _sample_confusion(member, P, y, cells, space):
+    """The member's confusion tensor from its own predictions on the sample."""
+    pred = member.predict_codes(None, P, cells)
+    C = np.zeros(space.shape)
+    np.add.at(C, (cells, y, pred), 1.0)
+    return C / len(y)
+
+
 def _check(P, y, cells, space, objective, psi, goals):
     cp = gf.Problem(objective, goals).compile(space)
     ref = recall_optimum(cell_rules(P, y, cells, space), space, psi, cp.A, cp.b)
@@ -37,11 +45,11 @@ def _check(P, y, cells, space, objective, psi, goals):
     oracle = PluginOracle(P, y, cells, space)
     res = fn(cp, oracle, tol=1e-4)
     assert res.message.startswith("exact"), res.message
-    assert res.n_oracle_calls <= 2 * space.n_cells + 1  # sum_c (k_c - 1) + 1 product rules, k_c <= 3
-    assert all(isinstance(m, PluginRule) for m in res.members)
-    # the members are the oracle's rules: their confusions are what the oracle computes for them
+    assert len(res.members) <= 2 * space.n_cells + 1  # sum_c (k_c - 1) + 1 product rules, k_c <= 3
+    assert all(isinstance(m, ThresholdRule) for m in res.members)
+    # the members' own predictions on the sample give the confusions the mixture is built from
     for m, C in zip(res.members, res.confusions):
-        np.testing.assert_allclose(oracle.confusion_of(m.cost), C, atol=1e-15)
+        np.testing.assert_allclose(_sample_confusion(m, P, y, cells, space), C, atol=1e-15)
     assert res.feasible and cp.max_violation(res.confusion) <= 1e-9
     val = cp.objective.value(res.confusion)
     assert val == pytest.approx(ref, abs=1e-6)
@@ -110,14 +118,6 @@ def test_fast_path_scope():
     assert not binary_hull.applies(cp, object())
     res = split_frank_wolfe(cp, PluginOracle(P, y, cells, space), max_iter=300, exact_binary=False)
     assert not res.message.startswith("exact")
-
-
-def _sample_confusion(member, P, y, cells, space):
-    """The member's confusion tensor from its own predictions on the sample."""
-    pred = member.predict_codes(None, P, cells)
-    C = np.zeros(space.shape)
-    np.add.at(C, (cells, y, pred), 1.0)
-    return C / len(y)
 
 
 @pytest.mark.parametrize("goals", GOALS[1:3], ids=["dp", "eo"])
@@ -260,11 +260,11 @@ def test_macro_f1_takes_the_best_local_optimum_over_the_hulls(seed, goals):
     assert val <= cp.objective.value(it.confusion) + 1e-9
 
 
-def test_adjacent_doubles_make_the_plug_in_path_decline_not_certify_another_mixture():
-    """Two probabilities one ulp apart: the plug-in rule's halfway threshold rounds onto one of
-    them, so the oracle's rule is not the hull's vertex. The hulls' path declines (column
-    generation prices instead, with no certificate) rather than report the program's optimum
-    for a mixture that is not its; the threshold oracle's rules are exact there."""
+def test_adjacent_doubles_keep_the_hulls_vertices_exact():
+    """Two probabilities one ulp apart: a threshold halfway between them rounds onto one of them,
+    so a plug-in rule built from a cost would not be the hull's vertex. The members are
+    threshold rules at sample values, so with either oracle the returned mixture is the
+    program's, at the brute-force optimum, and certified."""
     eta = np.array([0.1, 0.3, np.nextafter(0.3, 1.0), 0.8])
     y = np.array([1, 1, 0, 0])
     enc = CellEncoder()
@@ -273,12 +273,13 @@ def test_adjacent_doubles_make_the_plug_in_path_decline_not_certify_another_mixt
     P = np.column_stack([1 - eta, eta])
     cp = gf.Problem("error", [gf.coverage(1) <= 0.5]).compile(space)
     ref = linear_optimum(cell_rules(P, y, cells, space), cp)
-    plug = column_generation(cp, PluginOracle(P, y, cells, space))
-    assert not plug.message.startswith("exact") and plug.details.lower_bound is None
-    assert plug.feasible and cp.max_violation(plug.confusion) <= 1e-9
-    exact = column_generation(cp, ThresholdOracle(P, y, cells, space))
-    assert exact.message.startswith("exact") and exact.feasible
-    assert cp.objective.value(exact.confusion) == pytest.approx(ref, abs=1e-12)
+    for oracle in (PluginOracle(P, y, cells, space), ThresholdOracle(P, y, cells, space)):
+        res = column_generation(cp, oracle)
+        assert res.message.startswith("exact") and res.feasible
+        assert cp.objective.value(res.confusion) == pytest.approx(ref, abs=1e-12)
+        assert res.details.lower_bound == pytest.approx(ref, abs=1e-12)
+        for m, C in zip(res.members, res.confusions):
+            np.testing.assert_allclose(_sample_confusion(m, P, y, cells, space), C, atol=1e-15)
 
 
 def test_a_cell_qhull_cannot_describe_makes_the_path_decline(monkeypatch):

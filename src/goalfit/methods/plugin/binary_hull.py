@@ -26,9 +26,9 @@ goals' rows), solved here directly:
 
 The solution is written back as a mixture of a few threshold rules: in each cell the point is a
 convex combination of at most three hull vertices, and the cells' combinations are coupled into
-at most ``sum_c (k_c - 1) + 1`` product rules (plug-in rules given by a cost tensor that selects
-the cell thresholds with the plug-in oracle, :class:`~goalfit.classifiers.ThresholdRule` objects
-with the threshold oracle). The optimum is over every threshold rule of the sample, so with the
+at most ``sum_c (k_c - 1) + 1`` product rules, :class:`~goalfit.classifiers.ThresholdRule` objects
+with thresholds at sample values (no oracle call; their confusion tensors from the oracle's
+``confusion_of_thresholds``). The optimum is over every threshold rule of the sample, so with the
 plug-in oracle it can lie below what the oracle's pricing reaches (its rules minimize the cost
 *expected* under the probabilities: column generation stops short of the sample's optimum when
 they are not calibrated within the cells). Not in Narasimhan et al.; an addition that returns
@@ -92,7 +92,6 @@ class _Cell:
     def __init__(self, eta, cum0, cum1, total, cuts=None):
         n = len(eta)
         self.eta = eta  # a reference to the oracle's sorted probabilities, not a copy
-        self.cum0, self.cum1, self.total = cum0, cum1, total  # references too
         self.n0, self.n1 = float(cum0[n]) / total, float(cum1[n]) / total
         # the split positions that can be hull vertices (0, n and some k with eta[k-1] < eta[k]:
         # the threshold oracle's candidate cuts, given or found block by block, so no temporary
@@ -169,22 +168,6 @@ class _Cell:
             return (float(self.eta[k]) if k < n else np.inf), True
         return (float(self.eta[k - 1]) if k > 0 else -np.inf), False
 
-    def positives(self, rule):
-        """``(FP, TP)`` of ``rule`` in this cell (fractions of the sample's weight)."""
-        k, upper = rule
-        fp, tp = float(self.cum0[k]) / self.total, float(self.cum1[k]) / self.total
-        return (self.n0 - fp, self.n1 - tp) if upper else (fp, tp)
-
-    def cost(self, rule):
-        """2x2 cost whose plug-in rule is ``rule`` (threshold halfway between distinct eta values)."""
-        k, upper = rule
-        eta, n = self.eta, len(self.eta)
-        if n == 0:
-            return np.zeros((2, 2))
-        t = -1.0 if k == 0 else 2.0 if k == n else 0.5 * (eta[k - 1] + eta[k])
-        # margin a + eta (b - a) <= 0 predicts 1: t - eta (class 1 above t), eta - t (below)
-        return np.array([[0.0, t], [1.0 - t, 0.0]]) if upper else np.array([[0.0, -t], [t - 1.0, 0.0]])
-
 
 def solve(problem, oracle, tol: float):
     """The optimum over mixtures of threshold rules, or ``None`` when not certified.
@@ -203,7 +186,7 @@ def solve(problem, oracle, tol: float):
     Returns
     -------
     (members, confusions, weights, gap) or None
-        ``S`` rules (``S <= sum_c (k_c - 1) + 1 <= 2 * n_cells + 1``, ``k_c <= 3`` hull
+        ``S`` :class:`~goalfit.classifiers.ThresholdRule` objects (``S <= sum_c (k_c - 1) + 1 <= 2 * n_cells + 1``, ``k_c <= 3`` hull
         vertices per cell), their confusion tensors of shape ``(S, n_cells, 2, 2)`` (fractions
         of the sample's weight), weights of shape ``(S,)`` summing to 1, and the certified gap
         (objective units; None for a non-convex objective, whose local optimum certifies
@@ -313,18 +296,11 @@ def solve(problem, oracle, tol: float):
             continue
         mid = 0.5 * (lo + hi)
         rules = [r[min(int(np.searchsorted(e, mid)), len(r) - 1)] for (r, _), e in zip(parts, ends)]
-        if is_plugin(oracle):  # a plug-in rule: a cost tensor that selects the cells' thresholds
-            member, Ct = oracle(np.stack([cell.cost(r) for cell, r in zip(cells, rules)]))
-            # the halfway threshold rounds onto one of two adjacent doubles (eta one ulp apart),
-            # and the oracle's rule then differs from the hull's vertex: decline, never certify
-            # another mixture than the program's
-            want = np.array([cell.positives(r) for cell, r in zip(cells, rules)])
-            if not np.allclose(Ct[:, :, 1], want, rtol=0.0, atol=1e-12):
-                return None
-        else:  # the threshold oracle's rule itself
-            thresholds, upper = zip(*(cell.threshold(r) for cell, r in zip(cells, rules)))
-            member = ThresholdRule(thresholds, upper)
-            Ct = oracle.confusion_of_thresholds(member.thresholds, member.upper)
+        # the cells' vertices as one rule, thresholds at sample values (either oracle: a plug-in
+        # rule's cost would put them halfway, which rounds onto one of two adjacent doubles)
+        thresholds, upper = zip(*(cell.threshold(r) for cell, r in zip(cells, rules)))
+        member = ThresholdRule(thresholds, upper)
+        Ct = oracle.confusion_of_thresholds(member.thresholds, member.upper)
         members.append(member)
         confusions.append(Ct)
         weights.append(hi - lo)
@@ -340,12 +316,12 @@ def _active_slsqp(fun, x0, G, h, owner, box, every_row=False):
     """SLSQP on ``min fun(x)`` s.t. ``G x <= h`` and the cells' boxes, the hull facets joining as
     they are violated.
 
-    Each cell's hull has some hundred facets at 10^5 rows, and SLSQP's subproblem grows with the
-    rows it carries (at 5 cells, 650 rows cost 8-15 ms a solve). So it starts from the goals' rows
-    and the boxes (which hold every hull), then adds, per cell, the :data:`FACETS_PER_ROUND` most
-    violated facets of its solution and solves again from there, until no facet is violated: a
-    KKT point of the relaxation that meets every row is one of the whole program (the rows left
-    out have zero multipliers). Two rounds of a few tens of rows at 5 cells, 4-6x faster.
+    Each cell's hull has some hundred facets at 10^5 rows, and the cost of SLSQP's subproblem
+    grows with the rows it carries. So it starts from the goals' rows and the boxes (which hold
+    every hull), then adds, per cell, the :data:`FACETS_PER_ROUND` most violated facets of its
+    solution and solves again from there, until no facet is violated: a KKT point of the
+    relaxation that meets every row is one of the whole program (the rows left out have zero
+    multipliers). Usually two rounds of a few tens of rows (benchmarks/README.md, atlas.py).
     ``every_row``: one solve with every row. Returns the last solution and whether SLSQP reported
     it converged.
     """

@@ -207,6 +207,33 @@ class PluginOracle:
             return np.stack([self._binary_cell(c, cost[c]) for c in range(self.space.n_cells)]) / self.total
         return self._multiclass_confusion(cost)
 
+    def confusion_of_thresholds(self, thresholds, upper) -> np.ndarray:
+        """Confusion tensor of a :class:`~goalfit.classifiers.ThresholdRule` on the sample (binary;
+        exact, by binary search in each cell's sorted ``eta_1``; not counted as a call).
+
+        Parameters
+        ----------
+        thresholds : array of shape (n_cells,)
+        upper : array of bool, shape (n_cells,)
+            Class 1 iff ``eta_1 >= t`` (True) or ``eta_1 <= t`` (False) in each cell.
+
+        Returns
+        -------
+        ndarray of shape (n_cells, 2, 2)
+            Fractions of the sample's weight.
+        """
+        out = []
+        for c, (eta, cum0, cum1) in enumerate(self._sorted):
+            n = len(eta)
+            if upper[c]:
+                k = int(np.searchsorted(eta, thresholds[c], side="left"))
+                fp, tp = cum0[n] - cum0[k], cum1[n] - cum1[k]
+            else:
+                k = int(np.searchsorted(eta, thresholds[c], side="right"))
+                fp, tp = cum0[k], cum1[k]
+            out.append([[cum0[n] - fp, fp], [cum1[n] - tp, tp]])
+        return np.array(out, dtype=float) / self.total
+
     def restricted(self, rows):
         """The same kind of oracle on a subset of the rows (indices), e.g. a random subsample.
 
@@ -337,20 +364,6 @@ class ThresholdOracle(PluginOracle):
         t = float(eta[kk - 1]) if kk > 0 else -np.inf
         fp, tp = cum0[kk], cum1[kk]
         return t, False, np.array([[tot0 - fp, fp], [tot1 - tp, tp]])
-
-    def confusion_of_thresholds(self, thresholds, upper) -> np.ndarray:
-        """Confusion tensor of a :class:`ThresholdRule` on the sample (exact, by binary search)."""
-        out = []
-        for c, (eta, cum0, cum1) in enumerate(self._sorted):
-            n = len(eta)
-            if upper[c]:
-                k = int(np.searchsorted(eta, thresholds[c], side="left"))
-                fp, tp = cum0[n] - cum0[k], cum1[n] - cum1[k]
-            else:
-                k = int(np.searchsorted(eta, thresholds[c], side="right"))
-                fp, tp = cum0[k], cum1[k]
-            out.append([[cum0[n] - fp, fp], [cum1[n] - tp, tp]])
-        return np.array(out, dtype=float) / self.total
 
     def __call__(self, cost):
         cost = np.broadcast_to(np.asarray(cost, dtype=float), self.space.shape)
