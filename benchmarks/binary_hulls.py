@@ -30,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import machine_record, versions, write_results  # noqa: E402
 from atlas import constraints, real_cell, run_method, synthetic_cell  # noqa: E402  (atlas pins BLAS first)
-from multiclass_defaults import summarize  # noqa: E402
+from multiclass_defaults import paired_cells, summarize  # noqa: E402
 
 REFERENCE = "ConGDA (2000 iterations)"
 LIMIT = 3600.0  # CPU seconds a fit may take (atlas.run_method's limit)
@@ -91,14 +91,8 @@ def main():
         s = summarize(runs, REFERENCE)
         summary[name] = s
         a, b = s[METHODS[0][0]], s[REFERENCE]
-        cells = []
-        for split in ("train", "test"):
-            e = a[f"{split}_objective_minus_reference"]
-            cells.append(f"{e['mean']:+.4f} ± {e['half_width']:.4f} ({e['min']:+.4f}..{e['max']:+.4f})")
-            rows.append({"experiment": name, "dataset": name.split(", ")[-1], "method": METHODS[0][0],
-                         "metric": "objective_minus_con_gda", "split": split, "value": e["mean"],
-                         "spread": e["half_width"], "lower_is_better": True, "paper_value": None,
-                         "seconds": a["seconds"]})
+        cells, more = paired_cells(name, name.split(", ")[-1], METHODS[0][0], a)
+        rows += more
         lines.append(f"| {name} | {a['seconds_over_lr']:.2f} / {b['seconds_over_lr']:.2f} | {cells[0]} | {cells[1]} "
                      f"| {a['test_violation']:.4f} / {b['test_violation']:.4f} |")
     print("\n" + "\n".join(lines))

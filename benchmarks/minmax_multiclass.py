@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import machine_record, versions, write_results  # noqa: E402
 from atlas import constraints, run_method, synthetic_cell  # noqa: E402  (atlas pins BLAS to one thread first)
-from multiclass_defaults import summarize  # noqa: E402
+from multiclass_defaults import paired_cells, summarize  # noqa: E402
 
 REFERENCE = "ConGDA (2000 iterations)"
 LIMIT = 3600.0  # CPU seconds a fit may take (atlas.run_method's limit): none comes close
@@ -72,15 +72,8 @@ def main():
         per[name] = [one_seed(n, k, g, family, seed) for seed in range(seeds)]
         summary[name] = summarize(per[name], REFERENCE)
         for label, d in summary[name].items():
-            cells = []
-            for split in ("train", "test"):
-                e = d[f"{split}_objective_minus_reference"]
-                hw = "" if e["half_width"] is None else f" ± {e['half_width']:.4f}"
-                cells.append(f"{e['mean']:+.4f}{hw} ({e['min']:+.4f}..{e['max']:+.4f})")
-                rows.append({"experiment": name, "dataset": "synthetic", "method": label,
-                             "metric": "objective_minus_con_gda", "split": split, "value": e["mean"],
-                             "spread": e["half_width"], "lower_is_better": True, "paper_value": None,
-                             "seconds": d["seconds"]})
+            cells, more = paired_cells(name, "synthetic", label, d)
+            rows += more
             lines.append(f"| {k} x {g}, {family} | {label} | {d['seconds_over_lr']:.1f} | {cells[0]} | {cells[1]} "
                          f"| {d['test_violation']:.4f} |")
     print("\n" + "\n".join(lines))

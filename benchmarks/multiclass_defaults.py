@@ -100,6 +100,20 @@ def summarize(per_seed, reference=REFERENCE):
     return out
 
 
+def paired_cells(name, dataset, label, d, metric="objective_minus_con_gda"):
+    """A method's paired differences to the reference (one entry of :func:`summarize`) as table
+    cells ``[train, held-out]`` ("mean ± hw (min..max)") and as the results format's rows."""
+    cells, rows = [], []
+    for split in ("train", "test"):
+        e = d[f"{split}_objective_minus_reference"]
+        hw = "" if e["half_width"] is None else f" ± {e['half_width']:.4f}"
+        cells.append(f"{e['mean']:+.4f}{hw} ({e['min']:+.4f}..{e['max']:+.4f})")
+        rows.append({"experiment": name, "dataset": dataset, "method": label, "metric": metric, "split": split,
+                     "value": e["mean"], "spread": e["half_width"], "lower_is_better": True, "paper_value": None,
+                     "seconds": d["seconds"]})
+    return cells, rows
+
+
 def table(summary):
     lines = ["| rows | method | CPU s | train objective - 2000 it. (mean ± hw; min..max) | test objective - 2000 it. "
              "| test violation |", "|---|---|---|---|---|---|"]
