@@ -37,6 +37,8 @@ Usage::
     python benchmarks/atlas.py --quick          # 10^4 rows, binary and 4 classes, 2 groups, 4 objectives x 3 families: ~3 min
     python benchmarks/atlas.py --sizes 10000 100000 --objectives gmean minmax_recall --constraints dp
     python benchmarks/atlas.py --resume         # skip the cells already in the JSON
+    python benchmarks/atlas.py --classes 3 4 5 --rerun split_frank_wolfe   # one method again in the
+                                                # selected cells already in the JSON (others kept)
     python benchmarks/atlas.py --replot         # re-score the JSON with the current rule; PNG, per-class
                                                 # table, worst cells, the must-show check from 10^5 rows
     python benchmarks/atlas.py --out a.json ...  # runs in parallel, each to its own file, then
@@ -258,6 +260,27 @@ def run_cell(key, P, Y, G, lr_seconds, limit_ratio, min_limit, oracle=None):
         r["ratio"] = r["seconds"] / lr_seconds
     if rec["status"] != "finished":
         cell["methods"]["auto"] = rec
+    return cell
+
+
+def rerun_cell(cell, methods, P, Y, G, lr_seconds, limit_ratio, min_limit, oracle=None):
+    """Run ``methods`` again in a cell already recorded, keeping the other methods' records.
+
+    A re-run method's seconds are put on the cell's scale: multiplied by the cell's LR
+    reference over the LR fit timed in the re-run's process (``lr_seconds``), so its ratio to
+    one LR fit is the one measured beside it; the record keeps ``lr_seconds_at_run`` and its
+    ``commit``.
+    """
+    objective, family = cell["objective"], cell["constraints"]
+    cons = constraints(family, Y["train"], P["train"], P["train"].shape[1])
+    limit = max(min_limit, limit_ratio * lr_seconds)
+    run_method("column_generation", "error", [], P, Y, G, limit, oracle)  # untimed warm-up, as run_cell
+    for m in methods:
+        rec, _ = run_method(m, objective, cons, P, Y, G, limit, oracle)
+        _retime(rec, m, objective, cons, P, Y, G, limit, oracle)
+        rec["seconds"] *= cell["lr_seconds"] / lr_seconds
+        rec.update(ratio=rec["seconds"] / cell["lr_seconds"], lr_seconds_at_run=lr_seconds, commit=COMMIT)
+        cell["methods"][m] = rec
     return cell
 
 
@@ -576,6 +599,9 @@ def main(argv=None):
     ap.add_argument("--oracle", default=None, help="method_params['oracle'] of every method (default: the estimator's)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--resume", action="store_true", help="keep the cells already in --out; run the others")
+    ap.add_argument("--rerun", nargs="+", default=None, choices=list(METHODS),
+                    help="in the cells of --out that the other options select, run these methods again and keep "
+                         "the other methods' records (see rerun_cell)")
     ap.add_argument("--replot", action="store_true", help="re-score --out with the current rule, write the PNG and table")
     ap.add_argument("--merge", type=Path, nargs="+", default=None,
                     help="add these files' cells to --out (same cell: the later file's), then --replot")
@@ -587,7 +613,7 @@ def main(argv=None):
         args.groups, args.min_limit, args.limit_ratio = [2], 10.0, 200.0
     t0 = time.time()
     args.replot = args.replot or args.merge is not None
-    old = json.loads(args.out.read_text()) if (args.resume or args.replot) and args.out.exists() else {}
+    old = json.loads(args.out.read_text()) if (args.resume or args.replot or args.rerun) and args.out.exists() else {}
     cells = load_cells(old)
     if args.merge:
         by = {cell_id(c): c for c in cells}
@@ -605,6 +631,7 @@ def main(argv=None):
         print("\n".join(must_show(cells)))
         return
     done = {cell_id(c) for c in cells}
+    by_id = {cell_id(c): c for c in cells}
     wanted = None if args.cells is None else {tuple(s.split(":")) for s in args.cells}
     datas = ([] if args.no_synthetic else ["synthetic"]) + list(args.real or [])
     for data in datas:
@@ -625,7 +652,10 @@ def main(argv=None):
                 keys = [dict(kk, temperature=args.temperature) for kk in keys]
             if args.oracle is not None:
                 keys = [dict(kk, oracle=args.oracle) for kk in keys]
-            keys = [kk for kk in keys if kk["n"] is None or cell_id(kk) not in done]
+            if args.rerun:
+                keys = [kk for kk in keys if kk["n"] is None or cell_id(kk) in done]
+            else:
+                keys = [kk for kk in keys if kk["n"] is None or cell_id(kk) not in done]
             if not keys:
                 continue
             if data == "synthetic":
@@ -634,13 +664,18 @@ def main(argv=None):
                 P, Y, G, lr_s = real_cell(data, args.temperature, args.seed)
                 for kk in keys:
                     kk["n"] = len(Y["train"])
-                keys = [kk for kk in keys if cell_id(kk) not in done]
+                keys = [kk for kk in keys if (cell_id(kk) in done) == bool(args.rerun)]
             print(f"{data} K={k} G={g} n={len(Y['train'])}: one LR fit {lr_s:.3f} s; {len(keys)} cells", flush=True)
             for key in keys:
-                cell = run_cell(key, P, Y, G, lr_s, args.limit_ratio, args.min_limit, args.oracle)
-                s = score(cell)
-                cells.append(cell)
-                done.add(cell_id(key))
+                if args.rerun:
+                    cell = rerun_cell(by_id[cell_id(key)], args.rerun, P, Y, G, lr_s, args.limit_ratio,
+                                      args.min_limit, args.oracle)
+                    s = score(cell)
+                else:
+                    cell = run_cell(key, P, Y, G, lr_s, args.limit_ratio, args.min_limit, args.oracle)
+                    s = score(cell)
+                    cells.append(cell)
+                    done.add(cell_id(key))
                 print(f"  {key['objective']:>17} {key['constraints']:>9}: auto={s['auto']} "
                       f"ratio={s.get('time_ratio')} gap={s.get('gap')}", flush=True)
                 save(cells, args, t0, old.get("seconds", 0.0))

@@ -338,8 +338,8 @@ def test_coarse_to_fine_adds_the_light_members_when_the_heaviest_admit_no_feasib
 ])
 def test_master_multipliers_price_as_the_lp_over_the_members(objective, constraint):
     """At the master program's KKT point its row multipliers are optimal duals of the LP over
-    the members linearized there, so pricing with them gives the LP's member and Lagrangian
-    bound (three groups, binding constraints)."""
+    the members linearized there, so pricing with them gives the LP's Lagrangian bound (three
+    groups, binding constraints)."""
     import scipy
 
     from goalfit.methods.plugin._common import lagrangian_price
@@ -357,9 +357,10 @@ def test_master_multipliers_price_as_the_lp_over_the_members(objective, constrai
     assert m.feasible and (m.row_multipliers >= 0).all() and m.row_multipliers.max() > 0  # the bound binds
     C_bar = np.tensordot(m.weights, m.confusions, axes=1)
     upper = float(cp.objective.value(C_bar))
-    _, C_mult, low_mult = lagrangian_price(cp, oracle, C_bar, upper, m.confusions, mu=m.row_multipliers)
-    _, C_lp, low_lp = lagrangian_price(cp, oracle, C_bar, upper, m.confusions)
-    np.testing.assert_allclose(C_mult, C_lp, atol=1e-12)
+    _, _, low_mult = lagrangian_price(cp, oracle, C_bar, upper, m.confusions, mu=m.row_multipliers)
+    _, _, low_lp = lagrangian_price(cp, oracle, C_bar, upper, m.confusions)
+    # the same bound; the member can differ where the LP's duals are not unique (several
+    # multipliers are optimal, and SLSQP's need not be HiGHS's vertex)
     assert low_mult == pytest.approx(low_lp, abs=1e-7)
     assert low_mult <= upper + 1e-12
 

@@ -27,3 +27,60 @@ def test_column_generation_reaches_the_full_lp_optimum(seed):
     bad[np.argmax(G.max(axis=0))] = True
     assert G[:, bad].max() > 0  # alone it violates a row
     assert psi @ _members_lp(psi, G, 0.0, bad).x == pytest.approx(psi @ full.x, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_least_violation_by_column_generation_is_the_full_epigraph_lp(seed):
+    from goalfit.methods.plugin._common import epigraph_lp, least_violation_lp
+
+    rng = np.random.default_rng(seed)
+    T, K = 500, 20
+    G = rng.normal(0.3, 1.0, (K, T))  # no member meets every row
+    full = epigraph_lp(G, np.zeros(K), np.zeros((0, T)))
+    start = np.zeros(T, bool)
+    start[rng.choice(T, 10, replace=False)] = True
+    s, x = least_violation_lp(G, start)
+    assert s == pytest.approx(float(full.x[-1]), abs=1e-9)
+    assert x.sum() == pytest.approx(1.0) and x.min() >= 0.0
+    assert (G @ x).max() == pytest.approx(s, abs=1e-9)  # the mixture attains it
+    assert least_violation_lp(G)[0] == pytest.approx(s, abs=1e-12)
+
+
+def test_an_infeasible_lp_is_reported_without_the_full_lp():
+    rng = np.random.default_rng(0)
+    T, K = 300, 10
+    G = rng.normal(0.5, 0.2, (K, T))  # every member violates every row: no mixture meets them
+    start = np.zeros(T, bool)
+    start[:5] = True
+    assert _members_lp(rng.uniform(size=T), G, 0.0, start).status != 0
+    assert _members_lp(rng.uniform(size=T), G, 0.0).status != 0
+
+
+@pytest.mark.parametrize("feasible", [True, False])
+def test_prune_of_a_large_pool_prices_to_the_full_lp(feasible, monkeypatch):
+    """Above PRICED_ABOVE members the pruning LP and the least-violation LPs run by column
+    generation from the heaviest members: the same objective, violation and feasibility."""
+    from types import SimpleNamespace
+
+    from goalfit.methods.plugin import _common
+    from goalfit.methods.plugin._common import least_violation_lp
+
+    rng = np.random.default_rng(3)
+    T, D = 600, 8
+    C = rng.dirichlet(np.ones(D), T).reshape(T, 1, 2, 4)
+    A = rng.normal(size=(12, D))
+    least = least_violation_lp((C.reshape(T, D) @ A.T).T)[0]
+    b = np.full(12, least + (0.02 if feasible else -0.02))  # just above / below the least violation
+    objective = SimpleNamespace(kind="linear", coefs=None, consts=None,
+                                values=lambda Cs: np.asarray(Cs).reshape(len(Cs), -1) @ np.arange(D),
+                                value=lambda c: float(np.asarray(c).ravel() @ np.arange(D)))
+    problem = SimpleNamespace(objective=objective, A=A, b=b, nonlinear=[])
+    monkeypatch.setattr(_common, "piecewise_linear", lambda obj: False)
+    w = rng.uniform(size=T)
+    priced = _common.prune(problem, list(range(T)), C, w)
+    monkeypatch.setattr(_common, "PRICED_ABOVE", 10**9)
+    full = _common.prune(problem, list(range(T)), C, w)
+    assert priced[3] == full[3] == feasible
+    assert priced[4] == pytest.approx(full[4], abs=1e-9)
+    value = [objective.value(np.tensordot(out[2], out[1], axes=1)) for out in (priced, full)]
+    assert value[0] == pytest.approx(value[1], abs=1e-9)
