@@ -599,9 +599,10 @@ def main(argv=None):
     ap.add_argument("--oracle", default=None, help="method_params['oracle'] of every method (default: the estimator's)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--resume", action="store_true", help="keep the cells already in --out; run the others")
-    ap.add_argument("--rerun", nargs="+", default=None, choices=list(METHODS),
+    ap.add_argument("--rerun", nargs="+", default=None, choices=list(METHODS) + ["near-best"],
                     help="in the cells of --out that the other options select, run these methods again and keep "
-                         "the other methods' records (see rerun_cell)")
+                         "the other methods' records (see rerun_cell); 'near-best': auto's method and the "
+                         "cell's near-best ones, all that its score reads")
     ap.add_argument("--replot", action="store_true", help="re-score --out with the current rule, write the PNG and table")
     ap.add_argument("--merge", type=Path, nargs="+", default=None,
                     help="add these files' cells to --out (same cell: the later file's), then --replot")
@@ -668,8 +669,12 @@ def main(argv=None):
             print(f"{data} K={k} G={g} n={len(Y['train'])}: one LR fit {lr_s:.3f} s; {len(keys)} cells", flush=True)
             for key in keys:
                 if args.rerun:
-                    cell = rerun_cell(by_id[cell_id(key)], args.rerun, P, Y, G, lr_s, args.limit_ratio,
-                                      args.min_limit, args.oracle)
+                    cell = by_id[cell_id(key)]
+                    methods = [m for m in args.rerun if m != "near-best"]
+                    if "near-best" in args.rerun:
+                        score(cell)
+                        methods += [m for m in [cell["score"]["auto"], *cell["near_best"]] if m and m not in methods]
+                    cell = rerun_cell(cell, methods, P, Y, G, lr_s, args.limit_ratio, args.min_limit, args.oracle)
                     s = score(cell)
                 else:
                     cell = run_cell(key, P, Y, G, lr_s, args.limit_ratio, args.min_limit, args.oracle)
