@@ -84,3 +84,30 @@ def test_prune_of_a_large_pool_prices_to_the_full_lp(feasible, monkeypatch):
     assert priced[4] == pytest.approx(full[4], abs=1e-9)
     value = [objective.value(np.tensordot(out[2], out[1], axes=1)) for out in (priced, full)]
     assert value[0] == pytest.approx(value[1], abs=1e-9)
+
+
+def test_pricing_tolerance_follows_the_costs_not_the_largest_reduced_cost():
+    """One column of huge reduced cost (duals of a nearly flat row) must not hide a column of
+    small negative reduced cost: the tolerance is relative to the LP's costs."""
+    psi = np.array([1.0, 0.0, 1.0 - 1e-4, 1.0])
+    G = np.array([[-1e-6, 1e-6, -1e-6, 1.0]])
+    full = _members_lp(psi, G, 0.0)
+    priced = _members_lp(psi, G, 0.0, np.array([True, True, False, False]))
+    assert psi @ full.x == pytest.approx(0.49995, abs=1e-9)
+    assert psi @ priced.x == pytest.approx(psi @ full.x, abs=1e-12)
+
+
+def test_rows_met_exactly_by_a_mixture_are_feasible_from_an_infeasible_start():
+    """Two members whose rows cancel in their half-half mixture (least violation exactly 0, the
+    limit): the priced LP finds the mixture although its start alone violates the rows."""
+    rng = np.random.default_rng(1)
+    T = 300
+    G = np.abs(rng.normal(1.0, 0.1, (2, T)))  # every member violates both rows ...
+    G[:, 7], G[:, 11] = [0.5, -0.5], [-0.5, 0.5]  # ... but these two, mixed half and half, meet them
+    psi = rng.uniform(size=T)
+    start = np.zeros(T, bool)
+    start[:5] = True
+    res = _members_lp(psi, G, 0.0, start)
+    assert res.status == 0
+    assert res.x[7] == pytest.approx(0.5) and res.x[11] == pytest.approx(0.5)
+    assert psi @ res.x == pytest.approx(psi @ _members_lp(psi, G, 0.0).x, abs=1e-12)

@@ -381,13 +381,13 @@ PRICED_ABOVE = 200
 PRICED_START = 50
 
 
-def _priced(solve, reduced, start, rows):
+def _priced(solve, reduced, start, rows, scale):
     """Column generation over an explicit list of ``T`` columns (Dantzig-Wolfe pricing).
 
     ``solve(S)`` solves the LP restricted to the columns of the bool mask ``S`` (a
     :func:`highs_linprog` result, the columns first in ``x``); ``reduced(res)`` gives every
-    column's reduced cost under its duals. Columns of negative reduced cost join, the most
-    negative ones first (at most ``max(8, rows + 1)`` a round: a basis of the restricted LP,
+    column's reduced cost under its duals. Columns of reduced cost below ``-1e-9 * scale`` (the
+    LP's cost scale, e.g. the largest finite cost) join, the most negative ones first (at most ``max(8, rows + 1)`` a round: a basis of the restricted LP,
     ``rows`` rows and the simplex's, has no more columns), until none is left: the optimum is
     the full LP's.
 
@@ -403,11 +403,18 @@ def _priced(solve, reduced, start, rows):
             return res, S
         r = np.asarray(reduced(res), float)
         r[S] = 0.0
-        enter = np.flatnonzero(r < -1e-9 * max(1.0, float(np.abs(r).max())))
+        enter = np.flatnonzero(r < -1e-9 * scale)
         if not enter.size:
             return res, S
         m = max(8, rows + 1)
         S[enter if enter.size <= m else enter[np.argpartition(r[enter], m)[:m]]] = True
+
+
+def _finite_scale(values) -> float:
+    """``max(1, largest finite |value|)``: the cost scale of a pricing tolerance."""
+    v = np.abs(np.asarray(values, float))
+    v = v[np.isfinite(v)]
+    return max(1.0, float(v.max())) if v.size else 1.0
 
 
 def _spread(x_S, S):
@@ -447,13 +454,14 @@ def _members_lp(psi, G, limit, start=None):
     def reduced(res):  # psi - G^T y - y0 (scipy's marginals: d fun / d b, y <= 0)
         return psi - np.asarray(res.ineqlin.marginals, float) @ G - float(res.eqlin.marginals[0])
 
-    res, S = _priced(solve, reduced, start, K)
+    scale = _finite_scale(psi)
+    res, S = _priced(solve, reduced, start, K, scale)
     if res.status != 0:
         s, x_viol = least_violation_lp(G, start)
-        if s > limit:
+        if s > limit + 1e-9 * max(1.0, abs(limit)):  # clearly above: no mixture meets the rows
             return SimpleNamespace(status=2, x=None, least_violation=(s, x_viol))
-        res, S = _priced(solve, reduced, start | (x_viol > 0), K)
-        if res.status != 0:
+        res, S = _priced(solve, reduced, start | (x_viol > 0), K, scale)
+        if res.status != 0:  # at the limit up to rounding: the full LP decides, as without a start
             return solve(full)
     return SimpleNamespace(status=0, x=_spread(res.x, S))
 
@@ -476,7 +484,9 @@ def least_violation_lp(G, start=None):
     def reduced(res):
         return -np.asarray(res.ineqlin.marginals, float) @ G - float(res.eqlin.marginals[0])
 
-    res, S = _priced(solve, reduced, start, K)
+    res, S = _priced(solve, reduced, start, K, _finite_scale(G))
+    if res.status != 0:  # HiGHS did not certify the restricted LP: the full one
+        return least_violation_lp(G)
     return float(res.x[-1]), _spread(res.x, S)
 
 
