@@ -46,13 +46,28 @@ def test_least_violation_by_column_generation_is_the_full_epigraph_lp(seed):
     assert least_violation_lp(G)[0] == pytest.approx(s, abs=1e-12)
 
 
-def test_an_infeasible_lp_is_reported_without_the_full_lp():
+def test_an_infeasible_lp_is_reported_without_the_full_lp(monkeypatch):
+    """From a start, infeasibility is shown by the priced least violation (which ``prune`` then
+    reuses): no LP over all the columns is solved."""
+    from goalfit.methods.plugin import _common
+
     rng = np.random.default_rng(0)
     T, K = 300, 10
     G = rng.normal(0.5, 0.2, (K, T))  # every member violates every row: no mixture meets them
     start = np.zeros(T, bool)
     start[:5] = True
-    assert _members_lp(rng.uniform(size=T), G, 0.0, start).status != 0
+    widths = []
+    solver = _common.linprog
+
+    def counting(c, *args, **kwargs):
+        widths.append(len(c))
+        return solver(c, *args, **kwargs)
+
+    monkeypatch.setattr(_common, "linprog", counting)
+    res = _members_lp(rng.uniform(size=T), G, 0.0, start)
+    assert res.status != 0 and max(widths) < T  # every LP restricted (epigraph LPs: T + 1 columns)
+    s, x = res.least_violation
+    assert s == pytest.approx(_common.least_violation_lp(G)[0], abs=1e-9) and s > 0
     assert _members_lp(rng.uniform(size=T), G, 0.0).status != 0
 
 
@@ -111,3 +126,27 @@ def test_rows_met_exactly_by_a_mixture_are_feasible_from_an_infeasible_start():
     assert res.status == 0
     assert res.x[7] == pytest.approx(0.5) and res.x[11] == pytest.approx(0.5)
     assert psi @ res.x == pytest.approx(psi @ _members_lp(psi, G, 0.0).x, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_priced_epigraph_lp_with_pieces_and_rows_is_the_full_one(seed):
+    """The min-max re-fit (pieces and constraint rows) priced from a few columns has the full
+    LP's value; from a start that alone violates the rows it falls back to the full LP."""
+    from goalfit.methods.plugin._common import epigraph_lp
+
+    rng = np.random.default_rng(seed)
+    T, P, K = 400, 4, 6
+    M = rng.uniform(0.0, 1.0, (P, T))
+    consts = rng.uniform(-0.1, 0.1, P)
+    G = rng.normal(0.2, 0.5, (K, T))
+    full = epigraph_lp(M, consts, G, 0.05)
+    assert full.status == 0
+    for start_cols in (np.argsort(G.max(axis=0))[:20], np.argsort(-G.min(axis=0))[:3]):
+        start = np.zeros(T, bool)
+        start[start_cols] = True
+        res = epigraph_lp(M, consts, G, 0.05, start)
+        assert res.status == 0 and res.x.shape == (T + 1,)
+        assert res.x[-1] == pytest.approx(full.x[-1], abs=1e-9)
+        w = res.x[:T]
+        assert w.sum() == pytest.approx(1.0) and (G @ w).max() <= 0.05 + 1e-9
+        assert (M @ w + consts).max() == pytest.approx(full.x[-1], abs=1e-9)

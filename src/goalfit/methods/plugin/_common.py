@@ -319,51 +319,51 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=Non
                 return w0
         return x_lp
 
+    # a max of linear pieces (min-max recall, a disparity as objective) is minimized exactly over
+    # the mixtures by its epigraph LP (the paper's final step for min-max, §5.3 [code]); the LP on
+    # the members' values would only minimize an upper bound
+    M = problem.objective.coefs @ confusions.reshape(T, -1).T if piecewise_linear(problem.objective) else None
     if start is not None:
         start_mask = np.array([id(m) in start for m in members])
-    elif T > PRICED_ABOVE and K:
+    elif T > PRICED_ABOVE and (K or M is not None):  # an LP to solve
         # the heaviest members of the input mixture start the column generation (a method's
         # latest iterates, near its output)
         start_mask = np.zeros(T, bool)
         start_mask[np.argsort(-w0, kind="stable")[:PRICED_START]] = True
     else:
         start_mask = None
-    # a max of linear pieces (min-max recall, a disparity as objective) is minimized exactly over
-    # the mixtures by its epigraph LP (the paper's final step for min-max, §5.3 [code]); the LP on
-    # the members' values would only minimize an upper bound
-    M = problem.objective.coefs @ confusions.reshape(T, -1).T if piecewise_linear(problem.objective) else None
 
-    def epigraph(limit):
+    def epigraph(limit, start=None):
         assert M is not None  # called for an objective with linear pieces only
-        r = epigraph_lp(M, problem.objective.consts, G, limit)
+        r = epigraph_lp(M, problem.objective.consts, G, limit, start)
         return r.x[:T] if r.status == 0 else None
 
     if K == 0:
         x = np.zeros(T)
         x[int(np.argmin(psi))] = 1.0
         if M is not None:
-            x = epigraph(0.0)
+            x = epigraph(0.0, start_mask)
         return _support(members, confusions, best_of(x, 0.0)) + (True, 0.0)
     # a maximum of linear pieces: its epigraph LP is the re-fit and says whether the rows can be met
     # (the same constraints as the LP on the members' values, which it replaces)
     refit: np.ndarray | None
+    found = None  # the least violation, when the members' LP computed it
     if M is not None:
-        refit = epigraph(tol)
+        refit = epigraph(tol, start_mask)
     else:
         res = _members_lp(psi, G, tol, start_mask)
-        refit = res.x if res.status == 0 else None
+        refit, found = (res.x if res.status == 0 else None), res.least_violation
     if refit is not None:
         x = best_of(refit, tol + 1e-12)
         return _support(members, confusions, x) + (True, float(max(0.0, (G @ x).max())))
-    # least violation: the epigraph LP of the largest row violation (the rows as its pieces), as
-    # the members' LP found it when it did
-    found = None if M is not None else getattr(res, "least_violation", None)
+    # least violation: the epigraph LP of the largest row violation (the rows as its pieces)
     s, x_viol = found if found is not None else least_violation_lp(G, start_mask)
     limit = s + max(1e-9, 1e-9 * abs(s))
-    res2 = _members_lp(psi, G, limit, None if start_mask is None else start_mask | (x_viol > 0))
+    near = None if start_mask is None else start_mask | (x_viol > 0)
+    res2 = _members_lp(psi, G, limit, near)
     x = res2.x if res2.status == 0 else x_viol
     if M is not None and res2.status == 0:
-        x_epi = epigraph(limit)
+        x_epi = epigraph(limit, near)
         x = x if x_epi is None else x_epi
     # s <= 0: a mixture meets the rows and the LP on the members' values failed for another
     # reason (every member's value infinite, e.g. KL quantification of rules that each miss a
@@ -435,9 +435,9 @@ def _members_lp(psi, G, limit, start=None):
     Returns
     -------
     types.SimpleNamespace
-        ``status`` (0: optimal) and ``x`` of shape (T,), as :func:`highs_linprog`; when the
-        restricted LP showed infeasibility, ``least_violation``: :func:`least_violation_lp`'s
-        ``(s, alpha)``.
+        ``status`` (0: optimal) and ``x`` of shape (T,), as :func:`highs_linprog`, and
+        ``least_violation``: :func:`least_violation_lp`'s ``(s, alpha)`` when the pricing
+        computed it to show the LP infeasible, else None.
     """
     from types import SimpleNamespace
 
@@ -449,7 +449,8 @@ def _members_lp(psi, G, limit, start=None):
 
     full = np.ones(T, bool)
     if start is None or start.all() or not start.any():
-        return solve(full)
+        res = solve(full)
+        return SimpleNamespace(status=res.status, x=res.x, least_violation=None)
 
     def reduced(res):  # psi - G^T y - y0 (scipy's marginals: d fun / d b, y <= 0)
         return psi - np.asarray(res.ineqlin.marginals, float) @ G - float(res.eqlin.marginals[0])
@@ -462,32 +463,32 @@ def _members_lp(psi, G, limit, start=None):
             return SimpleNamespace(status=2, x=None, least_violation=(s, x_viol))
         res, S = _priced(solve, reduced, start | (x_viol > 0), K, scale)
         if res.status != 0:  # at the limit up to rounding: the full LP decides, as without a start
-            return solve(full)
-    return SimpleNamespace(status=0, x=_spread(res.x, S))
+            res = solve(full)
+            return SimpleNamespace(status=res.status, x=res.x, least_violation=None)
+    return SimpleNamespace(status=0, x=_spread(res.x, S), least_violation=None)
 
 
 def least_violation_lp(G, start=None):
     """The mixture of ``T`` members whose largest row ``G alpha`` is least: ``(s, alpha)``.
 
-    The epigraph LP of the rows (:func:`epigraph_lp` with the rows as its pieces), by column
-    generation from the columns of ``start`` (bool mask) when given (:func:`_priced`: the same
-    optimum). ``G`` of shape (K, T), ``K >= 1``.
+    :func:`epigraph_lp` with the rows as its pieces (priced from ``start`` when given).
+
+    Parameters
+    ----------
+    G : ndarray of shape (K, T), ``K >= 1``
+        Each row's value at each member.
+    start : ndarray of bool, shape (T,), optional
+
+    Returns
+    -------
+    s : float
+        The least largest row.
+    alpha : ndarray of shape (T,)
+        A mixture that attains it (in the simplex).
     """
     K, T = G.shape
-    if start is None or start.all() or not start.any():
-        res = epigraph_lp(G, np.zeros(K), np.zeros((0, T)))
-        return float(res.x[-1]), res.x[:T]
-
-    def solve(S):
-        return epigraph_lp(G[:, S], np.zeros(K), np.zeros((0, int(S.sum()))))
-
-    def reduced(res):
-        return -np.asarray(res.ineqlin.marginals, float) @ G - float(res.eqlin.marginals[0])
-
-    res, S = _priced(solve, reduced, start, K, _finite_scale(G))
-    if res.status != 0:  # HiGHS did not certify the restricted LP: the full one
-        return least_violation_lp(G)
-    return float(res.x[-1]), _spread(res.x, S)
+    res = epigraph_lp(G, np.zeros(K), np.zeros((0, T)), 0.0, start)
+    return float(res.x[-1]), res.x[:T]
 
 
 def prune_finite(problem, members, confusions, weights=None, warm=None):
@@ -730,7 +731,7 @@ class GapStop:
         return lower
 
 
-def epigraph_lp(M, consts, G, limit=0.0):
+def epigraph_lp(M, consts, G, limit=0.0, start=None):
     """The best mixture of ``T`` members for a maximum of linear pieces: the epigraph LP.
 
     ``min s`` over ``(alpha, s)`` s.t. ``M alpha + consts <= s`` (each piece),
@@ -747,21 +748,41 @@ def epigraph_lp(M, consts, G, limit=0.0):
         Each constraint row's value (``A vec(C) - b``) at each member; ``K`` may be 0.
     limit : float, default 0.0
         The rows' allowance.
+    start : ndarray of bool, shape (T,), optional
+        Solve by column generation from these columns (:func:`_priced`: the same optimal
+        value; the full LP when the restricted one fails, e.g. is infeasible).
 
     Returns
     -------
-    scipy.optimize.OptimizeResult
+    scipy.optimize.OptimizeResult or types.SimpleNamespace
         HiGHS's result: ``x[:T]`` the weights, ``x[T]`` the objective, ``ineqlin.marginals`` the
         duals (the ``P`` pieces, then the ``K`` rows); ``status != 0`` when infeasible.
     """
     P, T = M.shape
     K = len(G)
-    c = np.zeros(T + 1)
-    c[-1] = 1.0
-    A_ub = np.vstack([np.hstack([M, -np.ones((P, 1))]), np.hstack([G, np.zeros((K, 1))])])
-    b_ub = np.concatenate([-np.asarray(consts, float), np.full(K, float(limit))])
-    return linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=np.r_[np.ones(T), 0.0][None], b_eq=[1.0],
-                   bounds=[(0, None)] * T + [(None, None)], method="highs")
+
+    def solve(S):
+        n = int(S.sum())
+        c = np.zeros(n + 1)
+        c[-1] = 1.0
+        A_ub = np.vstack([np.hstack([M[:, S], -np.ones((P, 1))]), np.hstack([G[:, S], np.zeros((K, 1))])])
+        b_ub = np.concatenate([-np.asarray(consts, float), np.full(K, float(limit))])
+        return linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=np.r_[np.ones(n), 0.0][None], b_eq=[1.0],
+                       bounds=[(0, None)] * n + [(None, None)], method="highs")
+
+    full = np.ones(T, bool)
+    if start is None or start.all() or not start.any():
+        return solve(full)
+
+    def reduced(res):  # 0 - y^T (M; G)_t - y0 (scipy's marginals: d fun / d b, y <= 0)
+        y = np.asarray(res.ineqlin.marginals, float)
+        return -(y[:P] @ M) - (y[P:] @ G if K else 0.0) - float(res.eqlin.marginals[0])
+
+    res, S = _priced(solve, reduced, start, P + K, _finite_scale(np.vstack([M, G]) if K else M))
+    if res.status != 0:
+        return solve(full)
+    res.x = np.r_[_spread(res.x, S), res.x[-1]]
+    return res
 
 
 def epigraph_price(problem, oracle, confusions):
