@@ -236,26 +236,37 @@ def _retime(rec, method, objective, cons, P, Y, G, limit, oracle):
         rec["seconds"] = float(np.median(runs))
 
 
-def run_cell(key, P, Y, G, lr_seconds, limit_ratio, min_limit, oracle=None):
-    """Every method on one cell (all with ``method_params["oracle"] = oracle``): the cell record."""
-    objective, family = key["objective"], key["constraints"]
+def _warmed_up(family, P, Y, G, lr_seconds, limit_ratio, min_limit, oracle):
+    """The cell's constraints and time limit, after an untimed warm-up fit (an unconstrained
+    fit on the same rows: the first fit of a cell pays for first touches of the arrays, which
+    would otherwise land on the first method timed)."""
     cons = constraints(family, Y["train"], P["train"], P["train"].shape[1])
     limit = max(min_limit, limit_ratio * lr_seconds)
-    cell = dict(key, lr_seconds=lr_seconds, limit_seconds=limit, goal=[str(c) for c in cons], methods={}, commit=COMMIT,
-                oracle_used=resolve_oracle(oracle or "auto", P["train"].shape[1]), temperature=key.get("temperature", 1.0))
-    # untimed warm-up (an unconstrained fit on the same rows): the first fit of a cell pays for
-    # first touches of the arrays, which would otherwise land on auto, the first method timed
     run_method("column_generation", "error", [], P, Y, G, limit, oracle)
-    cell["warmed_up"] = True
-    rec, _ = run_method("auto", objective, cons, P, Y, G, limit, oracle)
-    _retime(rec, "auto", objective, cons, P, Y, G, limit, oracle)
+    return cons, limit
+
+
+def _timed(method, objective, cons, P, Y, G, limit, oracle):
+    """One method's record on the cell, re-timed when it was short (:func:`_retime`)."""
+    rec, _ = run_method(method, objective, cons, P, Y, G, limit, oracle)
+    _retime(rec, method, objective, cons, P, Y, G, limit, oracle)
+    return rec
+
+
+def run_cell(key, P, Y, G, lr_seconds, limit_ratio, min_limit, oracle=None):
+    """Every method on one cell (all with ``method_params["oracle"] = oracle``): the cell record."""
+    objective = key["objective"]
+    cons, limit = _warmed_up(key["constraints"], P, Y, G, lr_seconds, limit_ratio, min_limit, oracle)
+    cell = dict(key, lr_seconds=lr_seconds, limit_seconds=limit, goal=[str(c) for c in cons], methods={}, commit=COMMIT,
+                oracle_used=resolve_oracle(oracle or "auto", P["train"].shape[1]), temperature=key.get("temperature", 1.0),
+                warmed_up=True)
+    rec = _timed("auto", objective, cons, P, Y, G, limit, oracle)
     cell["auto_at_run"] = rec.get("ran") or rec["status"]
     for m in METHODS:
         if m == rec.get("ran"):  # auto's run is this method's (same call, same defaults)
             cell["methods"][m] = dict(rec, method=m)
             continue
-        cell["methods"][m], _ = run_method(m, objective, cons, P, Y, G, limit, oracle)
-        _retime(cell["methods"][m], m, objective, cons, P, Y, G, limit, oracle)
+        cell["methods"][m] = _timed(m, objective, cons, P, Y, G, limit, oracle)
     for r in cell["methods"].values():
         r["ratio"] = r["seconds"] / lr_seconds
     if rec["status"] != "finished":
@@ -271,13 +282,9 @@ def rerun_cell(cell, methods, P, Y, G, lr_seconds, limit_ratio, min_limit, oracl
     one LR fit is the one measured beside it; the record keeps ``lr_seconds_at_run`` and its
     ``commit``.
     """
-    objective, family = cell["objective"], cell["constraints"]
-    cons = constraints(family, Y["train"], P["train"], P["train"].shape[1])
-    limit = max(min_limit, limit_ratio * lr_seconds)
-    run_method("column_generation", "error", [], P, Y, G, limit, oracle)  # untimed warm-up, as run_cell
+    cons, limit = _warmed_up(cell["constraints"], P, Y, G, lr_seconds, limit_ratio, min_limit, oracle)
     for m in methods:
-        rec, _ = run_method(m, objective, cons, P, Y, G, limit, oracle)
-        _retime(rec, m, objective, cons, P, Y, G, limit, oracle)
+        rec = _timed(m, cell["objective"], cons, P, Y, G, limit, oracle)
         rec["seconds"] *= cell["lr_seconds"] / lr_seconds
         rec.update(ratio=rec["seconds"] / cell["lr_seconds"], lr_seconds_at_run=lr_seconds, commit=COMMIT)
         cell["methods"][m] = rec
@@ -653,10 +660,8 @@ def main(argv=None):
                 keys = [dict(kk, temperature=args.temperature) for kk in keys]
             if args.oracle is not None:
                 keys = [dict(kk, oracle=args.oracle) for kk in keys]
-            if args.rerun:
-                keys = [kk for kk in keys if kk["n"] is None or cell_id(kk) in done]
-            else:
-                keys = [kk for kk in keys if kk["n"] is None or cell_id(kk) not in done]
+            # a run adds the cells not recorded yet; a re-run visits the recorded ones
+            keys = [kk for kk in keys if kk["n"] is None or (cell_id(kk) in done) == bool(args.rerun)]
             if not keys:
                 continue
             if data == "synthetic":
@@ -674,13 +679,12 @@ def main(argv=None):
                     if "near-best" in args.rerun:
                         score(cell)
                         methods += [m for m in [cell["score"]["auto"], *cell["near_best"]] if m and m not in methods]
-                    cell = rerun_cell(cell, methods, P, Y, G, lr_s, args.limit_ratio, args.min_limit, args.oracle)
-                    s = score(cell)
+                    rerun_cell(cell, methods, P, Y, G, lr_s, args.limit_ratio, args.min_limit, args.oracle)
                 else:
                     cell = run_cell(key, P, Y, G, lr_s, args.limit_ratio, args.min_limit, args.oracle)
-                    s = score(cell)
                     cells.append(cell)
                     done.add(cell_id(key))
+                s = score(cell)
                 print(f"  {key['objective']:>17} {key['constraints']:>9}: auto={s['auto']} "
                       f"ratio={s.get('time_ratio')} gap={s.get('gap')}", flush=True)
                 save(cells, args, t0, old.get("seconds", 0.0))
