@@ -289,7 +289,11 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=Non
 
     ``warm`` (optional, members): columns to start the LP from (:func:`_members_lp`: column
     generation over the others, the same optimum at a fraction of the cost when they hold most
-    of the support, e.g. the previous stopping check's re-fit members).
+    of the support, e.g. the previous stopping check's re-fit members). Without it, a pool of
+    more than :data:`PRICED_ABOVE` distinct members starts from its :data:`PRICED_START`
+    heaviest (``weights``). Every LP here (the members' LP, the least violation, min-max
+    recall's epigraph) then prices the others in: the same optimal value as over every member,
+    though a degenerate LP can end at another optimal vertex.
 
     Returns
     -------
