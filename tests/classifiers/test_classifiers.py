@@ -221,3 +221,20 @@ def test_plugin_predict_binary_threshold_and_ties():
     # a negative cost slope: predict 1 iff eta <= 0.5 (ties to 1)
     cost = np.array([[[1.0, 0.0], [0.0, 1.0]]])
     np.testing.assert_array_equal(plugin_predict(P, cells, cost), (eta <= 0.5).astype(int))
+
+
+@pytest.mark.parametrize("n_classes", [3, 7, 300])
+def test_plugin_predict_multiclass_is_argmin_star_ties_high(n_classes):
+    # brute force: the largest j among the minimal scores sum_i eta_i L[i, j]; costs on a coarse
+    # grid and one-hot probabilities make exact ties common (300 classes: indices above one byte)
+    rng = np.random.default_rng(n_classes)
+    m, n_cells = 400, 2
+    P = rng.dirichlet(np.ones(n_classes), size=m)
+    P[: m // 4] = np.eye(n_classes)[rng.integers(0, n_classes, m // 4)]
+    cells = rng.integers(0, n_cells, m)
+    cost = rng.integers(0, 3, size=(n_cells, n_classes, n_classes)).astype(float)
+    scores = np.einsum("ri,rij->rj", P, cost[cells])
+    ties = scores == scores.min(axis=1, keepdims=True)
+    expected = n_classes - 1 - np.argmax(ties[:, ::-1], axis=1)
+    assert (ties.sum(axis=1) > 1).sum() > 20  # the ties are exercised
+    np.testing.assert_array_equal(plugin_predict(P, cells, cost), expected)

@@ -24,7 +24,23 @@ def binary_margin(eta1, L2):
     return a + eta1 * (b - a)
 
 
-def plugin_codes_block(PT, cost_c, scores, out, best, mask):
+def codes_work(n_classes: int, m: int) -> tuple:
+    """Work buffers of :func:`plugin_codes_block` for a block of ``m`` rows and ``n_classes`` classes.
+
+    Returns
+    -------
+    tuple
+        ``(scores, best, ties, index, classes)``: the scores (float, shape (n_classes, m)), their
+        column minima (shape (m,)), the ties with the minimum (bool, shape (n_classes, m)), the
+        tied class indices (the smallest unsigned integer type that holds them, shape
+        (n_classes, m)) and the class indices as a column of that type.
+    """
+    dtype = np.min_scalar_type(max(n_classes - 1, 0))
+    return (np.empty((n_classes, m)), np.empty(m), np.empty((n_classes, m), dtype=bool),
+            np.empty((n_classes, m), dtype=dtype), np.arange(n_classes, dtype=dtype)[:, None])
+
+
+def plugin_codes_block(PT, cost_c, work, out):
     """Plug-in decisions of one cell, written into preallocated buffers (no allocation).
 
     Parameters
@@ -35,29 +51,26 @@ def plugin_codes_block(PT, cost_c, scores, out, best, mask):
         (``n_rows = n_cells * n_classes``, :func:`group_blind_predict`).
     cost_c : ndarray of shape (n_rows, n_classes)
         The cell's cost matrix ``L[i, j]`` (true i, predicted j), or the stacked per-group ones.
-    scores : ndarray of shape (n_classes, m)
-        Work buffer: ``scores[j] = sum_i eta_i L[i, j]``.
+    work : tuple
+        Work buffers for ``m`` rows from :func:`codes_work`.
     out : ndarray of int, shape (m,)
-        Receives the decisions ``argmin_j scores[j]``, ties toward the larger index.
-    best : ndarray of shape (m,)
-        Work buffer.
-    mask : ndarray of bool, shape (m,)
-        Work buffer.
+        Receives the decisions ``argmin_j scores[j]`` with ``scores[j] = sum_i eta_i L[i, j]``,
+        ties toward the larger index (the paper's ``argmin*``).
 
     Notes
     -----
-    The argmin runs as ``n_classes - 1`` vectorized comparisons over contiguous rows instead of
-    an ``argmin`` along a short axis (several times faster for a handful of classes).
+    The decision is the largest ``j`` whose score equals the column minimum: a minimum and an
+    equality test over contiguous rows and a maximum of the tied indices in a one-byte type,
+    several times faster than an ``argmin`` along a short axis and about twice as fast as a
+    running comparison per class (whose masked copies dominate); the same decisions, ties
+    included, since both compare the same floats exactly.
     """
-    n = cost_c.shape[1]
+    scores, best, ties, index, classes = work
     np.matmul(cost_c.T, PT, out=scores)
-    best[...] = scores[0]
-    out[...] = 0
-    for j in range(1, n):
-        row = scores[j]
-        np.less_equal(row, best, out=mask)  # "<=": ties go to the larger index
-        np.copyto(out, j, where=mask)
-        np.minimum(best, row, out=best)
+    np.min(scores, axis=0, out=best)
+    np.equal(scores, best, out=ties)
+    np.multiply(ties, classes, out=index)
+    np.maximum.reduce(index, axis=0, out=out)
     return out
 
 
@@ -88,8 +101,7 @@ def plugin_predict(proba, cell_ids, cost) -> np.ndarray:
         else:
             PT = np.ascontiguousarray(proba[idx].T)
             out = np.empty(idx.size, dtype=np.intp)
-            plugin_codes_block(PT, np.asarray(cost[c], float), np.empty_like(PT), out, np.empty(idx.size),
-                               np.empty(idx.size, dtype=bool))
+            plugin_codes_block(PT, np.asarray(cost[c], float), codes_work(n, idx.size), out)
             pred[idx] = out
     return pred
 
@@ -131,8 +143,7 @@ def group_blind_predict(joint, cost) -> np.ndarray:
         return (J @ d <= 0).astype(np.intp)
     m = len(J)
     out = np.empty(m, dtype=np.intp)
-    return plugin_codes_block(np.ascontiguousarray(J.T), cost.reshape(G * n, n), np.empty((n, m)), out,
-                              np.empty(m), np.empty(m, dtype=bool))
+    return plugin_codes_block(np.ascontiguousarray(J.T), cost.reshape(G * n, n), codes_work(n, m), out)
 
 
 class GroupBlindRule:

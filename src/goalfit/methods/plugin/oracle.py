@@ -32,7 +32,7 @@ import numpy as np
 from sklearn.base import clone
 
 from ...classifiers.members import (ConstantMember, FittedMember, PluginRule, ThresholdRule,
-                                    binary_margin, plugin_codes_block)
+                                    binary_margin, codes_work, plugin_codes_block)
 from ...confusion import confusion_tensor, int_codes
 from ...utils.fitting import fit_weighted
 from ...utils.rows import take_rows
@@ -106,17 +106,16 @@ class PluginOracle:
             PT = np.ascontiguousarray(self.proba[idx].T)
             ybase = self.y[idx].astype(np.intp) * n  # code of (true i, predicted j) is i * n + j
             w = None if self.w is None else np.ascontiguousarray(self.w[idx])
-            self._blocks.append((PT, ybase, w, np.empty_like(PT), np.empty(m, dtype=np.intp), np.empty(m),
-                                 np.empty(m, dtype=bool)))
+            self._blocks.append((PT, ybase, w, codes_work(n, m), np.empty(m, dtype=np.intp)))
 
     def _multiclass_confusion(self, cost):
         n = self.space.n_classes
         out = np.empty((self.space.n_cells, n * n))
-        for c, (PT, ybase, w, scores, pred, best, mask) in enumerate(self._blocks):
+        for c, (PT, ybase, w, work, pred) in enumerate(self._blocks):
             if PT.shape[1] == 0:
                 out[c] = 0.0
                 continue
-            plugin_codes_block(PT, cost[c], scores, pred, best, mask)
+            plugin_codes_block(PT, cost[c], work, pred)
             pred += ybase
             out[c] = np.bincount(pred, weights=w, minlength=n * n)
         return out.reshape(self.space.shape) / self.total
