@@ -67,7 +67,7 @@ def plugin_codes_block(PT, cost_c, work, out):
     """
     scores, best, ties, index, classes = work
     np.matmul(cost_c.T, PT, out=scores)
-    np.min(scores, axis=0, out=best)
+    np.minimum.reduce(scores, axis=0, out=best)
     np.equal(scores, best, out=ties)
     np.multiply(ties, classes, out=index)
     np.maximum.reduce(index, axis=0, out=out)
