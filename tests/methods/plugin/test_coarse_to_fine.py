@@ -314,6 +314,56 @@ def test_f_step_without_constraints_is_a_row_argmin_equal_to_the_lp():
         np.testing.assert_array_equal(fast.solve(cost), slow.solve(cost))
 
 
+@pytest.mark.parametrize("goal", ["dp", "eodds", "fpr"])
+def test_f_step_with_parity_bands_is_the_pairwise_lp(goal):
+    """A parity between 4 groups compiles to all ordered pairs of the groups' rates; the F-step
+    LP states each block as 4 ranged rows around a free variable (:func:`parity_bands`). On 40
+    random costs its optimal value is the pairwise LP's (scipy's HiGHS, the rows as compiled)
+    and its vertex meets the compiled rows."""
+    from scipy.optimize import linprog
+
+    from goalfit.methods.plugin.lp import RepeatedLP, parity_bands
+
+    _, _, _, space = _multiclass(4_000, n_classes=3, groups=("a", "b", "c", "d"))
+    expr = {"dp": gf.demographic_parity_difference(), "eodds": gf.equalized_odds_difference(),
+            "fpr": gf.false_positive_rate_difference()}[goal]
+    cp = gf.Problem("error", [expr <= 0.03]).compile(space)
+    mass = np.broadcast_to(space.row_mass[:, :, None], space.shape).ravel()
+    A, b = cp.A * mass[None, :], cp.b
+    kept, bands = parity_bands(A, b)
+    assert bands and len(kept) == 0 and all(len(R) == 4 and d == pytest.approx(0.03) for R, d in bands)
+    assert sum(len(R) * (len(R) - 1) for R, _ in bands) == len(b)
+    lp = RepeatedLP.rows_in_simplex(space, cp.A, cp.b)
+    assert lp.h.getNumRow() == space.n_cells * space.n_classes + sum(len(R) for R, _ in bands)
+    n = space.n_classes
+    A_eq = np.kron(np.eye(space.n_cells * n), np.ones(n))
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        cost = rng.normal(size=space.shape)
+        F = lp.solve(cost)
+        ref = linprog(cost.ravel(), A_ub=A, b_ub=b, A_eq=A_eq, b_eq=np.ones(len(A_eq)), method="highs")
+        assert np.vdot(cost, F) == pytest.approx(ref.fun, abs=1e-9)
+        assert (A @ F.ravel() <= b + 1e-9).all() and np.allclose(F.sum(axis=2), 1.0)
+
+
+def test_parity_bands_keep_rows_that_are_not_a_complete_block():
+    """Rows that are not every ordered pair of a block's rates with one bound stay rows: a missing
+    pair, two bounds, a rate against an overlapping overall rate, two groups."""
+    from goalfit.methods.plugin.lp import parity_bands
+
+    r = np.eye(3)
+    pairs = [(i, j) for i in range(3) for j in range(3) if i != j]
+    A = np.array([r[i] - r[j] for i, j in pairs])
+    assert len(parity_bands(A, np.full(6, 0.1))[1]) == 1
+    assert parity_bands(A[:5], np.full(5, 0.1))[1] == []  # one pair missing
+    assert parity_bands(A, np.r_[np.full(5, 0.1), 0.2])[1] == []  # two bounds
+    overall = r.mean(axis=0)
+    kept, bands = parity_bands(np.array([r[i] - overall for i in range(3)]), np.full(3, 0.1))
+    assert bands == [] and kept.tolist() == [0, 1, 2]
+    kept, bands = parity_bands(A[[0, 2]], np.full(2, 0.1))  # two rates: two rows either way
+    assert bands == [] and kept.tolist() == [0, 1]
+
+
 @pytest.mark.parametrize("seed", [0, 2])
 def test_coarse_to_fine_adds_the_light_members_when_the_heaviest_admit_no_feasible_mixture(seed):
     """KL quantification s.t. the 80% rule on 3 classes, 60,000 rows: the coarse mixture keeps
