@@ -92,8 +92,10 @@ class RepeatedLP:
     The model is passed to HiGHS once; each :meth:`solve` changes the costs and re-runs from
     the previous basis (much cheaper than building a new LP per call). Blocks of parity rows
     (:func:`parity_bands`) enter as ranged rows around one free variable each (``bands``): the
-    same polytope for ``x``, with ``k`` rows instead of ``k (k - 1)``, which take HiGHS 25-40%
-    less time per solve on the F-step of Split Frank-Wolfe at 5 groups.
+    same polytope for ``x``, with ``k`` rows instead of ``k (k - 1)`` (a quarter to two fifths
+    less HiGHS time per solve on SplitFW's F-step at 5 groups: benchmarks/README.md, section
+    "Measurements behind the library's choices"). Where the LP has several optimal vertices the
+    two forms can return different ones.
     """
 
     def __init__(self, n_vars, A_ub, b_ub, A_eq, b_eq, shape, live, bands=()):
