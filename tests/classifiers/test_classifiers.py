@@ -238,3 +238,10 @@ def test_plugin_predict_multiclass_is_argmin_star_ties_high(n_classes):
     expected = n_classes - 1 - np.argmax(ties[:, ::-1], axis=1)
     assert (ties.sum(axis=1) > 1).sum() > 20  # the ties are exercised
     np.testing.assert_array_equal(plugin_predict(P, cells, cost), expected)
+    # the group-blind rule stacks the per-group costs: with the joint probability of the row's
+    # group only (the others zero), its decisions are the per-cell ones
+    from goalfit.classifiers.members import group_blind_predict
+
+    joint = np.zeros((m, n_cells, n_classes))
+    joint[np.arange(m), cells] = P
+    np.testing.assert_array_equal(group_blind_predict(joint, cost), expected)
