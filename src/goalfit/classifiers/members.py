@@ -30,14 +30,16 @@ def codes_work(n_classes: int, m: int) -> tuple:
     Returns
     -------
     tuple
-        ``(scores, best, ties, index, classes)``: the scores (float, shape (n_classes, m)), their
-        column minima (shape (m,)), the ties with the minimum (bool, shape (n_classes, m)), the
-        tied class indices (the smallest unsigned integer type that holds them, shape
-        (n_classes, m)) and the class indices as a column of that type.
+        ``(scores, best, ties, index, classes, top)``: the scores (float, shape (n_classes, m)),
+        their column minima (shape (m,)), the ties with the minimum (bool, shape (n_classes, m)),
+        the tied class indices (the smallest unsigned integer type that holds them, shape
+        (n_classes, m)), the class indices as a column of that type and the decisions in that
+        type (shape (m,)).
     """
     dtype = np.min_scalar_type(max(n_classes - 1, 0))
     return (np.empty((n_classes, m)), np.empty(m), np.empty((n_classes, m), dtype=bool),
-            np.empty((n_classes, m), dtype=dtype), np.arange(n_classes, dtype=dtype)[:, None])
+            np.empty((n_classes, m), dtype=dtype), np.arange(n_classes, dtype=dtype)[:, None],
+            np.empty(m, dtype=dtype))
 
 
 def plugin_codes_block(PT, cost_c, work, out):
@@ -66,12 +68,14 @@ def plugin_codes_block(PT, cost_c, work, out):
     running comparison per class (whose masked copies dominate); the same decisions, ties
     included, since both compare the same floats exactly.
     """
-    scores, best, ties, index, classes = work
+    scores, best, ties, index, classes, top = work
     np.matmul(cost_c.T, PT, out=scores)
     np.minimum.reduce(scores, axis=0, out=best)
     np.equal(scores, best, out=ties)
-    np.multiply(ties, classes, out=index)
-    np.maximum.reduce(index, axis=0, out=out)
+    # one type per ufunc call: a mixed-type call would cast through a buffer of thousands of rows
+    np.multiply(ties.view(np.uint8) if index.dtype == np.uint8 else ties, classes, out=index)
+    np.maximum.reduce(index, axis=0, out=top)
+    out[...] = top
     return out
 
 
