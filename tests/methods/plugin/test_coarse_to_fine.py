@@ -348,7 +348,8 @@ def test_f_step_with_parity_bands_is_the_pairwise_lp(goal):
 
 def test_parity_bands_keep_rows_that_are_not_a_complete_block():
     """Rows that are not every ordered pair of a block's rates with one bound stay rows: a missing
-    pair, two bounds, a rate against an overlapping overall rate, two groups."""
+    pair, a pair twice in place of another, two bounds, a rate against an overlapping overall
+    rate, two groups."""
     from goalfit.methods.plugin.lp import parity_bands
 
     r = np.eye(3)
@@ -356,6 +357,7 @@ def test_parity_bands_keep_rows_that_are_not_a_complete_block():
     A = np.array([r[i] - r[j] for i, j in pairs])
     assert len(parity_bands(A, np.full(6, 0.1))[1]) == 1
     assert parity_bands(A[:5], np.full(5, 0.1))[1] == []  # one pair missing
+    assert parity_bands(A[[0, 1, 2, 3, 4, 4]], np.full(6, 0.1))[1] == []  # as many rows, one pair twice
     assert parity_bands(A, np.r_[np.full(5, 0.1), 0.2])[1] == []  # two bounds
     overall = r.mean(axis=0)
     kept, bands = parity_bands(np.array([r[i] - overall for i in range(3)]), np.full(3, 0.1))

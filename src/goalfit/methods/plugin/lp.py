@@ -40,50 +40,38 @@ def parity_bands(A, b):
     >>> kept.tolist(), bands[0][0].tolist(), bands[0][1]
     ([6], [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], 0.1)
     """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
     A = np.asarray(A, float)
     b = np.asarray(b, float)
     pos, neg = np.maximum(A, 0.0), np.maximum(-A, 0.0)
-    ids: dict[bytes, int] = {}
-    rates: list[np.ndarray] = []
-
-    pairs = {}
-    for r in range(A.shape[0]):
-        if pos[r].any() and neg[r].any() and b[r] >= 0:
-            pairs[r] = (_rate_id(pos[r], ids, rates), _rate_id(neg[r], ids, rates))
+    cand = np.flatnonzero(pos.any(axis=1) & neg.any(axis=1) & (b >= 0))  # rows r_a - r_c <= d
+    if cand.size == 0:
+        return np.arange(A.shape[0]), []
+    # each row's two rates as indices into the distinct linear forms (equal values, one form),
+    # numbered in the order the rows name them (so are the blocks and their rows in the LP)
+    forms, first, inverse = np.unique(np.stack([pos[cand], neg[cand]], axis=1).reshape(-1, A.shape[1]),
+                                      axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    rates = forms[order]
+    a, c = rank[inverse.ravel()[0::2]], rank[inverse.ravel()[1::2]]
     # blocks: the connected components of the rates joined by a row
-    parent = list(range(len(rates)))
-
-    def root(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for a, c in pairs.values():
-        parent[root(a)] = root(c)
-    blocks: dict[int, list[int]] = {}
-    for r, (a, _) in pairs.items():
-        blocks.setdefault(root(a), []).append(r)
-    in_band, bands = set(), []
-    for rows in blocks.values():
-        members = sorted({i for r in rows for i in pairs[r]})
-        k = len(members)
-        ordered = {pairs[r] for r in rows}
-        if (k < 3 or len(rows) != k * (k - 1) or len(ordered) != len(rows) or len({b[r] for r in rows}) != 1):
+    graph = coo_matrix((np.ones(cand.size), (a, c)), shape=(len(rates), len(rates)))
+    _, label = connected_components(graph, directed=False)
+    in_band = np.zeros(A.shape[0], dtype=bool)
+    bands = []
+    for comp in np.unique(label[a]):
+        rows = np.flatnonzero(label[a] == comp)
+        k = int((label == comp).sum())
+        ordered = set(zip(a[rows].tolist(), c[rows].tolist()))
+        if k < 3 or len(rows) != k * (k - 1) or len(ordered) != len(rows) or np.ptp(b[cand[rows]]) != 0:
             continue  # not every ordered pair once with one bound (two rates: two rows either way)
-        bands.append((np.array([rates[i] for i in members]), float(b[rows[0]])))
-        in_band.update(rows)
-    kept = np.array([r for r in range(A.shape[0]) if r not in in_band], dtype=int)
-    return kept, bands
-
-
-def _rate_id(v, ids, rates) -> int:
-    """The index of the linear form ``v`` among ``rates`` (appended when new; equal bytes, one form)."""
-    key = v.tobytes()
-    if key not in ids:
-        ids[key] = len(rates)
-        rates.append(v)
-    return ids[key]
+        bands.append((rates[label == comp], float(b[cand[rows[0]]])))
+        in_band[cand[rows]] = True
+    return np.flatnonzero(~in_band), bands
 
 
 class RepeatedLP:
@@ -96,6 +84,22 @@ class RepeatedLP:
     less HiGHS time per solve on SplitFW's F-step at 5 groups: benchmarks/README.md, section
     "Measurements behind the library's choices"). Where the LP has several optimal vertices the
     two forms can return different ones.
+
+    Parameters
+    ----------
+    n_vars : int
+        Variables ``x >= 0`` (the live entries of the row-normalized tensor).
+    A_ub, b_ub : ndarray of shape (n_ub, n_vars) and (n_ub,)
+        Rows ``A_ub x <= b_ub``.
+    A_eq, b_eq : ndarray of shape (n_eq, n_vars) and (n_eq,)
+        Rows ``A_eq x = b_eq``.
+    shape : tuple of int
+        The tensor shape :meth:`solve` returns.
+    live : ndarray of bool, of ``prod(shape)`` entries
+        The entries of that tensor that are variables, in order (the others are 0).
+    bands : sequence of (ndarray of shape (k, n_vars), float), default ()
+        Parity blocks from :func:`parity_bands`: for each, one free variable ``m`` and the rows
+        ``0 <= r x - m <= d`` for each of its ``k`` rates ``r``.
     """
 
     def __init__(self, n_vars, A_ub, b_ub, A_eq, b_eq, shape, live, bands=()):
