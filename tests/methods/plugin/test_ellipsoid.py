@@ -382,3 +382,45 @@ def test_unique_members_merges_equal_tensors_as_np_unique_rows():
     assert m0 == [] and C0.shape == (0, 2, 2, 2) and w0.shape == (0,) and w0.dtype == float
     m1, _, w1 = unique_members(["a"], confusions[:1])
     assert m1 == ["a"] and w1.tolist() == [1.0]
+
+
+def test_member_merge_grown_in_pieces_equals_unique_members_of_the_prefix():
+    """The stopping checks merge the members as they arrive (MemberMerge, GapStop._merged):
+    after every piece, exactly unique_members of the list so far, with the pricing calls'
+    members pooled after the method's, as GapStop.pool orders them."""
+    from goalfit.methods.plugin._common import GapStop, MemberMerge, unique_members
+
+    rng = np.random.default_rng(11)
+    base = rng.integers(0, 3, size=(9, 2, 2, 2)) / 4.0
+    pick = rng.integers(0, 9, size=60)
+    Cs = list(base[pick] + rng.choice([0.0, 1e-14, -0.0], size=(60, 2, 2, 2)))
+    members = [f"m{i}" for i in range(60)]
+    weights = rng.random(60)
+    merge = MemberMerge()
+    for end in (0, 1, 7, 8, 30, 60):
+        merge.extend(Cs[len(merge):end])
+        got = merge.merged(members[:end], Cs[:end], weights[:end])
+        want = unique_members(members[:end], np.asarray(Cs[:end]).reshape(end, 2, 2, 2), weights[:end])
+        assert got[0] == want[0] and len(got[0]) < max(end, 1) + 1
+        np.testing.assert_array_equal(got[1].reshape(want[1].shape), want[1])
+        np.testing.assert_array_equal(got[2], want[2])
+    assert len(merge.first) < 60  # duplicates were merged
+
+    class _Space:
+        shape = (2, 2, 2)
+
+    class _Problem:
+        space = _Space()
+
+    stop = GapStop.__new__(GapStop)  # only the merge's state is read
+    stop.problem, stop._merge = _Problem(), MemberMerge()
+    stop.extra_members, stop.extra_confusions = [], []
+    for end in (10, 25, 60):
+        # a pricing member equal to one of the method's, and a new one, after each check
+        stop.extra_members += [f"x{end}a", f"x{end}b"]
+        stop.extra_confusions += [Cs[3], base[0] + 0.5]
+        got = stop._merged(members[:end], Cs[:end], weights[:end])
+        want = unique_members(*stop.pool(members[:end], Cs[:end], weights[:end]))
+        assert got[0] == want[0]
+        np.testing.assert_array_equal(got[1], want[1])
+        np.testing.assert_array_equal(got[2], want[2])

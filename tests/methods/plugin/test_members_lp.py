@@ -150,3 +150,94 @@ def test_priced_epigraph_lp_with_pieces_and_rows_is_the_full_one(seed):
         w = res.x[:T]
         assert w.sum() == pytest.approx(1.0) and (G @ w).max() <= 0.05 + 1e-9
         assert (M @ w + consts).max() == pytest.approx(full.x[-1], abs=1e-9)
+
+
+def _parity_rows(k, J, rng):
+    """``J`` blocks of all ordered pairs of ``k`` rates with disjoint supports, one other row."""
+    D = J * k + 2
+    rates = np.zeros((J * k, D))
+    rates[np.arange(J * k), np.arange(J * k)] = rng.uniform(0.2, 1.0, J * k)
+    A = [rates[j * k + a] - rates[j * k + c] for j in range(J) for a in range(k) for c in range(k) if a != c]
+    A = np.array(A + [rng.normal(size=D)])
+    return A, np.r_[np.full(len(A) - 1, 0.05), 0.5]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_parity_blocks_as_2k_rows_give_the_pairwise_lp_and_its_duals(seed):
+    """highs_linprog(blocks=...) states each block of k(k-1) pairwise rows as 2k rows around a
+    free variable: the pairwise LP's optimum, a point meeting every pairwise row, and duals for
+    the pairwise rows (a flow between the rates) that are dual feasible with the LP's value, on
+    the members' LP, the elastic master of column generation and the epigraph LP."""
+    from goalfit.methods.plugin._common import epigraph_lp
+    from goalfit.methods.plugin.lp import highs_linprog, parity_blocks
+
+    rng = np.random.default_rng(seed)
+    k, J, T = 3 + seed % 4, 1 + seed % 3, 40
+    A, b = _parity_rows(k, J, rng)
+    kept, blocks = parity_blocks(A, b)
+    assert kept.tolist() == [len(A) - 1] and len(blocks) == J and all(P.shape == (k, k) for P in blocks)
+    X = rng.uniform(0.0, 1.0, (T, A.shape[1]))
+    X[0] = 0.0  # a member meeting every row: the LP is feasible
+    G = (X @ A.T - b).T  # (rows, T): each row's value at each member, as prune's
+    psi = rng.normal(size=T)
+    for limit in (0.0, 0.02):
+        kw = dict(A_ub=G, b_ub=np.full(len(G), limit), A_eq=np.ones((1, T)), b_eq=[1.0])
+        ref, got = highs_linprog(psi, **kw), highs_linprog(psi, **kw, blocks=blocks)
+        assert got.status == ref.status == 0
+        assert got.fun == pytest.approx(ref.fun, abs=1e-9) and len(got.x) == T
+        assert (G @ got.x).max() <= limit + 1e-9 and got.x.sum() == pytest.approx(1.0)
+        y, y0 = got.ineqlin.marginals, got.eqlin.marginals[0]
+        assert y.max() <= 0.0 and (psi - y @ G - y0).min() >= -1e-8  # dual feasible
+        assert limit * y.sum() + y0 == pytest.approx(ref.fun, abs=1e-8)  # with the LP's value
+    # the elastic master: a slack column in every row (E), as column generation's
+    A2, c2 = np.hstack([G, -np.ones((len(G), 1))]), np.r_[psi, 1e3]
+    kw = dict(A_ub=A2, b_ub=np.zeros(len(G)), A_eq=np.r_[np.ones(T), 0.0][None], b_eq=[1.0])
+    ref, got = highs_linprog(c2, **kw), highs_linprog(c2, **kw, blocks=blocks)
+    assert got.fun == pytest.approx(ref.fun, rel=1e-9)
+    reduced = c2 - got.ineqlin.marginals @ A2 - got.eqlin.marginals[0] * kw["A_eq"][0]
+    assert reduced.min() >= -1e-7
+    # the rows as an epigraph's pieces (the least violation): the same largest row
+    full = epigraph_lp(G, np.zeros(len(G)), np.zeros((0, T)))
+    banded = epigraph_lp(G, np.zeros(len(G)), np.zeros((0, T)), blocks=blocks)
+    assert banded.x[-1] == pytest.approx(full.x[-1], abs=1e-9)
+    assert (G @ banded.x[:T]).max() == pytest.approx(full.x[-1], abs=1e-9)
+
+
+def test_many_groups_fit_as_without_the_blocks(monkeypatch):
+    """Demographic parity over 12 groups (396 pairwise rows): column generation, the pruning LP
+    and the checks of ConGDA reach the same objectives with the blocks as 2k rows as with the
+    rows as compiled."""
+    import importlib
+    import warnings
+
+    import goalfit as gf
+    import goalfit.methods.plugin._common as common
+
+    cg = importlib.import_module("goalfit.methods.plugin.column_generation")  # the package names the function
+
+    r = np.random.default_rng(3)
+    n, K, G = 3000, 3, 12
+    g, y = r.integers(0, G, n), r.integers(0, K, n)
+    P = r.dirichlet(np.ones(K), n)
+    P[np.arange(n), y] += 0.6
+    P /= P.sum(axis=1, keepdims=True)
+    cons = [gf.demographic_parity_difference("g") <= 0.05]
+
+    def fit(method, objective):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = gf.GoalClassifier("precomputed", objective=objective, constraints=cons, method=method,
+                                  method_params={"max_iter": 300} if method == "con_gda" else None)
+            return m.fit(P, y, sensitive_features={"g": g})
+
+    cases = [("column_generation", "error"), ("con_gda", "hmean")]
+    banded = [fit(*c) for c in cases]
+    assert len(common.row_blocks(banded[0].problem_)) == K
+    monkeypatch.setattr(common, "row_blocks", lambda problem, offset=0: [])
+    monkeypatch.setattr(cg, "row_blocks", lambda problem, offset=0: [])
+    for (method, _), est, ref in zip(cases, banded, [fit(*c) for c in cases]):
+        assert est.result_.feasible and ref.result_.feasible
+        C, C_ref = est.result_.confusion, ref.result_.confusion
+        value, ref_value = est.problem_.objective.value(C), ref.problem_.objective.value(C_ref)
+        assert value == pytest.approx(ref_value, abs=1e-9 if method == "column_generation" else 2e-3)
+        assert est.problem_.max_violation(C) <= 1e-9

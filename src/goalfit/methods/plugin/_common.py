@@ -11,6 +11,7 @@ import numpy as np
 from ...fit import FitResult, Progress
 from ...goals.problem import FEASIBLE_TOL
 from .lp import highs_linprog as linprog
+from .lp import parity_blocks
 
 
 class StopReason(StrEnum):
@@ -260,18 +261,60 @@ def unique_members(members, confusions, weights=None):
         The summed weights of each group.
     """
     confusions = np.asarray(confusions)
-    n = len(confusions)
-    flat = np.round(confusions.reshape(n, int(np.prod(confusions.shape[1:]))).astype(np.float64), 12)
-    flat += 0.0  # -0.0 and 0.0 are one value
-    group: dict[bytes, int] = {}
-    inverse = np.array([group.setdefault(row.tobytes(), len(group)) for row in flat], dtype=np.intp)
-    first = np.unique(inverse, return_index=True)[1]  # group ids count up in order of appearance
-    w = np.ones(n) if weights is None else np.asarray(weights, float)
-    merged_w = np.bincount(inverse, weights=w, minlength=len(group)).astype(float)
-    return [members[i] for i in first], confusions[first], merged_w
+    merge = MemberMerge()
+    merge.extend(confusions)
+    return merge.merged(members, confusions, weights)
 
 
-def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=None):
+class MemberMerge:
+    """:func:`unique_members` of a list that only grows, kept up to date one member at a time.
+
+    A stopping test that merges the members so far at each of its checks would otherwise key
+    every member again at every check; :meth:`extend` keys only the new ones, and
+    :meth:`merged` returns exactly what :func:`unique_members` returns for the list so far.
+    """
+
+    def __init__(self):
+        self.group: dict[bytes, int] = {}
+        self.inverse: list[int] = []  # the group of each member so far
+        self.first: list[int] = []  # each group's first member
+
+    def __len__(self) -> int:
+        return len(self.inverse)
+
+    def extend(self, confusions) -> None:
+        """Key the members that follow the ones so far (``confusions``: their tensors)."""
+        confusions = np.asarray(confusions)
+        n = len(confusions)
+        if not n:
+            return
+        flat = np.round(confusions.reshape(n, -1).astype(np.float64), 12)
+        flat += 0.0  # -0.0 and 0.0 are one value
+        for i, row in enumerate(flat, start=len(self.inverse)):
+            g = self.group.setdefault(row.tobytes(), len(self.group))
+            if g == len(self.first):
+                self.first.append(i)
+            self.inverse.append(g)
+
+    def copy(self) -> MemberMerge:
+        other = MemberMerge()
+        other.group, other.inverse, other.first = dict(self.group), list(self.inverse), list(self.first)
+        return other
+
+    def merged(self, members, confusions, weights=None):
+        """:func:`unique_members` ``(members, confusions, weights)`` of the members keyed so far
+        (``members`` and ``confusions`` index them: ``len(self)`` of each)."""
+        n = len(self.inverse)
+        w = np.ones(n) if weights is None else np.asarray(weights, float)
+        merged_w = np.bincount(np.asarray(self.inverse, dtype=np.intp), weights=w,
+                               minlength=len(self.first)).astype(float)
+        first = np.asarray(self.first, dtype=np.intp)
+        C = (np.asarray(confusions)[first] if isinstance(confusions, np.ndarray) or not self.first
+             else np.stack([np.asarray(confusions[i]) for i in self.first]))
+        return [members[i] for i in self.first], C, merged_w
+
+
+def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=None, distinct: bool = False):
     """Re-weight candidate members so the mixture meets the constraints (§8.2, LP on HiGHS).
 
     Solves ``min_alpha sum_t alpha_t psi(C_t)`` s.t. ``sum_t alpha_t (A C_t - b) <= 0``,
@@ -295,12 +338,19 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=Non
     recall's epigraph) then prices the others in: the same optimal value as over every member,
     though a degenerate LP can end at another optimal vertex.
 
+    ``distinct=True``: the members are already merged (:func:`unique_members`' output), so they
+    are not merged again.
+
     Returns
     -------
     members, confusions, weights, feasible (bool), max_row_violation (float)
     """
     start = None if warm is None else {id(m) for m in warm}
-    members, confusions, w0 = unique_members(members, confusions, weights)
+    if distinct:
+        confusions = np.asarray(confusions)
+        w0 = np.ones(len(members)) if weights is None else np.asarray(weights, float)
+    else:
+        members, confusions, w0 = unique_members(members, confusions, weights)
     w0 = w0 / w0.sum()
     T = len(members)
     psi = np.asarray(problem.objective.values(confusions), dtype=float)
@@ -311,6 +361,7 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=Non
         rows.append((np.asarray(cc.function.values(confusions), dtype=float) - cc.bound)[:, None])
     G = np.hstack(rows).T if rows else np.zeros((0, T))  # (K, T)
     K = G.shape[0]
+    blocks = row_blocks(problem)  # the rows of A come first in G
 
     def true_value(x):
         return problem.objective.value(np.tensordot(x, confusions, axes=1))
@@ -339,7 +390,7 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=Non
 
     def epigraph(limit, start=None):
         assert M is not None  # called for an objective with linear pieces only
-        r = epigraph_lp(M, problem.objective.consts, G, limit, start)
+        r = epigraph_lp(M, problem.objective.consts, G, limit, start, blocks=row_blocks(problem, len(M)))
         return r.x[:T] if r.status == 0 else None
 
     if K == 0:
@@ -355,16 +406,16 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=Non
     if M is not None:
         refit = epigraph(tol, start_mask)
     else:
-        res = _members_lp(psi, G, tol, start_mask)
+        res = _members_lp(psi, G, tol, start_mask, blocks)
         refit, found = (res.x if res.status == 0 else None), res.least_violation
     if refit is not None:
         x = best_of(refit, tol + 1e-12)
         return _support(members, confusions, x) + (True, float(max(0.0, (G @ x).max())))
     # least violation: the epigraph LP of the largest row violation (the rows as its pieces)
-    s, x_viol = found if found is not None else least_violation_lp(G, start_mask)
+    s, x_viol = found if found is not None else least_violation_lp(G, start_mask, blocks)
     limit = s + max(1e-9, 1e-9 * abs(s))
     near = None if start_mask is None else start_mask | (x_viol > 0)
-    res2 = _members_lp(psi, G, limit, near)
+    res2 = _members_lp(psi, G, limit, near, blocks)
     x = res2.x if res2.status == 0 else x_viol
     if M is not None and res2.status == 0:
         x_epi = epigraph(limit, near)
@@ -383,6 +434,25 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=Non
 PRICED_ABOVE = 200
 #: ... starting from this many of them
 PRICED_START = 50
+
+#: the last problem rows' parity blocks (:func:`row_blocks`): ``(A, b, blocks)``
+_LAST_BLOCKS: tuple = (None, None, [])
+
+
+def row_blocks(problem, offset: int = 0) -> list:
+    """:func:`~goalfit.methods.plugin.lp.parity_blocks` of the problem's rows ``A vec(C) <= b``
+    (shifted by ``offset`` rows): the LPs over mixtures of members state each block of ``k``
+    rates as ``2 k`` rows instead of ``k (k - 1)`` (:func:`~goalfit.methods.plugin.lp.highs_linprog`'s
+    ``blocks``). The last problem's blocks are kept (a fit solves many such LPs)."""
+    global _LAST_BLOCKS
+    A, b = problem.A, problem.b
+    if A is None or not A.shape[0]:
+        return []
+    last = _LAST_BLOCKS
+    if last[0] is not A or last[1] is not b:
+        last = (A, b, parity_blocks(A, b)[1])
+        _LAST_BLOCKS = last
+    return [P + offset for P in last[2]] if offset else last[2]
 
 
 def _priced(solve, reduced, start, rows, scale):
@@ -428,13 +498,14 @@ def _spread(x_S, S):
     return x
 
 
-def _members_lp(psi, G, limit, start=None):
+def _members_lp(psi, G, limit, start=None, blocks=None):
     """``min psi . alpha`` s.t. ``G alpha <= limit``, ``alpha`` in the simplex (the LP of :func:`prune`).
 
     With ``start`` (bool mask of the columns), by column generation (:func:`_priced`) from the
     started columns, so the optimum is the full LP's; when the restricted LP is infeasible, the
     least violation over every column decides (:func:`least_violation_lp`, priced too): above
     ``limit`` the LP is infeasible (``status=2``), else it restarts from that mixture's support.
+    ``blocks``: parity blocks of the rows ``G`` (:func:`row_blocks`), solved in their banded form.
 
     Returns
     -------
@@ -449,7 +520,7 @@ def _members_lp(psi, G, limit, start=None):
 
     def solve(S):
         return linprog(psi[S], A_ub=G[:, S], b_ub=np.full(K, limit), A_eq=np.ones((1, int(S.sum()))),
-                       b_eq=[1.0], bounds=(0, None), method="highs")
+                       b_eq=[1.0], bounds=(0, None), method="highs", blocks=blocks)
 
     full = np.ones(T, bool)
     if start is None or start.all() or not start.any():
@@ -462,7 +533,7 @@ def _members_lp(psi, G, limit, start=None):
     scale = _finite_scale(psi)
     res, S = _priced(solve, reduced, start, K, scale)
     if res.status != 0:
-        s, x_viol = least_violation_lp(G, start)
+        s, x_viol = least_violation_lp(G, start, blocks)
         if s > limit + 1e-9 * max(1.0, abs(limit)):  # clearly above: no mixture meets the rows
             return SimpleNamespace(status=2, x=None, least_violation=(s, x_viol))
         res, S = _priced(solve, reduced, start | (x_viol > 0), K, scale)
@@ -472,7 +543,7 @@ def _members_lp(psi, G, limit, start=None):
     return SimpleNamespace(status=0, x=_spread(res.x, S), least_violation=None)
 
 
-def least_violation_lp(G, start=None):
+def least_violation_lp(G, start=None, blocks=None):
     """The mixture of ``T`` members whose largest row ``G alpha`` is least: ``(s, alpha)``.
 
     :func:`epigraph_lp` with the rows as its pieces (priced from ``start`` when given).
@@ -482,6 +553,8 @@ def least_violation_lp(G, start=None):
     G : ndarray of shape (K, T), ``K >= 1``
         Each row's value at each member.
     start : ndarray of bool, shape (T,), optional
+    blocks : list, optional
+        Parity blocks of the rows (:func:`row_blocks`).
 
     Returns
     -------
@@ -491,18 +564,18 @@ def least_violation_lp(G, start=None):
         A mixture that attains it (in the simplex).
     """
     K, T = G.shape
-    res = epigraph_lp(G, np.zeros(K), np.zeros((0, T)), 0.0, start)
+    res = epigraph_lp(G, np.zeros(K), np.zeros((0, T)), 0.0, start, blocks)
     return float(res.x[-1]), res.x[:T]
 
 
-def prune_finite(problem, members, confusions, weights=None, warm=None):
+def prune_finite(problem, members, confusions, weights=None, warm=None, distinct: bool = False):
     """:func:`prune` over the members whose objective and constraint values are finite.
 
     A member with an infinite value (e.g. KL quantification of a rule that never predicts some
     class, such as the ellipsoid's first member, the answer to the zero cost) cannot carry
     weight in the LP, whose coefficients must be finite; it stays a candidate of the convex
     program, where mixing it can be finite and optimal. When no member is finite the input
-    mixture is returned as is.
+    mixture is returned as is. ``distinct``: as :func:`prune`'s.
     """
     weights = np.ones(len(members)) if weights is None else np.asarray(weights, float)
     confusions = np.asarray(confusions)
@@ -510,9 +583,10 @@ def prune_finite(problem, members, confusions, weights=None, warm=None):
     for cc in problem.nonlinear:
         ok &= np.isfinite(np.asarray(cc.function.values(confusions), dtype=float))
     if ok.all():
-        return prune(problem, members, confusions, weights, warm=warm)
+        return prune(problem, members, confusions, weights, warm=warm, distinct=distinct)
     if ok.any():
-        return prune(problem, [m for m, k in zip(members, ok) if k], confusions[ok], weights[ok], warm=warm)
+        return prune(problem, [m for m, k in zip(members, ok) if k], confusions[ok], weights[ok], warm=warm,
+                     distinct=distinct)
     w = weights / weights.sum()
     viol = problem.max_violation(np.tensordot(w, confusions, axes=1))
     return list(members), confusions, w, bool(viol <= 1e-9), float(viol)
@@ -649,6 +723,7 @@ class GapStop:
         self.support: list = []
         #: why :meth:`check` said stop (None while it has not)
         self.reason: StopReason | None = None
+        self._merge = MemberMerge()  # the method's members so far, merged as they arrive
 
     @property
     def lower_bound(self) -> float | None:
@@ -665,7 +740,7 @@ class GapStop:
         problem = self.problem
         # duplicates merged first: prune does the same, but the per-member objective values of
         # prune_finite would otherwise cost O(t) Python calls per check (GDA repeats members)
-        allm, allC, w = unique_members(*self.pool(members, confusions, weights))
+        allm, allC, w = self._merged(members, confusions, weights)
         # from min_iter on, the re-fit starts from the previous check's support, the other members
         # priced in by their reduced costs (column generation, the same optimum): small LPs instead
         # of one over all the members. The early checks (few members, cheap) solve the full LP as
@@ -673,7 +748,7 @@ class GapStop:
         # early G-mean members) the two would return different re-fits of equal LP value, and the
         # early checks are the stall test's references
         warm = self.support + self.extra_members if t >= self.min_iter else None
-        support, Cm, wm, feasible, _ = prune_finite(problem, allm, allC, w, warm=warm)
+        support, Cm, wm, feasible, _ = prune_finite(problem, allm, allC, w, warm=warm, distinct=True)
         self.support = list(support)
         C_bar = np.tensordot(wm, Cm, axes=1)
         upper = float(problem.objective.value(C_bar))
@@ -710,6 +785,19 @@ class GapStop:
         return (float(self.problem.objective.value(C_own)) - upper < self.tol
                 and float(self.problem.max_violation(C_own)) - viol < self.tol)
 
+    def _merged(self, members, confusions, weights=None):
+        """:func:`unique_members` of :meth:`pool`'s output, keying only the members new since the
+        last check (the methods' lists of members only grow)."""
+        self._merge.extend(confusions[len(self._merge):len(members)])
+        merge, w = self._merge, np.ones(len(members)) if weights is None else np.asarray(weights, float)
+        if self.extra_members:  # the pricing calls' members follow the method's, as in pool()
+            merge = merge.copy()
+            merge.extend(self.extra_confusions)
+            members, confusions = list(members) + self.extra_members, list(confusions) + self.extra_confusions
+            w = np.concatenate([w, np.zeros(len(self.extra_members))])
+        allm, allC, merged_w = merge.merged(members, confusions, w)
+        return allm, allC.reshape(len(allm), *self.problem.space.shape), merged_w
+
     def pool(self, members, confusions, weights=None):
         """The method's members followed by the members the lower bound's oracle calls added.
 
@@ -735,7 +823,7 @@ class GapStop:
         return lower
 
 
-def epigraph_lp(M, consts, G, limit=0.0, start=None):
+def epigraph_lp(M, consts, G, limit=0.0, start=None, blocks=None):
     """The best mixture of ``T`` members for a maximum of linear pieces: the epigraph LP.
 
     ``min s`` over ``(alpha, s)`` s.t. ``M alpha + consts <= s`` (each piece),
@@ -755,6 +843,9 @@ def epigraph_lp(M, consts, G, limit=0.0, start=None):
     start : ndarray of bool, shape (T,), optional
         Solve by column generation from these columns (:func:`_priced`: the same optimal
         value; the full LP when the restricted one fails, e.g. is infeasible).
+    blocks : list, optional
+        Parity blocks of the stacked rows ``(M; G)`` (:func:`row_blocks`, the pieces first),
+        solved in their banded form (:func:`~goalfit.methods.plugin.lp.highs_linprog`).
 
     Returns
     -------
@@ -772,7 +863,7 @@ def epigraph_lp(M, consts, G, limit=0.0, start=None):
         A_ub = np.vstack([np.hstack([M[:, S], -np.ones((P, 1))]), np.hstack([G[:, S], np.zeros((K, 1))])])
         b_ub = np.concatenate([-np.asarray(consts, float), np.full(K, float(limit))])
         return linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=np.r_[np.ones(n), 0.0][None], b_eq=[1.0],
-                       bounds=[(0, None)] * n + [(None, None)], method="highs")
+                       bounds=[(0, None)] * n + [(None, None)], method="highs", blocks=blocks)
 
     full = np.ones(T, bool)
     if start is None or start.all() or not start.any():
@@ -844,7 +935,7 @@ def epigraph_price(problem, oracle, confusions):
     M = obj.coefs @ flat.T  # (P, T)
     P = M.shape[0]
     G = np.zeros((0, T)) if problem.A is None else problem.A @ flat.T - problem.b[:, None]  # (K, T)
-    res = epigraph_lp(M, obj.consts, G)
+    res = epigraph_lp(M, obj.consts, G, blocks=row_blocks(problem, P))
     if res.status != 0:
         return None, None, -np.inf
     duals = np.maximum(-np.asarray(res.ineqlin.marginals, float), 0.0)
@@ -915,7 +1006,8 @@ def lagrangian_price(problem, oracle, C_bar, upper, confusions=None, *, mu=None)
             raise ValueError("lagrangian_price needs the members' confusions (its LP's columns) or mu")
         flat = confusions.reshape(len(confusions), -1)
         res = linprog(flat @ g.ravel(), A_ub=(flat @ problem.A.T).T, b_ub=problem.b,
-                      A_eq=np.ones((1, len(flat))), b_eq=[1.0], bounds=(0, None), method="highs")
+                      A_eq=np.ones((1, len(flat))), b_eq=[1.0], bounds=(0, None), method="highs",
+                      blocks=row_blocks(problem))
         if res.status != 0:
             return None, None, -np.inf
         mu = np.maximum(-np.asarray(res.ineqlin.marginals, float), 0.0)

@@ -24,7 +24,8 @@ import numpy as np
 from . import binary_hull
 from .lp import highs_linprog as linprog
 
-from ._common import FitResult, Recorder, StopReason, epigraph_lp, in_pool, lagrangian_price, plugin_result, prune
+from ._common import (FitResult, Recorder, StopReason, epigraph_lp, in_pool, lagrangian_price, plugin_result, prune,
+                      row_blocks)
 
 
 def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-10,
@@ -99,6 +100,7 @@ def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-1
                              True, "unconstrained linear objective: one oracle call", stop=StopReason.EXACT,
                              iterations=0, tol=tol, lower_bound=float(problem.objective.value(C)))
     K = A.shape[0]
+    blocks = row_blocks(problem)  # parity blocks as 2k rows instead of k(k-1)
     message = f"stopped after max_iter={max_iter} pricing rounds"
     stop, rounds, best_lower = StopReason.MAX_ITER, max_iter, -np.inf
     for it in range(1, max_iter + 1):
@@ -110,7 +112,7 @@ def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-1
         A_ub = np.hstack([G, -np.ones((K, 1))])
         A_eq = np.concatenate([np.ones(T), [0.0]])[None, :]
         res = linprog(cost, A_ub=A_ub, b_ub=np.zeros(K), A_eq=A_eq, b_eq=[1.0],
-                      bounds=(0, None), method="highs")
+                      bounds=(0, None), method="highs", blocks=blocks)
         if res.status != 0:  # pragma: no cover - the elastic master is always feasible
             message = f"master LP failed: {res.message}"
             stop, rounds = StopReason.FAILED, it - 1
@@ -179,7 +181,8 @@ def min_max_violation(problem, oracle, *, max_iter: int = 100, tol: float = 1e-1
     for it in range(max_iter):
         T = len(Cs)
         G = (np.array(Cs).reshape(T, -1) @ A.T - b).T  # (K, T)
-        res = epigraph_lp(G, np.zeros(K), np.zeros((0, T)))  # min over mixtures of the largest row value
+        # min over mixtures of the largest row value
+        res = epigraph_lp(G, np.zeros(K), np.zeros((0, T)), blocks=row_blocks(problem))
         x, s = res.x[:T], float(res.x[-1])
         mu = -np.asarray(res.ineqlin.marginals)
         v = float(res.eqlin.marginals[0])

@@ -40,6 +40,27 @@ def parity_bands(A, b):
     >>> kept.tolist(), bands[0][0].tolist(), bands[0][1]
     ([6], [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], 0.1)
     """
+    kept, blocks = _parity_blocks(A, b)
+    return kept, [(rates, d) for _, rates, d in blocks]
+
+
+def parity_blocks(A, b):
+    """The blocks of :func:`parity_bands` as the rows they replace.
+
+    Returns
+    -------
+    kept : ndarray of int
+        The rows not in a block.
+    blocks : list of ndarray of int, shape (k, k)
+        For each block of ``k`` rates, ``P[a, c]``: the row "rate ``a`` minus rate ``c``" (the
+        diagonal is ``-1``). :func:`highs_linprog` (``blocks=``) states them as ``2 k`` rows.
+    """
+    kept, blocks = _parity_blocks(A, b)
+    return kept, [P for P, _, _ in blocks]
+
+
+def _parity_blocks(A, b):
+    """``(kept, [(P, rates, d)])``: the complete parity blocks of ``A x <= b`` (:func:`parity_bands`)."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -50,28 +71,105 @@ def parity_bands(A, b):
     if cand.size == 0:
         return np.arange(A.shape[0]), []
     # each row's two rates as indices into the distinct linear forms (equal values, one form),
-    # numbered in the order the rows name them (so are the blocks and their rows in the LP)
-    forms, first, inverse = np.unique(np.stack([pos[cand], neg[cand]], axis=1).reshape(-1, A.shape[1]),
-                                      axis=0, return_index=True, return_inverse=True)
-    order = np.argsort(first)
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    rates = forms[order]
-    a, c = rank[inverse.ravel()[0::2]], rank[inverse.ravel()[1::2]]
+    # numbered in the order the rows name them (so are the blocks and their rows in the LP); a
+    # dictionary keyed by each form's bytes (a sort of the wide rows costs far more)
+    both = np.stack([pos[cand], neg[cand]], axis=1).reshape(-1, A.shape[1]) + 0.0  # -0.0 is 0.0
+    ids: dict[bytes, int] = {}
+    inverse = np.array([ids.setdefault(row.tobytes(), len(ids)) for row in both], dtype=np.intp)
+    rates = both[np.unique(inverse, return_index=True)[1]]  # ids count up in order of appearance
+    a, c = inverse[0::2], inverse[1::2]
     # blocks: the connected components of the rates joined by a row
     graph = coo_matrix((np.ones(cand.size), (a, c)), shape=(len(rates), len(rates)))
     _, label = connected_components(graph, directed=False)
     in_band = np.zeros(A.shape[0], dtype=bool)
-    bands = []
+    blocks = []
     for comp in np.unique(label[a]):
         rows = np.flatnonzero(label[a] == comp)
-        k = int((label == comp).sum())
+        members = np.flatnonzero(label == comp)
+        k = members.size
         ordered = set(zip(a[rows].tolist(), c[rows].tolist()))
         if k < 3 or len(rows) != k * (k - 1) or len(ordered) != len(rows) or np.ptp(b[cand[rows]]) != 0:
             continue  # not every ordered pair once with one bound (two rates: two rows either way)
-        bands.append((rates[label == comp], float(b[cand[rows[0]]])))
+        P = np.full((k, k), -1, dtype=np.intp)
+        P[np.searchsorted(members, a[rows]), np.searchsorted(members, c[rows])] = cand[rows]
+        blocks.append((P, rates[members], float(b[cand[rows[0]]])))
         in_band[cand[rows]] = True
-    return np.flatnonzero(~in_band), bands
+    return np.flatnonzero(~in_band), blocks
+
+
+def _banded(A_ub, b_ub, blocks):
+    """``A_ub x <= b_ub`` with each parity block (:func:`parity_blocks`' ``P``, rows of ``A_ub``
+    that all share one bound) as ``2 k`` rows around a free variable ``m``.
+
+    A block's rows are ``R_a - R_c + E`` for every ordered pair (``E``: what every row of the
+    block shares, such as an elastic column), so together they say
+    ``max_a R_a x - min_c R_c x <= beta - E x``: ``m <= R_a x`` and ``R_a x + E x - m <= beta``.
+    Taken from the rows themselves: ``R_a = (row(a, 0) - row(0, a)) / 2`` (``R_0 = 0``) and ``E``
+    the mean of ``(row(a, 0) + row(0, a)) / 2``.
+
+    Returns ``(A2, b2, kept, used)``: the rows (the kept ones first, then each used block's
+    ``-R_a + m <= 0`` and ``R_a + E - m <= beta``), one free column per used block after ``x``,
+    the kept rows' indices, and the blocks used (a block whose rows have unequal right-hand
+    sides stays rows).
+    """
+    n_ub, n = A_ub.shape
+    used = [P for P in blocks if np.ptp(b_ub[P[P >= 0]]) == 0]
+    in_block = np.zeros(n_ub, dtype=bool)
+    for P in used:
+        in_block[P[P >= 0]] = True
+    kept = np.flatnonzero(~in_block)
+    B = len(used)
+    parts, rhs = [np.hstack([A_ub[kept], np.zeros((kept.size, B))])], [b_ub[kept]]
+    for j, P in enumerate(used):
+        k = len(P)
+        out, back = A_ub[P[1:, 0]], A_ub[P[0, 1:]]  # rows (a, 0) and (0, a), a >= 1
+        R = np.vstack([np.zeros(n), (out - back) / 2.0])
+        E = ((out + back) / 2.0).mean(axis=0)
+        m = np.zeros((k, B))
+        m[:, j] = 1.0
+        parts += [np.hstack([-R, m]), np.hstack([R + E, -m])]
+        rhs += [np.zeros(k), np.full(k, float(b_ub[P[0, 1]]))]
+    return np.vstack(parts), np.concatenate(rhs), kept, used
+
+
+def _pairwise_duals(y, n_ub, kept, used):
+    """Duals of the original rows of :func:`_banded` from the banded LP's ``y`` (scipy's sign:
+    ``<= 0``): the kept rows' as they are; a block's, a flow between its rates.
+
+    With ``u = -y`` on a block's rows ``-R_a + m <= 0`` (``u_lo``) and ``R_a + E - m <= beta``
+    (``u_hi``), the pairwise rows' ``mu_ac >= 0`` must give the same combination of the rows:
+    ``sum_c mu_ac - sum_c mu_ca = u_hi_a - u_lo_a`` (the rates) and ``sum mu = sum u_hi`` (``E``
+    and ``beta``); ``m`` free makes ``sum u_hi = sum u_lo``. A greedy flow from the rates of
+    positive net to those of negative net meets the first; the rest of the total goes both ways
+    between rates 0 and 1. The reduced costs and the dual value are then the banded LP's.
+    """
+    out = np.zeros(n_ub)
+    out[kept] = y[:kept.size]
+    pos = kept.size
+    for P in used:
+        k = len(P)
+        u_lo, u_hi = np.maximum(-y[pos:pos + k], 0.0), np.maximum(-y[pos + k:pos + 2 * k], 0.0)
+        pos += 2 * k
+        net = u_hi - u_lo
+        mu = np.zeros((k, k))
+        src, dst = list(np.flatnonzero(net > 0)), list(np.flatnonzero(net < 0))
+        give, take = {a: net[a] for a in src}, {c: -net[c] for c in dst}
+        while src and dst:
+            a, c = src[-1], dst[-1]
+            f = min(give[a], take[c])
+            mu[a, c] += f
+            give[a] -= f
+            take[c] -= f
+            if give[a] <= 0:
+                src.pop()
+            if take[c] <= 0:
+                dst.pop()
+        rest = max(0.0, float(u_hi.sum() - mu.sum()))
+        mu[0, 1] += rest / 2.0
+        mu[1, 0] += rest / 2.0
+        off = P >= 0
+        out[P[off]] = -mu[off]
+    return out
 
 
 class RepeatedLP:
@@ -236,7 +334,7 @@ def _solver():
     return h
 
 
-def highs_linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), method="highs"):
+def highs_linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), method="highs", blocks=None):
     """``scipy.optimize.linprog(method="highs")`` for small dense LPs, without its overhead.
 
     The plug-in methods solve many LPs with tens to thousands of columns (pruning, stopping
@@ -244,6 +342,12 @@ def highs_linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None
     (see benchmarks/README.md, section "Measurements behind the library's choices").
     Same conventions (``method`` is accepted for drop-in use; always HiGHS): minimize ``c @ x`` s.t. ``A_ub x <= b_ub``, ``A_eq x = b_eq``,
     ``bounds`` one ``(lo, hi)`` pair for every variable or a list of pairs (None: unbounded).
+
+    ``blocks`` (optional, :func:`parity_blocks`' ``P`` of rows of ``A_ub``): parity blocks whose
+    ``k (k - 1)`` rows are solved as ``2 k`` rows around a free variable each (:func:`_banded`),
+    the same feasible ``x``; ``x`` and the duals are reported for the rows as given (a block's
+    duals as a flow between its rates, :func:`_pairwise_duals`: the same reduced costs and dual
+    value). Where the LP has several optima the two forms can return different ones.
 
     Returns
     -------
@@ -253,6 +357,23 @@ def highs_linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None
     """
     from types import SimpleNamespace
 
+    if blocks and A_ub is not None and np.size(A_ub) and np.isfinite(A_ub).all():
+        c = np.asarray(c, float)
+        n = c.size
+        A_ub = np.asarray(A_ub, float).reshape(-1, n)
+        A2, b2, kept, used = _banded(A_ub, np.asarray(b_ub, float).ravel(), blocks)
+        if used:
+            B = len(used)
+            if isinstance(bounds, tuple) and len(bounds) == 2 and not isinstance(bounds[0], (tuple, list)):
+                bounds = [bounds] * n
+            A_eq2 = None if A_eq is None or not np.size(A_eq) else np.hstack(
+                [np.asarray(A_eq, float).reshape(-1, n), np.zeros((np.size(A_eq) // n, B))])
+            res = highs_linprog(np.r_[c, np.zeros(B)], A2, b2, A_eq2, b_eq, list(bounds) + [(None, None)] * B)
+            if res.x is not None:
+                res.x = res.x[:n]
+                res.ineqlin.marginals = _pairwise_duals(np.asarray(res.ineqlin.marginals, float), A_ub.shape[0],
+                                                        kept, used)
+            return res
     dense = [np.asarray(M, float) for M in (A_ub, A_eq) if M is not None]
     if not all(np.isfinite(M).all() for M in dense):  # e.g. a nonlinear constraint's value at a member
         from scipy.optimize import linprog

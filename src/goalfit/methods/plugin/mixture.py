@@ -104,7 +104,7 @@ def master_program(problem, members, confusions, weights=None, *, max_members: i
         sC, sw = np.asarray(sC), np.asarray(sw, float)
         pruned = (list(sm), sC, sw, True, float(problem.max_violation(np.tensordot(sw, sC, axes=1))))
     else:
-        pruned = prune_finite(problem, mu, Cu, wu)
+        pruned = prune_finite(problem, mu, Cu, wu, distinct=True)
     if exact_lp:
         return Master(*pruned)
     pm, pC, pw, feasible, viol = pruned
