@@ -443,14 +443,15 @@ def row_blocks(problem, offset: int = 0) -> list:
     """:func:`~goalfit.methods.plugin.lp.parity_blocks` of the problem's rows ``A vec(C) <= b``
     (shifted by ``offset`` rows): the LPs over mixtures of members state each block of ``k``
     rates as ``2 k`` rows instead of ``k (k - 1)`` (:func:`~goalfit.methods.plugin.lp.highs_linprog`'s
-    ``blocks``). The last problem's blocks are kept (a fit solves many such LPs)."""
+    ``blocks``); only blocks of at least 4 rates (at 3, ``2 k = k (k - 1)``: nothing to gain). The
+    last problem's blocks are kept (a fit solves many such LPs)."""
     global _LAST_BLOCKS
     A, b = problem.A, problem.b
     if A is None or not A.shape[0]:
         return []
     last = _LAST_BLOCKS
     if last[0] is not A or last[1] is not b:
-        last = (A, b, parity_blocks(A, b)[1])
+        last = (A, b, [P for P in parity_blocks(A, b)[1] if len(P) >= 4])
         _LAST_BLOCKS = last
     return [P + offset for P in last[2]] if offset else last[2]
 
