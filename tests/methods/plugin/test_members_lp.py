@@ -204,9 +204,9 @@ def test_parity_blocks_as_2k_rows_give_the_pairwise_lp_and_its_duals(seed):
 
 
 def test_many_groups_fit_as_without_the_blocks(monkeypatch):
-    """Demographic parity over 12 groups (396 pairwise rows): column generation, the pruning LP
-    and the checks of ConGDA reach the same objectives with the blocks as 2k rows as with the
-    rows as compiled."""
+    """Demographic parity over 12 groups (396 pairwise rows): column generation, the pruning LP,
+    the checks of ConGDA and min-max recall's epigraph LP reach the same objectives with the
+    blocks as 2k rows as with the rows as compiled."""
     import importlib
     import warnings
 
@@ -230,9 +230,13 @@ def test_many_groups_fit_as_without_the_blocks(monkeypatch):
                                   method_params={"max_iter": 300} if method == "con_gda" else None)
             return m.fit(P, y, sensitive_features={"g": g})
 
-    cases = [("column_generation", "error"), ("con_gda", "hmean")]
+    # min-max recall: its epigraph LP puts the objective's pieces before the rows (row_blocks' offset)
+    cases = [("column_generation", "error"), ("con_gda", "hmean"), ("con_gda", "minmax_recall")]
     banded = [fit(*c) for c in cases]
-    assert len(common.row_blocks(banded[0].problem_)) == K
+    problem = banded[0].problem_
+    assert len(common.row_blocks(problem)) == K
+    shifted = common.row_blocks(problem, 7)  # rows after 7 others: the diagonal stays unused
+    assert all((np.diag(P) == -1).all() and P[0, 1] == Q[0, 1] + 7 for P, Q in zip(shifted, common.row_blocks(problem)))
     monkeypatch.setattr(common, "row_blocks", lambda problem, offset=0: [])
     monkeypatch.setattr(cg, "row_blocks", lambda problem, offset=0: [])
     for (method, _), est, ref in zip(cases, banded, [fit(*c) for c in cases]):
@@ -241,3 +245,23 @@ def test_many_groups_fit_as_without_the_blocks(monkeypatch):
         value, ref_value = est.problem_.objective.value(C), ref.problem_.objective.value(C_ref)
         assert value == pytest.approx(ref_value, abs=1e-9 if method == "column_generation" else 2e-3)
         assert est.problem_.max_violation(C) <= 1e-9
+
+
+def test_a_block_whose_rows_are_not_pairwise_differences_stays_rows():
+    """blocks= names rows that must be every ordered pair of rates (a stale block, e.g. after one
+    row's coefficients changed): rows of another form are solved as given, never rewritten."""
+    from goalfit.methods.plugin.lp import _banded, highs_linprog, parity_blocks
+
+    rng = np.random.default_rng(4)
+    A, b = _parity_rows(5, 1, rng)
+    _, blocks = parity_blocks(A, b)
+    A = A.copy()
+    A[blocks[0][2, 3]] *= 0.5  # one pair's row no longer r_2 - r_3
+    T = 30
+    X = rng.uniform(0.0, 1.0, (T, A.shape[1]))
+    X[0] = 0.0
+    G = (X @ A.T - b).T
+    assert _banded(G, np.zeros(len(G)), blocks)[3] == []
+    psi = rng.normal(size=T)
+    kw = dict(A_ub=G, b_ub=np.zeros(len(G)), A_eq=np.ones((1, T)), b_eq=[1.0])
+    assert highs_linprog(psi, **kw, blocks=blocks).fun == pytest.approx(highs_linprog(psi, **kw).fun, abs=1e-12)

@@ -453,7 +453,7 @@ def row_blocks(problem, offset: int = 0) -> list:
     if last[0] is not A or last[1] is not b:
         last = (A, b, [P for P in parity_blocks(A, b)[1] if len(P) >= 4])
         _LAST_BLOCKS = last
-    return [P + offset for P in last[2]] if offset else last[2]
+    return [np.where(P >= 0, P + offset, -1) for P in last[2]] if offset else last[2]  # -1: the diagonal
 
 
 def _priced(solve, reduced, start, rows, scale):

@@ -109,22 +109,32 @@ def _banded(A_ub, b_ub, blocks):
 
     Returns ``(A2, b2, kept, used)``: the rows (the kept ones first, then each used block's
     ``-R_a + m <= 0`` and ``R_a + E - m <= beta``), one free column per used block after ``x``,
-    the kept rows' indices, and the blocks used (a block whose rows have unequal right-hand
-    sides stays rows).
+    the kept rows' indices, and the blocks used. A block whose rows have unequal right-hand
+    sides, or are not ``R_a - R_c + E`` (to 1e-9 of the rows' scale), stays rows.
     """
     n_ub, n = A_ub.shape
-    used = [P for P in blocks if np.ptp(b_ub[P[P >= 0]]) == 0]
+    used, forms = [], []
+    for P in blocks:
+        off = P >= 0
+        if np.ptp(b_ub[P[off]]) != 0:
+            continue
+        out, back = A_ub[P[1:, 0]], A_ub[P[0, 1:]]  # rows (a, 0) and (0, a), a >= 1
+        R = np.vstack([np.zeros(n), (out - back) / 2.0])
+        E = ((out + back) / 2.0).mean(axis=0)
+        a, c = np.nonzero(off)
+        rows = A_ub[P[off]]
+        if np.abs(R[a] - R[c] + E - rows).max() > 1e-9 * max(1.0, float(np.abs(rows).max())):
+            continue
+        used.append(P)
+        forms.append((R, E))
     in_block = np.zeros(n_ub, dtype=bool)
     for P in used:
         in_block[P[P >= 0]] = True
     kept = np.flatnonzero(~in_block)
     B = len(used)
     parts, rhs = [np.hstack([A_ub[kept], np.zeros((kept.size, B))])], [b_ub[kept]]
-    for j, P in enumerate(used):
+    for j, (P, (R, E)) in enumerate(zip(used, forms)):
         k = len(P)
-        out, back = A_ub[P[1:, 0]], A_ub[P[0, 1:]]  # rows (a, 0) and (0, a), a >= 1
-        R = np.vstack([np.zeros(n), (out - back) / 2.0])
-        E = ((out + back) / 2.0).mean(axis=0)
         m = np.zeros((k, B))
         m[:, j] = 1.0
         parts += [np.hstack([-R, m]), np.hstack([R + E, -m])]
