@@ -431,11 +431,11 @@ def test_polish_without_reported_multipliers_prices_by_the_lp(monkeypatch):
         return c2f.corrective_polish(cp, oracle, [member], C[None], tol=1e-6)
 
     real, reported = mixture._row_multipliers, []
-    monkeypatch.setattr(mixture, "_row_multipliers", lambda problem, res: reported.append(real(problem, res)) or reported[-1])
+    monkeypatch.setattr(mixture, "_row_multipliers", lambda problem, res, rows=None: reported.append(real(problem, res, rows)) or reported[-1])
     with_mult = polish()
     if all(m is None for m in reported):
         pytest.skip("this SciPy's SLSQP reports no multipliers")
-    monkeypatch.setattr(mixture, "_row_multipliers", lambda problem, res: None)
+    monkeypatch.setattr(mixture, "_row_multipliers", lambda problem, res, rows=None: None)
     without = polish()
     assert with_mult.stop == without.stop == c2f.StopReason.CONVERGED
     value = [float(cp.objective.value(np.tensordot(p.weights, p.confusions, axes=1))) for p in (with_mult, without)]

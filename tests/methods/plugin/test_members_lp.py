@@ -250,7 +250,7 @@ def test_many_groups_fit_as_without_the_blocks(monkeypatch):
 def test_a_block_whose_rows_are_not_pairwise_differences_stays_rows():
     """blocks= names rows that must be every ordered pair of rates (a stale block, e.g. after one
     row's coefficients changed): rows of another form are solved as given, never rewritten."""
-    from goalfit.methods.plugin.lp import _banded, highs_linprog, parity_blocks
+    from goalfit.methods.plugin.lp import banded_rows, highs_linprog, parity_blocks
 
     rng = np.random.default_rng(4)
     A, b = _parity_rows(5, 1, rng)
@@ -261,7 +261,50 @@ def test_a_block_whose_rows_are_not_pairwise_differences_stays_rows():
     X = rng.uniform(0.0, 1.0, (T, A.shape[1]))
     X[0] = 0.0
     G = (X @ A.T - b).T
-    assert _banded(G, np.zeros(len(G)), blocks)[3] == []
+    assert banded_rows(G, np.zeros(len(G)), blocks)[3] == []
     psi = rng.normal(size=T)
     kw = dict(A_ub=G, b_ub=np.zeros(len(G)), A_eq=np.ones((1, T)), b_eq=[1.0])
     assert highs_linprog(psi, **kw, blocks=blocks).fun == pytest.approx(highs_linprog(psi, **kw).fun, abs=1e-12)
+
+
+def test_mixture_program_with_banded_blocks_is_the_pairwise_program(monkeypatch):
+    """SLSQP's program over members (the polish's master, the final mixture) takes the parity
+    blocks as 2k rows around one free variable each: over 12 groups it reaches the objective of
+    the program on the pairwise rows, meets every pairwise row, and its multipliers come back one
+    per pairwise row, non-negative, on rows it binds."""
+    import importlib
+
+    import pandas as pd
+
+    import goalfit as gf
+    from goalfit.confusion import CellEncoder, ConfusionSpace
+    from goalfit.methods.plugin import PluginOracle
+
+    mixture = importlib.import_module("goalfit.methods.plugin.mixture")
+    r = np.random.default_rng(3)
+    n, K, G = 3000, 3, 12
+    g, y = r.integers(0, G, n), r.integers(0, K, n)
+    P = r.dirichlet(np.ones(K), n)
+    P[np.arange(n), y] += 0.6
+    P /= P.sum(axis=1, keepdims=True)
+    enc = CellEncoder()
+    cells = enc.fit_transform(pd.Series(g, name="g"))
+    space = ConfusionSpace.from_codes(y, cells, np.arange(K), enc.cells_, None)
+    problem = gf.Problem("hmean", [gf.demographic_parity_difference() <= 0.05]).compile(space)
+    oracle = PluginOracle(P, y, cells, space)
+    # 30 plug-in rules of random costs, and the constant rules (parity 0): a feasible pool
+    costs = [r.normal(size=space.shape) for _ in range(30)] + [np.where(np.arange(K) == j, -1.0, 0.0) * np.ones(space.shape)
+                                                               for j in range(K)]
+    members, Cs = zip(*(oracle(c) for c in costs))
+    members, Cs = list(members), np.asarray(Cs)
+    banded = mixture.master_program(problem, members, Cs, max_members=len(members))
+    monkeypatch.setattr(mixture, "row_blocks", lambda problem, offset=0: [])
+    pairwise = mixture.master_program(problem, members, Cs, max_members=len(members))
+    C = np.tensordot(banded.weights, banded.confusions, axes=1)
+    ref = np.tensordot(pairwise.weights, pairwise.confusions, axes=1)
+    assert problem.objective.value(C) == pytest.approx(problem.objective.value(ref), abs=1e-6)
+    assert banded.feasible and problem.max_violation(C) <= 1e-9
+    mu = banded.row_multipliers
+    assert mu is not None and mu.shape == (problem.A.shape[0],) and mu.min() >= 0.0 and mu.max() > 0.0
+    slack = problem.b - problem.A @ C.ravel()
+    assert float(mu @ slack) <= 1e-6 * float(mu.sum())  # multipliers only on binding rows

@@ -97,7 +97,7 @@ def _parity_blocks(A, b):
     return np.flatnonzero(~in_band), blocks
 
 
-def _banded(A_ub, b_ub, blocks):
+def banded_rows(A_ub, b_ub, blocks):
     """``A_ub x <= b_ub`` with each parity block (:func:`parity_blocks`' ``P``, rows of ``A_ub``
     that all share one bound) as ``2 k`` rows around a free variable ``m``.
 
@@ -142,8 +142,8 @@ def _banded(A_ub, b_ub, blocks):
     return np.vstack(parts), np.concatenate(rhs), kept, used
 
 
-def _pairwise_duals(y, n_ub, kept, used):
-    """Duals of the original rows of :func:`_banded` from the banded LP's ``y`` (scipy's sign:
+def pairwise_duals(y, n_ub, kept, used):
+    """Duals of the original rows of :func:`banded_rows` from the banded LP's ``y`` (scipy's sign:
     ``<= 0``): the kept rows' as they are; a block's, a flow between its rates.
 
     With ``u = -y`` on a block's rows ``-R_a + m <= 0`` (``u_lo``) and ``R_a + E - m <= beta``
@@ -354,9 +354,9 @@ def highs_linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None
     ``bounds`` one ``(lo, hi)`` pair for every variable or a list of pairs (None: unbounded).
 
     ``blocks`` (optional, :func:`parity_blocks`' ``P`` of rows of ``A_ub``): parity blocks whose
-    ``k (k - 1)`` rows are solved as ``2 k`` rows around a free variable each (:func:`_banded`),
+    ``k (k - 1)`` rows are solved as ``2 k`` rows around a free variable each (:func:`banded_rows`),
     the same feasible ``x``; ``x`` and the duals are reported for the rows as given (a block's
-    duals as a flow between its rates, :func:`_pairwise_duals`: the same reduced costs and dual
+    duals as a flow between its rates, :func:`pairwise_duals`: the same reduced costs and dual
     value). Where the LP has several optima the two forms can return different ones.
 
     Returns
@@ -371,7 +371,7 @@ def highs_linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None
         c = np.asarray(c, float)
         n = c.size
         A_ub = np.asarray(A_ub, float).reshape(-1, n)
-        A2, b2, kept, used = _banded(A_ub, np.asarray(b_ub, float).ravel(), blocks)
+        A2, b2, kept, used = banded_rows(A_ub, np.asarray(b_ub, float).ravel(), blocks)
         if used:
             B = len(used)
             if isinstance(bounds, tuple) and len(bounds) == 2 and not isinstance(bounds[0], (tuple, list)):
@@ -381,7 +381,7 @@ def highs_linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None
             res = highs_linprog(np.r_[c, np.zeros(B)], A2, b2, A_eq2, b_eq, list(bounds) + [(None, None)] * B)
             if res.x is not None:
                 res.x = res.x[:n]
-                res.ineqlin.marginals = _pairwise_duals(np.asarray(res.ineqlin.marginals, float), A_ub.shape[0],
+                res.ineqlin.marginals = pairwise_duals(np.asarray(res.ineqlin.marginals, float), A_ub.shape[0],
                                                         kept, used)
             return res
     dense = [np.asarray(M, float) for M in (A_ub, A_eq) if M is not None]

@@ -17,7 +17,8 @@ import numpy as np
 from scipy.optimize import minimize
 
 from ...goals.problem import FEASIBLE_TOL
-from ._common import _support, piecewise_linear, prune, prune_finite, unique_members  # noqa: F401 (prune_finite re-exported)
+from ._common import _support, piecewise_linear, prune, prune_finite, row_blocks, unique_members  # noqa: F401 (prune_finite re-exported)
+from .lp import banded_rows, pairwise_duals
 
 MAX_MEMBERS = 60
 
@@ -122,28 +123,42 @@ def master_program(problem, members, confusions, weights=None, *, max_members: i
     # the LP bounds a nonlinear constraint of the mixture by the members' values (convexity):
     # when it finds no feasible mixture, one may still exist, so aim at feasibility
     limit = 0.0 if feasible or problem.nonlinear else viol
-    cons = [{"type": "eq", "fun": lambda a: a.sum() - 1.0, "jac": lambda a: np.ones(T)}]
+    # the variables: the weights, then one free variable per parity block of the rows, whose
+    # k (k - 1) pairwise rows SLSQP takes as 2 k (banded_rows: the same feasible weights)
+    rows = None
+    B = 0
     if problem.A is not None:
         G = flat @ problem.A.T - problem.b  # (T, K)
-        cons.append({"type": "ineq", "fun": lambda a: limit - a @ G, "jac": lambda a: -G.T})
+        rows = banded_rows(G.T, np.full(G.shape[1], limit), row_blocks(problem))
+        B = len(rows[3])
+    pad = np.zeros(B)
+    cons = [{"type": "eq", "fun": lambda z: z[:T].sum() - 1.0, "jac": lambda z: np.r_[np.ones(T), pad]}]
+    if rows is not None:
+        A2, b2 = rows[0], rows[1]
+        cons.append({"type": "ineq", "fun": lambda z: b2 - A2 @ z, "jac": lambda z: -A2})
     for cc in problem.nonlinear:
         cons.append({
             "type": "ineq",
-            "fun": lambda a, cc=cc: limit - (cc.function.value(np.tensordot(a, Cu, axes=1)) - cc.bound),
-            "jac": lambda a, cc=cc: -(flat @ cc.function.gradient(np.tensordot(a, Cu, axes=1)).ravel()),
+            "fun": lambda z, cc=cc: limit - (cc.function.value(np.tensordot(z[:T], Cu, axes=1)) - cc.bound),
+            "jac": lambda z, cc=cc: -np.r_[flat @ cc.function.gradient(np.tensordot(z[:T], Cu, axes=1)).ravel(), pad],
         })
 
-    def fun(a):
-        C = np.tensordot(a, Cu, axes=1)
-        return problem.objective.value(C), flat @ problem.objective.gradient(C).ravel()
+    def fun(z):
+        C = np.tensordot(z[:T], Cu, axes=1)
+        return problem.objective.value(C), np.r_[flat @ problem.objective.gradient(C).ravel(), pad]
 
-    res = minimize(fun, x0, jac=True, method="SLSQP", bounds=[(0.0, 1.0)] * T, constraints=cons,
-                   options={"maxiter": 300, "ftol": 1e-12})
+    z0 = x0
+    if rows is not None and B:  # each block's variable at its rates' least value at x0: its lower rows met
+        A2 = rows[0]
+        lower = -(A2[:, :T] @ x0)
+        z0 = np.r_[x0, [lower[A2[:, T + j] == 1.0].min() for j in range(B)]]
+    res = minimize(fun, z0, jac=True, method="SLSQP", bounds=[(0.0, 1.0)] * T + [(None, None)] * B,
+                   constraints=cons, options={"maxiter": 300, "ftol": 1e-12})
     # SLSQP often ends at the optimum with "Positive directional derivative for linesearch"
     # (success False): its point is checked below like any other, and kept only when better
-    if not np.isfinite(res.x).all() or res.x.max() <= 0:
+    if not np.isfinite(res.x).all() or res.x[:T].max() <= 0:
         return Master(*pruned)
-    a = np.clip(res.x, 0, None)
+    a = np.clip(res.x[:T], 0, None)
     a /= a.sum()
     C = np.tensordot(a, Cu, axes=1)
     viol_new = problem.max_violation(C)
@@ -151,19 +166,23 @@ def master_program(problem, members, confusions, weights=None, *, max_members: i
     if now_feasible or (problem.objective.value(C) < problem.objective.value(np.tensordot(pw, pC, axes=1)) - 1e-12
                         and viol_new <= max(limit, 0.0) + 1e-9):
         m2, C2, w2 = _support(mu, Cu, a)
-        return Master(m2, C2, w2, feasible or now_feasible, float(viol_new), _row_multipliers(problem, res))
+        return Master(m2, C2, w2, feasible or now_feasible, float(viol_new), _row_multipliers(problem, res, rows))
     return Master(*pruned)
 
 
-def _row_multipliers(problem, res):
+def _row_multipliers(problem, res, rows=None):
     """The multipliers of the rows ``A vec(C) <= b`` in SLSQP's result ``res`` of the program
-    above (its constraints: the simplex's equality, then the rows), or None (none reported,
-    no rows, or other constraints as well)."""
+    above (its constraints: the simplex's equality, then the rows, banded as ``rows``:
+    :func:`~goalfit.methods.plugin.lp.banded_rows`' output, their blocks' multipliers mapped
+    back to the pairwise rows by :func:`~goalfit.methods.plugin.lp.pairwise_duals`), or None
+    (none reported, no rows, or other constraints as well)."""
     mult = getattr(res, "multipliers", None)  # SciPy >= 1.15
-    rows = 0 if problem.A is None else problem.A.shape[0]
-    if mult is None or not rows or problem.nonlinear or len(mult) != 1 + rows:
+    K = 0 if problem.A is None else problem.A.shape[0]
+    n_rows = 0 if rows is None else rows[0].shape[0]
+    if mult is None or not K or problem.nonlinear or len(mult) != 1 + n_rows:
         return None
-    return np.maximum(np.asarray(mult[1:], float), 0.0)
+    y = np.maximum(np.asarray(mult[1:], float), 0.0)
+    return -pairwise_duals(-y, K, rows[2], rows[3])
 
 
 #: the values of the methods' ``prune_output`` (:func:`final_mixture`)
