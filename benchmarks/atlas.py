@@ -59,6 +59,7 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse
 import json
+import platform
 import signal
 import subprocess
 import sys
@@ -253,13 +254,21 @@ def _timed(method, objective, cons, P, Y, G, limit, oracle):
     return rec
 
 
+def _where() -> dict:
+    """The machine a run timed on: its CPU model and the 1-minute load average (timings of one
+    code move by up to about 30% between runs on a shared virtual machine; these say which
+    runs can be compared)."""
+    return {"cpu_model": machine_record().get("cpu_model", platform.machine()),
+            "load_average": round(os.getloadavg()[0], 2)}
+
+
 def run_cell(key, P, Y, G, lr_seconds, limit_ratio, min_limit, oracle=None):
     """Every method on one cell (all with ``method_params["oracle"] = oracle``): the cell record."""
     objective = key["objective"]
     cons, limit = _warmed_up(key["constraints"], P, Y, G, lr_seconds, limit_ratio, min_limit, oracle)
     cell = dict(key, lr_seconds=lr_seconds, limit_seconds=limit, goal=[str(c) for c in cons], methods={}, commit=COMMIT,
                 oracle_used=resolve_oracle(oracle or "auto", P["train"].shape[1]), temperature=key.get("temperature", 1.0),
-                warmed_up=True)
+                warmed_up=True, **_where())
     rec = _timed("auto", objective, cons, P, Y, G, limit, oracle)
     cell["auto_at_run"] = rec.get("ran") or rec["status"]
     for m in METHODS:
@@ -279,14 +288,14 @@ def rerun_cell(cell, methods, P, Y, G, lr_seconds, limit_ratio, min_limit, oracl
 
     A re-run method's seconds are put on the cell's scale: multiplied by the cell's LR
     reference over the LR fit timed in the re-run's process (``lr_seconds``), so its ratio to
-    one LR fit is the one measured beside it; the record keeps ``lr_seconds_at_run`` and its
-    ``commit``.
+    one LR fit is the one measured beside it; the record keeps ``lr_seconds_at_run``, its
+    ``commit`` and where it ran (:func:`_where`).
     """
     cons, limit = _warmed_up(cell["constraints"], P, Y, G, lr_seconds, limit_ratio, min_limit, oracle)
     for m in methods:
         rec = _timed(m, cell["objective"], cons, P, Y, G, limit, oracle)
         rec["seconds"] *= cell["lr_seconds"] / lr_seconds
-        rec.update(ratio=rec["seconds"] / cell["lr_seconds"], lr_seconds_at_run=lr_seconds, commit=COMMIT)
+        rec.update(ratio=rec["seconds"] / cell["lr_seconds"], lr_seconds_at_run=lr_seconds, commit=COMMIT, **_where())
         cell["methods"][m] = rec
     return cell
 
