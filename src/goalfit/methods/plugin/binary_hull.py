@@ -42,8 +42,9 @@ from scipy.optimize import minimize, nnls
 from scipy.spatial import ConvexHull, QhullError
 
 from ...classifiers.members import ThresholdRule
-from ._common import StopReason, piecewise_linear, plugin_result
+from ._common import StopReason, piecewise_linear, plugin_result, row_blocks
 from .coarse_to_fine import differentiable_at
+from .lp import BandedRows
 from .lp import highs_linprog as linprog
 from .mixture import final_mixture
 from .._scan import hull_candidates
@@ -221,6 +222,8 @@ def solve(problem, oracle, tol: float):
         rows.append(problem.A @ M.T)
         rhs.append(problem.b - problem.A @ C0.ravel())
     G, h = np.vstack(rows), np.concatenate(rhs)
+    n_facets = len(G) - problem.n_rows  # the goals' rows come last
+    blocks = row_blocks(problem, n_facets)  # their parity blocks, solved as 2k rows (lp.BandedRows)
     # the cell each row of G bounds (-1: a goal's row)
     owner = np.concatenate([np.full(len(cell.h), c) for c, cell in enumerate(cells)] + [np.full(len(G) - sum(
         len(cell.h) for cell in cells), -1)])
@@ -236,7 +239,7 @@ def solve(problem, oracle, tol: float):
 
     if obj.kind == "linear":
         # a linear program over the same polytope: its optimum, with a zero gap
-        lp = linprog(M @ obj.coef.ravel(), A_ub=G, b_ub=h, bounds=(None, None))
+        lp = linprog(M @ obj.coef.ravel(), A_ub=G, b_ub=h, bounds=(None, None), blocks=blocks)
         if lp.status != 0:
             return None
         x, gap = np.asarray(lp.x, float), 0.0
@@ -246,7 +249,8 @@ def solve(problem, oracle, tol: float):
         P = obj.coefs @ M.T
         A_ub = np.block([[P, -np.ones((len(P), 1))], [G, np.zeros((len(G), 1))]])
         b_ub = np.concatenate([-(obj.coefs @ C0.ravel() + obj.consts), h])
-        lp = linprog(np.r_[np.zeros(2 * m), 1.0], A_ub=A_ub, b_ub=b_ub, bounds=(None, None))
+        lp = linprog(np.r_[np.zeros(2 * m), 1.0], A_ub=A_ub, b_ub=b_ub, bounds=(None, None),
+                     blocks=row_blocks(problem, len(P) + n_facets))
         if lp.status != 0:
             return None
         x, gap = np.asarray(lp.x[:-1], float), 0.0
@@ -257,12 +261,12 @@ def solve(problem, oracle, tol: float):
         if obj.kind == "nonconvex":
             # that rule is a stationary point of macro-F1 (where SplitFW's linearization stalls):
             # also start from the vertex of the linearization there (the first Frank-Wolfe step)
-            lp = linprog(fun(starts[0])[1], A_ub=G, b_ub=h, bounds=(None, None))
+            lp = linprog(fun(starts[0])[1], A_ub=G, b_ub=h, bounds=(None, None), blocks=blocks)
             if lp.status == 0:
                 starts.append(np.asarray(lp.x, float))
         found, best = None, np.inf
         for x0 in starts:
-            x, converged = _active_slsqp(fun, x0, G, h, owner, box)
+            x, converged = _active_slsqp(fun, x0, G, h, owner, box, problem)
             # a non-convex objective has no certificate: only SLSQP's own convergence makes its
             # point a local optimum (a convex one is checked by the LP below)
             if (np.isfinite(x).all() and (G @ x - h).max() <= FEASIBLE and fun(x)[0] < best
@@ -274,13 +278,13 @@ def solve(problem, oracle, tol: float):
         if obj.kind == "nonconvex":
             gap = None  # a local optimum: no certificate
         else:
-            gap = _certified_gap(obj, fun, conf, x, G, h)
+            gap = _certified_gap(obj, fun, conf, x, G, h, blocks)
             if gap is not None and gap > (tol if tol > 0 else EXACT_GAP):
                 # SLSQP can stop short on the few rows: once more from there with every row
-                x, _ = _active_slsqp(fun, x, G, h, owner, box, every_row=True)
+                x, _ = _active_slsqp(fun, x, G, h, owner, box, problem, every_row=True)
                 if not (np.isfinite(x).all() and (G @ x - h).max() <= FEASIBLE):
                     return None
-                gap = _certified_gap(obj, fun, conf, x, G, h)
+                gap = _certified_gap(obj, fun, conf, x, G, h, blocks)
             if gap is None:
                 return None
     if gap is not None and gap > (tol if tol > 0 else EXACT_GAP):
@@ -312,7 +316,7 @@ def solve(problem, oracle, tol: float):
 FACETS_PER_ROUND = 5
 
 
-def _active_slsqp(fun, x0, G, h, owner, box, every_row=False):
+def _active_slsqp(fun, x0, G, h, owner, box, problem, every_row=False):
     """SLSQP on ``min fun(x)`` s.t. ``G x <= h`` and the cells' boxes, the hull facets joining as
     they are violated.
 
@@ -322,18 +326,25 @@ def _active_slsqp(fun, x0, G, h, owner, box, every_row=False):
     solution and solves again from there, until no facet is violated: a KKT point of the
     relaxation that meets every row is one of the whole program (the rows left out have zero
     multipliers). Usually two rounds of a few tens of rows (benchmarks/README.md, atlas.py).
-    ``every_row``: one solve with every row. Returns the last solution and whether SLSQP reported
-    it converged.
+    ``every_row``: one solve with every row. The goals' rows (the last of ``G``, ``owner < 0``,
+    always active) take their parity blocks as ``2 k`` rows around free variables
+    (:class:`~goalfit.methods.plugin.lp.BandedRows`). Returns the last solution and whether
+    SLSQP reported it converged.
     """
     active = np.ones(len(G), bool) if every_row else owner < 0
     x = np.asarray(x0, float)
+    n = len(x)
     while True:
-        Ga, ha = G[active], h[active]
-        cons = ([{"type": "ineq", "fun": lambda z, Ga=Ga, ha=ha: ha - Ga @ z, "jac": lambda z, Ga=Ga: -Ga}]
-                if active.any() else [])
-        res = minimize(fun, x, jac=True, method="SLSQP", bounds=box, constraints=cons,
+        banded = BandedRows(G[active], h[active], row_blocks(problem, int((active & (owner >= 0)).sum())))
+        cons = [banded.constraint()] if active.any() else []
+
+        def fun_z(z, banded=banded):
+            value, grad = fun(z[:n])
+            return value, banded.gradient(grad)
+
+        res = minimize(fun_z, banded.start(x), jac=True, method="SLSQP", bounds=banded.bounds(box), constraints=cons,
                        options={"maxiter": 500, "ftol": 1e-12})
-        x = res.x
+        x = res.x[:n]
         if not np.isfinite(x).all():
             return x, False
         viol = G @ x - h
@@ -345,14 +356,14 @@ def _active_slsqp(fun, x0, G, h, owner, box, every_row=False):
             active[rows[np.argsort(-viol[rows])[:FACETS_PER_ROUND]]] = True
 
 
-def _certified_gap(obj, fun, conf, x, G, h):
+def _certified_gap(obj, fun, conf, x, G, h, blocks=None):
     """The Frank-Wolfe gap at ``x`` over the polytope ``G x <= h`` (one LP), or None where it
     certifies nothing (a kink of a non-smooth objective, a failed LP)."""
     if not differentiable_at(obj, conf(x)):
         return None  # at a kink (G-mean where a recall is 0) the gradient certifies nothing
     _, g = fun(x)
     # certificate: psi(x) + min_{x' in polytope} <g, x' - x> bounds the optimum from below
-    lp = linprog(g, A_ub=G, b_ub=h, bounds=(None, None))
+    lp = linprog(g, A_ub=G, b_ub=h, bounds=(None, None), blocks=blocks)
     return None if lp.status != 0 else float(g @ (x - lp.x))
 
 

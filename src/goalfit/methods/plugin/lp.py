@@ -142,6 +142,47 @@ def banded_rows(A_ub, b_ub, blocks):
     return np.vstack(parts), np.concatenate(rhs), kept, used
 
 
+class BandedRows:
+    """``G x <= h`` for SLSQP, with parity blocks (:func:`parity_blocks`' ``P`` of rows of ``G``)
+    as ``2 k`` rows around one free variable each (:func:`banded_rows`).
+
+    The variables are ``z = (x, m)``: :meth:`start` extends a start ``x0``, :meth:`constraint`
+    is SLSQP's inequality ``h2 - G2 z >= 0``, :attr:`bounds` extends ``x``'s bounds by the free
+    ``m``, :meth:`gradient` pads a gradient in ``x``, and :meth:`multipliers` maps SLSQP's
+    multipliers of those rows back to the rows of ``G`` (:func:`pairwise_duals`).
+    """
+
+    def __init__(self, G, h, blocks):
+        G = np.asarray(G, float)
+        self.n = G.shape[1]
+        self.n_rows = G.shape[0]
+        self.G2, self.h2, self.kept, self.used = banded_rows(G, np.asarray(h, float), blocks or [])
+        self.B = len(self.used)
+
+    def start(self, x0):
+        """``(x0, m0)``: each block's variable at its rates' least value at ``x0`` (its lower rows met)."""
+        x0 = np.asarray(x0, float)
+        if not self.B:
+            return x0
+        lower = -(self.G2[:, :self.n] @ x0)
+        return np.r_[x0, [lower[self.G2[:, self.n + j] == 1.0].min() for j in range(self.B)]]
+
+    def bounds(self, box):
+        return list(box) + [(None, None)] * self.B
+
+    def gradient(self, g):
+        return np.r_[g, np.zeros(self.B)] if self.B else g
+
+    def constraint(self):
+        G2, h2 = self.G2, self.h2
+        return {"type": "ineq", "fun": lambda z: h2 - G2 @ z, "jac": lambda z: -G2}
+
+    def multipliers(self, mult):
+        """SLSQP's multipliers of :meth:`constraint` (``>= 0``) as those of the rows of ``G``."""
+        y = np.maximum(np.asarray(mult, float), 0.0)
+        return -pairwise_duals(-y, self.n_rows, self.kept, self.used)
+
+
 def pairwise_duals(y, n_ub, kept, used):
     """Duals of the original rows of :func:`banded_rows` from the banded LP's ``y`` (scipy's sign:
     ``<= 0``): the kept rows' as they are; a block's, a flow between its rates.

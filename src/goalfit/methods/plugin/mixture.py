@@ -18,7 +18,7 @@ from scipy.optimize import minimize
 
 from ...goals.problem import FEASIBLE_TOL
 from ._common import _support, piecewise_linear, prune, prune_finite, row_blocks, unique_members  # noqa: F401 (prune_finite re-exported)
-from .lp import banded_rows, pairwise_duals
+from .lp import BandedRows
 
 MAX_MEMBERS = 60
 
@@ -124,18 +124,13 @@ def master_program(problem, members, confusions, weights=None, *, max_members: i
     # when it finds no feasible mixture, one may still exist, so aim at feasibility
     limit = 0.0 if feasible or problem.nonlinear else viol
     # the variables: the weights, then one free variable per parity block of the rows, whose
-    # k (k - 1) pairwise rows SLSQP takes as 2 k (banded_rows: the same feasible weights)
-    rows = None
-    B = 0
-    if problem.A is not None:
-        G = flat @ problem.A.T - problem.b  # (T, K)
-        rows = banded_rows(G.T, np.full(G.shape[1], limit), row_blocks(problem))
-        B = len(rows[3])
-    pad = np.zeros(B)
+    # k (k - 1) pairwise rows SLSQP takes as 2 k (BandedRows: the same feasible weights)
+    rows = None if problem.A is None else BandedRows((flat @ problem.A.T - problem.b).T, np.full(problem.A.shape[0], limit),
+                                                     row_blocks(problem))
+    pad = np.zeros(0 if rows is None else rows.B)
     cons = [{"type": "eq", "fun": lambda z: z[:T].sum() - 1.0, "jac": lambda z: np.r_[np.ones(T), pad]}]
     if rows is not None:
-        A2, b2 = rows[0], rows[1]
-        cons.append({"type": "ineq", "fun": lambda z: b2 - A2 @ z, "jac": lambda z: -A2})
+        cons.append(rows.constraint())
     for cc in problem.nonlinear:
         cons.append({
             "type": "ineq",
@@ -147,13 +142,10 @@ def master_program(problem, members, confusions, weights=None, *, max_members: i
         C = np.tensordot(z[:T], Cu, axes=1)
         return problem.objective.value(C), np.r_[flat @ problem.objective.gradient(C).ravel(), pad]
 
-    z0 = x0
-    if rows is not None and B:  # each block's variable at its rates' least value at x0: its lower rows met
-        A2 = rows[0]
-        lower = -(A2[:, :T] @ x0)
-        z0 = np.r_[x0, [lower[A2[:, T + j] == 1.0].min() for j in range(B)]]
-    res = minimize(fun, z0, jac=True, method="SLSQP", bounds=[(0.0, 1.0)] * T + [(None, None)] * B,
-                   constraints=cons, options={"maxiter": 300, "ftol": 1e-12})
+    box = [(0.0, 1.0)] * T
+    res = minimize(fun, x0 if rows is None else rows.start(x0), jac=True, method="SLSQP",
+                   bounds=box if rows is None else rows.bounds(box), constraints=cons,
+                   options={"maxiter": 300, "ftol": 1e-12})
     # SLSQP often ends at the optimum with "Positive directional derivative for linesearch"
     # (success False): its point is checked below like any other, and kept only when better
     if not np.isfinite(res.x).all() or res.x[:T].max() <= 0:
@@ -172,17 +164,13 @@ def master_program(problem, members, confusions, weights=None, *, max_members: i
 
 def _row_multipliers(problem, res, rows=None):
     """The multipliers of the rows ``A vec(C) <= b`` in SLSQP's result ``res`` of the program
-    above (its constraints: the simplex's equality, then the rows, banded as ``rows``:
-    :func:`~goalfit.methods.plugin.lp.banded_rows`' output, their blocks' multipliers mapped
-    back to the pairwise rows by :func:`~goalfit.methods.plugin.lp.pairwise_duals`), or None
-    (none reported, no rows, or other constraints as well)."""
+    above (its constraints: the simplex's equality, then the rows as ``rows``, a
+    :class:`~goalfit.methods.plugin.lp.BandedRows`), or None (none reported, no rows, or other
+    constraints as well)."""
     mult = getattr(res, "multipliers", None)  # SciPy >= 1.15
-    K = 0 if problem.A is None else problem.A.shape[0]
-    n_rows = 0 if rows is None else rows[0].shape[0]
-    if mult is None or not K or problem.nonlinear or len(mult) != 1 + n_rows:
+    if mult is None or rows is None or not rows.n_rows or problem.nonlinear or len(mult) != 1 + rows.G2.shape[0]:
         return None
-    y = np.maximum(np.asarray(mult[1:], float), 0.0)
-    return -pairwise_duals(-y, K, rows[2], rows[3])
+    return rows.multipliers(mult[1:])
 
 
 #: the values of the methods' ``prune_output`` (:func:`final_mixture`)
