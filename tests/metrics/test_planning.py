@@ -37,6 +37,7 @@ def _share_certified(constraints, n_safety, draws, seed=1000):
     return ok / draws
 
 
+@pytest.mark.slow  # 300 simulated safety tests per size: benchmarks/certification.py (kind "planner_check") on Adult
 @pytest.mark.parametrize("goal", ["tpr", "dp"])
 def test_planned_power_matches_simulated_safety_tests_at_three_sizes(goal):
     # TPR of group 1 (population 0.85) >= 0.8 is certified with Clopper-Pearson; DP (population 0.06)

@@ -177,6 +177,9 @@ def _objectives(objective, cons, P, Y, G):
     problem = gf.Problem(objective, cons)
     out = {}
     for m in ["auto"] + list(METHODS):
+        if out and m == picked:  # auto ran this method with its defaults: the same fit
+            out[m] = out["auto"]
+            continue
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -217,6 +220,7 @@ def test_binary_minmax_recall_dp_auto_is_near_best():
     assert res["auto"][0] <= min(v[0] for m, v in res.items() if m != "auto" and v[2] <= 1e-3) + 1e-9
 
 
+@pytest.mark.slow  # every plug-in method on one cell: benchmarks/atlas.py scores auto on 32 such cells at 10^5 rows
 def test_multiclass_balanced_error_dp_auto_is_near_best():
     P, Y, G = _cell(4, seed=2)
     cons = [gf.demographic_parity_difference("group") <= 0.02]
@@ -226,6 +230,7 @@ def test_multiclass_balanced_error_dp_auto_is_near_best():
     _assert_auto_near_best(res, picked)
 
 
+@pytest.mark.slow  # every plug-in method on one cell: benchmarks/atlas.py scores auto on these cells at 10^5 rows
 def test_multiclass_hmean_unconstrained_auto_beats_the_ellipsoid():
     # 4,000 rows rank methods differently on train and held-out rows (here GDA is 1.1e-3 below
     # SplitFW on train and 8e-3 above it on held-out rows), so the assertion is the old choice
