@@ -203,6 +203,15 @@ def test_parity_blocks_as_2k_rows_give_the_pairwise_lp_and_its_duals(seed):
     assert (G @ banded.x[:T]).max() == pytest.approx(full.x[-1], abs=1e-9)
 
 
+def _many_groups(n=3000, n_classes=3, n_groups=12, seed=3):
+    """Probabilities, labels and groups of ``n`` rows: Dirichlet scores leaning to the true class."""
+    r = np.random.default_rng(seed)
+    g, y = r.integers(0, n_groups, n), r.integers(0, n_classes, n)
+    P = r.dirichlet(np.ones(n_classes), n)
+    P[np.arange(n), y] += 0.6
+    return P / P.sum(axis=1, keepdims=True), y, g
+
+
 def test_many_groups_fit_as_without_the_blocks(monkeypatch):
     """Demographic parity over 12 groups (396 pairwise rows): column generation, the pruning LP,
     the checks of ConGDA and min-max recall's epigraph LP reach the same objectives with the
@@ -215,12 +224,8 @@ def test_many_groups_fit_as_without_the_blocks(monkeypatch):
 
     cg = importlib.import_module("goalfit.methods.plugin.column_generation")  # the package names the function
 
-    r = np.random.default_rng(3)
-    n, K, G = 3000, 3, 12
-    g, y = r.integers(0, G, n), r.integers(0, K, n)
-    P = r.dirichlet(np.ones(K), n)
-    P[np.arange(n), y] += 0.6
-    P /= P.sum(axis=1, keepdims=True)
+    K = 3
+    P, y, g = _many_groups()
     cons = [gf.demographic_parity_difference("g") <= 0.05]
 
     def fit(method, objective):
@@ -236,7 +241,7 @@ def test_many_groups_fit_as_without_the_blocks(monkeypatch):
     problem = banded[0].problem_
     assert len(common.row_blocks(problem)) == K
     shifted = common.row_blocks(problem, 7)  # rows after 7 others: the diagonal stays unused
-    assert all((np.diag(P) == -1).all() and P[0, 1] == Q[0, 1] + 7 for P, Q in zip(shifted, common.row_blocks(problem)))
+    assert all((np.diag(B) == -1).all() and B[0, 1] == Q[0, 1] + 7 for B, Q in zip(shifted, common.row_blocks(problem)))
     monkeypatch.setattr(common, "row_blocks", lambda problem, offset=0: [])
     monkeypatch.setattr(cg, "row_blocks", lambda problem, offset=0: [])
     for (method, _), est, ref in zip(cases, banded, [fit(*c) for c in cases]):
@@ -281,12 +286,9 @@ def test_mixture_program_with_banded_blocks_is_the_pairwise_program(monkeypatch)
     from goalfit.methods.plugin import PluginOracle
 
     mixture = importlib.import_module("goalfit.methods.plugin.mixture")
+    K = 3
+    P, y, g = _many_groups()
     r = np.random.default_rng(3)
-    n, K, G = 3000, 3, 12
-    g, y = r.integers(0, G, n), r.integers(0, K, n)
-    P = r.dirichlet(np.ones(K), n)
-    P[np.arange(n), y] += 0.6
-    P /= P.sum(axis=1, keepdims=True)
     enc = CellEncoder()
     cells = enc.fit_transform(pd.Series(g, name="g"))
     space = ConfusionSpace.from_codes(y, cells, np.arange(K), enc.cells_, None)

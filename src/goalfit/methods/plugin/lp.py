@@ -107,10 +107,34 @@ def banded_rows(A_ub, b_ub, blocks):
     Taken from the rows themselves: ``R_a = (row(a, 0) - row(0, a)) / 2`` (``R_0 = 0``) and ``E``
     the mean of ``(row(a, 0) + row(0, a)) / 2``.
 
-    Returns ``(A2, b2, kept, used)``: the rows (the kept ones first, then each used block's
-    ``-R_a + m <= 0`` and ``R_a + E - m <= beta``), one free column per used block after ``x``,
-    the kept rows' indices, and the blocks used. A block whose rows have unequal right-hand
-    sides, or are not ``R_a - R_c + E`` (to 1e-9 of the rows' scale), stays rows.
+    Parameters
+    ----------
+    A_ub : ndarray of shape (n_ub, n)
+    b_ub : ndarray of shape (n_ub,)
+    blocks : list of ndarray of int, shape (k, k)
+        Rows of ``A_ub``: ``P[a, c]`` the row "rate ``a`` minus rate ``c``", ``-1`` on the diagonal.
+
+    Returns
+    -------
+    A2 : ndarray of shape (len(kept) + sum 2 k, n + len(used))
+        The kept rows first, then each used block's ``-R_a + m <= 0`` and ``R_a + E - m <= beta``;
+        one free column per used block after ``x``.
+    b2 : ndarray of shape (A2.shape[0],)
+    kept : ndarray of int
+        The rows of ``A_ub`` not in a used block.
+    used : list
+        The blocks rewritten. A block whose rows have unequal right-hand sides, or are not
+        ``R_a - R_c + E`` (to 1e-9 of the rows' scale), stays rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = np.eye(4)  # four groups' rates, one variable each
+    >>> A = np.array([r[i] - r[j] for i in range(4) for j in range(4) if i != j])
+    >>> kept, blocks = parity_blocks(A, np.full(12, 0.1))
+    >>> A2, b2, kept, used = banded_rows(A, np.full(12, 0.1), blocks)
+    >>> A2.shape, len(used)
+    ((8, 5), 1)
     """
     n_ub, n = A_ub.shape
     used, forms = [], []
@@ -143,7 +167,7 @@ def banded_rows(A_ub, b_ub, blocks):
 
 
 class BandedRows:
-    """``G x <= h`` for SLSQP, with parity blocks (:func:`parity_blocks`' ``P`` of rows of ``G``)
+    """``G x <= h`` (``G`` of shape (n_rows, n), ``h`` of shape (n_rows,)) for SLSQP, with parity blocks (:func:`parity_blocks`' ``P`` of rows of ``G``)
     as ``2 k`` rows around one free variable each (:func:`banded_rows`).
 
     The variables are ``z = (x, m)``: :meth:`start` extends a start ``x0``, :meth:`constraint`
@@ -193,6 +217,20 @@ def pairwise_duals(y, n_ub, kept, used):
     and ``beta``); ``m`` free makes ``sum u_hi = sum u_lo``. A greedy flow from the rates of
     positive net to those of negative net meets the first; the rest of the total goes both ways
     between rates 0 and 1. The reduced costs and the dual value are then the banded LP's.
+
+    Parameters
+    ----------
+    y : ndarray of shape (A2.shape[0],)
+        The banded rows' duals (:func:`banded_rows`' ``A2``), ``<= 0``.
+    n_ub : int
+        Rows of the original ``A_ub``.
+    kept, used
+        As :func:`banded_rows` returned them.
+
+    Returns
+    -------
+    ndarray of shape (n_ub,)
+        Duals of the original rows, ``<= 0``.
     """
     out = np.zeros(n_ub)
     out[kept] = y[:kept.size]
