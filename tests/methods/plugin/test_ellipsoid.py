@@ -220,7 +220,8 @@ def test_con_ellipsoid_kl_quantification(seed, c, name, psi):
     A, b = kl_coverage_rows(space, c)
     ref = recall_optimum(sets, space, psi, A, b)
     assert ref > recall_optimum(sets, space, psi) + 1e-3
-    for final in ("convex", "lp"):
+    # the LP final (feasible, never below the optimum) on one seed: each run is 200 cuts
+    for final in ("convex", "lp") if seed == 1 else ("convex",):
         res = con_ellipsoid(cp, PluginOracle(P, y, cells, space), max_iter=200, final=final, tol=0.0)  # full budget: the dual bound converges
         assert res.feasible and cp.max_violation(res.confusion) <= 1e-9
         val = cp.objective.value(res.confusion)

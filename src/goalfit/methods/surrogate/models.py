@@ -233,6 +233,17 @@ class LinearScorer:
                 self._mats[dtype] = Xb
         return self._mats[dtype]
 
+    def _transposed(self, dtype):
+        """``X.T`` (``dtype`` None) or ``_matrix(dtype).T``; a sparse transpose is built once (as
+        CSR: one per call cost as much as the product on small matrices)."""
+        M = self.X if dtype is None else self._matrix(dtype)
+        if not sp.issparse(M):
+            return M.T
+        key = ("T", dtype)
+        if key not in self._mats:
+            self._mats[key] = M.T.tocsr()
+        return self._mats[key]
+
     def scores(self, theta) -> np.ndarray:
         """Scores of one model, shape (n,), float64."""
         theta = np.asarray(theta, dtype=float)
@@ -281,11 +292,10 @@ class LinearScorer:
         """Gradient of ``sum_i g_i s_i(theta)`` w.r.t. theta, shape (d,), float64."""
         g = np.asarray(g, dtype=float)
         if self.dtype == np.float64:
-            gw = np.asarray(self.X.T @ g).ravel()
+            gw = np.asarray(self._transposed(None) @ g).ravel()
         else:
-            Xb = self._matrix(self.dtype)
-            gw = np.asarray(Xb.T @ g.astype(self.dtype)).ravel().astype(float)
-            if not sp.issparse(Xb):
+            gw = np.asarray(self._transposed(self.dtype) @ g.astype(self.dtype)).ravel().astype(float)
+            if not sp.issparse(self.X):
                 return gw  # the column of ones gives sum(g) for the intercept
         return np.concatenate([gw, [g.sum()]]) if self.fit_intercept else gw
 
