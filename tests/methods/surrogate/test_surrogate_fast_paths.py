@@ -170,6 +170,10 @@ def test_float32_single_model_products_match_float64(data, sparse):
     assert s32.dtype == b32.dtype == np.float64
     np.testing.assert_allclose(s32, sc64.scores(theta), rtol=0, atol=2e-6 * (np.abs(theta).sum() + 1))
     np.testing.assert_allclose(b32, sc64.backprop(theta, g), rtol=0, atol=2e-6 * np.abs(g).sum())
+    # the float64 gradient is X^T g and sum(g) (the intercept), twice in a row (X^T is built once)
+    for _ in range(2):
+        np.testing.assert_allclose(sc64.backprop(theta, g), np.r_[np.asarray(Xs.T @ g).ravel(), g.sum()],
+                                   rtol=1e-12, atol=1e-12)
 
 
 def test_classifier_dtype(data):
