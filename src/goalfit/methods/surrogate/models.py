@@ -241,7 +241,7 @@ class LinearScorer:
             return M.T
         key = ("T", dtype)
         if key not in self._mats:
-            self._mats[key] = M.T.tocsr()
+            self._mats[key] = sp.csr_matrix(M.T)
         return self._mats[key]
 
     def scores(self, theta) -> np.ndarray:
