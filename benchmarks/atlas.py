@@ -531,21 +531,63 @@ def class_table(cells, min_rows=100_000):
     return "\n".join(lines)
 
 
-def must_show(cells, min_rows=100_000):
-    """The issue's check on every cell from ``min_rows`` rows up, by setting (data label).
+def three_tests(cell, method):
+    """The must-show's three tests for ``method`` in the cell, had ``auto`` picked it: near-best
+    (within 1e-3 of the best objective on train and held-out rows, constraints met on train), at
+    most 1.5x the fastest near-best method's seconds, at most 2x (binary) / 5x (multiclass) one LR
+    fit; None when the method did not finish or no method is near-best (the cell is not scored)."""
+    good, bt, bh = near_best(cell)
+    r = cell["methods"].get(method) if method else None
+    if not good or not r or not r.get("finished"):
+        return None
+    fastest = min(good, key=lambda m: cell["methods"][m]["seconds"])
+    gap = max(r["train_objective"] - bt, r["test_objective"] - bh)
+    return {"near": bool(gap <= TOL and method in good),
+            "fast": bool(r["seconds"] / max(cell["methods"][fastest]["seconds"], 1e-9) <= 1.5),
+            "cheap": bool(r["ratio"] <= (2 if cell["n_classes"] == 2 else 5))}
 
-    Per cell: auto's method near-best (within 1e-3 of the best objective on train and held-out
-    rows, constraints met on train), at most 1.5x the fastest near-best method's seconds, at most
-    2x (binary) / 5x (multiclass) one LR fit. Returns the printed lines; the failing cells follow
-    each setting's counts.
-    """
+
+def passes(cell, method) -> bool:
+    """All three of :func:`three_tests` (False when the cell is not scored for the method)."""
+    t = three_tests(cell, method)
+    return bool(t) and all(t.values())
+
+
+def rule_alternatives(cells, min_rows=100_000):
+    """Markdown table: per class of cells (as :func:`class_table`), how many cells each method would
+    pass on all three tests if ``auto`` picked it for the whole class, beside the rule's count (the
+    rule is read by class, so a method that wins a few cells of a class but loses others is no
+    better rule)."""
+    by = {}
+    for c in cells:
+        if c["n"] >= min_rows and c.get("oracle") is None:
+            key = (KIND[c["objective"]], "none" if c["constraints"] == "none" else "polyhedral",
+                   "binary" if c["n_classes"] == 2 else "multiclass")
+            by.setdefault(key, []).append(c)
+    lines = ["| objective | constraints | classes | cells | auto passes | best single method: passes | others |",
+             "|---|---|---|---|---|---|---|"]
+    for key in sorted(by):
+        cs = by[key]
+        now = sum(passes(c, c["score"]["auto"]) for c in cs)
+        tally = {m: sum(passes(c, m) for c in cs) for m in METHODS}
+        autos = {c["score"]["auto"] for c in cs}
+        best = max(tally, key=lambda m: (tally[m], m in autos))  # a tie names the rule's method
+        others = ", ".join(f"{m} {v}" for m, v in sorted(tally.items(), key=lambda kv: -kv[1]) if v and m != best)
+        top = f"{best}: {tally[best]}" if tally[best] else "none"
+        lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {len(cs)} | {now} | {top} | {others or '-'} |")
+    return "\n".join(lines)
+
+
+def must_show(cells, min_rows=100_000):
+    """The issue's check on every cell from ``min_rows`` rows up, by setting (data label): auto's
+    method against :func:`three_tests`. Returns the printed lines; the failing cells follow each
+    setting's counts."""
     out = []
     for setting in sorted({c["data"] for c in cells if c["n"] >= min_rows}):
         cs = [c for c in cells if c["n"] >= min_rows and c["data"] == setting]
-        sc = [c for c in cs if c["score"].get("gap") is not None]
-        near = {id(c) for c in sc if c["score"]["gap"] <= TOL and c["score"]["auto"] in c["near_best"]}
-        fast = {id(c) for c in sc if c["score"]["time_ratio"] <= 1.5}
-        cheap = {id(c) for c in sc if c["score"]["auto_ratio_to_lr"] <= (2 if c["n_classes"] == 2 else 5)}
+        tests = {id(c): three_tests(c, c["score"]["auto"]) for c in cs}
+        sc = [c for c in cs if tests[id(c)] is not None]
+        near, fast, cheap = ({id(c) for c in sc if tests[id(c)][k]} for k in ("near", "fast", "cheap"))
         out.append(f"{setting}: {len(cs)} cells, {len(sc)} scored: near-best {len(near)}, <= 1.5x the fastest "
                    f"near-best {len(fast)}, <= 2x / 5x one LR fit {len(cheap)}, all three {len(near & fast & cheap)}")
         for c in cs:
@@ -645,6 +687,7 @@ def main(argv=None):
         print(worst_table(cells))
         print(worst_table([c for c in cells if c["n"] >= 100_000 and c.get("oracle") is None]))
         print(class_table(cells))
+        print(rule_alternatives(cells))
         print("\n".join(must_show(cells)))
         return
     done = {cell_id(c) for c in cells}
