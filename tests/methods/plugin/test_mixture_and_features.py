@@ -373,7 +373,7 @@ def test_final_mixture_keeps_the_iterates_mixture_on_a_few_of_its_members():
     kept hundreds of members; the output is the same confusion tensor (Carathéodory) on at most
     D + 1 of them, and ``prune_output="lp"`` is the LP alone (the iterates' mixture here)."""
     from goalfit.methods.plugin import split_frank_wolfe
-    from goalfit.methods.plugin.mixture import MAX_MEMBERS, final_mixture
+    from goalfit.methods.plugin.mixture import MAX_MEMBERS
 
     rng = np.random.default_rng(0)
     P = rng.dirichlet(np.full(3, 0.8), 3000)
@@ -387,10 +387,8 @@ def test_final_mixture_keeps_the_iterates_mixture_on_a_few_of_its_members():
         return split_frank_wolfe(cp, PluginOracle(P, y, cells, space), max_iter=2000, tol=0.0,
                                  exact_binary=False, prune_output=prune_output)
 
-    compact, own = run(True), run(False)
-    # "lp" on the same iterates (the run is deterministic): the LP alone keeps them all
-    lp_members = final_mixture(cp, own.members, own.confusions, own.weights, "lp")[0]
-    assert len(own.members) > MAX_MEMBERS and len(lp_members) == len(own.members)
+    compact, lp, own = run(True), run("lp"), run(False)
+    assert len(own.members) > MAX_MEMBERS and len(lp.members) == len(own.members)
     assert len(compact.members) <= space.size + 1 and len(compact.members) <= MAX_MEMBERS
     np.testing.assert_allclose(compact.confusion, own.confusion, atol=1e-7)
     assert compact.feasible and cp.max_violation(compact.confusion) <= 1e-9
