@@ -167,13 +167,24 @@ def banded_rows(A_ub, b_ub, blocks):
 
 
 class BandedRows:
-    """``G x <= h`` (``G`` of shape (n_rows, n), ``h`` of shape (n_rows,)) for SLSQP, with parity blocks (:func:`parity_blocks`' ``P`` of rows of ``G``)
-    as ``2 k`` rows around one free variable each (:func:`banded_rows`).
+    """``G x <= h`` with its parity blocks as ``2 k`` rows around one free variable each
+    (:func:`banded_rows`), for HiGHS (:func:`highs_linprog`) and SLSQP.
 
-    The variables are ``z = (x, m)``: :meth:`start` extends a start ``x0``, :meth:`constraint`
-    is SLSQP's inequality ``h2 - G2 z >= 0``, :attr:`bounds` extends ``x``'s bounds by the free
-    ``m``, :meth:`gradient` pads a gradient in ``x``, and :meth:`multipliers` maps SLSQP's
-    multipliers of those rows back to the rows of ``G`` (:func:`pairwise_duals`).
+    The variables are ``z = (x, m)``, ``m`` one free variable per block rewritten.
+
+    Parameters
+    ----------
+    G : ndarray of shape (n_rows, n)
+    h : ndarray of shape (n_rows,)
+    blocks : list of ndarray of int, or None
+        :func:`parity_blocks`' ``P`` of rows of ``G``.
+
+    Attributes
+    ----------
+    G2, h2 : ndarray of shape (n_rows2, n + B) and (n_rows2,)
+        The rows in ``z`` (:func:`banded_rows`).
+    B : int
+        Blocks rewritten (0: ``G2, h2`` are ``G, h``).
     """
 
     def __init__(self, G, h, blocks):
@@ -184,7 +195,8 @@ class BandedRows:
         self.B = len(self.used)
 
     def start(self, x0):
-        """``(x0, m0)``: each block's variable at its rates' least value at ``x0`` (its lower rows met)."""
+        """``z0 = (x0, m0)``, shape (n + B,): each block's ``m`` at its rates' least value at ``x0``
+        (its lower rows met)."""
         x0 = np.asarray(x0, float)
         if not self.B:
             return x0
@@ -192,19 +204,27 @@ class BandedRows:
         return np.r_[x0, [lower[self.G2[:, self.n + j] == 1.0].min() for j in range(self.B)]]
 
     def bounds(self, box):
+        """``box`` (n ``(lo, hi)`` pairs) followed by ``(None, None)`` for each ``m``."""
         return list(box) + [(None, None)] * self.B
 
     def gradient(self, g):
+        """A cost or gradient in ``x``, shape (n,), as one in ``z`` (zero on ``m``), shape (n + B,)."""
         return np.r_[g, np.zeros(self.B)] if self.B else g
 
     def constraint(self):
+        """SLSQP's inequality ``h2 - G2 z >= 0`` with its Jacobian."""
         G2, h2 = self.G2, self.h2
         return {"type": "ineq", "fun": lambda z: h2 - G2 @ z, "jac": lambda z: -G2}
 
+    def duals(self, y):
+        """An LP's duals of ``G2 z <= h2`` (scipy's sign, ``<= 0``), shape (n_rows2,), as those of the
+        rows of ``G``, shape (n_rows,) (:func:`pairwise_duals`: the same reduced costs and dual value)."""
+        return pairwise_duals(np.asarray(y, float), self.n_rows, self.kept, self.used)
+
     def multipliers(self, mult):
-        """SLSQP's multipliers of :meth:`constraint` (``>= 0``) as those of the rows of ``G``."""
-        y = np.maximum(np.asarray(mult, float), 0.0)
-        return -pairwise_duals(-y, self.n_rows, self.kept, self.used)
+        """SLSQP's multipliers of :meth:`constraint` (``>= 0``), shape (n_rows2,), as those of the
+        rows of ``G``, shape (n_rows,)."""
+        return -self.duals(-np.maximum(np.asarray(mult, float), 0.0))
 
 
 def pairwise_duals(y, n_ub, kept, used):
@@ -450,18 +470,16 @@ def highs_linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None
         c = np.asarray(c, float)
         n = c.size
         A_ub = np.asarray(A_ub, float).reshape(-1, n)
-        A2, b2, kept, used = banded_rows(A_ub, np.asarray(b_ub, float).ravel(), blocks)
-        if used:
-            B = len(used)
+        banded = BandedRows(A_ub, np.asarray(b_ub, float).ravel(), blocks)
+        if banded.B:
             if isinstance(bounds, tuple) and len(bounds) == 2 and not isinstance(bounds[0], (tuple, list)):
                 bounds = [bounds] * n
             A_eq2 = None if A_eq is None or not np.size(A_eq) else np.hstack(
-                [np.asarray(A_eq, float).reshape(-1, n), np.zeros((np.size(A_eq) // n, B))])
-            res = highs_linprog(np.r_[c, np.zeros(B)], A2, b2, A_eq2, b_eq, list(bounds) + [(None, None)] * B)
+                [np.asarray(A_eq, float).reshape(-1, n), np.zeros((np.size(A_eq) // n, banded.B))])
+            res = highs_linprog(banded.gradient(c), banded.G2, banded.h2, A_eq2, b_eq, banded.bounds(bounds))
             if res.x is not None:
                 res.x = res.x[:n]
-                res.ineqlin.marginals = pairwise_duals(np.asarray(res.ineqlin.marginals, float), A_ub.shape[0],
-                                                        kept, used)
+                res.ineqlin.marginals = banded.duals(res.ineqlin.marginals)
             return res
     dense = [np.asarray(M, float) for M in (A_ub, A_eq) if M is not None]
     if not all(np.isfinite(M).all() for M in dense):  # e.g. a nonlinear constraint's value at a member
