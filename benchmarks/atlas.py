@@ -349,19 +349,32 @@ def current_choice(cell):
         return None
 
 
+def standing(cell, method):
+    """``method``'s standing in the cell: ``(fastest, gap, time_ratio)``, the fastest near-best
+    method, ``method``'s objective gap to the best (the larger of train and held-out) and its
+    seconds over the fastest's; None when it did not finish or no method is near-best."""
+    good, bt, bh = near_best(cell)
+    r = cell["methods"].get(method) if method else None
+    if not good or not r or not r.get("finished"):
+        return None
+    fastest = min(good, key=lambda m: cell["methods"][m]["seconds"])
+    return (fastest, max(r["train_objective"] - bt, r["test_objective"] - bh),
+            r["seconds"] / max(cell["methods"][fastest]["seconds"], 1e-9))
+
+
 def score(cell):
     """auto's time ratio to the fastest near-best method and its objective gap (train, held-out)."""
-    good, bt, bh = near_best(cell)
+    good, _, _ = near_best(cell)
     auto = current_choice(cell)
     cell["auto_now"] = auto
     cell["near_best"] = good
-    r = cell["methods"].get(auto) if auto else None
-    if not good or r is None or not r.get("finished"):
+    st = standing(cell, auto)
+    if st is None:
+        r = cell["methods"].get(auto) if auto else None
         cell["score"] = {"auto": auto, "time_ratio": None, "gap": None, "ok": bool(not good and r is None)}
         return cell["score"]
-    fastest = min(good, key=lambda m: cell["methods"][m]["seconds"])
-    gap = max(r["train_objective"] - bt, r["test_objective"] - bh)
-    tr = r["seconds"] / max(cell["methods"][fastest]["seconds"], 1e-9)
+    fastest, gap, tr = st
+    r = cell["methods"][auto]
     cell["score"] = {"auto": auto, "fastest_near_best": fastest, "time_ratio": tr, "gap": gap,
                      "auto_ratio_to_lr": r["ratio"], "fastest_ratio_to_lr": cell["methods"][fastest]["ratio"],
                      "train_violation": r["train_violation"], "ok": auto in good and tr <= 1.5}
@@ -536,15 +549,12 @@ def three_tests(cell, method):
     (within 1e-3 of the best objective on train and held-out rows, constraints met on train), at
     most 1.5x the fastest near-best method's seconds, at most 2x (binary) / 5x (multiclass) one LR
     fit; None when the method did not finish or no method is near-best (the cell is not scored)."""
-    good, bt, bh = near_best(cell)
-    r = cell["methods"].get(method) if method else None
-    if not good or not r or not r.get("finished"):
+    st = standing(cell, method)
+    if st is None:
         return None
-    fastest = min(good, key=lambda m: cell["methods"][m]["seconds"])
-    gap = max(r["train_objective"] - bt, r["test_objective"] - bh)
-    return {"near": bool(gap <= TOL and method in good),
-            "fast": bool(r["seconds"] / max(cell["methods"][fastest]["seconds"], 1e-9) <= 1.5),
-            "cheap": bool(r["ratio"] <= (2 if cell["n_classes"] == 2 else 5))}
+    _, gap, ratio = st
+    return {"near": bool(gap <= TOL and method in near_best(cell)[0]), "fast": bool(ratio <= 1.5),
+            "cheap": bool(cell["methods"][method]["ratio"] <= (2 if cell["n_classes"] == 2 else 5))}
 
 
 def passes(cell, method) -> bool:
