@@ -37,6 +37,7 @@ import numpy as np
 
 from ..classifiers.members import PluginRule, plugin_predict
 from ..confusion import confusion_tensor
+from ..methods.plugin.oracle import Recalibrating, recalibrated_mass, cell_prior_scales
 
 DEFAULTS = {"statistics": "auto", "n_bins": 2 ** 16, "max_exact_rows": 20_000_000, "partial_fit_epochs": 1}
 
@@ -111,6 +112,17 @@ def partition_histogram(prep, n_cells, n_bins):
     return np.bincount(key, weights=w, minlength=n_cells * 2 * n_bins).reshape(n_cells, 2, n_bins)
 
 
+def partitionrecalibrated_mass(prep, S, n_classes, n_cells):
+    """Multiclass path, one partition: per (cell, class) the mass of the probabilities scaled by
+    the cells' scales ``S`` and the count of the label (:func:`cell_prior_scales`)."""
+    P, y, cells, w = prep
+    out = np.zeros((n_cells, n_classes, 2))
+    for c in np.unique(cells):
+        m = cells == c
+        out[c] = recalibrated_mass(np.ascontiguousarray(P[m].T), y[m], None if w is None else w[m], S[c], n_classes)
+    return out
+
+
 def partition_confusion(prep, cost, n_classes, n_cells):
     """Multiclass path, one partition: confusion counts of the plug-in rule with ``cost``."""
     P, y, cells, w = prep
@@ -170,8 +182,11 @@ def histogram_sample(hist):
     return P, i.astype(np.intp), c.astype(np.intp), w, eps
 
 
-class MapReduceOracle:
+class MapReduceOracle(Recalibrating):
     """Plug-in LMO whose every call is one map-reduce over the partitions (Alg. 9/10).
+
+    With more than two classes its rules can be recalibrated within the cells like the in-memory
+    plug-in oracle's (:meth:`cell_scales`: one map-reduce per pass of the fixed point).
 
     Parameters
     ----------
@@ -194,6 +209,30 @@ class MapReduceOracle:
     def __init__(self, preps, space, total):
         self.preps, self.space, self.total = preps, space, float(total)
         self.n_calls = 0
+        self._scales: np.ndarray | None = None
+
+    def cell_scales(self) -> np.ndarray:
+        """Per-cell class scales (:func:`~goalfit.methods.plugin.oracle.cell_prior_scales`), computed
+        once by map-reduce passes over the partitions and kept; more than two classes only.
+
+        Raises
+        ------
+        ValueError
+            For two classes.
+        """
+        import dask
+
+        if self.space.n_classes == 2:
+            raise ValueError("cell_scales is defined for more than two classes")
+        if self._scales is None:
+            n, k = self.space.n_classes, self.space.n_cells
+
+            def masses(S):
+                return np.sum(dask.compute(*[dask.delayed(partitionrecalibrated_mass)(p, S, n, k)
+                                             for p in self.preps]), axis=0)
+
+            self._scales = cell_prior_scales(masses, k, n)
+        return self._scales
 
     def __call__(self, cost):
         import dask

@@ -229,13 +229,18 @@ def test_con_bisection_without_constraints_with_warm_columns():
     """Unconstrained, con_bisection's steps are single oracle calls (column generation's
     unconstrained case) and their warm-start columns are not mixed in: the result is the
     optimal rule of the last step whose ratio was below its gamma (here the same value as
-    ``bisection``, up to the bracket), on two and on three classes."""
+    ``bisection``, up to the bracket, with the plug-in rules alone), on two and on three classes."""
     from goalfit.methods.plugin import bisection
     from tests.methods.plugin.test_coarse_to_fine import _multiclass
 
     for P, y, cells, space in (calibrated(0), _multiclass(3_000, n_classes=3)):
         cp = gf.Problem("micro_f1" if space.n_classes > 2 else "f1").compile(space)
-        res = con_bisection(cp, PluginOracle(P, y, cells, space))
+        res = con_bisection(cp, PluginOracle(P, y, cells, space), inner_params={"recalibration": ()})
         ref = bisection(cp, PluginOracle(P, y, cells, space))
         assert res.feasible and len(res.members) == 1
         assert cp.objective.value(res.confusion) == pytest.approx(cp.objective.value(ref.confusion), abs=1e-5)
+        # by default column generation's steps also try the rules recalibrated within the cells
+        # (several classes): one rule still, and never above the plug-in rules' result
+        best = con_bisection(cp, PluginOracle(P, y, cells, space))
+        assert best.feasible and len(best.members) == 1
+        assert cp.objective.value(best.confusion) <= cp.objective.value(res.confusion) + 1e-5

@@ -28,10 +28,13 @@ or the threshold oracle (the binary default) the linear rows run the hulls' LP i
 generation (and the ratio rows inside ConBisection's steps), the smooth rows inside
 Frank-Wolfe / SplitFW, and the piecewise-linear row is SplitFW (the hulls' epigraph LP);
 G-mean with the threshold oracle runs SplitFW's exact column generation (certified in a few
-oracle calls). With more than two classes, every
-objective with polyhedral constraints or none runs SplitFW (Alg. 5); min-max recall iterates on
-its log-sum-exp smoothing (``split_frank_wolfe(smoothing=...)``) and its output mixture is fitted
-to the true maximum.
+oracle calls). With more than two classes on the plug-in oracle, the linear rows run column
+generation and the ratio rows ConBisection (whose steps are column generation's), both pricing
+the plug-in rule and its recalibrations within the cells
+(:meth:`PluginOracle.cell_scales`), with or without constraints; every other objective with
+polyhedral constraints or none runs SplitFW (Alg. 5), as do linear and ratio objectives on
+another oracle; min-max recall iterates on its log-sum-exp smoothing
+(``split_frank_wolfe(smoothing=...)``) and its output mixture is fitted to the true maximum.
 A constraint that is smooth convex but not polyhedral (KL quantification) gets the constrained
 ellipsoid when the cuts' dimension ``r + K`` is at most 6, ConGDA otherwise (e.g. G-mean with
 a between-groups equal-opportunity constraint on two groups: 3 + 2 = 5; with
@@ -46,12 +49,14 @@ iterations where the constrained ellipsoid needs hundreds of cuts; on a piecewis
 objective Frank-Wolfe's linearization stalls at a vertex, and with an exact oracle (binary)
 ConGDA's certified steps get there first, while with several classes SplitFW iterates on the
 smoothed maximum, within 1e-3 of ConGDA or below it at a fraction of its time; with
-several classes, the plug-in oracle's rules (one oracle call, bisection's and column
-generation's pricing, the ellipsoid's cuts) are optimal for the model's probabilities but not
-for the sample, and SplitFW's fully-corrective mixtures on the sample reach the best objective
-on held-out rows as well, with or without constraints (on linear goals over 3-8 classes x 2-4
-groups outside the atlas's grid, ``benchmarks/multiclass_linear.py``: lower than column
-generation's on held-out rows on average, more than 1e-3 above it in a few fits). ConGDA after tuning
+several classes, the plug-in oracle's rules (one oracle call, bisection's steps, the
+ellipsoid's cuts) are optimal for the model's probabilities but not for the sample (a model that
+does not see the group is not calibrated within it), and SplitFW's fully-corrective mixtures on
+the sample reach the best objective on held-out rows as well, with or without constraints;
+column generation, which also prices the rules on the probabilities recalibrated within each
+cell, reaches it on linear goals in tens of oracle calls (all 40 multiclass linear cells of the
+atlas at 10^5 rows; over 3-8 classes x 2-4 groups outside its grid,
+``benchmarks/multiclass_linear.py``), and ConBisection with it on micro-F1. ConGDA after tuning
 (:func:`goalfit.estimators.select_method_params`) can do better than with its defaults, as §8.6
 of the paper reports.
 """
@@ -64,7 +69,7 @@ from .ellipsoid import con_ellipsoid, ellipsoid, jle_update
 from .frank_wolfe import frank_wolfe, split_frank_wolfe
 from .gda import con_gda, gda
 from .mixture import mixture_program
-from .oracle import PluginOracle, RefitOracle, ThresholdOracle
+from .oracle import PluginOracle, RefitOracle, ThresholdOracle, recalibrates
 from ._common import FitResult, PluginDetails, StopReason, certified_gap, is_exact, piecewise_linear, prune
 from .repair import applies, compare_constants, repair_infeasible
 
@@ -92,11 +97,14 @@ def choose_method(problem, oracle=None) -> str:
     =========================  ======================  ========================  ====================
     objective                  constraints             binary                    multiclass
     =========================  ======================  ========================  ====================
-    linear                     none                    column_generation         split_frank_wolfe
-    linear                     polyhedral              column_generation         split_frank_wolfe
+    linear                     none / polyhedral       column_generation         column_generation
+                                                                                 (plug-in oracle),
+                                                                                 else split_frank_wolfe
     any                        smooth, not polyhedral  con_gda (linear); con_ellipsoid if dim <= 6,
                                                        else con_gda (convex); con_bisection (ratio)
-    ratio of linear            none / polyhedral       bisection / con_bisection split_frank_wolfe
+    ratio of linear            none / polyhedral       bisection / con_bisection con_bisection (plug-in
+                                                                                 oracle), else
+                                                                                 split_frank_wolfe
     convex smooth              none                    split_frank_wolfe (exact  split_frank_wolfe
                                                        oracle), else frank_wolfe
     convex non-smooth          none                    split_frank_wolfe         split_frank_wolfe
@@ -145,17 +153,26 @@ def choose_method(problem, oracle=None) -> str:
     # measured (benchmarks/atlas.py): with several classes the plug-in oracle's rules are optimal
     # for the model's probabilities, not for the sample (a model that does not see the group is
     # not calibrated within it); SplitFW's fully-corrective mixtures, fitted on the sample, reach
-    # the best objective on train and held-out rows where one oracle call, bisection, column
-    # generation and the ellipsoid stop above it, with or without constraints
+    # the best objective on train and held-out rows where one oracle call, bisection and the
+    # ellipsoid stop above it, with or without constraints (linear and ratio objectives on the
+    # plug-in oracle: column generation's recalibrated pricing, below)
     mixture_on_sample = not binary and not problem.nonlinear
     exact = oracle is not None and is_exact(oracle)
     if kind == "linear":
         if problem.nonlinear:
             return "con_gda"
-        return "split_frank_wolfe" if mixture_on_sample else "column_generation"
+        # several classes on the plug-in oracle: column generation prices the plug-in rule and its
+        # recalibration within each cell and keeps the better on the sample, which reaches the
+        # best objective on train and held-out rows in tens of oracle calls; SplitFW's mixtures
+        # on the sample for another oracle
+        if mixture_on_sample and not recalibrates(oracle):
+            return "split_frank_wolfe"
+        return "column_generation"
     if kind == "ratio":
         if mixture_on_sample:
-            return "split_frank_wolfe"
+            # several classes on the plug-in oracle: ConBisection's steps are column generation's,
+            # with its recalibrated pricing (with or without constraints)
+            return "con_bisection" if recalibrates(oracle) else "split_frank_wolfe"
         return "con_bisection" if constrained else "bisection"
     if kind == "convex":
         if binary and problem.objective.smooth and not problem.nonlinear:

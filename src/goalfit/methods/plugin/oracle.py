@@ -55,7 +55,108 @@ class _ZerosBefore:
         return len(self.cum1)
 
 
-class PluginOracle:
+def recalibrated_mass(PT, y, w, s, n_classes):
+    """One cell's ``[sum_x w q_i(x), count_i]`` per class, the step of :func:`cell_prior_scales`.
+
+    Parameters
+    ----------
+    PT : ndarray of shape (n_classes, m)
+        The cell's class probabilities, transposed.
+    y : ndarray of int, shape (m,)
+        Label codes.
+    w : ndarray of shape (m,) or None
+        Weights (None: ones).
+    s : ndarray of shape (n_classes,)
+        The cell's scales; ``q`` is ``s * eta`` renormalized over the classes.
+    n_classes : int
+
+    Returns
+    -------
+    ndarray of shape (n_classes, 2)
+    """
+    Q = s[:, None] * PT
+    Q /= np.maximum(Q.sum(axis=0, keepdims=True), 1e-300)
+    mass = Q.sum(axis=1) if w is None else Q @ w
+    return np.column_stack([mass, np.bincount(y, weights=w, minlength=n_classes)])
+
+
+def cell_prior_scales(masses, n_cells, n_classes, max_iter=100, tol=1e-6) -> np.ndarray:
+    """Per-cell class scales ``s[c]`` that recalibrate class probabilities to each cell's labels.
+
+    In cell ``c`` the recalibrated probabilities ``q_i(x) = s[c, i] eta_i(x) / sum_j s[c, j]
+    eta_j(x)`` sum, over the cell's rows, to the cell's (weighted) count of each label. This is
+    the stationarity condition of the cell's log-likelihood in ``log s`` (concave), so ``log s``
+    are the maximum-likelihood offsets of the log-probabilities per class: the bias part of
+    vector scaling (Guo et al., ICML 2017, §4.2), one per cell. A model that does not see the
+    group is calibrated over all rows but not within a group, whose shift moves its class
+    priors; the plug-in rule for cost ``L`` on the recalibrated probabilities is the plug-in rule
+    for the cost with row ``i`` of each cell's matrix multiplied by ``s[c, i]``
+    (:meth:`Recalibrating.recalibrated`), so its members are ordinary plug-in rules that apply to
+    new rows of the cell.
+
+    Found by iterative proportional fitting, ``s_i <- s_i * count_i / sum_x q_i(x)``, until the
+    largest relative change of a class's mass is below ``tol`` (at most ``max_iter`` passes over
+    the sample). A label absent from a cell gets scale 0 there; an empty cell keeps scales of one.
+
+    Parameters
+    ----------
+    masses : callable
+        ``masses(S)`` with ``S`` of shape (n_cells, n_classes) returns, shape (n_cells,
+        n_classes, 2), each cell's recalibrated mass ``sum_x w q_i(x)`` and count of label ``i``
+        (one pass over the rows: in memory, or one map-reduce over partitions).
+    n_cells, n_classes : int
+
+    Returns
+    -------
+    ndarray of shape (n_cells, n_classes)
+        The scales, the largest of each non-empty cell 1.
+    """
+    S = np.ones((n_cells, n_classes))
+    first = masses(S)
+    counts = first[:, :, 1]
+    present = counts > 0
+    S = present.astype(float)
+    S[~present.any(axis=1)] = 1.0  # empty cells
+    for _ in range(max_iter):
+        mass = masses(S)[:, :, 0]
+        ratio = np.divide(counts, mass, out=np.zeros_like(counts), where=mass > 0)
+        S *= ratio
+        S /= np.maximum(S.max(axis=1, keepdims=True), 1e-300)
+        S[~present.any(axis=1)] = 1.0
+        if not present.any() or np.max(np.abs(ratio[present] - 1.0)) < tol:
+            break
+    return S
+
+
+class Recalibrating:
+    """Mixin of the oracles whose multiclass plug-in rules can be recalibrated within the cells:
+    they define ``cell_scales()`` (:func:`cell_prior_scales` on their rows)."""
+
+    #: Its rules can be recalibrated within the cells (multiclass; :func:`recalibrates`).
+    recalibrates = True
+
+    def cell_scales(self) -> np.ndarray:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def recalibrated(self, cost, strength: float = 1.0) -> np.ndarray:
+        """The cost tensor whose plug-in rule is the plug-in rule for ``cost`` on the probabilities
+        recalibrated within each cell (:meth:`cell_scales`): ``cost[c, i, j] * s[c, i] ** strength``.
+
+        Parameters
+        ----------
+        cost : ndarray of shape ``space.shape``
+        strength : float, default 1.0
+            The power of the scales: 1 the maximum-likelihood recalibration, 0 none (``cost``
+            itself), in between or beyond a rule on the path through both.
+
+        Returns
+        -------
+        ndarray of shape ``space.shape``
+        """
+        return np.asarray(cost, dtype=float) * self.cell_scales()[:, :, None] ** strength
+
+
+class PluginOracle(Recalibrating):
     """Plug-in LMO on fixed class probabilities (Alg. 9/10; ties toward the larger index).
 
     Parameters
@@ -89,6 +190,7 @@ class PluginOracle:
         self.w = None if sample_weight is None else np.asarray(sample_weight, float)
         self.total = float(len(self.y)) if self.w is None else self.w.sum()
         self.n_calls = 0
+        self._scales: np.ndarray | None = None
         if space.n_classes == 2:
             self._prepare_binary()
         else:
@@ -119,6 +221,34 @@ class PluginOracle:
             pred += ybase
             out[c] = np.bincount(pred, weights=w, minlength=n * n)
         return out.reshape(self.space.shape) / self.total
+
+    def cell_scales(self) -> np.ndarray:
+        """Per-cell class scales that recalibrate the probabilities to each cell's label frequencies
+        (:func:`cell_prior_scales`), computed once and kept. Multiclass problems only.
+
+        Returns
+        -------
+        ndarray of shape (n_cells, n_classes)
+
+        Raises
+        ------
+        ValueError
+            For two classes (binary problems price over the cells' ROC hulls instead).
+        """
+        if self.space.n_classes == 2:
+            raise ValueError("cell_scales is defined for more than two classes")
+        if self._scales is None:
+            n = self.space.n_classes
+
+            def masses(S):
+                out = np.zeros((self.space.n_cells, n, 2))
+                for c, (PT, ybase, w, _, _) in enumerate(self._blocks):
+                    if PT.shape[1]:
+                        out[c] = recalibrated_mass(PT, ybase // n, w, S[c], n)
+                return out
+
+            self._scales = cell_prior_scales(masses, self.space.n_cells, n)
+        return self._scales
 
     def _prepare_binary(self):
         """Per cell: ``eta_1`` sorted ascending and the cumulative weights of each label.
@@ -250,6 +380,13 @@ class PluginOracle:
             raise ValueError("the oracle got a cost tensor with NaN or infinite entries")
         self.n_calls += 1
         return PluginRule(cost), self.confusion_of(cost)
+
+
+def recalibrates(oracle) -> bool:
+    """Whether ``oracle`` prices multiclass plug-in rules it can recalibrate within the cells
+    (``oracle.recalibrated(cost, strength)``): the plug-in oracle and the map-reduce oracle on
+    more than two classes."""
+    return bool(getattr(oracle, "recalibrates", False)) and oracle.space.n_classes > 2
 
 
 def is_plugin(oracle) -> bool:
