@@ -162,9 +162,9 @@ def choose_method(problem, oracle=None) -> str:
         if problem.nonlinear:
             return "con_gda"
         # several classes on the plug-in oracle: column generation prices the plug-in rule and its
-        # recalibration within each cell and keeps the better on the sample, which reaches the
-        # best objective on train and held-out rows in tens of oracle calls; SplitFW's mixtures
-        # on the sample for another oracle
+        # recalibrations within the cells, and every candidate with a negative reduced cost on the
+        # sample enters: the best objective on train and held-out rows in tens of oracle calls;
+        # SplitFW's mixtures on the sample for another oracle
         if mixture_on_sample and not recalibrates(oracle):
             return "split_frank_wolfe"
         return "column_generation"
