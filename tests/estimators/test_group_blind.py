@@ -89,12 +89,14 @@ def _aware_and_blind(constraints, K, seed, n=600):
     joint = np.zeros((n, 2, K))
     joint[np.arange(n), g] = P  # A is a function of x: eta_{y,a} = eta_y 1[a = A(x)]
     sf = {"g": g}
-    # the plug-in oracle's pricing on both sides (the group-aware binary default is the threshold
-    # oracle, and with the plug-in oracle the binary default is the LP over the cells' ROC hulls)
-    aware = gf.GoalClassifier("precomputed", constraints=constraints,
-                              method_params={"oracle": "plugin", "exact_binary": False}).fit(P, y, sensitive_features=sf)
+    # the same method on the plug-in oracle's pricing on both sides: the group-aware binary default
+    # is the threshold oracle, with the plug-in oracle the binary default is the LP over the cells'
+    # ROC hulls, and with several classes "auto" runs column generation with the recalibrated
+    # pricing, which the group-blind oracle has not (its auto runs SplitFW)
     blind = gf.GoalClassifier("precomputed", constraints=constraints, group_blind=True).fit(
         joint.reshape(n, -1), y, sensitive_features=sf)
+    aware = gf.GoalClassifier("precomputed", constraints=constraints, method=blind.method_,
+                              method_params={"oracle": "plugin", "exact_binary": False}).fit(P, y, sensitive_features=sf)
     return aware, blind, P, joint.reshape(n, -1), y, sf
 
 
