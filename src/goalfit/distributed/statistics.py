@@ -37,7 +37,7 @@ import numpy as np
 
 from ..classifiers.members import PluginRule, plugin_predict
 from ..confusion import confusion_tensor
-from ..methods.plugin.oracle import Recalibrating, recalibrated_mass, cell_prior_scales
+from ..methods.plugin.oracle import Recalibrating, recalibrated_mass
 
 DEFAULTS = {"statistics": "auto", "n_bins": 2 ** 16, "max_exact_rows": 20_000_000, "partial_fit_epochs": 1}
 
@@ -112,7 +112,7 @@ def partition_histogram(prep, n_cells, n_bins):
     return np.bincount(key, weights=w, minlength=n_cells * 2 * n_bins).reshape(n_cells, 2, n_bins)
 
 
-def partitionrecalibrated_mass(prep, S, n_classes, n_cells):
+def partition_recalibrated_mass(prep, S, n_classes, n_cells):
     """Multiclass path, one partition: per (cell, class) the mass of the probabilities scaled by
     the cells' scales ``S`` and the count of the label (:func:`cell_prior_scales`)."""
     P, y, cells, w = prep
@@ -186,7 +186,7 @@ class MapReduceOracle(Recalibrating):
     """Plug-in LMO whose every call is one map-reduce over the partitions (Alg. 9/10).
 
     With more than two classes its rules can be recalibrated within the cells like the in-memory
-    plug-in oracle's (:meth:`cell_scales`: one map-reduce per pass of the fixed point).
+    plug-in oracle's (``cell_scales()``: one map-reduce per pass of the fixed point).
 
     Parameters
     ----------
@@ -209,30 +209,15 @@ class MapReduceOracle(Recalibrating):
     def __init__(self, preps, space, total):
         self.preps, self.space, self.total = preps, space, float(total)
         self.n_calls = 0
-        self._scales: np.ndarray | None = None
 
-    def cell_scales(self) -> np.ndarray:
-        """Per-cell class scales (:func:`~goalfit.methods.plugin.oracle.cell_prior_scales`), computed
-        once by map-reduce passes over the partitions and kept; more than two classes only.
-
-        Raises
-        ------
-        ValueError
-            For two classes.
-        """
+    def recalibration_masses(self, S) -> np.ndarray:
+        """Per cell and class, ``[sum_x w q_i(x), count_i]`` for the scales ``S`` of shape
+        (n_cells, n_classes): one map-reduce over the partitions, shape (n_cells, n_classes, 2)."""
         import dask
 
-        if self.space.n_classes == 2:
-            raise ValueError("cell_scales is defined for more than two classes")
-        if self._scales is None:
-            n, k = self.space.n_classes, self.space.n_cells
-
-            def masses(S):
-                return np.sum(dask.compute(*[dask.delayed(partitionrecalibrated_mass)(p, S, n, k)
-                                             for p in self.preps]), axis=0)
-
-            self._scales = cell_prior_scales(masses, k, n)
-        return self._scales
+        n, k = self.space.n_classes, self.space.n_cells
+        return np.sum(dask.compute(*[dask.delayed(partition_recalibrated_mass)(p, S, n, k) for p in self.preps]),
+                      axis=0)
 
     def __call__(self, cost):
         import dask

@@ -131,7 +131,10 @@ def choose_method(problem, oracle=None) -> str:
         exact path (instead of Frank-Wolfe); with the plug-in or the threshold oracle, binary
         min-max recall runs SplitFW, whose exact path solves the epigraph LP over the cells'
         ROC hulls (:mod:`~goalfit.methods.plugin.binary_hull`) in one program instead of GDA's
-        or ConGDA's iterations and the ellipsoid's cuts; None: the choice for another oracle.
+        or ConGDA's iterations and the ellipsoid's cuts; with one whose rules can be
+        recalibrated within the cells (:func:`~goalfit.methods.plugin.oracle.recalibrates`: the
+        plug-in oracle, in memory or map-reduce, several classes), linear objectives run column
+        generation and ratio objectives ConBisection; None: the choice for another oracle.
 
     Returns
     -------

@@ -952,8 +952,8 @@ def epigraph_price(problem, oracle, confusions):
     return member, Co, lower
 
 
-def lagrangian_price(problem, oracle, C_bar, upper, confusions=None, *, mu=None):
-    """One pricing step at the mixture ``C_bar`` of the members ``confusions`` (column generation).
+def lagrangian_prices(problem, oracle, C_bar, upper, confusions=None, *, mu=None, strengths=()):
+    """Pricing at the mixture ``C_bar`` of the members ``confusions`` (column generation).
 
     With ``g = grad psi(C_bar)`` and ``mu >= 0`` the multipliers of ``A c <= b`` in
     ``min_alpha <g, sum_t alpha_t C_t>`` s.t. ``A sum_t alpha_t C_t <= b`` (an LP over the
@@ -970,7 +970,8 @@ def lagrangian_price(problem, oracle, C_bar, upper, confusions=None, *, mu=None)
     problem : CompiledProblem
         Objective with a gradient; constraints ``A vec(C) <= b`` (or none).
     oracle : linear minimization oracle
-        Called once, as ``oracle(cost)`` with ``cost`` of shape ``space.shape``.
+        Called as ``oracle(cost)`` with ``cost`` of shape ``space.shape``: once, and once per
+        strength.
     C_bar : ndarray of shape ``space.shape``
         The current mixture's confusion tensor.
     upper : float
@@ -979,12 +980,15 @@ def lagrangian_price(problem, oracle, C_bar, upper, confusions=None, *, mu=None)
         The members' confusion tensors (the LP's columns); not read when ``mu`` is given.
     mu : ndarray of shape (n_rows,), optional
         Non-negative multipliers of the constraint rows, instead of the LP's.
+    strengths : tuple of float, default ()
+        Also price the rules for the same cost on the probabilities recalibrated within the
+        cells at these strengths (:func:`priced_rules`; an oracle that :func:`recalibrates`).
 
     Returns
     -------
-    member, C' (ndarray, ``space.shape``), L (float)
-        ``(None, None, -inf)`` when the LP over the members is infeasible (the oracle is then
-        not called).
+    list of (member, C' (ndarray, ``space.shape``), L (float))
+        The plug-in rule's first, then one per strength; ``[(None, None, -inf)]`` when the LP
+        over the members is infeasible (the oracle is then not called).
 
     Raises
     ------
@@ -1010,11 +1014,40 @@ def lagrangian_price(problem, oracle, C_bar, upper, confusions=None, *, mu=None)
                       A_eq=np.ones((1, len(flat))), b_eq=[1.0], bounds=(0, None), method="highs",
                       blocks=row_blocks(problem))
         if res.status != 0:
-            return None, None, -np.inf
+            return [(None, None, -np.inf)]
         mu = np.maximum(-np.asarray(res.ineqlin.marginals, float), 0.0)
         cost = g + (mu @ problem.A).reshape(g.shape)
     else:
         mu = np.zeros(0)
-    member, Co = oracle(cost)
-    rows = problem.A @ Co.ravel() - problem.b if mu.size else np.zeros(0)
-    return member, Co, upper + float(np.vdot(g, Co - C_bar)) + float(mu @ rows)
+    out = []
+    for member, Co in priced_rules(oracle, cost, strengths):
+        rows = problem.A @ Co.ravel() - problem.b if mu.size else np.zeros(0)
+        out.append((member, Co, upper + float(np.vdot(g, Co - C_bar)) + float(mu @ rows)))
+    return out
+
+
+def lagrangian_price(problem, oracle, C_bar, upper, confusions=None, *, mu=None):
+    """One pricing step at the mixture ``C_bar`` of the members ``confusions``: the plug-in
+    rule's entry of :func:`lagrangian_prices` (one oracle call), ``(member, C', L)``."""
+    return lagrangian_prices(problem, oracle, C_bar, upper, confusions, mu=mu)[0]
+
+
+def priced_rules(oracle, cost, strengths=()):
+    """``[oracle(cost)]`` followed by the oracle's answers for ``cost`` recalibrated within the cells
+    at each strength (:meth:`~goalfit.methods.plugin.oracle.Recalibrating.recalibrated`).
+
+    Parameters
+    ----------
+    oracle : linear minimization oracle
+        With ``strengths``, one that :func:`~goalfit.methods.plugin.oracle.recalibrates`.
+    cost : ndarray of shape ``space.shape``
+    strengths : tuple of float, default ()
+
+    Returns
+    -------
+    list of (member, ndarray of shape ``space.shape``)
+        ``1 + len(strengths)`` entries.
+    """
+    return [oracle(cost)] + [oracle(oracle.recalibrated(cost, t)) for t in strengths]
+
+

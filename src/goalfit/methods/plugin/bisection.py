@@ -77,7 +77,9 @@ def con_bisection(problem, oracle, *, max_iter: int = 30, tol: float = 1e-4, bou
     Each step solves the constrained problem with the linear objective ``<A - gamma B, C>``
     (ConGDA in the paper; here column generation when the constraints are polyhedral, whose
     answer is optimal up to the oracle's error, each step warm-started with the columns of the
-    steps before; else ConGDA) and keeps its classifier when its
+    steps before, and with several classes on the plug-in oracle also pricing the rules
+    recalibrated within the cells, ``column_generation(recalibration=...)``, which
+    ``inner_params`` may set; else ConGDA) and keeps its classifier when its
     ratio is ``<= gamma`` and it meets the constraints — the **corrected** branch of the
     erratum (the printed Alg. 8 keeps the wrong classifier; Lemmas 47-48 use Alg. 4's logic).
     The best feasible classifier seen is returned (a randomized mixture).

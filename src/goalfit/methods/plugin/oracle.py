@@ -129,14 +129,38 @@ def cell_prior_scales(masses, n_cells, n_classes, max_iter=100, tol=1e-6) -> np.
 
 
 class Recalibrating:
-    """Mixin of the oracles whose multiclass plug-in rules can be recalibrated within the cells:
-    they define ``cell_scales()`` (:func:`cell_prior_scales` on their rows)."""
+    """Mixin of the oracles whose multiclass plug-in rules can be recalibrated within the cells.
 
-    #: Its rules can be recalibrated within the cells (multiclass; :func:`recalibrates`).
-    recalibrates = True
+    A subclass has ``space`` and defines :meth:`recalibration_masses` (one pass over its rows);
+    the mixin computes the scales once (:func:`cell_prior_scales`) and scales cost tensors.
+    """
 
-    def cell_scales(self) -> np.ndarray:  # pragma: no cover - every subclass defines it
+    space: Any
+    _scales: np.ndarray | None = None
+
+    def recalibration_masses(self, S) -> np.ndarray:  # pragma: no cover - every subclass defines it
+        """Per cell and class, ``[sum_x w q_i(x), count_i]`` for the scales ``S`` (n_cells,
+        n_classes): shape (n_cells, n_classes, 2) (:func:`recalibrated_mass` per cell)."""
         raise NotImplementedError
+
+    def cell_scales(self) -> np.ndarray:
+        """Per-cell class scales that recalibrate the probabilities to each cell's label
+        frequencies (:func:`cell_prior_scales`), computed once and kept.
+
+        Returns
+        -------
+        ndarray of shape (n_cells, n_classes)
+
+        Raises
+        ------
+        ValueError
+            For two classes (binary problems price over the cells' ROC hulls instead).
+        """
+        if self.space.n_classes == 2:
+            raise ValueError("cell_scales is defined for more than two classes")
+        if self._scales is None:
+            self._scales = cell_prior_scales(self.recalibration_masses, self.space.n_cells, self.space.n_classes)
+        return self._scales
 
     def recalibrated(self, cost, strength: float = 1.0) -> np.ndarray:
         """The cost tensor whose plug-in rule is the plug-in rule for ``cost`` on the probabilities
@@ -190,7 +214,6 @@ class PluginOracle(Recalibrating):
         self.w = None if sample_weight is None else np.asarray(sample_weight, float)
         self.total = float(len(self.y)) if self.w is None else self.w.sum()
         self.n_calls = 0
-        self._scales: np.ndarray | None = None
         if space.n_classes == 2:
             self._prepare_binary()
         else:
@@ -222,33 +245,15 @@ class PluginOracle(Recalibrating):
             out[c] = np.bincount(pred, weights=w, minlength=n * n)
         return out.reshape(self.space.shape) / self.total
 
-    def cell_scales(self) -> np.ndarray:
-        """Per-cell class scales that recalibrate the probabilities to each cell's label frequencies
-        (:func:`cell_prior_scales`), computed once and kept. Multiclass problems only.
-
-        Returns
-        -------
-        ndarray of shape (n_cells, n_classes)
-
-        Raises
-        ------
-        ValueError
-            For two classes (binary problems price over the cells' ROC hulls instead).
-        """
-        if self.space.n_classes == 2:
-            raise ValueError("cell_scales is defined for more than two classes")
-        if self._scales is None:
-            n = self.space.n_classes
-
-            def masses(S):
-                out = np.zeros((self.space.n_cells, n, 2))
-                for c, (PT, ybase, w, _, _) in enumerate(self._blocks):
-                    if PT.shape[1]:
-                        out[c] = recalibrated_mass(PT, ybase // n, w, S[c], n)
-                return out
-
-            self._scales = cell_prior_scales(masses, self.space.n_cells, n)
-        return self._scales
+    def recalibration_masses(self, S) -> np.ndarray:
+        """Per cell and class, ``[sum_x w q_i(x), count_i]`` for the scales ``S`` of shape
+        (n_cells, n_classes): shape (n_cells, n_classes, 2) (multiclass; one pass over the rows)."""
+        n = self.space.n_classes
+        out = np.zeros((self.space.n_cells, n, 2))
+        for c, (PT, ybase, w, _, _) in enumerate(self._blocks):
+            if PT.shape[1]:
+                out[c] = recalibrated_mass(PT, ybase // n, w, S[c], n)
+        return out
 
     def _prepare_binary(self):
         """Per cell: ``eta_1`` sorted ascending and the cumulative weights of each label.
@@ -386,7 +391,7 @@ def recalibrates(oracle) -> bool:
     """Whether ``oracle`` prices multiclass plug-in rules it can recalibrate within the cells
     (``oracle.recalibrated(cost, strength)``): the plug-in oracle and the map-reduce oracle on
     more than two classes."""
-    return bool(getattr(oracle, "recalibrates", False)) and oracle.space.n_classes > 2
+    return isinstance(oracle, Recalibrating) and oracle.space.n_classes > 2
 
 
 def is_plugin(oracle) -> bool:
