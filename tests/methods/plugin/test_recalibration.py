@@ -120,26 +120,28 @@ def test_recalibrated_cost_is_the_plugin_rule_on_recalibrated_probabilities():
 
 
 def test_unconstrained_column_generation_reaches_the_bayes_risk():
-    # exact expected 0-1 risk given the features: the recalibrated rule is within 3e-4 of the
-    # Bayes rule's; the plug-in rule on the model's probabilities (recalibration=()) is 5e-2 above
+    # exact expected 0-1 risk given the features: the best of the recalibrated rules is 3.5e-5 above
+    # the Bayes rule's; the plug-in rule on the model's probabilities (recalibration=()) 5e-2 above
     eta, p, y, g = shifted(20000, 0)
     oracle, cells, space = _oracle(eta, y, g)
     cp = gf.Problem("error").compile(space)
     bayes = float(np.mean(1 - p.max(axis=1)))
     res = column_generation(cp, oracle)
     assert res.n_oracle_calls == 1 + len(RECALIBRATION) and "recalibrations" in res.message
-    assert _expected_error(res, eta, p, cells) == pytest.approx(bayes, abs=3e-4)
+    assert _expected_error(res, eta, p, cells) == pytest.approx(bayes, abs=2e-4)
     plain = column_generation(cp, _oracle(eta, y, g)[0], recalibration=())
     assert plain.n_oracle_calls == 1
     assert _expected_error(plain, eta, p, cells) > bayes + 0.04
     assert cp.objective.value(res.confusion) < cp.objective.value(plain.confusion) - 0.04  # on the sample too
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, 1, 2])
 def test_constrained_column_generation_is_as_low_as_split_frank_wolfe(seed):
-    # demographic parity <= 0.02: column generation with both pricings reaches SplitFW's objective
-    # on the sample (below it on seeds 0-2, by 1e-4 to 2e-3) in tens of oracle calls and is master-optimal over its
-    # columns; the plug-in pricing alone stops 4e-3 to 8e-3 above; the same order in expected risk
+    # demographic parity <= 0.02, seeds 0-2 measured: column generation with the recalibrated
+    # pricing is within 1e-3 of SplitFW's objective on the sample (-1.9e-3 to +6.5e-4) and below it
+    # in expected risk (by 1.1e-3 to 1.4e-3: SplitFW's mixture fits the sample), in tens of oracle
+    # calls, master-optimal over its columns; the plug-in pricing alone stops 4.4e-3 to 1.0e-2
+    # above on the sample (4.1e-3 to 8.8e-3 in expected risk)
     eta, p, y, g = shifted(20000, seed)
     cons = [gf.demographic_parity_difference("group") <= 0.02]
     oracle, cells, space = _oracle(eta, y, g)
@@ -150,9 +152,11 @@ def test_constrained_column_generation_is_as_low_as_split_frank_wolfe(seed):
     val = cp.objective.value(res.confusion)
     sfw = split_frank_wolfe(cp, _oracle(eta, y, g)[0])
     assert val <= cp.objective.value(sfw.confusion) + 1e-3
+    risk = _expected_error(res, eta, p, cells)
+    assert risk < _expected_error(sfw, eta, p, cells)
     plain = column_generation(cp, _oracle(eta, y, g)[0], recalibration=())
-    assert cp.objective.value(plain.confusion) > val + 3e-3  # 4.3e-3 and 7.5e-3
-    assert _expected_error(plain, eta, p, cells) > _expected_error(res, eta, p, cells) + 3e-3
+    assert cp.objective.value(plain.confusion) > val + 3e-3
+    assert _expected_error(plain, eta, p, cells) > risk + 3e-3
     X = res.confusions.reshape(len(res.confusions), -1)
     master = linprog(X @ cp.objective.coef.ravel(), A_ub=cp.A @ X.T, b_ub=cp.b, A_eq=np.ones((1, len(X))),
                      b_eq=[1.0], method="highs")
