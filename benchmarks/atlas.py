@@ -211,7 +211,7 @@ def run_method(method, objective, cons, P, Y, G, limit, oracle=None, method_para
         signal.setitimer(signal.ITIMER_PROF, 0)
     rec.update(status="finished", finished=True, seconds=time.process_time() - t, ran=est.method_,
                message=str(est.result_.message)[:200], oracle_calls=int(est.result_.n_oracle_calls))
-    problem = gf.Problem(objective, cons)
+    problem = est.goals_  # as fitted: micro-F1's default class is the training rows' most frequent
     for split in ("train", "test"):
         sf = {"group": G[split]}
         with warnings.catch_warnings():

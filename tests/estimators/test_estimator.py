@@ -141,6 +141,36 @@ def test_complex_objectives_beat_argmax(objective):
     assert ours <= theirs + 1e-9
 
 
+def test_micro_f1_held_out_leaves_out_the_class_the_fit_left_out():
+    """micro-F1's default class is the training rows' most frequent; held-out rows where another
+    class is the most frequent are measured with the fit's class (``goals_``), as the report and
+    ``with_goals`` read them."""
+    rng = np.random.default_rng(3)
+
+    def rows(counts):
+        y = np.repeat(np.arange(3), counts)
+        P = rng.dirichlet(np.ones(3), len(y)) * 0.8
+        P[np.arange(len(y)), y] += 0.2
+        return P, y, pd.Series(rng.choice(["F", "M"], len(y)), name="sex")
+
+    P, y, s = rows([300, 360, 340])  # class 1 the most frequent
+    Pt, yt, st = rows([330, 320, 350])  # class 2 the most frequent
+    m = GoalClassifier("precomputed", objective="micro_f1", constraints=[gf.demographic_parity_difference("sex") <= 0.05])
+    m.fit(P, y, sensitive_features=s)
+    assert m.goals_.objective.default_class == 1 and m.goals_.objective.name == "micro_f1"
+    got = m.evaluate(Pt, yt, sensitive_features=st)["objective"]["value"]
+    proba = m.predict_proba(Pt, sensitive_features=st)
+    ref = {d: gf.metrics.evaluate_problem(gf.Problem(gf.micro_f1(default_class=d)), yt, proba,
+                                           sensitive_features=st)["objective"]["value"] for d in (1, 2)}
+    assert got == pytest.approx(ref[1], abs=1e-12) and abs(ref[1] - ref[2]) > 1e-3
+    new = m.with_goals(constraints=[gf.demographic_parity_difference("sex") <= 0.1])
+    assert new.goals_.objective.default_class == 1 and new.goals_.constraints[0].bound == 0.1
+    assert new.evaluate(Pt, yt, sensitive_features=st)["objective"]["value"] == pytest.approx(
+        gf.metrics.evaluate_problem(gf.Problem(gf.micro_f1(default_class=1)), yt,
+                                    new.predict_proba(Pt, sensitive_features=st), sensitive_features=st)
+        ["objective"]["value"], abs=1e-12)
+
+
 def test_refit_oracle_binary():
     X, y, s = make_data(n=1500)
     m = GoalClassifier(constraints=DP, method_params={"oracle": "refit", "max_iter": 15}).fit(

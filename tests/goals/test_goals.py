@@ -331,3 +331,38 @@ def test_parse_number_on_the_left_and_objective():
     assert gf.parse_objective("error_rate(group='F')").name == "error_rate(group='F')"
     with pytest.raises(ValueError):
         gf.parse_objective("error_rate() <= 0.1")
+
+
+def _space(y, n_classes=3):
+    from goalfit.confusion import ConfusionSpace
+
+    y = np.asarray(y)
+    return ConfusionSpace.from_codes(y, np.zeros(len(y), dtype=int), np.arange(n_classes), pd.DataFrame(index=range(1)))
+
+
+def test_micro_f1_resolved_fixes_the_most_frequent_class_and_keeps_its_name():
+    train, held_out = _space([0, 1, 1, 2]), _space([0, 2, 2, 1])
+    goal = gf.micro_f1()
+    fixed = goal.resolved(train)
+    assert fixed.default_class == 1 and type(fixed.default_class) is int and fixed.name == "micro_f1"
+    # bound on other rows it still leaves out class 1 (unresolved it would leave out class 2 there)
+    C = np.zeros((1, 3, 3))
+    C[0, 0, 0], C[0, 2, 2], C[0, 1, 2] = 0.25, 0.25, 0.5  # rows: true class; columns: predicted
+    from sklearn.metrics import f1_score
+
+    yt, yp, w = [0, 2, 1], [0, 2, 2], [0.25, 0.25, 0.5]  # the rows of C
+    ref1 = 1 - f1_score(yt, yp, labels=[0, 2], average="micro", sample_weight=w)  # 1 - 1 / 1.5
+    ref2 = 1 - f1_score(yt, yp, labels=[0, 1], average="micro", sample_weight=w)  # 1 - 0.5 / 1
+    assert fixed.bind(held_out).value(C) == pytest.approx(ref1, abs=1e-12)
+    assert goal.bind(held_out).value(C) == pytest.approx(ref2, abs=1e-12)
+    assert gf.micro_f1(default_class=0).resolved(train).default_class == 0
+
+
+def test_problem_resolved_is_the_same_problem_when_no_goal_makes_a_choice():
+    space = _space([0, 1, 1, 2])
+    p = gf.Problem("gmean", [gf.coverage(1) <= 0.4])
+    assert p.resolved(space) is p
+    q = gf.Problem("error", [gf.micro_f1() >= 0.2])
+    r = q.resolved(space)
+    assert r is not q and r.constraints[0].expression.default_class == 1 and q.constraints[0].expression.default_class is None
+    assert r.constraints[0].bound == q.constraints[0].bound and r.constraints[0].name == q.constraints[0].name

@@ -397,7 +397,7 @@ def evaluate(clf, X, y, *, sensitive_features=None, sample_weight=None, confiden
     if confidence is not None:
         raise ValueError("confidence intervals are not computed on Dask collections: evaluate an "
                          "in-memory sample of the rows for them")
-    return evaluate_classifier(Problem(clf.objective, clf.constraints),
+    return evaluate_classifier(clf._fitted_goals(),
                                clf.classifier_ if classifier is None else classifier, clf.classes_,
                                X, y, sensitive_features, sample_weight)
 

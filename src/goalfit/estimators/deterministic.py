@@ -181,7 +181,7 @@ def _certify_deterministic(model, det, strategy, random_state):
         dist[np.arange(len(ts.y)), _codes(ts, clf, det, strategy, random_state)] = 1.0
         return GoalSample(ts.y, dist, ts.cells, space, ts.sample_weight)
 
-    rows = safety_rows(model._goal_problem(), model.margins_, sample(model.train_sample_), sample(model.safety_sample_),
+    rows = safety_rows(model._fitted_goals(), model.margins_, sample(model.train_sample_), sample(model.safety_sample_),
                        model.confidence, model.classes_)
     det.certification_, det.certified_ = rows, all(r["passed"] for r in rows)
     if not det.certified_ and model.certified_:
@@ -254,7 +254,7 @@ def to_deterministic(model, strategy="hash", *, random_state=0):
     info["constant"] = bool(constant)
     rand_viol = problem.max_violation(model.result_.confusion)
     if det.train_max_violation_ > FEASIBLE_TOL:
-        user = model._goal_problem().constraints
+        user = model._fitted_goals().constraints
         broken = []
         for k, c in enumerate(problem.constraints):
             if c.violation(C) > FEASIBLE_TOL:

@@ -408,7 +408,7 @@ class FairSubdataClassifier(DeprecatedParams, GoalEstimator):
         data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
                        classes=self.classes_, who=type(self).__name__, warn_groups=False)
         learner = copy.deepcopy(self.result_.details.learner)
-        compiled = Problem(self.objective).compile(data.space)
+        compiled = self._fitted_goals().compile(data.space)
         meas = SelectionMeasure.from_compiled(compiled, data.y_codes, data.cells, data.sample_weight)
         K, n = data.n_classes, data.n_samples
         if K > 2:

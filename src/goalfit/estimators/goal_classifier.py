@@ -138,6 +138,10 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
         The fitted (randomized) classifier.
     result_ : FitResult
         Members, weights, training confusion tensors, history, oracle calls, feasibility.
+    goals_ : Problem
+        The goals as fitted: ``objective`` and ``constraints`` with the choices they make from
+        the data (micro-F1's default class) fixed on the training rows; :meth:`evaluate` and
+        the report measure these on any rows.
     problem_ : CompiledProblem
         The goals (tightened by the margins) bound to the training sample.
     method_ : str
@@ -511,10 +515,10 @@ class GoalClassifier(DeprecatedParams, MetaEstimatorMixin, GoalEstimator):
             new.constraints = list(constraints)
         if objective is not None:
             new.objective = objective
-        problem = new._goal_problem()
-        margins = resolve_margins(new.margin, problem)
         space = self.problem_.space
-        compiled = type(problem)(new.objective, tighten(problem, margins)).compile(space)
+        new.goals_ = problem = new._goal_problem().resolved(space)
+        margins = resolve_margins(new.margin, problem)
+        compiled = type(problem)(problem.objective, tighten(problem, margins)).compile(space)
         method = PluginMethod(self.method)
         method.check(compiled)
         outer = self._training_data(ts, space)

@@ -8,6 +8,9 @@ command line read (never the estimator's class):
 
 ==========================  ================================================================
 ``classes_``                the labels, shape (n_classes,)
+``goals_``                  the goals as fitted: the user's :class:`~goalfit.goals.Problem`
+                            with the choices it makes from the data fixed on the training
+                            rows (micro-F1's default class); evaluation measures these
 ``problem_``                the compiled goals on the training sample (tightened by ``margin``)
 ``result_``                 the method's :class:`~goalfit.fit.FitResult`
 ``classifier_``             the deployed rule: ``predict(X, sensitive_features=)`` and
@@ -176,6 +179,13 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         """The user's goals (before any tightening)."""
         return Problem(self.objective, self.constraints)
 
+    def _fitted_goals(self) -> Problem:
+        """The goals this fit minimized (``goals_``: resolved on the training rows), which
+        evaluation on any rows measures; the user's goals for an estimator fitted before
+        ``goals_`` existed (unpickled)."""
+        goals = getattr(self, "goals_", None)
+        return self._goal_problem() if goals is None else goals
+
     def _extra_columns(self):
         """Slicing columns computed from the features at fit and evaluation (churn's deployed model)."""
         return None
@@ -232,9 +242,12 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
                          Progress(getattr(self, "verbose", 0), who=type(self).__name__), options=options)
         ctx.backend = self._fit_data(data_backend(X, self), X, y, sensitive_features, sample_weight, ctx)
         self.classes_ = ctx.backend.classes
-        ctx.problem = problem = self._goal_problem()
-        margins = resolve_margins(getattr(self, "margin", None), problem)
+        problem = self._goal_problem()
         data = ctx.backend.data
+        if data is not None:  # choices the goals make from the data, fixed on the training rows
+            problem = problem.resolved(data.space)
+        ctx.problem = problem
+        margins = resolve_margins(getattr(self, "margin", None), problem)
         self._before_solve(ctx)
         ctx.constraints = tighten(problem, margins)
         if data is not None:  # the goals' structure, before any fitting (compiled once: reused by the solve)
@@ -243,6 +256,8 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
         if getattr(self, "confidence", None) is not None:
             ctx.backend.require_in_memory("confidence")
         compiled, result, clf, margins, certification = self._fit_goals(ctx, data, margins)
+        # rows on Dask: the goals were bound on the sample's space, which the compiled problem holds
+        self.goals_ = problem if data is not None else problem.resolved(compiled.space)
         self._adopt(result, clf, compiled, method=result.method, margins=margins,
                     certification=certification, stacklevel=3)
         self.small_slices_ = check_slice_sizes(problem, result.confusion, data, stacklevel=3)
@@ -407,7 +422,7 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
     def violation_summary(self, C) -> str:
         """The worst constraint of the training tensor ``C``: its value, the user's bound and the tightened one."""
         compiled = self.problem_
-        user = self._goal_problem().constraints
+        user = self._fitted_goals().constraints
         worst = max(range(len(compiled.constraints)), key=lambda j: compiled.constraints[j].violation(C))
         cc = compiled.constraints[worst]
         text = (f"max violation {cc.violation(C):.4g}: {cc.constraint.expression.name} = {cc.value(C):.4g} "
@@ -529,7 +544,7 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
                        datasets=datasets, extra_columns=self._extra_columns(), classes=self.classes_,
                        who=type(self).__name__, warn_groups=False)
         dist = self.distribution(data.X, sensitive_features=data.sensitive_features, classifier=classifier)
-        problem = self._goal_problem()
+        problem = self._fitted_goals()
         compiled = problem.compile(data.space)
         if data.labelled is not None:
             check_goals_label_free(compiled, data.unlabelled_cells)
@@ -593,7 +608,7 @@ class GoalEstimator(ClassifierMixin, BaseEstimator):
             confidence = getattr(self, "confidence", None) or 0.95
         if safety_fraction is None:
             safety_fraction = (getattr(self, "method_params", None) or {}).get("safety_fraction", 0.4)
-        return plan_from_sample(self._goal_problem(), GoalSample(data.y_codes, dist, data.cells, data.space,
+        return plan_from_sample(self._fitted_goals(), GoalSample(data.y_codes, dist, data.cells, data.space,
                                                                  data.sample_weight),
                                 self.classes_, confidence=confidence, power=power, safety_fraction=safety_fraction,
                                 n_train=n_train, random_state=random_state)

@@ -13,6 +13,7 @@ Expressions stay symbolic (they hold class labels and group names, not data) unt
 """
 from __future__ import annotations
 
+import copy
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -217,6 +218,18 @@ class Expression:
 
     def bind(self, space) -> BoundFunction:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def resolved(self, space) -> "Expression":
+        """This goal with every choice it makes from the data fixed as ``space`` makes it.
+
+        A goal that reads a *choice* from the data it is bound to (micro-F1's default class,
+        the most frequent one) would make another choice on other rows; a fitted estimator
+        keeps the goal resolved on its training rows (``goals_``), so that evaluating it on
+        held-out rows measures what the fit minimized. Constants that define a metric on the
+        rows it is measured on (the class priors of a recall) are not choices and stay as they
+        are. Default: ``self``.
+        """
+        return self
 
     def __le__(self, other):
         return Constraint(self, "<=", other)
@@ -525,6 +538,16 @@ class Constraint:
         rhs_txt = rhs.name if isinstance(rhs, Expression) else f"{rhs:g}"
         self.name = f"{lhs.name} {sense} {rhs_txt}"
         self._check_range(expr.name, sense, bound, expr.value_range)
+
+    def resolved(self, space) -> "Constraint":
+        """This constraint on its expression :meth:`~Expression.resolved` on ``space`` (``self``
+        when the expression makes no choice from the data)."""
+        expr = self.expression.resolved(space)
+        if expr is self.expression:
+            return self
+        out = copy.copy(self)
+        out.expression = expr
+        return out
 
     def _init_score(self, expr, sense, score_bound, label):
         """``1 - expr <sense> score_bound``, stored as ``expr <flipped sense> 1 - score_bound``."""

@@ -309,7 +309,9 @@ class MicroF1Loss(_Named):
     Parameters
     ----------
     default_class : class label, optional
-        Default: the most frequent class of the data bound to (the authors' code).
+        Default: the most frequent class of the data bound to (the authors' code); a fitted
+        estimator fixes it on its training rows (``goals_``, :meth:`resolved`) and evaluates
+        held-out rows with the same class left out.
     """
 
     tangent_exact = True  # reads the row masses through its rates only (Expression.tangent_exact)
@@ -319,6 +321,19 @@ class MicroF1Loss(_Named):
     def __init__(self, default_class=None):
         self.default_class = default_class
         self.name = "micro_f1" if default_class is None else f"micro_f1(default_class={default_class!r})"
+
+    def resolved(self, space):
+        """The default class fixed: the most frequent class of ``space`` when none was given.
+
+        A fit keeps its goal resolved on the training rows, so a held-out evaluation leaves out
+        the class the fit left out even where another class is the most frequent there (the
+        classes' frequencies are often nearly tied). The name stays as written.
+        """
+        if self.default_class is not None:
+            return self
+        out = MicroF1Loss(np.asarray(space.classes).tolist()[int(np.argmax(space.priors))])
+        out.name = self.name
+        return out
 
     def bind(self, space):
         d = int(np.argmax(space.priors)) if self.default_class is None else space.class_code(self.default_class)

@@ -7,6 +7,7 @@ the compiled form, so every method consumes the same goals.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -197,6 +198,29 @@ class Problem:
         name = self.objective.name
         label = _m.loss_label(name)
         return f"minimize {name}{'' if label == name else f' ({label})'}{cons}"
+
+    def resolved(self, space) -> "Problem":
+        """These goals with the choices they make from the data fixed on ``space``
+        (:meth:`Expression.resolved <goalfit.goals.Expression.resolved>`: micro-F1's default
+        class); ``self`` when none makes one. A fitted estimator keeps its goals resolved on the
+        training rows (``goals_``) and evaluates new rows with them.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from goalfit.confusion import ConfusionSpace
+        >>> y, cells = np.array([0, 1, 1, 2]), np.zeros(4, dtype=int)
+        >>> space = ConfusionSpace.from_codes(y, cells, np.array([0, 1, 2]), pd.DataFrame(index=range(1)))
+        >>> Problem("micro_f1").resolved(space).objective.default_class
+        1
+        """
+        objective = self.objective.resolved(space)
+        constraints = [c.resolved(space) for c in self.constraints]
+        if objective is self.objective and all(a is b for a, b in zip(constraints, self.constraints)):
+            return self
+        out = copy.copy(self)
+        out.objective, out.constraints = objective, constraints
+        return out
 
     def compile(self, space) -> CompiledProblem:
         """Bind to a confusion space.

@@ -411,7 +411,7 @@ def _method_sample(data, model):
     label = history_label(data)
     if label == "train":
         return None
-    problem = model._goal_problem()
+    problem = model._fitted_goals()
     ev = evaluate_compiled(problem, problem.compile(model.problem_.space), model.result_.confusion)
     return {"label": label, "objective": ev["objective"]["value"], "score": ev["objective"]["score"],
             "constraints": [{"expression": c["expression"], "label": c["label"], "value": c["value"],

@@ -453,7 +453,7 @@ class LagrangianClassifier(DeprecatedParams, GoalEstimator):
         X = self._features(X, reset=False)
         data = prepare(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight,
                        classes=self.classes_, encoder=self.cell_encoder_, who="LagrangianClassifier")
-        compiled = self._goal_problem().compile(data.space)
+        compiled = self._fitted_goals().compile(data.space)
         run = self._train_params(params, self.module_, device, n=data.n_samples)
         if getattr(self, "trainer_", None) is None:  # unpickled: rebuild the trainer from its state
             tr = method.trainer(data, compiled, dict(run, module=copy.deepcopy(self._template)))

@@ -144,7 +144,8 @@ class _Validation:
             if id(member) not in self.codes:
                 self.codes[id(member)] = (member, member.predict_codes(self.X, self.P, self.cells))
         dist = clf.distribution_of_codes(self.X, np.stack([self.codes[id(mb)][1] for mb in clf.members]))
-        return evaluate_problem(Problem(m.objective, constraints), self.y, dist, sensitive_features=self.sf,
+        goals = Problem(m.objective, constraints).resolved(m.problem_.space)  # as fitted (micro-F1's class)
+        return evaluate_problem(goals, self.y, dist, sensitive_features=self.sf,
                                 classes=m.classes_, confidence=self.confidence, random_state=as_seed(m.random_state))
 
 
