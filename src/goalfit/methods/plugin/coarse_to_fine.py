@@ -11,11 +11,15 @@ are evaluated on the full sample, and fully-corrective column generation takes o
    of :func:`~goalfit.methods.plugin.mixture.master_program`, started from the previous
    round's mixture once one meets the constraints);
 2. one oracle call with the Lagrangian cost at that mixture
-   (:func:`~goalfit.methods.plugin._common.lagrangian_price`, the constraint rows priced by
+   (:func:`~goalfit.methods.plugin._common.lagrangian_prices`, the constraint rows priced by
    the program's own Lagrange multipliers when SciPy reports them, else by the LP over the
    members; for a maximum of linear pieces
    such as min-max recall, the epigraph LP's duals:
-   :func:`~goalfit.methods.plugin._common.epigraph_price`); its member joins the pool;
+   :func:`~goalfit.methods.plugin._common.epigraph_price`); its member joins the pool; with
+   more than two classes on the plug-in oracle, the rules for the same cost on the
+   probabilities recalibrated within the cells are priced too, as column generation does
+   (:func:`~goalfit.methods.plugin._common.lagrangian_prices`), and each that improves the
+   linearized problem joins;
 
 until the oracle returns no member that improves the linearized problem by more than ``tol``
 (the Frank-Wolfe gap with the constraints priced in; a certified gap for an exact oracle) or
@@ -31,10 +35,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import (FitResult, Recorder, StopReason, epigraph_price, in_pool, is_exact, lagrangian_price,
+from ._common import (FitResult, Recorder, StopReason, epigraph_price, in_pool, is_exact, lagrangian_prices,
                       piecewise_linear, plugin_result)
 from .mixture import master_program
-from .oracle import is_plugin
+from .oracle import RECALIBRATION, is_plugin, recalibrates
 
 #: the coarse run is used only when the sample has at least this many times ``subsample`` rows:
 #: below it a coarse pass costs more than a quarter of a full one while the polish still adds its
@@ -124,7 +128,7 @@ class Polished:
     rounds : int
         Oracle calls of the polish.
     lower_bound : float
-        The best Lagrangian bound of its pricing calls (:func:`lagrangian_price`; ``-inf`` when
+        The best Lagrangian bound of its pricing calls (:func:`lagrangian_prices`; ``-inf`` when
         none was priced): a lower bound on the optimum when the oracle is exact.
     """
 
@@ -138,7 +142,8 @@ class Polished:
     lower_bound: float
 
 
-def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4, max_rounds: int = 50) -> Polished:
+def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4, max_rounds: int = 50,
+                      strengths: tuple[float, ...] = ()) -> Polished:
     """Fully-corrective column generation from the given members (see the module docstring).
 
     Parameters
@@ -157,7 +162,13 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
         Stop when the oracle's answer improves the linearized problem by at most ``tol``
         (objective units).
     max_rounds : int, default 50
-        Oracle calls at most.
+        Pricing rounds at most.
+    strengths : tuple of float, default ()
+        Each round also prices the rules for the same Lagrangian cost on the probabilities
+        recalibrated within the cells at these strengths (:func:`lagrangian_prices`; an oracle
+        that :func:`~goalfit.methods.plugin.oracle.recalibrates`), as column generation does:
+        every one that improves the linearized problem by more than ``tol`` joins the pool, and
+        the round's gap is the best of them. Not read for a maximum of linear pieces.
 
     Returns
     -------
@@ -169,23 +180,31 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
     why = f"{max_rounds} polishing rounds"
     stop, rounds, best_lower = StopReason.MAX_ITER, max_rounds, -np.inf
     previous = None  # the last feasible mixture: the next program starts from it (one more member)
+
+    def price(master, C_bar, upper):
+        """(member, C, Lagrangian value) of the plug-in rule, and the recalibrated rules' entries."""
+        # the program's own multipliers price the rows (its KKT point: the LP over the members
+        # would return the same ones) when SLSQP reports them
+        priced = lagrangian_prices(problem, oracle, C_bar, upper, np.array(Cs), mu=master.row_multipliers,
+                                   strengths=strengths)
+        if master.row_multipliers is not None and upper - priced[0][2] > tol and in_pool(priced[0][1], Cs):
+            # an inexact multiplier can price a member already in the pool: the LP's decide
+            # before the polish stops as stalled
+            priced = lagrangian_prices(problem, oracle, C_bar, upper, np.array(Cs), strengths=strengths)
+        return priced[0], priced[1:]
+
     for r in range(max_rounds):
         master = master_program(problem, members, np.array(Cs), start=previous)
         C_bar = np.tensordot(master.weights, master.confusions, axes=1)
+        extra: list = []  # the recalibrated rules' (member, C, Lagrangian value)
         if master.feasible:
             previous = (master.members, master.confusions, master.weights)
             upper = float(problem.objective.value(C_bar))
             if piecewise_linear(problem.objective):
                 member, Co, lower = epigraph_price(problem, oracle, np.array(Cs))
             else:
-                # the program's own multipliers price the rows (its KKT point: the LP over the
-                # members would return the same ones) when SLSQP reports them
-                member, Co, lower = lagrangian_price(problem, oracle, C_bar, upper, np.array(Cs),
-                                                     mu=master.row_multipliers)
-                if master.row_multipliers is not None and upper - lower > tol and in_pool(Co, Cs):
-                    # an inexact multiplier can price a member already in the pool: the LP's
-                    # decide before the polish stops as stalled
-                    member, Co, lower = lagrangian_price(problem, oracle, C_bar, upper, np.array(Cs))
+                (member, Co, lower), extra = price(master, C_bar, upper)
+                lower = min([lower] + [low for _, _, low in extra])
             if member is None:  # pragma: no cover - a feasible mixture exists, so the LP is feasible
                 why = "pricing LP failed"
                 stop, rounds = StopReason.FAILED, r
@@ -198,12 +217,18 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
         else:  # price the violated rows (gradient of half their squared violations)
             rows = np.maximum(problem.row_violations(C_bar), 0.0)
             member, Co = oracle((rows @ problem.A).reshape(C_bar.shape))
-        if in_pool(Co, Cs):
+        # the recalibrated rules that improve the linearized problem join with the plug-in rule
+        new = [(m, C) for m, C, low in extra if upper - low > tol and not in_pool(C, Cs)]
+        if not in_pool(Co, Cs):
+            new.insert(0, (member, Co))
+        if not new:
             why = f"no new member after {r + 1} polishing rounds"
             stop, rounds = StopReason.STALLED, r + 1
             break
-        members.append(member)
-        Cs.append(Co)
+        for m, C in new:
+            if not in_pool(C, Cs):  # rules of different strengths may coincide
+                members.append(m)
+                Cs.append(C)
     else:  # the budget ran out with a member the last mixture program has not seen
         master = master_program(problem, members, np.array(Cs), start=previous)
     # on a break the pool is the one the last mixture program solved: its mixture is the answer
@@ -335,7 +360,8 @@ def exact_column_generation(problem, oracle, start, *, method: str, tol: float =
 
 
 def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n_candidates: int = 60,
-                   tol: float = 1e-4, record_every: int = 10, callback=None, **params) -> FitResult:
+                   tol: float = 1e-4, recalibration: tuple[float, ...] = RECALIBRATION, record_every: int = 10,
+                   callback=None, **params) -> FitResult:
     """Run ``method`` on a random subsample of ``subsample`` rows, then polish on the full sample.
 
     Parameters
@@ -358,6 +384,11 @@ def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n
     tol : float, default 1e-4
         The polish's stopping tolerance (objective units). The coarse run takes its whole
         budget (``tol=0``).
+    recalibration : tuple of float, default (0.5, 1.0, 1.5)
+        More than two classes on the plug-in oracle: the polish also prices the rules
+        recalibrated within the cells at these strengths (:func:`corrective_polish`'s
+        ``strengths``, as :func:`~goalfit.methods.plugin.column_generation.column_generation`);
+        ``()``: the plug-in rule alone.
     record_every, callback
         As for the method (:class:`~goalfit.methods.plugin._common.Recorder`).
     **params
@@ -393,7 +424,9 @@ def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n
             chosen.append(m)
             keys.add(m.key())
     evaluated = [oracle(m.cost) for m in chosen]
-    p = corrective_polish(problem, oracle, [e[0] for e in evaluated], np.array([e[1] for e in evaluated]), tol=tol)
+    strengths = tuple(float(t) for t in recalibration) if recalibrates(oracle) else ()
+    p = corrective_polish(problem, oracle, [e[0] for e in evaluated], np.array([e[1] for e in evaluated]), tol=tol,
+                          strengths=strengths)
     rest = [m for m in coarse.members if m.key() not in keys]  # the lighter output members not evaluated yet
     if not p.feasible and rest:
         # the heaviest members admit no feasible mixture on all rows (a mixture program that drops
@@ -401,7 +434,8 @@ def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n
         # the rest of the coarse mixture joins the members already evaluated (and the polish's)
         # before the least violation is reported; duplicates merge in the mixture program
         pool = evaluated + list(zip(p.members, p.confusions)) + [oracle(m.cost) for m in rest]
-        p = corrective_polish(problem, oracle, [e[0] for e in pool], np.array([e[1] for e in pool]), tol=tol)
+        p = corrective_polish(problem, oracle, [e[0] for e in pool], np.array([e[1] for e in pool]), tol=tol,
+                              strengths=strengths)
     rec(1, np.tensordot(p.weights, p.confusions, axes=1), force=True)
     msg = (f"coarse-to-fine: {coarse.n_oracle_calls} oracle calls on a {len(rows)}-row subsample "
            f"({coarse.message}), then {oracle.n_calls} on all {n} rows ({p.message})")

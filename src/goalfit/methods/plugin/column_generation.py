@@ -29,15 +29,10 @@ from __future__ import annotations
 import numpy as np
 from . import binary_hull
 from .lp import highs_linprog as linprog
-from .oracle import recalibrates
+from .oracle import RECALIBRATION, recalibrates
 
 from ._common import (FitResult, Recorder, StopReason, epigraph_lp, in_pool, lagrangian_prices, plugin_result,
                       priced_rules, prune, row_blocks)
-
-
-#: Strengths of the recalibration within the cells that column generation prices beside the
-#: plug-in rule (more than two classes, the plug-in oracle; see ``recalibration``).
-RECALIBRATION = (0.5, 1.0, 1.5)
 
 
 def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-10,

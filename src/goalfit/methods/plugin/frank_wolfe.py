@@ -8,6 +8,7 @@ from ._common import (FitResult, GapStop, Recorder, RowNormalizer, StopReason, f
 from . import binary_hull, coarse_to_fine
 from .lp import RepeatedLP
 from .mixture import check_prune_output, final_mixture
+from .oracle import RECALIBRATION
 
 
 def _start(problem, oracle):
@@ -107,7 +108,8 @@ def frank_wolfe(problem, oracle, *, max_iter: int = 5000, tol: float = 1e-4, che
 def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10.0,
                       eta=(0.5, 0.1, 0.001), tol: float = 1e-4, check_every: int = 10,
                       exact_binary: bool = True, subsample="auto", coarse_iter="auto", random_state=0,
-                      smoothing: float = 3e-3, prune_output: bool | str = True, record_every: int = 10,
+                      smoothing: float = 3e-3, prune_output: bool | str = True,
+                      recalibration: tuple[float, ...] = RECALIBRATION, record_every: int = 10,
                       callback=None) -> FitResult:
     """Split Frank-Wolfe (Alg. 5) for a smooth convex objective with polyhedral constraints.
 
@@ -189,6 +191,11 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
         temperatures (benchmarks/README.md, "Measurements behind the library's choices").
     prune_output : True, False or "lp", default True
         The output mixture (:func:`~goalfit.methods.plugin.mixture.final_mixture`).
+    recalibration : tuple of float, default (0.5, 1.0, 1.5)
+        More than two classes on the plug-in oracle, when the polish runs (``subsample``): each
+        polishing round also prices the rules recalibrated within the cells at these strengths
+        (:func:`~goalfit.methods.plugin.coarse_to_fine.corrective_polish`, as column generation
+        does); ``()``: the plug-in rule alone.
 
     Returns
     -------
@@ -230,7 +237,7 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
             raise ValueError(f"coarse_iter must be 'auto' or a positive int, got {coarse_iter!r}")
         return coarse_to_fine.coarse_to_fine(
             split_frank_wolfe, problem, oracle, subsample=subsample, random_state=random_state, tol=tol,
-            record_every=record_every, callback=callback, max_iter=int(coarse_iter), zeta=zeta, eta=eta,
+            recalibration=recalibration, record_every=record_every, callback=callback, max_iter=int(coarse_iter), zeta=zeta, eta=eta,
             check_every=check_every, exact_binary=exact_binary, smoothing=smoothing, prune_output=prune_output)
     # the iterations' objective: a maximum of linear pieces is smoothed (the stopping test and the
     # output mixture keep the true one)

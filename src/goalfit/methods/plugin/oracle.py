@@ -387,6 +387,12 @@ class PluginOracle(Recalibrating):
         return PluginRule(cost), self.confusion_of(cost)
 
 
+#: Strengths of the recalibration within the cells that the pricing of column generation and of
+#: the coarse-to-fine polish adds beside the plug-in rule (more than two classes, an oracle that
+#: :func:`recalibrates`): the scales to these powers, 1 the maximum-likelihood recalibration.
+RECALIBRATION = (0.5, 1.0, 1.5)
+
+
 def recalibrates(oracle) -> bool:
     """Whether ``oracle`` prices multiclass plug-in rules it can recalibrate within the cells
     (``oracle.recalibrated(cost, strength)``): the plug-in oracle and the map-reduce oracle on
