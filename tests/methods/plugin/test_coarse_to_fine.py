@@ -106,6 +106,35 @@ def test_polish_solves_one_mixture_program_per_round(monkeypatch):
             cp.objective.value(np.tensordot(ref[2], ref[1], axes=1)), abs=1e-9)
 
 
+def test_polish_programs_hold_the_last_support_and_the_new_members(monkeypatch):
+    """Once a mixture meets the constraints, each round's program holds that mixture's support and
+    the members priced since (the members of weight 0 leave), and the polish still ends certified
+    within ``tol`` of the optimum (an exact oracle's Lagrangian bound)."""
+    P, y, cells, space = calibrated(1, groups=("F", "M", "X"), n_buckets=8)
+    cp = gf.Problem("hmean", [gf.equalized_odds_difference() <= 0.01]).compile(space)
+    sizes, supports = [], []
+    real = c2f.master_program
+
+    def spy(problem, members, confusions, *a, **k):
+        sizes.append(len(members))
+        out = real(problem, members, confusions, *a, **k)
+        supports.append(len(out.members) if out.feasible else None)
+        return out
+
+    monkeypatch.setattr(c2f, "master_program", spy)
+    oracle = ThresholdOracle(P, y, cells, space)
+    member, C = oracle(-np.eye(2)[None] / space.row_mass[:, :, None])
+    p = c2f.corrective_polish(cp, oracle, [member], C[None], tol=1e-6)
+    assert p.stop == c2f.StopReason.CONVERGED and p.feasible
+    for r in range(1, len(sizes)):
+        if supports[r - 1] is not None:  # the last support plus the one member priced (binary: no strengths)
+            assert sizes[r] <= supports[r - 1] + 1
+    assert max(sizes) < oracle.n_calls  # members of weight 0 left the programs
+    # the exact oracle certifies the polish's mixture: within tol of the optimum over all rules
+    value = cp.objective.value(np.tensordot(p.weights, p.confusions, axes=1))
+    assert 0 <= value - p.lower_bound <= 1e-6
+
+
 def test_coarse_iter_sets_the_coarse_budget():
     """The coarse run takes exactly ``coarse_iter`` iterations (its stopping test is off: one
     start call plus one call per iteration on the subsample); ``"auto"`` is
