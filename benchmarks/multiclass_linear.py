@@ -1,14 +1,13 @@
 #!/usr/bin/env python
-"""Multiclass linear goals outside the atlas's grid: SplitFW (``auto``'s method) against column generation.
+"""Multiclass linear goals outside the atlas's grid: column generation (``auto``'s method) against SplitFW.
 
-``choose_method`` runs SplitFW on every multiclass linear goal (error, balanced error; no
-constraint or polyhedral ones), read from ``atlas.py``'s 3-5-class cells: column generation's
-plug-in pricing is exact for the model's probabilities, not for the sample, and it stops above
-SplitFW's fully-corrective mixture on most of them, but is faster and near-best on some. This
-script asks whether the choice holds on shapes the atlas does not have: 3, 4, 5, 6 and 8
-classes x 2-4 groups (``atlas.synthetic_cell``, 10^5 training rows and as many held out, a
-logistic regression that does not see the group), error and balanced error x {none, demographic
-parity, equalized odds} (``atlas.constraints``), seeds 1-3 (the atlas uses seed 0).
+``choose_method`` runs column generation with the recalibrated pricing on every multiclass linear
+goal (error, balanced error; no constraint or polyhedral ones) on the plug-in oracle, read from
+``atlas.py``'s 3-5-class cells; SplitFW ran them before. This script asks whether the choice holds
+on shapes the atlas does not have: 3, 4, 5, 6 and 8 classes x 2-4 groups
+(``atlas.synthetic_cell``, 10^5 training rows and as many held out, a logistic regression that
+does not see the group), error and balanced error x {none, demographic parity, equalized odds}
+(``atlas.constraints``), seeds 1-3 (the atlas uses seed 0). Real data: ``multiclass_real.py``.
 
 Per fit: the objective and the worst violation on the training and on the held-out rows (exact
 expectations over the randomized classifier) and the CPU seconds (one BLAS thread; one fit each,
