@@ -270,3 +270,36 @@ def test_frank_wolfe_with_an_inexact_oracle_keeps_its_pricing_members(monkeypatc
     # on this problem both reach the same mixture value; the pricing members' gain is measured on the
     # Narasimhan tables (benchmarks/README.md, "Paper benchmarks before and after the fit template")
     assert cp.objective.value(priced.confusion) == pytest.approx(cp.objective.value(plain.confusion), abs=1e-9)
+
+
+def _three_class_space():
+    y = np.repeat([0, 1, 2], [50, 30, 20])
+    enc = CellEncoder()
+    cells = enc.fit_transform(pd.Series(np.array(["a"] * 100), name="group"))
+    space = ConfusionSpace.from_codes(y, cells, np.arange(3), enc.cells_)
+    eta = np.full((100, 3), 1 / 3)
+    return PluginOracle(eta, y, cells, space), space
+
+
+def _tensor(space, rows):
+    """A confusion tensor of one cell from its rows (true class x predicted class) in counts of 100."""
+    return np.asarray(rows, float).reshape(space.shape) / 100
+
+
+def test_a_plateau_at_a_level_every_member_shares_is_no_stall():
+    """H-mean's loss is 1 at every rule that leaves a class unpredicted: a re-fit weighted by the
+    members' own values (the LP of §8.2) stays at 1 however the mixture improves, so its plateau
+    says nothing (SplitFW had stopped at 1.0 on yeast s.t. coverage; with the budget, 0.73)."""
+    oracle, space = _three_class_space()
+    cp = gf.Problem("hmean").compile(space)
+    # each member never predicts class 2 (recall 0, H-mean loss 1); their mixture's loss is also 1
+    level = [_tensor(space, [[40, 10, 0], [10, 20, 0], [5, 15, 0]]),
+             _tensor(space, [[45, 5, 0], [5, 25, 0], [10, 10, 0]])]
+    # control: members of different values (every class predicted) plateau too
+    varied = [_tensor(space, [[40, 5, 5], [5, 20, 5], [5, 5, 10]]),
+              _tensor(space, [[30, 10, 10], [10, 10, 10], [5, 5, 10]])]
+    for members, stops in ((level, False), (varied, True)):
+        assert len({round(cp.objective.value(C), 9) for C in members}) == (1 if not stops else 2)
+        stop = GapStop(cp, oracle, TOL, min_iter=100)
+        whys = [stop.check(t, ["m0", "m1"], np.array(members))[1] for t in (10, 40, 100, 400)]
+        assert (whys[-1] is not None and whys[-1].startswith("stalled")) is stops, whys

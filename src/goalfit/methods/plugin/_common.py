@@ -769,6 +769,11 @@ class GapStop:
             # change of less than tol either way: a re-fit worse than an earlier one is no plateau
             stalled = (cert.feasible and old and abs(old[-1].upper - upper) < self.tol
                        and old[-1].violation - viol < self.tol)
+            if stalled and self._level(allC, upper):
+                # every member has the re-fit's value (e.g. H-mean's worst, 1, while each member
+                # leaves some class unpredicted): the re-fit, a mixture weighted by the members'
+                # own values, cannot show progress there, so a plateau of it is no stall
+                stalled = False
             if stalled and self.agree:
                 stalled = self._agrees(members, confusions, weights, upper, viol)
             if stalled:
@@ -777,6 +782,11 @@ class GapStop:
                               f"violation by less than tol={self.tol:g}"
                               + (" and the method's own mixture agrees with the re-fit" if self.agree else ""))
         return cert, None
+
+    def _level(self, confusions, upper) -> bool:
+        """Whether every member's objective equals ``upper`` to ``tol`` (a level set of members)."""
+        values = np.asarray(self.problem.objective.values(confusions), dtype=float)
+        return bool(np.isfinite(values).all() and np.abs(values - upper).max() < self.tol)
 
     def _agrees(self, members, confusions, weights, upper, viol):
         """The method's own mixture (its weights, uniform when ``None``) is within ``tol`` of the re-fit."""
