@@ -261,7 +261,11 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
     members: list = []
     Cs: list = []
     steps: list = []
-    stop = GapStop(problem, oracle, tol, check_every)
+    # without constraints the re-fit (the LP of §8.2 over the members' own values) is the best
+    # single member so far, which can plateau while the iterates still find better rules
+    # (multiclass G-mean on small real data sets): a stall then also needs the iterates' own
+    # mixture to agree with it, as GDA's; with constraint rows the LP mixes members
+    stop = GapStop(problem, oracle, tol, check_every, agree=not problem.constraints)
     msg = f"{max_iter} iterations"
     for t in range(1, max_iter + 1):
         a = grad_R(R) + lam + zeta * (R - F)
