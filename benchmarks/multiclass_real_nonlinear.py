@@ -19,23 +19,20 @@ Writes ``benchmarks/results/multiclass_real_nonlinear.json``.
 """
 from __future__ import annotations
 
-import os
-
-for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_v] = "1"
-
-import argparse  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
+import argparse
+import sys
+import time
+from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+# first: multiclass_real sets one BLAS thread before NumPy loads, and makes the splits' probabilities
+from multiclass_real import split_probabilities  # noqa: E402
+
+import numpy as np  # noqa: E402
+
 from _common import machine_record, versions, write_results  # noqa: E402
 from atlas import constraints, run_method  # noqa: E402
-from multiclass_real import split_probabilities  # noqa: E402
 
 DATASETS = ("law_school", "satimage", "vehicle", "wine_quality", "yeast", "abalone")
 GOALS = [(objective, family) for objective in ("hmean", "gmean") for family in ("none", "dp")]

@@ -40,7 +40,7 @@ import numpy as np
 from ._common import (FitResult, Recorder, StopReason, epigraph_price, in_pool, is_exact, lagrangian_prices,
                       piecewise_linear, plugin_result)
 from .mixture import master_program
-from .oracle import RECALIBRATION, is_plugin, recalibrates
+from .oracle import RECALIBRATION, is_plugin, recalibration_strengths
 
 #: the coarse run is used only when the sample has at least this many times ``subsample`` rows:
 #: below it a coarse pass costs more than a quarter of a full one while the polish still adds its
@@ -436,7 +436,7 @@ def coarse_to_fine(method, problem, oracle, *, subsample: int, random_state=0, n
             chosen.append(m)
             keys.add(m.key())
     evaluated = [oracle(m.cost) for m in chosen]
-    strengths = tuple(float(t) for t in recalibration) if recalibrates(oracle) else ()
+    strengths = recalibration_strengths(oracle, recalibration)
     p = corrective_polish(problem, oracle, [e[0] for e in evaluated], np.array([e[1] for e in evaluated]), tol=tol,
                           strengths=strengths)
     rest = [m for m in coarse.members if m.key() not in keys]  # the lighter output members not evaluated yet

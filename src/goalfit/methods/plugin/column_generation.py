@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from . import binary_hull
 from .lp import highs_linprog as linprog
-from .oracle import RECALIBRATION, recalibrates
+from .oracle import RECALIBRATION, recalibration_strengths
 
 from ._common import (FitResult, Recorder, StopReason, epigraph_lp, in_pool, lagrangian_prices, plugin_result,
                       priced_rules, prune, row_blocks)
@@ -106,7 +106,7 @@ def column_generation(problem, oracle, *, max_iter: int = 200, tol: float = 1e-1
             return result
     c0 = problem.objective.coef
     A, b = problem.A, problem.b
-    strengths = tuple(float(t) for t in recalibration) if recalibrates(oracle) else ()
+    strengths = recalibration_strengths(oracle, recalibration)
     # the rules for the objective's cost (plug-in and recalibrated), the best on the sample first
     first = priced_rules(oracle, c0, strengths)
     first.sort(key=lambda mc: float(np.vdot(c0, mc[1])))

@@ -400,6 +400,12 @@ def recalibrates(oracle) -> bool:
     return isinstance(oracle, Recalibrating) and oracle.space.n_classes > 2
 
 
+def recalibration_strengths(oracle, recalibration) -> tuple[float, ...]:
+    """The strengths a method prices on ``oracle``: ``recalibration`` as floats where the oracle
+    :func:`recalibrates` (more than two classes), else ``()`` (the plug-in rule alone)."""
+    return tuple(float(t) for t in recalibration) if recalibrates(oracle) else ()
+
+
 def is_plugin(oracle) -> bool:
     """Whether ``oracle`` is the plug-in oracle itself (its members are :class:`PluginRule`
     objects given by their cost tensor), not the threshold or refit oracle."""
