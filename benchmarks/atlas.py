@@ -696,8 +696,8 @@ def main(argv=None):
         plot(cells, args.png)
         print(worst_table(cells))
         print(worst_table([c for c in cells if c["n"] >= 100_000 and c.get("oracle") is None]))
-        print(class_table(cells))
-        print(rule_alternatives(cells))
+        print(class_table(cells) + "\n")
+        print(rule_alternatives(cells) + "\n")
         print("\n".join(must_show(cells)))
         return
     done = {cell_id(c) for c in cells}

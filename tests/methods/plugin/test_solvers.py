@@ -18,6 +18,7 @@ is only approximate (the rho of Def. 11), and column generation is exact only ov
 the members it found; :func:`test_column_generation_uncalibrated_is_master_optimal` checks that.
 """
 import itertools
+import re
 
 import numpy as np
 import pandas as pd
@@ -27,7 +28,7 @@ from scipy.optimize import linprog, minimize_scalar
 import goalfit as gf
 from goalfit.confusion import CellEncoder, ConfusionSpace, confusion_tensor
 from goalfit.methods.plugin.baselines import argmax_plugin, balanced_plugin, post_shift
-from goalfit.methods.plugin import (PluginOracle, choose_method, column_generation, con_gda, frank_wolfe,
+from goalfit.methods.plugin import (PluginOracle, StopReason, choose_method, column_generation, con_gda, frank_wolfe,
                                     prune, solve, split_frank_wolfe)
 from goalfit.methods.plugin._common import project_simplex_rows, unique_members
 
@@ -411,6 +412,75 @@ def test_bisection_equals_best_threshold_rule(seed, goal):
     k = goal.label if goal.label is not None else 1
     ref = fbeta_score(y, pred, beta=goal.beta, labels=[k], average=None)[0]
     assert cp.objective.value(res.confusion) == pytest.approx(1 - ref, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_dinkelbach_and_midpoint_searches_reach_the_same_rule(seed):
+    """Both searches end on the best threshold rule (the brute force above; the plug-in oracle's
+    rules here are the calibrated model's, optimal on the sample) with a bracket at most ``tol``
+    wide; the paper's midpoints take 14 steps from [0, 1], Dinkelbach's at most 5."""
+    from goalfit.methods.plugin import bisection
+
+    P, y, cells, space = calibrated(seed)
+    cp = gf.Problem("f1").compile(space)
+    sets = cell_rules(P, y, cells, space, suffix_only=True)
+    best = min(cp.objective.value((a + b).reshape(space.shape)) for a in sets[0] for b in sets[1])
+    steps = {}
+    for search in ("midpoint", "dinkelbach"):
+        res = bisection(cp, PluginOracle(P, y, cells, space), search=search)
+        assert cp.objective.value(res.confusion) == pytest.approx(best, abs=1e-12)
+        lo, hi = map(float, re.search(r"bracket \[(.*), (.*)\]", res.message).groups())
+        assert res.details.stop is StopReason.CONVERGED and lo - 1e-6 <= best <= hi + 1e-6 and hi - lo <= 1e-4
+        steps[search] = res.details.iterations
+    assert steps["midpoint"] == 14 and steps["dinkelbach"] <= 5, steps
+
+
+def test_auto_search_is_dinkelbach_where_each_step_is_exact():
+    """``search="auto"``: Dinkelbach's tests with the threshold oracle (exact) and for
+    ConBisection's hull program (two classes, constraints); the paper's midpoints for the
+    plug-in rule alone (binary without constraints, several classes)."""
+    from goalfit.methods.plugin import ThresholdOracle, bisection, con_bisection
+    from tests.methods.plugin.test_coarse_to_fine import _multiclass
+
+    P, y, cells, space = calibrated(0)
+    free = gf.Problem("f1").compile(space)
+    fair = gf.Problem("f1", [gf.demographic_parity_difference() <= 0.02]).compile(space)
+    assert "(dinkelbach)" in bisection(free, ThresholdOracle(P, y, cells, space)).message
+    assert "(midpoint)" in bisection(free, PluginOracle(P, y, cells, space)).message
+    assert "(dinkelbach," in con_bisection(fair, PluginOracle(P, y, cells, space)).message
+    assert "(midpoint," in con_bisection(free, PluginOracle(P, y, cells, space)).message
+    assert "(midpoint," in con_bisection(fair, PluginOracle(P, y, cells, space),
+                                         inner_params={"exact_binary": False}).message
+    P3, y3, cells3, space3 = _multiclass(3_000, n_classes=3)
+    cp3 = gf.Problem("micro_f1", [gf.demographic_parity_difference() <= 0.05]).compile(space3)
+    assert "(midpoint," in con_bisection(cp3, PluginOracle(P3, y3, cells3, space3)).message
+    with pytest.raises(ValueError, match="search"):
+        bisection(free, PluginOracle(P, y, cells, space), search="golden")
+
+
+@pytest.mark.parametrize("rate", [0.0, 0.3, 0.9, 0.999])
+def test_dinkelbach_search_is_safeguarded_by_midpoints(rate):
+    """A step that tests ``gamma`` above the optimum ``v`` returns a value ``v + rate (gamma - v)``
+    (``rate=0``: an exact oracle; near 1: an oracle whose answers barely improve). The search
+    closes a bracket of width ``tol`` around ``v`` in every case: in 2 steps when exact, and never
+    in more than about twice the midpoints' 14 (pure Dinkelbach would take
+    ``log(tol) / log(rate)`` steps: 9,200 at 0.999)."""
+    from goalfit.methods.plugin.bisection import _Bracket
+
+    v, tol = 0.2345678, 1e-4
+    bracket, steps = _Bracket((0.0, 1.0), tol, "dinkelbach"), 0
+    while not bracket.closed:
+        steps += 1
+        gamma = bracket.gamma()
+        value = v + rate * (gamma - v) if gamma > v else v + 0.5 * tol + (v - gamma)
+        bracket.update(gamma, value, True)
+        assert bracket.lo <= v <= bracket.hi
+        assert steps <= 30
+    assert bracket.hi - bracket.lo <= tol
+    if rate == 0.0:  # the first step finds the optimum, the second certifies it
+        assert steps == 2
+    with pytest.raises(ValueError, match="search"):
+        _Bracket((0.0, 1.0), tol, "golden")
 
 
 def test_bisection_multiclass_micro_f1_brute_force():
