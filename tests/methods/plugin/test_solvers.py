@@ -435,10 +435,10 @@ def test_dinkelbach_and_midpoint_searches_reach_the_same_rule(seed):
     assert steps["midpoint"] == 14 and steps["dinkelbach"] <= 5, steps
 
 
-def test_auto_search_is_dinkelbach_where_each_step_is_exact():
-    """``search="auto"``: Dinkelbach's tests with the threshold oracle (exact) and for
-    ConBisection's hull program (two classes, constraints); the paper's midpoints for the
-    plug-in rule alone (binary without constraints, several classes)."""
+def test_default_search_is_dinkelbach_on_every_path():
+    """Both bisections test Dinkelbach's values by default: with the threshold oracle (exact),
+    the plug-in oracle, ConBisection over the binary hulls and with several classes; the paper's
+    midpoints on request; another name is refused."""
     from goalfit.methods.plugin import ThresholdOracle, bisection, con_bisection
     from tests.methods.plugin.test_coarse_to_fine import _multiclass
 
@@ -446,14 +446,12 @@ def test_auto_search_is_dinkelbach_where_each_step_is_exact():
     free = gf.Problem("f1").compile(space)
     fair = gf.Problem("f1", [gf.demographic_parity_difference() <= 0.02]).compile(space)
     assert "(dinkelbach)" in bisection(free, ThresholdOracle(P, y, cells, space)).message
-    assert "(midpoint)" in bisection(free, PluginOracle(P, y, cells, space)).message
+    assert "(dinkelbach)" in bisection(free, PluginOracle(P, y, cells, space)).message
     assert "(dinkelbach," in con_bisection(fair, PluginOracle(P, y, cells, space)).message
-    assert "(midpoint," in con_bisection(free, PluginOracle(P, y, cells, space)).message
-    assert "(midpoint," in con_bisection(fair, PluginOracle(P, y, cells, space),
-                                         inner_params={"exact_binary": False}).message
     P3, y3, cells3, space3 = _multiclass(3_000, n_classes=3)
     cp3 = gf.Problem("micro_f1", [gf.demographic_parity_difference() <= 0.05]).compile(space3)
-    assert "(midpoint," in con_bisection(cp3, PluginOracle(P3, y3, cells3, space3)).message
+    assert "(dinkelbach," in con_bisection(cp3, PluginOracle(P3, y3, cells3, space3)).message
+    assert "(midpoint," in con_bisection(cp3, PluginOracle(P3, y3, cells3, space3), search="midpoint").message
     with pytest.raises(ValueError, match="search"):
         bisection(free, PluginOracle(P, y, cells, space), search="golden")
 

@@ -23,10 +23,9 @@ convex, piecewise linear (min-max recall)  GDA (Alg. 2)                ConGDA (A
 =========================================  ==========================  ===========================
 
 (*) For polyhedral constraints (coverage, fairness, precision, ratios such as the 80% rule).
-Where each of their steps is exact on the sample (the threshold oracle; ConBisection's linear
-program over the binary ROC hulls) both bisections test their values with Dinkelbach's
-iteration (2-5 steps where the paper's midpoints take 14), else with the paper's midpoints
-(``search=``; :mod:`goalfit.methods.plugin.bisection`).
+Both bisections test their values with Dinkelbach's iteration (2-4 steps where the paper's
+midpoints take 14; the paper's search with ``search="midpoint"``;
+:mod:`goalfit.methods.plugin.bisection`).
 The table is for binary problems with an oracle the ROC hulls do not cover; with the plug-in
 or the threshold oracle (the binary default) the linear rows run the hulls' LP inside column
 generation (and the ratio rows inside ConBisection's steps), the smooth rows inside

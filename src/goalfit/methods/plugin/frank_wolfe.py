@@ -182,9 +182,11 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
         50,000 (:func:`~goalfit.methods.plugin.coarse_to_fine.auto_subsample`: from 40,000
         rows on). ``None``: always the full sample.
     coarse_iter : "auto" or int, default "auto"
-        Iterations of the coarse run. ``"auto"``: ``min(max_iter, 1000)`` (a smaller budget is
-        kept whole; the measurements behind both choices:
-        see benchmarks/README.md, section "Measurements behind the library's choices").
+        Iterations of the coarse run. ``"auto"``: ``min(max_iter, coarse_budget(problem))``
+        (:func:`~goalfit.methods.plugin.coarse_to_fine.coarse_budget`: 1000 with constraints or
+        a piecewise-linear objective, 300 otherwise; a smaller budget is kept whole; the
+        measurements behind the choices: see benchmarks/README.md, section "Measurements behind
+        the library's choices").
     random_state : int, Generator or None, default 0
         Seeds the subsample.
     smoothing : float, default 3e-3
@@ -235,7 +237,7 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
     subsample = coarse_to_fine.coarse_rows(subsample, oracle)
     if coarse_to_fine.applies(oracle, subsample):
         if isinstance(coarse_iter, str) and coarse_iter == "auto":
-            coarse_iter = min(max_iter, 1000)
+            coarse_iter = min(max_iter, coarse_to_fine.coarse_budget(problem))
         elif isinstance(coarse_iter, str) or int(coarse_iter) < 1:
             raise ValueError(f"coarse_iter must be 'auto' or a positive int, got {coarse_iter!r}")
         return coarse_to_fine.coarse_to_fine(

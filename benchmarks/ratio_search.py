@@ -1,0 +1,95 @@
+#!/usr/bin/env python
+"""The bisections' search where their steps are inexact: Dinkelbach's against the paper's midpoints.
+
+``bisection`` and ``con_bisection`` test values ``gamma`` of a ratio objective (F1, micro-F1).
+Where each step is exact on the sample (the threshold oracle; ConBisection over the binary ROC
+hulls) Dinkelbach's tests reach the midpoints' objective in 2-4 steps instead of 14
+(``atlas.py``). Here the steps are inexact: the plug-in rule of the model's probabilities
+(several classes, priced with its recalibrations within the cells by ConBisection; or binary
+without constraints on the plug-in oracle), on the shapes of ``atlas.py`` (synthetic Gaussian
+classes shifted per group, a logistic regression that does not see the group, as many held-out
+rows as training rows), each drawn anew per seed. Per case and seed both searches run on the same
+probabilities (alternating which runs first); reported: the paired difference Dinkelbach minus
+midpoints of the training and held-out objectives (mean ± 95% half-width over the seeds,
+min..max) and CPU seconds over one LR fit of the same rows.
+
+Usage::
+
+    python benchmarks/ratio_search.py [--quick]   # ~5 min; --quick: 2 seeds, 2 shapes
+
+Writes ``benchmarks/results/ratio_search.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _common import machine_record, versions, write_results  # noqa: E402
+from atlas import constraints, run_method, synthetic_cell  # noqa: E402  (atlas pins BLAS to one thread first)
+from multiclass_defaults import paired_cells, summarize  # noqa: E402
+
+REFERENCE = "midpoints"
+LIMIT = 3600.0  # CPU seconds a fit may take (atlas.run_method's limit): none comes close
+#: (rows, classes, groups, method, objective, constraint family, oracle)
+CASES = ([(n, k, g, "con_bisection", "micro_f1", family, None)
+          for n in (10_000, 100_000) for k, g in ((3, 2), (4, 2), (5, 2), (3, 5), (6, 3))
+          for family in ("none", "dp")]
+         + [(n, 2, g, "bisection", "f1", "none", "plugin") for n in (10_000, 100_000) for g in (2, 5)])
+SEARCHES = [(REFERENCE, "midpoint"), ("Dinkelbach", "dinkelbach")]
+
+
+def one_seed(n, k, g, method, objective, family, oracle, seed):
+    P, Y, G, lr_seconds = synthetic_cell(n, k, g, seed, 1.0)
+    cons = constraints(family, Y["train"], P["train"], k)
+    run_method("column_generation", "error", [], P, Y, G, LIMIT)  # untimed warm-up, as atlas.run_cell
+    out = {}
+    for label, search in SEARCHES[::-1] if seed % 2 else SEARCHES:
+        params = {"search": search} if oracle is None else {"search": search, "oracle": oracle}
+        rec, est = run_method(method, objective, cons, P, Y, G, LIMIT, method_params=params)
+        if est is None:
+            raise RuntimeError(f"{label} did not finish: {rec.get('message', rec['status'])}")
+        out[label] = {key: rec[key] for key in ("seconds", "train_objective", "test_objective", "test_violation")}
+        out[label]["seconds_over_lr"] = rec["seconds"] / lr_seconds
+        out[label]["steps"] = int(est.n_iter_)
+    out = {label: out[label] for label, _ in SEARCHES}
+    ref, new = out[REFERENCE], out[SEARCHES[1][0]]
+    print(f"  {method:13s} {objective:8s} {family:4s} {k}x{g} n={n:.0e} seed {seed}: steps {ref['steps']} -> "
+          f"{new['steps']}, x LR {ref['seconds_over_lr']:.2f} -> {new['seconds_over_lr']:.2f} | train "
+          f"{new['train_objective'] - ref['train_objective']:+.1e} | test "
+          f"{new['test_objective'] - ref['test_objective']:+.1e}", flush=True)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="2 seeds, 10^4 rows, the first two shapes")
+    args = ap.parse_args()
+    seeds, cases = (2, [c for c in CASES if c[0] == 10_000][:4]) if args.quick else (3, CASES)
+    t0 = time.perf_counter()
+    one_seed(3_000, 3, 2, "con_bisection", "micro_f1", "none", None, 99)  # warm-up: lazy imports
+    summary, per, rows = {}, {}, []
+    lines = ["| case | x LR: midpoints -> Dinkelbach | train: Dinkelbach - midpoints (mean ± hw; min..max) "
+             "| held-out: Dinkelbach - midpoints (mean ± hw; min..max) |", "|---|---|---|---|"]
+    for n, k, g, method, objective, family, oracle in cases:
+        name = f"{method} {objective} s.t. {family}, {k} classes x {g} groups, n={n}"
+        name += "" if oracle is None else f", {oracle} oracle"
+        per[name] = [one_seed(n, k, g, method, objective, family, oracle, seed) for seed in range(seeds)]
+        summary[name] = summarize(per[name], REFERENCE)
+        new = SEARCHES[1][0]
+        cells, more = paired_cells(name, "synthetic", new, summary[name][new], metric="objective_minus_midpoints")
+        rows += more
+        lines.append(f"| {name} | {summary[name][REFERENCE]['seconds_over_lr']:.2f} -> "
+                     f"{summary[name][new]['seconds_over_lr']:.2f} | {cells[0]} | {cells[1]} |")
+    print("\n" + "\n".join(lines))
+    write_results(HERE / "results" / "ratio_search.json",
+                  {"benchmark": "ratio_search", "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                   "seconds": time.perf_counter() - t0, "quick": args.quick, "machine": machine_record(),
+                   "versions": versions(), "summary": summary, "per_seed": per, "rows": rows})
+
+
+if __name__ == "__main__":
+    main()
