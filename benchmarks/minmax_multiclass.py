@@ -13,7 +13,7 @@ the mean held-out violation, CPU seconds over one LR fit of the same rows.
 
 Usage::
 
-    python benchmarks/minmax_multiclass.py [--quick]   # ~4 min; --quick: 2 seeds, 2 shapes
+    python benchmarks/minmax_multiclass.py [--quick]   # ~6 min; --quick: 2 seeds, 2 shapes
 
 Writes ``benchmarks/results/minmax_multiclass.json``.
 """
@@ -33,7 +33,8 @@ from multiclass_defaults import paired_cells, summarize  # noqa: E402
 REFERENCE = "ConGDA (2000 iterations)"
 LIMIT = 3600.0  # CPU seconds a fit may take (atlas.run_method's limit): none comes close
 #: (classes, groups, constraint family of atlas.py)
-SHAPES = [(3, 2, "none"), (3, 2, "dp"), (4, 2, "dp"), (3, 5, "dp"), (5, 2, "eodds")]
+SHAPES = [(3, 2, "none"), (3, 2, "dp"), (4, 2, "dp"), (3, 5, "dp"), (5, 2, "eodds"), (3, 2, "coverage"),
+          (3, 2, "precision")]
 METHODS = [(REFERENCE, "con_gda", None)] + [
     (f"SplitFW, smoothing {mu:g}", "split_frank_wolfe", {"smoothing": mu}) for mu in (1e-3, 3e-3, 1e-2)]
 

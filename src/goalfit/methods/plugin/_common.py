@@ -891,8 +891,8 @@ def epigraph_lp(M, consts, G, limit=0.0, start=None, blocks=None):
     return res
 
 
-def epigraph_price(problem, oracle, confusions):
-    """One pricing step for a maximum of linear pieces (min-max recall) over the members ``confusions``.
+def epigraph_prices(problem, oracle, confusions, *, strengths=()):
+    """Pricing for a maximum of linear pieces (min-max recall) over the members ``confusions``.
 
     The best mixture of the members solves the epigraph LP ``min s`` s.t. ``coefs_p . C(alpha) +
     consts_p <= s`` for every piece ``p``, ``A vec(C(alpha)) <= b``, ``alpha`` in the simplex.
@@ -914,19 +914,23 @@ def epigraph_price(problem, oracle, confusions):
         Called once.
     confusions : ndarray of shape (T, *space.shape)
         The members' confusion tensors (the LP's columns).
+    strengths : tuple of float, default ()
+        Also price the rules for the same cost on the probabilities recalibrated within the
+        cells at these strengths (:func:`priced_rules`; an oracle that recalibrates); ``L`` of
+        each is the same Lagrangian's value at its ``C'``.
 
     Returns
     -------
-    member, C' (ndarray, ``space.shape``), L (float)
-        ``(None, None, -inf)`` when the LP over the members is infeasible (the oracle is then not
-        called).
+    list of (member, C' (ndarray, ``space.shape``), L (float))
+        The plug-in rule's first, then one per strength; ``[(None, None, -inf)]`` when the LP
+        over the members is infeasible (the oracle is then not called).
 
     Examples
     --------
     >>> import numpy as np, pandas as pd, goalfit as gf
     >>> from goalfit.confusion import CellEncoder, ConfusionSpace
     >>> from goalfit.methods.plugin import ThresholdOracle
-    >>> from goalfit.methods.plugin._common import epigraph_price
+    >>> from goalfit.methods.plugin._common import epigraph_prices
     >>> rng = np.random.default_rng(0)
     >>> y = rng.integers(0, 2, 400)
     >>> p1 = np.clip(0.5 + 0.3 * (y - 0.5) + 0.2 * rng.standard_normal(400), 0.01, 0.99)
@@ -936,7 +940,7 @@ def epigraph_price(problem, oracle, confusions):
     >>> problem = gf.Problem("minmax_recall").compile(space)
     >>> oracle = ThresholdOracle(np.c_[1 - p1, p1], y, cells, space)
     >>> _, C0 = oracle(-np.eye(2)[None].repeat(2, 0))
-    >>> _, C1, lower = epigraph_price(problem, oracle, C0[None])
+    >>> [(_, C1, lower)] = epigraph_prices(problem, oracle, C0[None])
     >>> bool(lower <= problem.objective.value(C0))
     True
     """
@@ -948,18 +952,27 @@ def epigraph_price(problem, oracle, confusions):
     G = np.zeros((0, T)) if problem.A is None else problem.A @ flat.T - problem.b[:, None]  # (K, T)
     res = epigraph_lp(M, obj.consts, G, blocks=row_blocks(problem, P))
     if res.status != 0:
-        return None, None, -np.inf
+        return [(None, None, -np.inf)]
     duals = np.maximum(-np.asarray(res.ineqlin.marginals, float), 0.0)
     nu, mu = duals[:P], duals[P:]
     nu = nu / nu.sum() if nu.sum() > 0 else np.full(P, 1.0 / P)  # sum nu = 1 up to round-off
     cost = nu @ obj.coefs
     if len(mu):
         cost = cost + mu @ problem.A
-    member, Co = oracle(cost.reshape(problem.space.shape))
-    lower = float(nu @ (obj.coefs @ Co.ravel() + obj.consts))
-    if len(mu):
-        lower += float(mu @ (problem.A @ Co.ravel() - problem.b))
-    return member, Co, lower
+    out = []
+    for member, Co in priced_rules(oracle, cost.reshape(problem.space.shape), strengths):
+        lower = float(nu @ (obj.coefs @ Co.ravel() + obj.consts))
+        if len(mu):
+            lower += float(mu @ (problem.A @ Co.ravel() - problem.b))
+        out.append((member, Co, lower))
+    return out
+
+
+def epigraph_price(problem, oracle, confusions):
+    """One pricing step for a maximum of linear pieces: the plug-in rule's entry of
+    :func:`epigraph_prices` (one oracle call), ``(member, C', L)``; ``(None, None, -inf)`` when
+    the LP over the members is infeasible."""
+    return epigraph_prices(problem, oracle, confusions)[0]
 
 
 def lagrangian_prices(problem, oracle, C_bar, upper, confusions=None, *, mu=None, strengths=()):

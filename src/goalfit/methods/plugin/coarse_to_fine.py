@@ -17,11 +17,11 @@ are evaluated on the full sample, and fully-corrective column generation takes o
    the program's own Lagrange multipliers when SciPy reports them, else by the LP over the
    members; for a maximum of linear pieces
    such as min-max recall, the epigraph LP's duals:
-   :func:`~goalfit.methods.plugin._common.epigraph_price`); its member joins the pool; with
+   :func:`~goalfit.methods.plugin._common.epigraph_prices`); its member joins the pool; with
    more than two classes on the plug-in oracle, the rules for the same cost on the
    probabilities recalibrated within the cells are priced too, as column generation does
-   (:func:`~goalfit.methods.plugin._common.lagrangian_prices`), and each that improves the
-   linearized problem joins;
+   (:func:`~goalfit.methods.plugin._common.lagrangian_prices`, ``epigraph_prices``), and each
+   that improves the linearized problem joins;
 
 until the oracle returns no member that improves the linearized problem by more than ``tol``
 (the Frank-Wolfe gap with the constraints priced in; a certified gap for an exact oracle) or
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import (FitResult, Recorder, StopReason, epigraph_price, in_pool, is_exact, lagrangian_prices,
+from ._common import (FitResult, Recorder, StopReason, epigraph_prices, in_pool, is_exact, lagrangian_prices,
                       piecewise_linear, plugin_result)
 from .mixture import master_program
 from .oracle import RECALIBRATION, is_plugin, recalibration_strengths
@@ -167,10 +167,11 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
         Pricing rounds at most.
     strengths : tuple of float, default ()
         Each round also prices the rules for the same Lagrangian cost on the probabilities
-        recalibrated within the cells at these strengths (:func:`lagrangian_prices`; an oracle
-        that :func:`~goalfit.methods.plugin.oracle.recalibrates`), as column generation does:
+        recalibrated within the cells at these strengths (:func:`lagrangian_prices`, and for a
+        maximum of linear pieces :func:`epigraph_prices`; an oracle that
+        :func:`~goalfit.methods.plugin.oracle.recalibrates`), as column generation does:
         every one that improves the linearized problem by more than ``tol`` joins the pool, and
-        the round's gap is the best of them. Not read for a maximum of linear pieces.
+        the round's gap is the best of them.
 
     Returns
     -------
@@ -209,10 +210,11 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
             previous = (master.members, master.confusions, master.weights)
             upper = float(problem.objective.value(C_bar))
             if piecewise_linear(problem.objective):
-                member, Co, lower = epigraph_price(problem, oracle, np.array(program[1]))
+                (member, Co, lower), *extra = epigraph_prices(problem, oracle, np.array(program[1]),
+                                                              strengths=strengths)
             else:
                 (member, Co, lower), extra = price(master, C_bar, upper)
-                lower = min([lower] + [low for _, _, low in extra])
+            lower = min([lower] + [low for _, _, low in extra])
             if member is None:  # pragma: no cover - a feasible mixture exists, so the LP is feasible
                 why = "pricing LP failed"
                 stop, rounds = StopReason.FAILED, r
