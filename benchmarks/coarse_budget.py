@@ -30,33 +30,23 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import machine_record, versions, write_results  # noqa: E402
-from atlas import run_method, synthetic_cell  # noqa: E402  (atlas pins BLAS to one thread first)
-from multiclass_defaults import paired_cells, summarize  # noqa: E402
+from _paired import add_case, draw, fit_settings  # noqa: E402  (through atlas: one BLAS thread)
 
 REFERENCE = "1000 coarse iterations"
-LIMIT = 3600.0  # CPU seconds a fit may take (atlas.run_method's limit): none comes close
 OBJECTIVES = ["hmean", "gmean", "qmean", "kl_quantification", "macro_f1", "minmax_recall"]
 #: (rows, classes, groups, seeds)
 GRID = [(100_000, k, g, 3) for k, g in ((3, 2), (4, 2), (5, 2), (3, 5), (6, 3), (4, 4))] + \
        [(1_000_000, k, g, 2) for k, g in ((3, 2), (5, 2))]
-BUDGETS = [(REFERENCE, 1000), ("300 coarse iterations", 300)]
+NEW = "300 coarse iterations"
+BUDGETS = [(label, "split_frank_wolfe", {"coarse_iter": budget}) for label, budget in ((REFERENCE, 1000), (NEW, 300))]
 
 
 def one_seed(n, k, g, seed):
-    P, Y, G, lr_seconds = synthetic_cell(n, k, g, seed, 1.0)
-    run_method("column_generation", "error", [], P, Y, G, LIMIT)  # untimed warm-up, as atlas.run_cell
+    P, Y, G, lr_seconds = draw(n, k, g, seed)
     out = {}
     for objective in OBJECTIVES:
-        res = {}
-        for label, budget in BUDGETS[::-1] if seed % 2 else BUDGETS:
-            rec, est = run_method("split_frank_wolfe", objective, [], P, Y, G, LIMIT,
-                                  method_params={"coarse_iter": budget})
-            if est is None:
-                raise RuntimeError(f"{label} did not finish: {rec.get('message', rec['status'])}")
-            res[label] = {key: rec[key] for key in ("seconds", "train_objective", "test_objective", "test_violation")}
-            res[label]["seconds_over_lr"] = rec["seconds"] / lr_seconds
-        out[objective] = {label: res[label] for label, _ in BUDGETS}
-        ref, new = out[objective][REFERENCE], out[objective][BUDGETS[1][0]]
+        out[objective] = fit_settings(BUDGETS, objective, [], P, Y, G, lr_seconds, reverse=seed % 2 == 1)
+        ref, new = out[objective][REFERENCE], out[objective][NEW]
         print(f"  {k}x{g} n={n:.0e} seed {seed} {objective:17s} x LR {ref['seconds_over_lr']:.2f} -> "
               f"{new['seconds_over_lr']:.2f} | train {new['train_objective'] - ref['train_objective']:+.1e} | "
               f"test {new['test_objective'] - ref['test_objective']:+.1e}", flush=True)
@@ -78,13 +68,9 @@ def main():
         for objective in OBJECTIVES:
             name = f"{objective} s.t. none, {k} classes x {g} groups, n={n}"
             per[name] = [d[objective] for d in draws]
-            summary[name] = summarize(per[name], REFERENCE)
-            new = BUDGETS[1][0]
-            cells, more = paired_cells(name, "synthetic", new, summary[name][new],
-                                       metric="objective_minus_1000_iterations")
-            rows += more
+            cells = add_case(name, per[name], REFERENCE, summary, rows, metric="objective_minus_1000_iterations")[NEW]
             lines.append(f"| {k} x {g}, n={n:.0e} | {objective} | {summary[name][REFERENCE]['seconds_over_lr']:.2f} -> "
-                         f"{summary[name][new]['seconds_over_lr']:.2f} | {cells[0]} | {cells[1]} |")
+                         f"{summary[name][NEW]['seconds_over_lr']:.2f} | {cells[0]} | {cells[1]} |")
     print("\n" + "\n".join(lines))
     write_results(HERE / "results" / "coarse_budget.json",
                   {"benchmark": "coarse_budget", "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -27,11 +27,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import machine_record, versions, write_results  # noqa: E402
-from atlas import constraints, run_method, synthetic_cell  # noqa: E402  (atlas pins BLAS to one thread first)
-from multiclass_defaults import paired_cells, summarize  # noqa: E402
+from _paired import add_case, draw, fit_settings  # noqa: E402  (through atlas: one BLAS thread)
+from atlas import constraints  # noqa: E402
 
 REFERENCE = "ConGDA (2000 iterations)"
-LIMIT = 3600.0  # CPU seconds a fit may take (atlas.run_method's limit): none comes close
 #: (classes, groups, constraint family of atlas.py)
 SHAPES = [(3, 2, "none"), (3, 2, "dp"), (4, 2, "dp"), (3, 5, "dp"), (5, 2, "eodds"), (3, 2, "coverage"),
           (3, 2, "precision")]
@@ -40,18 +39,10 @@ METHODS = [(REFERENCE, "con_gda", None)] + [
 
 
 def one_seed(n, k, g, family, seed):
-    P, Y, G, lr_seconds = synthetic_cell(n, k, g, seed, 1.0)
+    P, Y, G, lr_seconds = draw(n, k, g, seed)
     cons = constraints(family, Y["train"], P["train"], k)
-    run_method("column_generation", "error", [], P, Y, G, LIMIT)  # untimed warm-up, as atlas.run_cell
-    out = {}
-    for label, method, params in METHODS:
-        rec, est = run_method(method, "minmax_recall", cons, P, Y, G, LIMIT, method_params=params)
-        if est is None:
-            raise RuntimeError(f"{label} did not finish: {rec.get('message', rec['status'])}")
-        res = {key: rec[key] for key in ("seconds", "train_objective", "test_objective", "train_violation",
-                                         "test_violation")}
-        res["seconds_over_lr"] = rec["seconds"] / lr_seconds
-        out[label] = res
+    out = fit_settings(METHODS, "minmax_recall", cons, P, Y, G, lr_seconds)
+    for label, res in out.items():
         print(f"  {k}x{g} {family:5s} seed {seed} {label:24s} {res['seconds_over_lr']:5.1f}x LR | train "
               f"{res['train_objective']:.5f} | test {res['test_objective']:.5f} (viol {res['test_violation']:.4f})",
               flush=True)
@@ -71,12 +62,10 @@ def main():
     for k, g, family in shapes:
         name = f"minmax_recall s.t. {family}, {k} classes x {g} groups, n={n}"
         per[name] = [one_seed(n, k, g, family, seed) for seed in range(seeds)]
-        summary[name] = summarize(per[name], REFERENCE)
+        cells = add_case(name, per[name], REFERENCE, summary, rows, metric="objective_minus_con_gda")
         for label, d in summary[name].items():
-            cells, more = paired_cells(name, "synthetic", label, d)
-            rows += more
-            lines.append(f"| {k} x {g}, {family} | {label} | {d['seconds_over_lr']:.1f} | {cells[0]} | {cells[1]} "
-                         f"| {d['test_violation']:.4f} |")
+            lines.append(f"| {k} x {g}, {family} | {label} | {d['seconds_over_lr']:.1f} | {cells[label][0]} "
+                         f"| {cells[label][1]} | {d['test_violation']:.4f} |")
     print("\n" + "\n".join(lines))
     write_results(HERE / "results" / "minmax_multiclass.json",
                   {"benchmark": "minmax_multiclass", "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

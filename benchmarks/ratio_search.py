@@ -29,34 +29,26 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import machine_record, versions, write_results  # noqa: E402
-from atlas import constraints, run_method, synthetic_cell  # noqa: E402  (atlas pins BLAS to one thread first)
-from multiclass_defaults import paired_cells, summarize  # noqa: E402
+from _paired import add_case, draw, fit_settings  # noqa: E402  (through atlas: one BLAS thread)
+from atlas import constraints  # noqa: E402
 
 REFERENCE = "midpoints"
-LIMIT = 3600.0  # CPU seconds a fit may take (atlas.run_method's limit): none comes close
 #: (rows, classes, groups, method, objective, constraint family, oracle)
 CASES = ([(n, k, g, "con_bisection", "micro_f1", family, None)
           for n in (10_000, 100_000) for k, g in ((3, 2), (4, 2), (5, 2), (3, 5), (6, 3))
           for family in ("none", "dp")]
          + [(n, 2, g, "bisection", "f1", "none", "plugin") for n in (10_000, 100_000) for g in (2, 5)])
-SEARCHES = [(REFERENCE, "midpoint"), ("Dinkelbach", "dinkelbach")]
+NEW = "Dinkelbach"
+SEARCHES = [(REFERENCE, "midpoint"), (NEW, "dinkelbach")]
 
 
 def one_seed(n, k, g, method, objective, family, oracle, seed):
-    P, Y, G, lr_seconds = synthetic_cell(n, k, g, seed, 1.0)
+    P, Y, G, lr_seconds = draw(n, k, g, seed)
     cons = constraints(family, Y["train"], P["train"], k)
-    run_method("column_generation", "error", [], P, Y, G, LIMIT)  # untimed warm-up, as atlas.run_cell
-    out = {}
-    for label, search in SEARCHES[::-1] if seed % 2 else SEARCHES:
-        params = {"search": search} if oracle is None else {"search": search, "oracle": oracle}
-        rec, est = run_method(method, objective, cons, P, Y, G, LIMIT, method_params=params)
-        if est is None:
-            raise RuntimeError(f"{label} did not finish: {rec.get('message', rec['status'])}")
-        out[label] = {key: rec[key] for key in ("seconds", "train_objective", "test_objective", "test_violation")}
-        out[label]["seconds_over_lr"] = rec["seconds"] / lr_seconds
-        out[label]["steps"] = int(est.n_iter_)
-    out = {label: out[label] for label, _ in SEARCHES}
-    ref, new = out[REFERENCE], out[SEARCHES[1][0]]
+    oracle_param = {} if oracle is None else {"oracle": oracle}
+    settings = [(label, method, {"search": search, **oracle_param}) for label, search in SEARCHES]
+    out = fit_settings(settings, objective, cons, P, Y, G, lr_seconds, reverse=seed % 2 == 1)
+    ref, new = out[REFERENCE], out[NEW]
     print(f"  {method:13s} {objective:8s} {family:4s} {k}x{g} n={n:.0e} seed {seed}: steps {ref['steps']} -> "
           f"{new['steps']}, x LR {ref['seconds_over_lr']:.2f} -> {new['seconds_over_lr']:.2f} | train "
           f"{new['train_objective'] - ref['train_objective']:+.1e} | test "
@@ -78,12 +70,9 @@ def main():
         name = f"{method} {objective} s.t. {family}, {k} classes x {g} groups, n={n}"
         name += "" if oracle is None else f", {oracle} oracle"
         per[name] = [one_seed(n, k, g, method, objective, family, oracle, seed) for seed in range(seeds)]
-        summary[name] = summarize(per[name], REFERENCE)
-        new = SEARCHES[1][0]
-        cells, more = paired_cells(name, "synthetic", new, summary[name][new], metric="objective_minus_midpoints")
-        rows += more
+        cells = add_case(name, per[name], REFERENCE, summary, rows, metric="objective_minus_midpoints")[NEW]
         lines.append(f"| {name} | {summary[name][REFERENCE]['seconds_over_lr']:.2f} -> "
-                     f"{summary[name][new]['seconds_over_lr']:.2f} | {cells[0]} | {cells[1]} |")
+                     f"{summary[name][NEW]['seconds_over_lr']:.2f} | {cells[0]} | {cells[1]} |")
     print("\n" + "\n".join(lines))
     write_results(HERE / "results" / "ratio_search.json",
                   {"benchmark": "ratio_search", "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
