@@ -9,8 +9,10 @@ succeeds returns a classifier with a lower value, which becomes the new upper en
 fails certifies the lower end within ``tol / 2`` of the upper one (with an exact oracle), so it
 is the last step. The stopping rule and its guarantee are the paper's: the bracket is at most
 ``tol`` wide. A step whose gain is more than half the previous step's (linear, not superlinear
-progress) is followed by a midpoint step, so the search takes at most about twice the
-midpoints' steps.
+progress) is followed by a midpoint step: on a simulated oracle whose answers close only a fixed
+fraction (0.1-0.999) of the gap to the optimum, the search closed a bracket of 1e-4 in at most
+26 steps, where pure Dinkelbach takes ``log(tol) / log(fraction)`` (9,200 at 0.999) and the
+midpoints 14 (``tests/methods/plugin/test_solvers.py``).
 
 Measured: where each step is exact on the sample (the threshold oracle; ConBisection's linear
 program over the binary ROC hulls), Dinkelbach's search ends on the midpoints' objective in 2-4

@@ -242,8 +242,9 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
             raise ValueError(f"coarse_iter must be 'auto' or a positive int, got {coarse_iter!r}")
         return coarse_to_fine.coarse_to_fine(
             split_frank_wolfe, problem, oracle, subsample=subsample, random_state=random_state, tol=tol,
-            recalibration=recalibration, record_every=record_every, callback=callback, max_iter=int(coarse_iter), zeta=zeta, eta=eta,
-            check_every=check_every, exact_binary=exact_binary, smoothing=smoothing, prune_output=prune_output)
+            recalibration=recalibration, record_every=record_every, callback=callback, max_iter=int(coarse_iter),
+            zeta=zeta, eta=eta, check_every=check_every, exact_binary=exact_binary, smoothing=smoothing,
+            prune_output=prune_output)
     # the iterations' objective: a maximum of linear pieces is smoothed (the stopping test and the
     # output mixture keep the true one)
     psi = problem.objective.smoothed(smoothing) if piecewise_linear(problem.objective) else problem.objective
