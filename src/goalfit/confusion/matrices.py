@@ -60,9 +60,10 @@ def confusion_tensor(y_codes, pred, cell_ids, n_classes: int, n_cells: int, samp
     else:
         if pred.shape != (n, n_classes):
             raise ValueError(f"predicted distributions must have shape ({n}, {n_classes}), got {pred.shape}")
-        out = np.zeros((n_cells * n_classes, n_classes))
-        np.add.at(out, row, pred if w is None else pred * w[:, None])
-        out = out.reshape(n_cells, n_classes, n_classes)
+        size = n_cells * n_classes
+        # one weighted bincount per predicted class (several times faster than ``np.add.at``)
+        out = np.column_stack([np.bincount(row, weights=pred[:, j] if w is None else pred[:, j] * w, minlength=size)
+                               for j in range(n_classes)]).reshape(n_cells, n_classes, n_classes)
     if normalize:
         total = float(n) if w is None else w.sum()
         if total <= 0:
