@@ -11,13 +11,13 @@ from atlas import run_method, synthetic_cell  # atlas pins BLAS to one thread fi
 from multiclass_defaults import paired_cells, summarize
 
 LIMIT = 3600.0  # CPU seconds a fit may take (atlas.run_method's limit): none comes close
-KEYS = ("seconds", "train_objective", "test_objective", "train_violation", "test_violation")
 
 
-def draw(n, n_classes, n_groups, seed):
+def draw(n, n_classes, n_groups, seed, population=0):
     """One synthetic cell of ``atlas.py`` drawn anew, after an untimed warm-up fit on its rows
-    (as ``atlas.run_cell``): ``(P, Y, G, lr_seconds)``."""
-    P, Y, G, lr_seconds = synthetic_cell(n, n_classes, n_groups, seed, 1.0)
+    (as ``atlas.run_cell``): ``(P, Y, G, lr_seconds)``; ``population``: also that many new rows
+    of the same distribution (``atlas.synthetic_cell``)."""
+    P, Y, G, lr_seconds = synthetic_cell(n, n_classes, n_groups, seed, 1.0, population)
     run_method("column_generation", "error", [], P, Y, G, LIMIT)
     return P, Y, G, lr_seconds
 
@@ -27,25 +27,27 @@ def fit_settings(settings, objective, cons, P, Y, G, lr_seconds, *, reverse=Fals
 
     ``reverse`` runs them in the opposite order (callers alternate it per seed: the later fit
     of a pair would otherwise always be the warmer one). Returns ``{label: record}`` in the
-    settings' order; a record holds :data:`KEYS`, ``seconds_over_lr`` and ``steps``
-    (``n_iter_``). Raises ``RuntimeError`` when a setting does not finish.
+    settings' order; a record holds ``seconds``, the objective and violation on each split of the
+    cell (``train_objective``, ...), ``seconds_over_lr`` and ``steps`` (``n_iter_``). Raises
+    ``RuntimeError`` when a setting does not finish.
     """
     out = {}
     for label, method, params in settings[::-1] if reverse else settings:
         rec, est = run_method(method, objective, cons, P, Y, G, LIMIT, method_params=params)
         if est is None:
             raise RuntimeError(f"{label} did not finish: {rec.get('message', rec['status'])}")
-        out[label] = {**{key: rec[key] for key in KEYS}, "seconds_over_lr": rec["seconds"] / lr_seconds,
+        keys = ["seconds"] + [f"{split}_{what}" for split in P for what in ("objective", "violation")]
+        out[label] = {**{key: rec[key] for key in keys}, "seconds_over_lr": rec["seconds"] / lr_seconds,
                       "steps": int(est.n_iter_)}
     return {label: out[label] for label, _, _ in settings}
 
 
-def add_case(name, per_seed, reference, summary, rows, metric):
-    """Summarize one case's seeds (paired differences to ``reference``) into ``summary[name]``
-    and ``rows``; return ``{label: [train cell, held-out cell]}`` for every setting."""
-    summary[name] = summarize(per_seed, reference)
+def add_case(name, per_seed, reference, summary, rows, metric, splits=("train", "test")):
+    """Summarize one case's seeds (paired differences to ``reference`` on each of ``splits``) into
+    ``summary[name]`` and ``rows``; return ``{label: [one table cell per split]}`` for every setting."""
+    summary[name] = summarize(per_seed, reference, splits)
     out = {}
     for label, d in summary[name].items():
-        out[label], more = paired_cells(name, "synthetic", label, d, metric=metric)
+        out[label], more = paired_cells(name, "synthetic", label, d, metric=metric, splits=splits)
         rows += more
     return out

@@ -72,7 +72,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import machine_record, versions, write_results
-from speed import lr, synthetic
+from speed import lr, synthetic, synthetic_population
 
 import goalfit as gf
 from goalfit.methods.plugin import METHODS, choose_method, resolve_oracle
@@ -126,10 +126,15 @@ def constraints(family, y, P, n_classes, label=None):
 # ============================================================================ data
 
 
-def synthetic_cell(n, n_classes, n_groups, seed, temperature):
-    """(P, y, g) for the training and the held-out rows, and the LR reference seconds."""
+def synthetic_cell(n, n_classes, n_groups, seed, temperature, population=0):
+    """(P, y, g) for the training and the held-out rows, and the LR reference seconds.
+
+    ``population``: also this many new rows of the same distribution, the split
+    ``"population"`` (:func:`speed.synthetic_population`; every method record then has its
+    objective and violation there too)."""
     X, y, g = synthetic(2 * n, n_classes, n_groups, seed=seed)
-    return _model(X[:n], y[:n], g[:n], X[n:], y[n:], g[n:], temperature)
+    extra = {"population": synthetic_population(2 * n, n_classes, n_groups, population, seed=seed)} if population else {}
+    return _model(X[:n], y[:n], g[:n], X[n:], y[n:], g[n:], temperature, extra)
 
 
 def real_cell(name, temperature, seed):
@@ -153,21 +158,23 @@ def real_cell(name, temperature, seed):
     return _model(X[a], y[a], s[a], X[b], y[b], s[b], temperature)
 
 
-def _model(Xa, ya, ga, Xb, yb, gb, temperature):
-    """Fit the cell's probability model once; time one LR fit (fastest of three)."""
+def _model(Xa, ya, ga, Xb, yb, gb, temperature, extra=None):
+    """Fit the cell's probability model once; time one LR fit (fastest of three). ``extra``:
+    more splits, ``{name: (X, y, g)}``."""
     secs, base = [], None
     for _ in range(3):
         t = time.process_time()
         base = lr().fit(Xa, ya)
         secs.append(time.process_time() - t)
+    splits = {"train": (Xa, ya, ga), "test": (Xb, yb, gb), **(extra or {})}
     P = {}
-    for split, X in (("train", Xa), ("test", Xb)):
+    for split, (X, _, _) in splits.items():
         logits = base.decision_function(X)
         logits = np.c_[np.zeros(len(X)), logits] if logits.ndim == 1 else logits
         z = logits / temperature
         z = np.exp(z - z.max(1, keepdims=True))
         P[split] = z / z.sum(1, keepdims=True)
-    return P, {"train": ya, "test": yb}, {"train": ga, "test": gb}, min(secs)
+    return P, {k: v[1] for k, v in splits.items()}, {k: v[2] for k, v in splits.items()}, min(secs)
 
 
 # ============================================================================ one cell
@@ -212,7 +219,7 @@ def run_method(method, objective, cons, P, Y, G, limit, oracle=None, method_para
     rec.update(status="finished", finished=True, seconds=time.process_time() - t, ran=est.method_,
                message=str(est.result_.message)[:200], oracle_calls=int(est.result_.n_oracle_calls))
     problem = est.goals_  # as fitted: micro-F1's default class is the training rows' most frequent
-    for split in ("train", "test"):
+    for split in P:  # train, test and any other split the cell has
         sf = {"group": G[split]}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -85,14 +85,14 @@ def one_seed(n, seed):
     return out
 
 
-def summarize(per_seed, reference=REFERENCE):
+def summarize(per_seed, reference=REFERENCE, splits=("train", "test")):
     """Per method: mean of each measure, and the paired difference to ``reference`` (mean,
-    half-width, min, max) of the training and test objectives."""
+    half-width, min, max) of the objective on each of ``splits``."""
     out = {}
     for label in per_seed[0]:
         vals = {k: [s[label][k] for s in per_seed] for k in per_seed[0][label]}
         d = {k: float(np.mean(v)) for k, v in vals.items()}
-        for split in ("train", "test"):
+        for split in splits:
             diff = [s[label][f"{split}_objective"] - s[reference][f"{split}_objective"] for s in per_seed]
             d[f"{split}_objective_minus_reference"] = {"mean": float(np.mean(diff)), "half_width": half_width(diff),
                                                        "min": float(np.min(diff)), "max": float(np.max(diff))}
@@ -100,11 +100,11 @@ def summarize(per_seed, reference=REFERENCE):
     return out
 
 
-def paired_cells(name, dataset, label, d, metric="objective_minus_con_gda"):
+def paired_cells(name, dataset, label, d, metric="objective_minus_con_gda", splits=("train", "test")):
     """A method's paired differences to the reference (one entry of :func:`summarize`) as table
-    cells ``[train, held-out]`` ("mean ± hw (min..max)") and as the results format's rows."""
+    cells, one per split ("mean ± hw (min..max)"), and as the results format's rows."""
     cells, rows = [], []
-    for split in ("train", "test"):
+    for split in splits:
         e = d[f"{split}_objective_minus_reference"]
         hw = "" if e["half_width"] is None else f" ± {e['half_width']:.4f}"
         cells.append(f"{e['mean']:+.4f}{hw} ({e['min']:+.4f}..{e['max']:+.4f})")

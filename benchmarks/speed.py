@@ -78,17 +78,39 @@ SEED = 0
 # ============================================================================ data
 
 
-def synthetic(n, n_classes, n_groups, d=20, seed=SEED):
-    """Gaussian classes shifted per group: X (n, d) float64, y (n,), group labels (n,)."""
-    rng = np.random.default_rng(seed)
+def _labels_groups(rng, n, n_classes, n_groups):
     y = rng.integers(0, n_classes, n)
     g = rng.choice(n_groups, n, p=np.linspace(2, 1, n_groups) / np.linspace(2, 1, n_groups).sum())
-    mu = rng.normal(0, 0.25, (n_classes, d))
-    nu = rng.normal(0, 0.5, (n_groups, d))
-    X = rng.standard_normal((n, d))
+    return y, g
+
+
+def _features(rng, y, g, mu, nu, n_groups):
+    X = rng.standard_normal((len(y), mu.shape[1]))
     X += mu[y]
     X += nu[g]
     return X, y, np.array([f"g{k}" for k in range(n_groups)])[g]
+
+
+def synthetic(n, n_classes, n_groups, d=20, seed=SEED):
+    """Gaussian classes shifted per group: X (n, d) float64, y (n,), group labels (n,)."""
+    rng = np.random.default_rng(seed)
+    y, g = _labels_groups(rng, n, n_classes, n_groups)
+    mu = rng.normal(0, 0.25, (n_classes, d))
+    nu = rng.normal(0, 0.5, (n_groups, d))
+    return _features(rng, y, g, mu, nu, n_groups)
+
+
+def synthetic_population(n, n_classes, n_groups, m, d=20, seed=SEED):
+    """``m`` new rows from the distribution :func:`synthetic` draws its ``n`` rows from (the same
+    class means and group shifts; rows from another stream): a sample large enough to stand for
+    the population when measuring how a fit carries to new rows."""
+    rng = np.random.default_rng(seed)
+    _labels_groups(rng, n, n_classes, n_groups)  # the same stream up to the means
+    mu = rng.normal(0, 0.25, (n_classes, d))
+    nu = rng.normal(0, 0.5, (n_groups, d))
+    fresh = np.random.default_rng([seed, 1])
+    y, g = _labels_groups(fresh, m, n_classes, n_groups)
+    return _features(fresh, y, g, mu, nu, n_groups)
 
 
 def lr():

@@ -314,7 +314,8 @@ class MemberMerge:
         return [members[i] for i in self.first], C, merged_w
 
 
-def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=None, distinct: bool = False):
+def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=None, distinct: bool = False,
+          slack: float | None = None, ceiling: float | None = None):
     """Re-weight candidate members so the mixture meets the constraints (§8.2, LP on HiGHS).
 
     Solves ``min_alpha sum_t alpha_t psi(C_t)`` s.t. ``sum_t alpha_t (A C_t - b) <= 0``,
@@ -341,6 +342,13 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=Non
     ``distinct=True``: the members are already merged (:func:`unique_members`' output), so they
     are not merged again.
 
+    ``slack`` (a maximum of linear pieces, a method's output): among the mixtures whose maximum
+    is within ``slack`` of the epigraph LP's, the one whose two largest pieces sum least
+    (:func:`second_largest_lp`; the methods pass
+    :func:`~goalfit.methods.plugin.mixture.tie_slack`), and at most ``ceiling`` (a certified
+    lower bound plus the method's ``tol``: a certified gap stays within ``tol``). None: the
+    epigraph LP's vertex.
+
     Returns
     -------
     members, confusions, weights, feasible (bool), max_row_violation (float)
@@ -366,9 +374,12 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=Non
     def true_value(x):
         return problem.objective.value(np.tensordot(x, confusions, axes=1))
 
-    def best_of(x_lp, limit):
+    def best_of(x_lp, limit, epigraph_x=False):
         # the LP optimizes an upper bound of a nonlinear psi: keep the input mixture when it is
-        # allowed and truly better
+        # allowed and truly better (the epigraph LP's mixture is exact, and with ``slack`` a
+        # higher maximum is chosen on purpose)
+        if epigraph_x:
+            return x_lp
         if K == 0 or (G @ w0).max() <= limit:
             if true_value(w0) < true_value(x_lp) - 1e-12:
                 return w0
@@ -390,15 +401,24 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=Non
 
     def epigraph(limit, start=None):
         assert M is not None  # called for an objective with linear pieces only
-        r = epigraph_lp(M, problem.objective.consts, G, limit, start, blocks=row_blocks(problem, len(M)))
-        return r.x[:T] if r.status == 0 else None
+        blocks = row_blocks(problem, len(M))
+        r = epigraph_lp(M, problem.objective.consts, G, limit, start, blocks=blocks)
+        if r.status != 0:
+            return None
+        level = None if slack is None else float(r.x[T]) + slack
+        if level is not None and ceiling is not None:
+            level = min(level, ceiling)
+        if level is None or level <= float(r.x[T]):
+            return r.x[:T]
+        refined = second_largest_lp(M, problem.objective.consts, G, limit, level, blocks=blocks)
+        return r.x[:T] if refined is None else refined
 
     if K == 0:
         x = np.zeros(T)
         x[int(np.argmin(psi))] = 1.0
-        if M is not None:
-            x = epigraph(0.0, start_mask)
-        return _support(members, confusions, best_of(x, 0.0)) + (True, 0.0)
+        x_epi = None if M is None else epigraph(0.0, start_mask)
+        x = x if x_epi is None else x_epi
+        return _support(members, confusions, best_of(x, 0.0, x_epi is not None)) + (True, 0.0)
     # a maximum of linear pieces: its epigraph LP is the re-fit and says whether the rows can be met
     # (the same constraints as the LP on the members' values, which it replaces)
     refit: np.ndarray | None
@@ -409,7 +429,7 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=Non
         res = _members_lp(psi, G, tol, start_mask, blocks)
         refit, found = (res.x if res.status == 0 else None), res.least_violation
     if refit is not None:
-        x = best_of(refit, tol + 1e-12)
+        x = best_of(refit, tol + 1e-12, M is not None)
         return _support(members, confusions, x) + (True, float(max(0.0, (G @ x).max())))
     # least violation: the epigraph LP of the largest row violation (the rows as its pieces)
     s, x_viol = found if found is not None else least_violation_lp(G, start_mask, blocks)
@@ -417,13 +437,12 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=Non
     near = None if start_mask is None else start_mask | (x_viol > 0)
     res2 = _members_lp(psi, G, limit, near, blocks)
     x = res2.x if res2.status == 0 else x_viol
-    if M is not None and res2.status == 0:
-        x_epi = epigraph(limit, near)
-        x = x if x_epi is None else x_epi
+    x_epi = epigraph(limit, near) if M is not None and res2.status == 0 else None
+    x = x if x_epi is None else x_epi
     # s <= 0: a mixture meets the rows and the LP on the members' values failed for another
     # reason (every member's value infinite, e.g. KL quantification of rules that each miss a
     # class): the input mixture competes at the rows' own limit, and feasibility is measured
-    x = best_of(x, max(limit, tol))
+    x = best_of(x, max(limit, tol), x_epi is not None)
     viol = float((G @ x).max())
     return _support(members, confusions, x) + (viol <= tol + 1e-12, viol)
 
@@ -569,14 +588,15 @@ def least_violation_lp(G, start=None, blocks=None):
     return float(res.x[-1]), res.x[:T]
 
 
-def prune_finite(problem, members, confusions, weights=None, warm=None, distinct: bool = False):
+def prune_finite(problem, members, confusions, weights=None, warm=None, distinct: bool = False,
+                 slack: float | None = None, ceiling: float | None = None):
     """:func:`prune` over the members whose objective and constraint values are finite.
 
     A member with an infinite value (e.g. KL quantification of a rule that never predicts some
     class, such as the ellipsoid's first member, the answer to the zero cost) cannot carry
     weight in the LP, whose coefficients must be finite; it stays a candidate of the convex
     program, where mixing it can be finite and optimal. When no member is finite the input
-    mixture is returned as is. ``distinct``: as :func:`prune`'s.
+    mixture is returned as is. ``distinct``, ``slack`` and ``ceiling``: as :func:`prune`'s.
     """
     weights = np.ones(len(members)) if weights is None else np.asarray(weights, float)
     confusions = np.asarray(confusions)
@@ -584,10 +604,11 @@ def prune_finite(problem, members, confusions, weights=None, warm=None, distinct
     for cc in problem.nonlinear:
         ok &= np.isfinite(np.asarray(cc.function.values(confusions), dtype=float))
     if ok.all():
-        return prune(problem, members, confusions, weights, warm=warm, distinct=distinct)
+        return prune(problem, members, confusions, weights, warm=warm, distinct=distinct, slack=slack,
+                     ceiling=ceiling)
     if ok.any():
         return prune(problem, [m for m, k in zip(members, ok) if k], confusions[ok], weights[ok], warm=warm,
-                     distinct=distinct)
+                     distinct=distinct, slack=slack, ceiling=ceiling)
     w = weights / weights.sum()
     viol = problem.max_violation(np.tensordot(w, confusions, axes=1))
     return list(members), confusions, w, bool(viol <= 1e-9), float(viol)
@@ -889,6 +910,57 @@ def epigraph_lp(M, consts, G, limit=0.0, start=None, blocks=None):
         return solve(full)
     res.x = np.r_[_spread(res.x, S), res.x[-1]]
     return res
+
+
+def second_largest_lp(M, consts, G, limit, level, blocks=None):
+    """Among the mixtures whose maximum is at most ``level``, one whose two largest pieces sum least.
+
+    ``min 2 t + sum_p u_p`` over ``(alpha, t, u)`` s.t. ``M alpha + consts <= level`` (each
+    piece), ``u_p >= (M alpha + consts)_p - t``, ``u >= 0``, ``G alpha <= limit``, ``alpha``
+    in the simplex: the sum of the two largest pieces as an LP (Ogryczak & Tamir, Inf. Process.
+    Lett. 85, 2003), the second stage of a lexicographic min-max (leximin). Min-max recall's
+    optimum on a sample is often a face where several classes tie at the worst recall, while
+    mixtures a hair above it keep all but one class well clear; on new rows the maximum of
+    several tied recalls is the largest of their sampling errors, so the tied vertex carries
+    worse to new rows (a winner's curse). With ``level`` the epigraph LP's value plus
+    :func:`~goalfit.methods.plugin.mixture.tie_slack`, this keeps the maximum within that
+    allowance and lifts the second-worst class.
+
+    Parameters
+    ----------
+    M : ndarray of shape (P, T)
+        Each piece's linear part at each member.
+    consts : ndarray of shape (P,)
+    G : ndarray of shape (K, T)
+        Constraint rows at each member (``K`` may be 0).
+    limit : float
+        The rows' allowance.
+    level : float
+        Every piece at most this (objective units).
+    blocks : list, optional
+        Parity blocks of the stacked rows (:func:`row_blocks`, ``P`` rows first), as
+        :func:`epigraph_lp`.
+
+    Returns
+    -------
+    ndarray of shape (T,) or None
+        The weights; None when the LP fails or there are fewer than two pieces.
+    """
+    P, T = M.shape
+    if P < 2:
+        return None
+    K = len(G)
+    consts = np.asarray(consts, float)
+    # the variables: alpha (T), t, u (P); the rows: pieces <= level, the rows of G (as
+    # epigraph_lp, so its parity blocks apply after the P pieces), pieces - t - u <= 0
+    A_ub = np.vstack([np.hstack([M, np.zeros((P, 1 + P))]),
+                      np.hstack([G, np.zeros((K, 1 + P))]),
+                      np.hstack([M, -np.ones((P, 1)), -np.eye(P)])])
+    b_ub = np.concatenate([level - consts, np.full(K, float(limit)), -consts])
+    res = linprog(np.r_[np.zeros(T), 2.0, np.ones(P)], A_ub=A_ub, b_ub=b_ub,
+                  A_eq=np.r_[np.ones(T), np.zeros(1 + P)][None], b_eq=[1.0],
+                  bounds=[(0, None)] * T + [(None, None)] + [(0, None)] * P, method="highs", blocks=blocks)
+    return np.clip(res.x[:T], 0.0, None) if res.status == 0 else None
 
 
 def epigraph_prices(problem, oracle, confusions, *, strengths=()):

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import mixture
 from ._common import (FitResult, Recorder, StopReason, epigraph_prices, in_pool, is_exact, lagrangian_prices,
                       piecewise_linear, plugin_result)
 from .mixture import master_program
@@ -245,6 +246,9 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
                 program[1].append(C)
     else:  # the budget ran out with a member the last mixture program has not seen
         master = master_program(problem, program[0], np.array(program[1]), start=previous)
+    if piecewise_linear(problem.objective):  # the output: the best maximum's ties broken within tol
+        master = master_program(problem, program[0], np.array(program[1]), slack=mixture.tie_slack(tol),
+                                ceiling=mixture.tie_ceiling(tol, best_lower, is_exact(oracle)))
     # on a break the pool is the one the last mixture program solved: its mixture is the answer
     return Polished(master.members, master.confusions, master.weights, master.feasible, why, stop, rounds,
                     best_lower)

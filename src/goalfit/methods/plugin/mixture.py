@@ -3,7 +3,8 @@
 ``min_{alpha in simplex} psi(sum_t alpha_t C_t)`` s.t. ``phi(sum_t alpha_t C_t) <= 0``: no data
 is needed, only the members' confusion tensors. Solved with SLSQP (scipy) from the LP-pruned
 weights of §8.2; linear and piecewise-linear objectives (min-max recall) are solved exactly by
-the pruning LP, which is returned as is. Falls back to the pruned weights when SLSQP fails or
+the pruning LP, which is returned as is (a method's output for a maximum of linear pieces breaks a
+tied maximum within its ``tol``: :data:`TIE_SLACK`). Falls back to the pruned weights when SLSQP fails or
 does not improve, so the result is never worse than pruning. Column generation, which re-solves
 the program after adding one member to a feasible pool, starts it from the previous mixture
 instead (:func:`master_program`: no pruning LP) and reads the constraint rows' multipliers off
@@ -21,6 +22,31 @@ from ._common import _support, piecewise_linear, prune, prune_finite, row_blocks
 from .lp import BandedRows
 
 MAX_MEMBERS = 60
+
+#: The largest allowance, in objective units, within which a method's output for a maximum of
+#: linear pieces (min-max recall) trades its maximum on the sample for a lower second-largest
+#: piece (:func:`~goalfit.methods.plugin._common.second_largest_lp`); a method allows at most its
+#: own ``tol`` (:func:`tie_slack`), the accuracy to which it finds the maximum anyway. Read at
+#: each fit; None: the epigraph LP's vertex, where several classes often tie at the worst recall,
+#: which carries worse to new rows (benchmarks/README.md, ``minmax_multiclass.py``).
+TIE_SLACK: float | None = 1e-4
+
+
+def tie_slack(tol: float | None = None) -> float | None:
+    """The allowance of a method with tolerance ``tol`` (objective units): ``min(TIE_SLACK, tol)``,
+    :data:`TIE_SLACK` without ``tol``, None when :data:`TIE_SLACK` is None."""
+    if TIE_SLACK is None:
+        return None
+    return TIE_SLACK if tol is None else min(TIE_SLACK, float(tol))
+
+
+def tie_ceiling(tol: float | None, lower_bound: float | None, certified: bool) -> float | None:
+    """The highest maximum a method's output may reach when breaking ties: its certified lower
+    bound plus ``tol`` less HiGHS's primal feasibility tolerance (1e-7), so that a certified gap
+    stays within ``tol``; None (no ceiling) without a certified, finite bound."""
+    if not certified or tol is None or lower_bound is None or not np.isfinite(lower_bound):
+        return None
+    return float(lower_bound) + float(tol) - 1e-7
 
 
 @dataclass
@@ -56,7 +82,8 @@ class Master:
         return self.members, self.confusions, self.weights, self.feasible, self.max_row_violation
 
 
-def mixture_program(problem, members, confusions, weights=None, *, max_members: int = MAX_MEMBERS):
+def mixture_program(problem, members, confusions, weights=None, *, max_members: int = MAX_MEMBERS,
+                    slack: float | None = None, ceiling: float | None = None):
     """Best mixture of the given members for the true objective, subject to the constraints.
 
     Parameters
@@ -70,22 +97,26 @@ def mixture_program(problem, members, confusions, weights=None, *, max_members: 
         Above this many distinct members the program runs on a candidate subset: the LP's
         support, the support of 300 Frank-Wolfe steps on the simplex of all members (the
         authors' code re-weights this way), and the most recent members.
+    slack, ceiling : float, optional
+        A maximum of linear pieces: :func:`~goalfit.methods.plugin._common.prune`'s (a method's
+        output passes :func:`tie_slack` and :func:`tie_ceiling`).
 
     Returns
     -------
     members, confusions, weights, feasible (bool), max_row_violation (float)
         As :func:`~goalfit.methods.plugin._common.prune`.
     """
-    return master_program(problem, members, confusions, weights, max_members=max_members).as_tuple()
+    return master_program(problem, members, confusions, weights, max_members=max_members, slack=slack,
+                          ceiling=ceiling).as_tuple()
 
 
 def master_program(problem, members, confusions, weights=None, *, max_members: int = MAX_MEMBERS,
-                   start=None) -> Master:
+                   start=None, slack: float | None = None, ceiling: float | None = None) -> Master:
     """:func:`mixture_program` with its multipliers, optionally started from a feasible mixture.
 
     Parameters
     ----------
-    problem, members, confusions, weights, max_members
+    problem, members, confusions, weights, max_members, slack, ceiling
         As :func:`mixture_program`.
     start : tuple (members, confusions, weights), optional
         A mixture of some of ``members`` that meets the constraints (e.g. the previous round's
@@ -105,7 +136,7 @@ def master_program(problem, members, confusions, weights=None, *, max_members: i
         sC, sw = np.asarray(sC), np.asarray(sw, float)
         pruned = (list(sm), sC, sw, True, float(problem.max_violation(np.tensordot(sw, sC, axes=1))))
     else:
-        pruned = prune_finite(problem, mu, Cu, wu, distinct=True)
+        pruned = prune_finite(problem, mu, Cu, wu, distinct=True, slack=slack, ceiling=ceiling)
     if exact_lp:
         return Master(*pruned)
     pm, pC, pw, feasible, viol = pruned
@@ -189,7 +220,8 @@ def check_prune_output(prune_output) -> None:
         raise ValueError(f"prune_output must be True, False or 'lp', got {prune_output!r}")
 
 
-def final_mixture(problem, members, confusions, weights, prune_output: bool | str = True):
+def final_mixture(problem, members, confusions, weights, prune_output: bool | str = True,
+                  tol: float | None = None, ceiling: float | None = None):
     """The mixture an iterative method returns from its iterates (members and weights).
 
     With ``prune_output=True``: the LP of §8.2 (:func:`~goalfit.methods.plugin._common.prune`;
@@ -199,8 +231,12 @@ def final_mixture(problem, members, confusions, weights, prune_output: bool | st
     at prediction), the same mixture on at most ``D + 1`` of them (:func:`caratheodory`: every
     value on the sample kept). When more than :data:`MAX_MEMBERS` remain or the objective is
     infinite, the convex program over the iterates (:func:`mixture_program`) if it ranks first
-    (feasible, then lower objective). Additions to Narasimhan et al.
-    ``"lp"``: the LP alone (the paper's practice). ``False``: the iterates' own weights.
+    (feasible, then lower objective). For a maximum of linear pieces (min-max recall), among the
+    mixtures within :func:`tie_slack` of the best maximum, the
+    one whose two largest pieces sum least (:func:`~goalfit.methods.plugin._common.second_largest_lp`).
+    Additions to Narasimhan et al.
+    ``"lp"``: the LP alone (the paper's practice; a tied maximum kept). ``False``: the iterates'
+    own weights.
 
     Parameters
     ----------
@@ -210,6 +246,11 @@ def final_mixture(problem, members, confusions, weights, prune_output: bool | st
     weights : ndarray of shape (T,)
         Non-negative, not all zero (normalized here).
     prune_output : bool or "lp", default True
+    tol : float, optional
+        The method's tolerance (objective units): it bounds the allowance of a tied maximum
+        (:func:`tie_slack`).
+    ceiling : float, optional
+        The highest maximum a tie may be broken at (:func:`tie_ceiling`).
 
     Returns
     -------
@@ -224,7 +265,8 @@ def final_mixture(problem, members, confusions, weights, prune_output: bool | st
     """
     check_prune_output(prune_output)
     if prune_output:
-        out = prune(problem, members, confusions, weights)
+        out = prune(problem, members, confusions, weights, slack=tie_slack(tol) if prune_output is True else None,
+                    ceiling=ceiling)
         if prune_output != "lp" and len(out[0]) > MAX_MEMBERS:
             out = caratheodory(problem, *out)
         if prune_output != "lp" and (len(out[0]) > MAX_MEMBERS or not np.isfinite(_value(problem, out))):
