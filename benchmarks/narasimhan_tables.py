@@ -114,8 +114,8 @@ def fit(base, X, y, S, objective, constraints, method, budget, max_iter=None):
     params = None
     if method in budget:
         params = {"max_iter": max_iter or budget[method], "record_every": max(1, (max_iter or budget[method]) // 200)}
-    if method == "bisection":  # the paper's Alg. 4 tests the bracket's midpoints (goalfit's default: Dinkelbach's)
-        params = {**(params or {}), "search": "midpoint"}
+    if method == "bisection":  # the paper's Alg. 4: the bracket's midpoints (goalfit's default: Dinkelbach's)
+        params = {**(params or {}), "search": "midpoint", "recalibration": ()}  # and the plug-in rule alone
     m = gf.GoalClassifier(FrozenEstimator(base), objective=objective, constraints=constraints, method=method,
                           method_params=params)
     return m.fit(X, y, sensitive_features=S)

@@ -32,7 +32,8 @@ import numpy as np
 
 from ...goals.functions import LinearFunction
 from ...goals.problem import FEASIBLE_TOL
-from ._common import FitResult, PluginDetails, Recorder, StopReason, in_pool, plugin_result
+from ._common import FitResult, PluginDetails, Recorder, StopReason, in_pool, plugin_result, priced_rules
+from .oracle import RECALIBRATION, recalibration_strengths
 
 SEARCHES = ("dinkelbach", "midpoint")
 
@@ -83,13 +84,17 @@ class _Bracket:
 
 
 def bisection(problem, oracle, *, max_iter: int = 40, tol: float = 1e-4, bounds=(0.0, 1.0),
-              search: str = "dinkelbach", callback=None) -> FitResult:
+              search: str = "dinkelbach", recalibration: tuple[float, ...] = RECALIBRATION,
+              callback=None) -> FitResult:
     """Minimize ``psi = <A, C> / <B, C>`` by a search on its value (Alg. 4).
 
     Uses ``min psi <= gamma  <=>  min <A - gamma B, C> <= 0`` (Lemma 25): at each step the
     oracle minimizes ``<A - gamma B, C>``; if the member it returns has ``psi <= gamma`` the
     upper end moves down and the member is kept. The output is one deterministic plug-in
-    rule. Besides the paper's rule this keeps the best member seen (never worse).
+    rule. Besides the paper's rule this keeps the best member seen (never worse). With several
+    classes on the plug-in oracle each step also prices the rules for the same cost on the
+    probabilities recalibrated within the cells (``recalibration``, as column generation and
+    ConBisection do) and takes the one with the lowest ``psi``; an addition.
 
     Parameters
     ----------
@@ -107,6 +112,13 @@ def bisection(problem, oracle, *, max_iter: int = 40, tol: float = 1e-4, bounds=
     search : {"dinkelbach", "midpoint"}, default "dinkelbach"
         The value each step tests: just below the best value found (Dinkelbach's iteration,
         the module docstring) or the bracket's midpoint (the paper's Alg. 4).
+    recalibration : tuple of float, default (0.5, 1.0, 1.5)
+        More than two classes on the plug-in oracle: the strengths of the recalibrated rules
+        each step prices beside the plug-in rule
+        (:func:`~goalfit.methods.plugin._common.priced_rules`); ``()``: the plug-in rule alone
+        (the paper's Alg. 4). Without them the plug-in rule of a model that does not see the
+        group stopped 1.2e-3 to 9.4e-3 above the best training objective in three of the four
+        multiclass micro-F1 cells of ``benchmarks/atlas.py`` from 10^5 rows up.
 
     Returns
     -------
@@ -124,12 +136,14 @@ def bisection(problem, oracle, *, max_iter: int = 40, tol: float = 1e-4, bounds=
     rec = Recorder(problem, oracle, 1, callback)
     num, den = problem.objective.num, problem.objective.den
     bracket = _Bracket(bounds, tol, search)
+    strengths = recalibration_strengths(oracle, recalibration)
     best: tuple | None = None  # (member, confusion, value)
     t = 0
     certified_lo = None  # the largest gamma with min_C <A - gamma B, C> > 0 (Lemma 25): psi > gamma everywhere
     for t in range(1, max_iter + 1):
         gamma = bracket.gamma()
-        member, C = oracle(num.coef - gamma * den.coef)
+        priced = priced_rules(oracle, (num.coef - gamma * den.coef).reshape(problem.space.shape), strengths)
+        member, C = min(priced, key=lambda mC: problem.objective.value(mC[1]))
         val = problem.objective.value(C)
         if best is None or val < best[2]:
             best = (member, C, val)
