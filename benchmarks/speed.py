@@ -91,12 +91,16 @@ def _features(rng, y, g, mu, nu, n_groups):
     return X, y, np.array([f"g{k}" for k in range(n_groups)])[g]
 
 
+def _shifts(rng, n_classes, n_groups, d):
+    """The class means and the group shifts."""
+    return rng.normal(0, 0.25, (n_classes, d)), rng.normal(0, 0.5, (n_groups, d))
+
+
 def synthetic(n, n_classes, n_groups, d=20, seed=SEED):
     """Gaussian classes shifted per group: X (n, d) float64, y (n,), group labels (n,)."""
     rng = np.random.default_rng(seed)
     y, g = _labels_groups(rng, n, n_classes, n_groups)
-    mu = rng.normal(0, 0.25, (n_classes, d))
-    nu = rng.normal(0, 0.5, (n_groups, d))
+    mu, nu = _shifts(rng, n_classes, n_groups, d)
     return _features(rng, y, g, mu, nu, n_groups)
 
 
@@ -106,8 +110,7 @@ def synthetic_population(n, n_classes, n_groups, m, d=20, seed=SEED):
     the population when measuring how a fit carries to new rows."""
     rng = np.random.default_rng(seed)
     _labels_groups(rng, n, n_classes, n_groups)  # the same stream up to the means
-    mu = rng.normal(0, 0.25, (n_classes, d))
-    nu = rng.normal(0, 0.5, (n_groups, d))
+    mu, nu = _shifts(rng, n_classes, n_groups, d)
     fresh = np.random.default_rng([seed, 1])
     y, g = _labels_groups(fresh, m, n_classes, n_groups)
     return _features(fresh, y, g, mu, nu, n_groups)

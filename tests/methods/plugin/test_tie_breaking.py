@@ -3,7 +3,8 @@
 References: the sum of the two largest pieces as an independent LP (one row per pair of pieces,
 ``p_i + p_j <= z``) on random pools; a hand-built pool whose best maximum ties three classes while
 a member a hair above it keeps two well clear; and SplitFW and ConGDA with and without the
-allowance (``mixture.TIE_SLACK``) on the same rows, whose pools are the same.
+allowance (``mixture.TIE_SLACK``) on the same rows, whose pools are the same; binary min-max
+recall (two pieces) keeps the brute-force optimum either way.
 """
 import itertools
 
@@ -15,9 +16,10 @@ from scipy.optimize import linprog
 import goalfit as gf
 import goalfit.methods.plugin.mixture as mixture
 from goalfit.confusion import ConfusionSpace
-from goalfit.methods.plugin import PluginOracle, con_gda, split_frank_wolfe
+from goalfit.methods.plugin import PluginOracle, ThresholdOracle, con_gda, split_frank_wolfe
 from goalfit.methods.plugin._common import epigraph_lp, prune, second_largest_lp
 from tests.methods.plugin.test_coarse_to_fine import _multiclass
+from tests.methods.plugin.test_solvers import calibrated, cell_rules, minmax, recall_optimum
 
 
 def _top_two(pieces):
@@ -49,7 +51,8 @@ def test_second_largest_lp_is_the_pairwise_lp(seed):
                   bounds=[(0, None)] * T + [(None, None)], method="highs")
     assert ref.status == 0
     assert _top_two(pieces) == pytest.approx(ref.fun, abs=1e-8)
-    assert second_largest_lp(M[:1], consts[:1], G, limit, level) is None  # one piece: nothing to break
+    # two pieces (binary min-max recall) are the whole objective: nothing to break
+    assert second_largest_lp(M[:2], consts[:2], G, limit, level) is None
 
 
 def _member(recalls):
@@ -101,3 +104,22 @@ def test_methods_break_a_tied_maximum_within_the_slack(method, monkeypatch):
     if method is split_frank_wolfe:
         assert np.ptp(tied) < 1e-6  # the three classes tie at the sample optimum
         assert _top_two(broken) <= _top_two(tied) - 0.05
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_binary_min_max_recall_keeps_the_certified_optimum(seed, monkeypatch):
+    """Two classes: the two pieces are the whole objective (a tie at the optimum is the objective's
+    own), so the output is the same with and without the allowance: ConGDA on the exact threshold
+    oracle ends on the brute-force optimum over mixtures of threshold rules with a certified gap
+    of at most ``tol``, either way."""
+
+    P, y, cells, space = calibrated(seed, groups=("F", "M"), n_buckets=8)
+    problem = gf.Problem("minmax_recall", [gf.demographic_parity_difference() <= 0.02]).compile(space)
+    ref = recall_optimum(cell_rules(P, y, cells, space), space, minmax, problem.A, problem.b)
+    out = {}
+    for slack in (None, 1e-4):
+        monkeypatch.setattr(mixture, "TIE_SLACK", slack)
+        res = con_gda(problem, ThresholdOracle(P, y, cells, space), tol=1e-4)
+        out[slack] = res.confusion
+        assert ref - 1e-7 <= problem.objective.value(res.confusion) <= ref + 1e-4
+    np.testing.assert_allclose(out[None], out[1e-4], atol=1e-12)

@@ -944,10 +944,12 @@ def second_largest_lp(M, consts, G, limit, level, blocks=None):
     Returns
     -------
     ndarray of shape (T,) or None
-        The weights; None when the LP fails or there are fewer than two pieces.
+        The weights; None when the LP fails or there are fewer than three pieces (two pieces,
+        binary min-max recall, are the whole objective's: the LP would trade the maximum for
+        their sum, not break a tie).
     """
     P, T = M.shape
-    if P < 2:
+    if P < 3:
         return None
     K = len(G)
     consts = np.asarray(consts, float)

@@ -245,7 +245,8 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
                 program[0].append(m)
                 program[1].append(C)
     else:  # the budget ran out with a member the last mixture program has not seen
-        master = master_program(problem, program[0], np.array(program[1]), start=previous)
+        if not piecewise_linear(problem.objective):  # (solved below for a maximum of linear pieces)
+            master = master_program(problem, program[0], np.array(program[1]), start=previous)
     if piecewise_linear(problem.objective):  # the output: the best maximum's ties broken within tol
         master = master_program(problem, program[0], np.array(program[1]), slack=mixture.tie_slack(tol),
                                 ceiling=mixture.tie_ceiling(tol, best_lower, is_exact(oracle)))

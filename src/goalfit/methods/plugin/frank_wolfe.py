@@ -129,8 +129,8 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
     (one piece's gradient), is iterated on its log-sum-exp smoothing at temperature
     ``smoothing`` (:class:`~goalfit.goals.functions.SmoothMaxOfLinear`; Nesterov, Math. Program.
     2005), while the stopping test, the output mixture and the polish fit the true maximum (its
-    epigraph LP); among the output mixtures within ``min(tol, 1e-4)`` of the best maximum, the
-    one whose two largest pieces sum least (a tied worst recall carries worse to new rows:
+    epigraph LP); with three or more pieces, among the output mixtures within ``min(tol, 1e-4)``
+    of the best maximum, the one whose two largest pieces sum least (a tied worst recall carries worse to new rows:
     :data:`~goalfit.methods.plugin.mixture.TIE_SLACK`). Not in Narasimhan et al., who run GDA /
     ConGDA there; additions.
 

@@ -23,8 +23,8 @@ from .lp import BandedRows
 
 MAX_MEMBERS = 60
 
-#: The largest allowance, in objective units, within which a method's output for a maximum of
-#: linear pieces (min-max recall) trades its maximum on the sample for a lower second-largest
+#: The largest allowance, in objective units, within which a method's output for a maximum of three
+#: or more linear pieces (min-max recall on three or more classes) trades its maximum on the sample for a lower second-largest
 #: piece (:func:`~goalfit.methods.plugin._common.second_largest_lp`); a method allows at most its
 #: own ``tol`` (:func:`tie_slack`), the accuracy to which it finds the maximum anyway. Read at
 #: each fit; None: the epigraph LP's vertex, where several classes often tie at the worst recall,
@@ -231,8 +231,8 @@ def final_mixture(problem, members, confusions, weights, prune_output: bool | st
     at prediction), the same mixture on at most ``D + 1`` of them (:func:`caratheodory`: every
     value on the sample kept). When more than :data:`MAX_MEMBERS` remain or the objective is
     infinite, the convex program over the iterates (:func:`mixture_program`) if it ranks first
-    (feasible, then lower objective). For a maximum of linear pieces (min-max recall), among the
-    mixtures within :func:`tie_slack` of the best maximum, the
+    (feasible, then lower objective). For a maximum of three or more linear pieces (min-max recall
+    on three or more classes), among the mixtures within :func:`tie_slack` of the best maximum, the
     one whose two largest pieces sum least (:func:`~goalfit.methods.plugin._common.second_largest_lp`).
     Additions to Narasimhan et al.
     ``"lp"``: the LP alone (the paper's practice; a tied maximum kept). ``False``: the iterates'
@@ -270,7 +270,8 @@ def final_mixture(problem, members, confusions, weights, prune_output: bool | st
         if prune_output != "lp" and len(out[0]) > MAX_MEMBERS:
             out = caratheodory(problem, *out)
         if prune_output != "lp" and (len(out[0]) > MAX_MEMBERS or not np.isfinite(_value(problem, out))):
-            out = min(out, mixture_program(problem, members, confusions, weights), key=lambda o: _rank(problem, o))
+            out = min(out, mixture_program(problem, members, confusions, weights, slack=tie_slack(tol),
+                                           ceiling=ceiling), key=lambda o: _rank(problem, o))
         return out[:4]
     members, confusions, w = unique_members(members, confusions, weights)
     w = w / w.sum()
