@@ -345,7 +345,7 @@ def prune(problem, members, confusions, weights=None, tol: float = 0.0, warm=Non
     ``slack`` (a maximum of linear pieces, a method's output): among the mixtures whose maximum
     is within ``slack`` of the epigraph LP's, the one whose two largest pieces sum least
     (:func:`second_largest_lp`; the methods pass
-    :func:`~goalfit.methods.plugin.mixture.tie_slack`), and at most ``ceiling`` (a certified
+    :func:`~goalfit.methods.plugin.mixture.tie_break`'s), and at most ``ceiling`` (a certified
     lower bound plus the method's ``tol``: a certified gap stays within ``tol``). None: the
     epigraph LP's vertex.
 
@@ -918,13 +918,14 @@ def second_largest_lp(M, consts, G, limit, level, blocks=None):
     ``min 2 t + sum_p u_p`` over ``(alpha, t, u)`` s.t. ``M alpha + consts <= level`` (each
     piece), ``u_p >= (M alpha + consts)_p - t``, ``u >= 0``, ``G alpha <= limit``, ``alpha``
     in the simplex: the sum of the two largest pieces as an LP (Ogryczak & Tamir, Inf. Process.
-    Lett. 85, 2003), the second stage of a lexicographic min-max (leximin). Min-max recall's
+    Lett. 85, 2003), a step toward the lexicographic min-max (leximin). Min-max recall's
     optimum on a sample is often a face where several classes tie at the worst recall, while
     mixtures a hair above it keep all but one class well clear; on new rows the maximum of
     several tied recalls is the largest of their sampling errors, so the tied vertex carries
-    worse to new rows (a winner's curse). With ``level`` the epigraph LP's value plus
-    :func:`~goalfit.methods.plugin.mixture.tie_slack`, this keeps the maximum within that
-    allowance and lifts the second-worst class.
+    worse to new rows (a winner's curse). With ``level`` the epigraph LP's value plus a small
+    allowance (:func:`~goalfit.methods.plugin.mixture.tie_break`), this keeps the maximum within
+    it and lowers the sum of the two worst pieces: where lowering the second-worst would cost the
+    worst as much, the result is the optimum itself.
 
     Parameters
     ----------

@@ -248,8 +248,8 @@ def corrective_polish(problem, oracle, members, confusions, *, tol: float = 1e-4
         if not piecewise_linear(problem.objective):  # (solved below for a maximum of linear pieces)
             master = master_program(problem, program[0], np.array(program[1]), start=previous)
     if piecewise_linear(problem.objective):  # the output: the best maximum's ties broken within tol
-        master = master_program(problem, program[0], np.array(program[1]), slack=mixture.tie_slack(tol),
-                                ceiling=mixture.tie_ceiling(tol, best_lower, is_exact(oracle)))
+        master = master_program(problem, program[0], np.array(program[1]),
+                                **mixture.tie_break(tol, best_lower, is_exact(oracle)))
     # on a break the pool is the one the last mixture program solved: its mixture is the answer
     return Polished(master.members, master.confusions, master.weights, master.feasible, why, stop, rounds,
                     best_lower)

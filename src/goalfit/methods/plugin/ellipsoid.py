@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import mixture
 from ._common import FitResult, GapStop, Recorder, StopReason, plugin_result
 from .column_generation import min_max_violation
 from .frank_wolfe import _start
-from .mixture import mixture_program, prune_finite
+from .mixture import mixture_program, prune_finite, tie_break
 from .representation import FeatureSpace
 
 
@@ -203,8 +202,7 @@ def _run(problem, oracle, fs, max_iter, radius, final, record_every, callback, c
             reason, cuts = StopReason.COLLAPSED, t
             break
     solver = mixture_program if final == "convex" else _prune_only
-    members, Cs, w, feasible, viol = solver(problem, members, np.array(Cs), slack=mixture.tie_slack(tol),
-                                            ceiling=mixture.tie_ceiling(tol, best_dual, stop.exact))
+    members, Cs, w, feasible, viol = solver(problem, members, np.array(Cs), **tie_break(tol, best_dual, stop.exact))
     rec(cuts, np.tensordot(w, Cs, axes=1), force=True)
     rec.rows[-1]["dual"] = float(best_dual)
     if not feasible:

@@ -7,7 +7,7 @@ from ._common import (FitResult, GapStop, Recorder, RowNormalizer, StopReason, f
                       piecewise_linear, plugin_result, prune, unique_members)
 from . import binary_hull, coarse_to_fine
 from .lp import RepeatedLP
-from .mixture import check_prune_output, final_mixture, tie_ceiling
+from .mixture import check_prune_output, final_mixture, tie_break
 from .oracle import RECALIBRATION
 
 
@@ -130,9 +130,9 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
     ``smoothing`` (:class:`~goalfit.goals.functions.SmoothMaxOfLinear`; Nesterov, Math. Program.
     2005), while the stopping test, the output mixture and the polish fit the true maximum (its
     epigraph LP); with three or more pieces, among the output mixtures within ``min(tol, 1e-4)``
-    of the best maximum, the one whose two largest pieces sum least (a tied worst recall carries worse to new rows:
-    :data:`~goalfit.methods.plugin.mixture.TIE_SLACK`). Not in Narasimhan et al., who run GDA /
-    ConGDA there; additions.
+    of the best maximum, the one whose two largest pieces sum least (a tied worst recall carries
+    worse to new rows: :data:`~goalfit.methods.plugin.mixture.TIE_SLACK`). Not in Narasimhan et
+    al., who run GDA / ConGDA there; additions.
 
     Parameters
     ----------
@@ -296,8 +296,8 @@ def split_frank_wolfe(problem, oracle, *, max_iter: int = 2000, zeta: float = 10
                 msg = why
                 break
     members, pooled, weights = stop.pool(members, Cs, frank_wolfe_weights(steps))
-    members, confusions, w, feasible = final_mixture(problem, members, pooled, weights, prune_output, tol=tol,
-                                                     ceiling=tie_ceiling(tol, stop.lower_bound, stop.exact))
+    members, confusions, w, feasible = final_mixture(problem, members, pooled, weights, prune_output,
+                                                     **tie_break(tol, stop.lower_bound, stop.exact))
     rec(t, np.tensordot(w, confusions, axes=1), force=True)
     msg += "" if feasible else "; no mixture of the iterates meets the constraints (least violation returned)"
     return plugin_result(problem, oracle, members, w, confusions, "split_frank_wolfe", rec.rows, feasible, msg,

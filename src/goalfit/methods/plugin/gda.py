@@ -8,7 +8,7 @@ import numpy as np
 
 from . import coarse_to_fine
 from ._common import FitResult, GapStop, Recorder, RowNormalizer, StopReason, plugin_result
-from .mixture import check_prune_output, final_mixture, tie_ceiling
+from .mixture import check_prune_output, final_mixture, tie_break
 
 
 def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step_lambda: float = 0.1,
@@ -142,8 +142,8 @@ def con_gda(problem, oracle, *, max_iter: int = 2000, step_xi: float = 1.0, step
                 msg = why
                 break
     members, Cs, weights = stop.pool(members, Cs)
-    members, Cs, w, feasible = final_mixture(problem, members, Cs, weights, prune_output, tol=tol,
-                                             ceiling=tie_ceiling(tol, stop.lower_bound, stop.exact))
+    members, Cs, w, feasible = final_mixture(problem, members, Cs, weights, prune_output,
+                                             **tie_break(tol, stop.lower_bound, stop.exact))
     rec(t, np.tensordot(w, Cs, axes=1), force=True)
     msg += "" if feasible else "; no mixture of the iterates meets the constraints (least violation returned)"
     return plugin_result(problem, oracle, members, w, Cs, "con_gda", rec.rows, feasible, msg,

@@ -4,7 +4,7 @@
 is needed, only the members' confusion tensors. Solved with SLSQP (scipy) from the LP-pruned
 weights of §8.2; linear and piecewise-linear objectives (min-max recall) are solved exactly by
 the pruning LP, which is returned as is (a method's output for a maximum of linear pieces breaks a
-tied maximum within its ``tol``: :data:`TIE_SLACK`). Falls back to the pruned weights when SLSQP fails or
+tied maximum within its ``tol``: :func:`tie_break`). Falls back to the pruned weights when SLSQP fails or
 does not improve, so the result is never worse than pruning. Column generation, which re-solves
 the program after adding one member to a feasible pool, starts it from the previous mixture
 instead (:func:`master_program`: no pruning LP) and reads the constraint rows' multipliers off
@@ -23,30 +23,42 @@ from .lp import BandedRows
 
 MAX_MEMBERS = 60
 
-#: The largest allowance, in objective units, within which a method's output for a maximum of three
-#: or more linear pieces (min-max recall on three or more classes) trades its maximum on the sample for a lower second-largest
-#: piece (:func:`~goalfit.methods.plugin._common.second_largest_lp`); a method allows at most its
-#: own ``tol`` (:func:`tie_slack`), the accuracy to which it finds the maximum anyway. Read at
-#: each fit; None: the epigraph LP's vertex, where several classes often tie at the worst recall,
+#: The largest allowance, in objective units, within which a method's output for a maximum of
+#: three or more linear pieces (min-max recall on three or more classes) trades its maximum on the
+#: sample for a lower sum of its two largest pieces
+#: (:func:`~goalfit.methods.plugin._common.second_largest_lp`); a method allows at most its own
+#: ``tol`` (:func:`tie_break`), the accuracy to which it finds the maximum anyway. Read at each
+#: fit; None: the epigraph LP's vertex, where several classes often tie at the worst recall,
 #: which carries worse to new rows (benchmarks/README.md, ``minmax_multiclass.py``).
 TIE_SLACK: float | None = 1e-4
 
 
-def tie_slack(tol: float | None = None) -> float | None:
-    """The allowance of a method with tolerance ``tol`` (objective units): ``min(TIE_SLACK, tol)``,
-    :data:`TIE_SLACK` without ``tol``, None when :data:`TIE_SLACK` is None."""
-    if TIE_SLACK is None:
-        return None
-    return TIE_SLACK if tol is None else min(TIE_SLACK, float(tol))
+def tie_break(tol: float, lower_bound: float | None = None, certified: bool = False) -> dict:
+    """How a method with tolerance ``tol`` breaks a tied maximum in its output: the keyword
+    arguments ``slack`` and ``ceiling`` of :func:`final_mixture`, :func:`master_program`,
+    :func:`mixture_program` and :func:`~goalfit.methods.plugin._common.prune`.
 
+    Parameters
+    ----------
+    tol : float
+        The method's tolerance (objective units).
+    lower_bound : float, optional
+        The method's best lower bound on the optimum.
+    certified : bool, default False
+        Whether ``lower_bound`` is certified (an exact oracle).
 
-def tie_ceiling(tol: float | None, lower_bound: float | None, certified: bool) -> float | None:
-    """The highest maximum a method's output may reach when breaking ties: its certified lower
-    bound plus ``tol`` less HiGHS's primal feasibility tolerance (1e-7), so that a certified gap
-    stays within ``tol``; None (no ceiling) without a certified, finite bound."""
-    if not certified or tol is None or lower_bound is None or not np.isfinite(lower_bound):
-        return None
-    return float(lower_bound) + float(tol) - 1e-7
+    Returns
+    -------
+    dict
+        ``slack``: ``min(TIE_SLACK, tol)`` (None when :data:`TIE_SLACK` is None: no tie-break);
+        ``ceiling``: a certified, finite ``lower_bound`` plus ``tol`` less HiGHS's primal
+        feasibility tolerance (1e-7), so that a certified gap stays within ``tol``; else None.
+    """
+    slack = None if TIE_SLACK is None else min(TIE_SLACK, float(tol))
+    ceiling = None
+    if certified and lower_bound is not None and np.isfinite(lower_bound):
+        ceiling = float(lower_bound) + float(tol) - 1e-7
+    return {"slack": slack, "ceiling": ceiling}
 
 
 @dataclass
@@ -99,7 +111,7 @@ def mixture_program(problem, members, confusions, weights=None, *, max_members: 
         authors' code re-weights this way), and the most recent members.
     slack, ceiling : float, optional
         A maximum of linear pieces: :func:`~goalfit.methods.plugin._common.prune`'s (a method's
-        output passes :func:`tie_slack` and :func:`tie_ceiling`).
+        output passes :func:`tie_break`'s).
 
     Returns
     -------
@@ -221,7 +233,7 @@ def check_prune_output(prune_output) -> None:
 
 
 def final_mixture(problem, members, confusions, weights, prune_output: bool | str = True,
-                  tol: float | None = None, ceiling: float | None = None):
+                  slack: float | None = None, ceiling: float | None = None):
     """The mixture an iterative method returns from its iterates (members and weights).
 
     With ``prune_output=True``: the LP of §8.2 (:func:`~goalfit.methods.plugin._common.prune`;
@@ -232,7 +244,7 @@ def final_mixture(problem, members, confusions, weights, prune_output: bool | st
     value on the sample kept). When more than :data:`MAX_MEMBERS` remain or the objective is
     infinite, the convex program over the iterates (:func:`mixture_program`) if it ranks first
     (feasible, then lower objective). For a maximum of three or more linear pieces (min-max recall
-    on three or more classes), among the mixtures within :func:`tie_slack` of the best maximum, the
+    on three or more classes), among the mixtures within ``slack`` of the best maximum, the
     one whose two largest pieces sum least (:func:`~goalfit.methods.plugin._common.second_largest_lp`).
     Additions to Narasimhan et al.
     ``"lp"``: the LP alone (the paper's practice; a tied maximum kept). ``False``: the iterates'
@@ -246,11 +258,9 @@ def final_mixture(problem, members, confusions, weights, prune_output: bool | st
     weights : ndarray of shape (T,)
         Non-negative, not all zero (normalized here).
     prune_output : bool or "lp", default True
-    tol : float, optional
-        The method's tolerance (objective units): it bounds the allowance of a tied maximum
-        (:func:`tie_slack`).
-    ceiling : float, optional
-        The highest maximum a tie may be broken at (:func:`tie_ceiling`).
+    slack, ceiling : float, optional
+        How a tied maximum is broken (:func:`tie_break`; not read with ``prune_output="lp"``);
+        None: not broken.
 
     Returns
     -------
@@ -265,13 +275,13 @@ def final_mixture(problem, members, confusions, weights, prune_output: bool | st
     """
     check_prune_output(prune_output)
     if prune_output:
-        out = prune(problem, members, confusions, weights, slack=tie_slack(tol) if prune_output is True else None,
+        out = prune(problem, members, confusions, weights, slack=slack if prune_output is True else None,
                     ceiling=ceiling)
         if prune_output != "lp" and len(out[0]) > MAX_MEMBERS:
             out = caratheodory(problem, *out)
         if prune_output != "lp" and (len(out[0]) > MAX_MEMBERS or not np.isfinite(_value(problem, out))):
-            out = min(out, mixture_program(problem, members, confusions, weights, slack=tie_slack(tol),
-                                           ceiling=ceiling), key=lambda o: _rank(problem, o))
+            out = min(out, mixture_program(problem, members, confusions, weights, slack=slack, ceiling=ceiling),
+                      key=lambda o: _rank(problem, o))
         return out[:4]
     members, confusions, w = unique_members(members, confusions, weights)
     w = w / w.sum()

@@ -55,7 +55,7 @@ class _ZerosBefore:
         return len(self.cum1)
 
 
-def recalibrated_mass(PT, y, w, s, n_classes, counts=None):
+def recalibrated_mass(PT, y, w, s, n_classes):
     """One cell's ``[sum_x w q_i(x), count_i]`` per class, the step of :func:`cell_prior_scales`.
 
     Parameters
@@ -69,8 +69,6 @@ def recalibrated_mass(PT, y, w, s, n_classes, counts=None):
     s : ndarray of shape (n_classes,)
         The cell's scales; ``q`` is ``s * eta`` renormalized over the classes.
     n_classes : int
-    counts : ndarray of shape (n_classes,), optional
-        The cell's (weighted) count of each label, when already known (``y`` is then not read).
 
     Returns
     -------
@@ -85,9 +83,7 @@ def recalibrated_mass(PT, y, w, s, n_classes, counts=None):
     np.maximum(d, 1e-300, out=d)
     r = np.divide(1.0, d, out=d) if w is None else np.divide(w, d, out=d)
     mass = s * (PT @ r)
-    if counts is None:
-        counts = np.bincount(y, weights=w, minlength=n_classes)
-    return np.column_stack([mass, counts])
+    return np.column_stack([mass, np.bincount(y, weights=w, minlength=n_classes)])
 
 
 def cell_prior_scales(masses, n_cells, n_classes, max_iter=100, tol=1e-6) -> np.ndarray:
@@ -214,7 +210,6 @@ class PluginOracle(Recalibrating):
 
     exact = False
     name = "plugin"
-    _label_counts: list | None = None  # per cell, for the recalibration (multiclass; set once)
 
     def __init__(self, proba, y_codes, cell_ids, space, sample_weight=None):
         self.proba = np.asarray(proba, dtype=float)
@@ -260,13 +255,10 @@ class PluginOracle(Recalibrating):
         """Per cell and class, ``[sum_x w q_i(x), count_i]`` for the scales ``S`` of shape
         (n_cells, n_classes): shape (n_cells, n_classes, 2) (multiclass; one pass over the rows)."""
         n = self.space.n_classes
-        if self._label_counts is None:  # each cell's weighted label counts: they do not change
-            self._label_counts = [np.bincount(ybase // n, weights=w, minlength=n)
-                                  for _, ybase, w, _, _ in self._blocks]
         out = np.zeros((self.space.n_cells, n, 2))
         for c, (PT, ybase, w, _, _) in enumerate(self._blocks):
             if PT.shape[1]:
-                out[c] = recalibrated_mass(PT, None, w, S[c], n, counts=self._label_counts[c])
+                out[c] = recalibrated_mass(PT, ybase // n, w, S[c], n)
         return out
 
     def _prepare_binary(self):
