@@ -71,3 +71,16 @@ def write_results(path, record, indent=1):
     separators = (",", ":") if indent is None else None
     path.write_text(json.dumps(record, indent=indent, separators=separators, default=str))
     print(f"wrote {path} ({record['seconds']:.0f} s)")
+
+
+def save_run(benchmark, t0, quick, **fields):
+    """Write ``results/<benchmark>.json`` next to this file: the benchmark's name, when it ran, its
+    seconds since ``t0`` (``time.perf_counter()``), ``quick``, the machine and the versions, then
+    ``fields`` (``summary``, ``per_seed``, ``rows``, ...)."""
+    import time
+    from pathlib import Path
+
+    write_results(Path(__file__).resolve().parent / "results" / f"{benchmark}.json",
+                  {"benchmark": benchmark, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                   "seconds": time.perf_counter() - t0, "quick": quick, "machine": machine_record(),
+                   "versions": versions(), **fields})

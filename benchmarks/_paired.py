@@ -42,6 +42,13 @@ def fit_settings(settings, objective, cons, P, Y, G, lr_seconds, *, reverse=Fals
     return {label: out[label] for label, _, _ in settings}
 
 
+def pair_line(label, summary, name, reference, new, cells):
+    """A markdown row ``| label | ref x LR -> new x LR | cell | cell ... |`` for a two-setting case
+    (``cells``: :func:`add_case`'s cells of the ``new`` setting)."""
+    times = f"{summary[name][reference]['seconds_over_lr']:.2f} -> {summary[name][new]['seconds_over_lr']:.2f}"
+    return f"| {label} | {times} | " + " | ".join(cells) + " |"
+
+
 def add_case(name, per_seed, reference, summary, rows, metric, splits=("train", "test")):
     """Summarize one case's seeds (paired differences to ``reference`` on each of ``splits``) into
     ``summary[name]`` and ``rows``; return ``{label: [one table cell per split]}`` for every setting."""

@@ -28,7 +28,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import machine_record, versions, write_results  # noqa: E402
+from _common import save_run  # noqa: E402
 from atlas import constraints, real_cell, run_method, synthetic_cell  # noqa: E402  (atlas pins BLAS first)
 from multiclass_defaults import paired_cells, summarize  # noqa: E402
 
@@ -96,11 +96,7 @@ def main():
         lines.append(f"| {name} | {a['seconds_over_lr']:.2f} / {b['seconds_over_lr']:.2f} | {cells[0]} | {cells[1]} "
                      f"| {a['test_violation']:.4f} / {b['test_violation']:.4f} |")
     print("\n" + "\n".join(lines))
-    write_results(HERE / "results" / "binary_hulls.json",
-                  {"benchmark": "binary_hulls", "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                   "seconds": time.perf_counter() - t0, "quick": args.quick, "machine": machine_record(),
-                   "versions": versions(), "seeds": list(range(seeds)), "summary": summary, "per_seed": per,
-                   "rows": rows})
+    save_run("binary_hulls", t0, args.quick, seeds=list(range(seeds)), summary=summary, per_seed=per, rows=rows)
 
 
 if __name__ == "__main__":

@@ -29,8 +29,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import machine_record, versions, write_results  # noqa: E402
-from _paired import add_case, draw, fit_settings  # noqa: E402  (through atlas: one BLAS thread)
+from _common import save_run  # noqa: E402
+from _paired import add_case, draw, fit_settings, pair_line  # noqa: E402  (through atlas: one BLAS thread)
 
 REFERENCE = "1000 coarse iterations"
 OBJECTIVES = ["hmean", "gmean", "qmean", "kl_quantification", "macro_f1", "minmax_recall"]
@@ -69,13 +69,9 @@ def main():
             name = f"{objective} s.t. none, {k} classes x {g} groups, n={n}"
             per[name] = [d[objective] for d in draws]
             cells = add_case(name, per[name], REFERENCE, summary, rows, metric="objective_minus_1000_iterations")[NEW]
-            lines.append(f"| {k} x {g}, n={n:.0e} | {objective} | {summary[name][REFERENCE]['seconds_over_lr']:.2f} -> "
-                         f"{summary[name][NEW]['seconds_over_lr']:.2f} | {cells[0]} | {cells[1]} |")
+            lines.append(pair_line(f"{k} x {g}, n={n:.0e} | {objective}", summary, name, REFERENCE, NEW, cells))
     print("\n" + "\n".join(lines))
-    write_results(HERE / "results" / "coarse_budget.json",
-                  {"benchmark": "coarse_budget", "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                   "seconds": time.perf_counter() - t0, "quick": args.quick, "machine": machine_record(),
-                   "versions": versions(), "summary": summary, "per_seed": per, "rows": rows})
+    save_run("coarse_budget", t0, args.quick, summary=summary, per_seed=per, rows=rows)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import machine_record, versions, write_results  # noqa: E402
+from _common import save_run  # noqa: E402
 from _paired import add_case, draw, fit_settings  # noqa: E402  (through atlas: one BLAS thread)
 from atlas import constraints  # noqa: E402
 
@@ -82,12 +82,8 @@ def main():
             lines.append(f"| {k} x {g}, {family} | {label} | {d['seconds_over_lr']:.1f} | "
                          + " | ".join(cells[label]) + f" | {d['test_violation']:.4f} |")
     print("\n" + "\n".join(lines))
-    write_results(HERE / "results" / "minmax_multiclass.json",
-                  {"benchmark": "minmax_multiclass", "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                   "seconds": time.perf_counter() - t0, "quick": args.quick, "machine": machine_record(),
-                   "versions": versions(), "seeds": list(range(seeds)), "rows_per_split": n,
-                   "population_rows": population,
-                   "summary": summary, "per_seed": per, "rows": rows})
+    save_run("minmax_multiclass", t0, args.quick, seeds=list(range(seeds)), rows_per_split=n,
+             population_rows=population, summary=summary, per_seed=per, rows=rows)
 
 
 if __name__ == "__main__":

@@ -28,8 +28,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import machine_record, versions, write_results  # noqa: E402
-from _paired import add_case, draw, fit_settings  # noqa: E402  (through atlas: one BLAS thread)
+from _common import save_run  # noqa: E402
+from _paired import add_case, draw, fit_settings, pair_line  # noqa: E402  (through atlas: one BLAS thread)
 from atlas import constraints  # noqa: E402
 
 REFERENCE = "midpoints"
@@ -71,13 +71,9 @@ def main():
         name += "" if oracle is None else f", {oracle} oracle"
         per[name] = [one_seed(n, k, g, method, objective, family, oracle, seed) for seed in range(seeds)]
         cells = add_case(name, per[name], REFERENCE, summary, rows, metric="objective_minus_midpoints")[NEW]
-        lines.append(f"| {name} | {summary[name][REFERENCE]['seconds_over_lr']:.2f} -> "
-                     f"{summary[name][NEW]['seconds_over_lr']:.2f} | {cells[0]} | {cells[1]} |")
+        lines.append(pair_line(name, summary, name, REFERENCE, NEW, cells))
     print("\n" + "\n".join(lines))
-    write_results(HERE / "results" / "ratio_search.json",
-                  {"benchmark": "ratio_search", "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                   "seconds": time.perf_counter() - t0, "quick": args.quick, "machine": machine_record(),
-                   "versions": versions(), "summary": summary, "per_seed": per, "rows": rows})
+    save_run("ratio_search", t0, args.quick, summary=summary, per_seed=per, rows=rows)
 
 
 if __name__ == "__main__":
